@@ -1,0 +1,16 @@
+// Factories of the backends in baselines/ (one .cpp each). Declared unconditionally; each is
+// defined only when its library was found, and called only under the matching MYCONV_HAVE_* guard
+// in conv/registry.cpp.
+#pragma once
+
+#include <memory>
+
+#include "conv/backend.hpp"
+
+namespace conv {
+
+std::unique_ptr<Backend> make_libtorch_cpu_backend(const BackendOptions& options);
+std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions& options);
+std::unique_ptr<Backend> make_halide_cpu_backend(const BackendOptions& options);
+
+}  // namespace conv

@@ -1,0 +1,143 @@
+# Finds every dependency. Required: nlohmann-json, CLI11. Optional, each enabling backends:
+# LibTorch, oneDNN, Halide 14, CUDA toolkit (+cuDNN, CUPTI). For each optional one this sets
+# MYCONV_HAVE_<DEP> (ON/OFF) and MYCONV_WHY_NO_<DEP> (the reason it is off), which the summary
+# table prints and conv/registry.cpp reports at run time.
+
+include(CheckLanguage)
+
+# A local prefix of unpacked Debian packages (scripts/setup.sh --from-bundle) comes first.
+set(MYCONV_DEPS_PREFIX "" CACHE PATH "Prefix of unpacked dependency packages (.deps/prefix)")
+if(MYCONV_DEPS_PREFIX)
+  set(_libdir "${MYCONV_DEPS_PREFIX}/usr/lib/x86_64-linux-gnu")
+  list(PREPEND CMAKE_PREFIX_PATH "${MYCONV_DEPS_PREFIX}/usr" "${_libdir}/cmake")
+  # Libraries of the prefix need each other (libHalide -> libLLVM-14 -> libz3): the linker must
+  # find them, and DT_RPATH (unlike RUNPATH) also serves those indirect dependencies at run time.
+  list(APPEND CMAKE_BUILD_RPATH "${_libdir}" "${_libdir}/halide14")
+  string(APPEND CMAKE_EXE_LINKER_FLAGS " -Wl,-rpath-link,${_libdir} -Wl,--disable-new-dtags")
+  string(APPEND CMAKE_SHARED_LINKER_FLAGS " -Wl,-rpath-link,${_libdir} -Wl,--disable-new-dtags")
+endif()
+
+find_package(nlohmann_json 3 REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(Threads REQUIRED)
+
+# ---- GoogleTest: the system's package, else Debian's source tree -------------------------------
+option(MYCONV_BUILD_TESTS "Build the tests" ON)
+if(MYCONV_BUILD_TESTS)
+  find_package(GTest CONFIG QUIET)
+  if(NOT GTest_FOUND AND EXISTS /usr/src/googletest/CMakeLists.txt)
+    set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+    add_subdirectory(/usr/src/googletest ${CMAKE_BINARY_DIR}/googletest EXCLUDE_FROM_ALL)
+    add_library(GTest::gtest ALIAS gtest)
+    add_library(GTest::gtest_main ALIAS gtest_main)
+    set(GTest_FOUND TRUE)
+  endif()
+  if(NOT GTest_FOUND)
+    message(FATAL_ERROR "GoogleTest not found: run scripts/setup.sh, or configure with "
+                        "-DMYCONV_BUILD_TESTS=OFF")
+  endif()
+endif()
+
+# ---- LibTorch: a CUDA-enabled one from Python's torch first, else the system's ----------------
+set(MYCONV_HAVE_TORCH OFF)
+set(MYCONV_WHY_NO_TORCH "")
+option(MYCONV_WITH_TORCH "Build the LibTorch backends" ON)
+if(NOT MYCONV_WITH_TORCH)
+  set(MYCONV_WHY_NO_TORCH "disabled (MYCONV_WITH_TORCH=OFF)")
+else()
+  if(NOT Torch_DIR)
+    find_program(MYCONV_PYTHON3 python3)
+    if(MYCONV_PYTHON3)
+      execute_process(COMMAND ${MYCONV_PYTHON3} -c "import torch; print(torch.utils.cmake_prefix_path)"
+                      OUTPUT_VARIABLE _torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
+                      RESULT_VARIABLE _rc)
+      if(_rc EQUAL 0 AND EXISTS "${_torch_prefix}")
+        list(PREPEND CMAKE_PREFIX_PATH "${_torch_prefix}")
+        message(STATUS "LibTorch: using Python's torch at ${_torch_prefix}")
+      endif()
+    endif()
+  endif()
+  find_package(Torch QUIET)
+  if(Torch_FOUND)
+    if(TORCH_CXX_FLAGS MATCHES "_GLIBCXX_USE_CXX11_ABI=0")
+      set(MYCONV_WHY_NO_TORCH "LibTorch at ${Torch_DIR} uses the pre-C++11 string ABI, "
+                              "incompatible with the other libraries")
+    else()
+      set(MYCONV_HAVE_TORCH ON)
+      set(MYCONV_TORCH_VERSION "${Torch_VERSION}")
+    endif()
+  else()
+    set(MYCONV_WHY_NO_TORCH "LibTorch not found (install libtorch-dev or pip install torch)")
+  endif()
+endif()
+
+# ---- oneDNN ------------------------------------------------------------------------------------
+set(MYCONV_HAVE_ONEDNN OFF)
+set(MYCONV_WHY_NO_ONEDNN "")
+option(MYCONV_WITH_ONEDNN "Build the oneDNN backend" ON)
+if(NOT MYCONV_WITH_ONEDNN)
+  set(MYCONV_WHY_NO_ONEDNN "disabled (MYCONV_WITH_ONEDNN=OFF)")
+else()
+  find_package(dnnl CONFIG QUIET)
+  if(dnnl_FOUND)
+    set(MYCONV_HAVE_ONEDNN ON)
+  else()
+    set(MYCONV_WHY_NO_ONEDNN "oneDNN not found (install libdnnl-dev and ocl-icd-opencl-dev)")
+  endif()
+endif()
+
+# ---- Halide 14 ---------------------------------------------------------------------------------
+# Halide's CMake package needs LLVM's (llvm-14-dev, 34 MB), which GPU hosts without network may
+# lack: where it is missing, the headers and the library are found directly.
+set(MYCONV_HAVE_HALIDE OFF)
+set(MYCONV_WHY_NO_HALIDE "")
+option(MYCONV_WITH_HALIDE "Build the Halide backends" ON)
+if(NOT MYCONV_WITH_HALIDE)
+  set(MYCONV_WHY_NO_HALIDE "disabled (MYCONV_WITH_HALIDE=OFF)")
+else()
+  find_package(Halide 14 CONFIG QUIET)
+  if(Halide_FOUND)
+    get_target_property(_halide_lib Halide::Halide IMPORTED_LOCATION_RELEASE)
+  else()
+    find_path(MYCONV_HALIDE_INCLUDE_DIR Halide.h PATH_SUFFIXES halide14)
+    find_library(MYCONV_HALIDE_LIBRARY NAMES Halide14 libHalide14.so.0 Halide)
+    if(MYCONV_HALIDE_INCLUDE_DIR AND MYCONV_HALIDE_LIBRARY)
+      add_library(Halide::Halide SHARED IMPORTED)
+      set_target_properties(Halide::Halide PROPERTIES
+        IMPORTED_LOCATION "${MYCONV_HALIDE_LIBRARY}"
+        INTERFACE_INCLUDE_DIRECTORIES "${MYCONV_HALIDE_INCLUDE_DIR}"
+        INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS}")
+      set(_halide_lib "${MYCONV_HALIDE_LIBRARY}")
+      set(Halide_FOUND TRUE)
+    endif()
+  endif()
+  if(Halide_FOUND)
+    set(MYCONV_HAVE_HALIDE ON)
+    get_filename_component(_halide_libdir "${_halide_lib}" DIRECTORY)
+    set(MYCONV_HALIDE_PLUGIN_DIR "${_halide_libdir}/halide14")
+  else()
+    set(MYCONV_WHY_NO_HALIDE "Halide 14 not found (install libhalide14-0-dev)")
+  endif()
+endif()
+
+function(myconv_dependency_summary)
+  message(STATUS "")
+  message(STATUS "myconv backends                    built  why not")
+  message(STATUS "---------------------------------  -----  -------------------------------------")
+  foreach(row IN ITEMS "libtorch_cpu;TORCH" "onednn_cpu;ONEDNN" "halide_cpu;HALIDE")
+    list(GET row 0 name)
+    list(GET row 1 dep)
+    if(MYCONV_HAVE_${dep})
+      set(built "yes")
+      set(why "")
+    else()
+      set(built "no")
+      set(why "${MYCONV_WHY_NO_${dep}}")
+    endif()
+    string(LENGTH "${name}" _len)
+    math(EXPR _pad "35 - ${_len}")
+    string(REPEAT " " ${_pad} _spaces)
+    message(STATUS "${name}${_spaces}${built}    ${why}")
+  endforeach()
+  message(STATUS "")
+endfunction()

@@ -1,0 +1,127 @@
+#include "conv/bench.hpp"
+
+#include <new>
+
+#include "core/error.hpp"
+
+namespace conv {
+
+bench::Result make_result(const std::string& backend, const std::string& device, const Problem& p,
+                          const CaseOptions& options) {
+  bench::Result r;
+  r.suite = "conv";
+  r.backend = backend;
+  r.device = device;
+  r.problem = p.str();
+  r.name = p.name;
+  r.dtype = bench::to_string(p.dtype);
+  r.flop = p.flops();
+  r.bytes = p.bytes();
+  r.params = p.params();
+  r.command = options.command_prefix + " --problem " + p.str() + " --backend " + backend;
+  return r;
+}
+
+// Runs once from a poisoned output and checks the result; fills r.correctness and r.shape_ok.
+static bool check_once(Instance& inst, const Problem& p, const HostData& data, bench::Result& r,
+                       std::vector<float>& out, double* run_ms) {
+  inst.poison_output();
+  inst.sync();
+  bench::WallTimer t;
+  inst.run();
+  inst.sync();
+  if (run_ms) *run_ms = t.elapsed().count();
+  out.assign(static_cast<std::size_t>(p.dst_elements()), 0.0f);
+  inst.read_output(out.data());
+  const std::vector<std::int64_t> expected = {p.mb, p.oc, p.oh(), p.ow()};
+  r.shape_ok = inst.output_dims() == expected;
+  r.correctness = bench::compare(out.data(), data.ref.data(), out.size(),
+                                 bench::dot_tolerance(p.dtype, p.reduction_length(), data.ref_rms));
+  return *r.shape_ok && r.correctness->passed;
+}
+
+static std::string dims_text(const std::vector<std::int64_t>& d) {
+  std::string s;
+  for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "x" : "") + std::to_string(d[i]);
+  return s;
+}
+
+CaseOutput run_case(const Backend* backend, const std::string& backend_name,
+                    const std::string& device, const std::string& why_missing, const Problem& p,
+                    const HostData& data, const CaseOptions& options) {
+  CaseOutput out;
+  bench::Result& r = out.result;
+  r = make_result(backend_name, device, p, options);
+  if (!backend) {
+    r.status = bench::Status::skipped;
+    r.reason = "not built: " + why_missing;
+    return out;
+  }
+  if (const Support a = backend->available(); !a.ok) {
+    r.status = bench::Status::skipped;
+    r.reason = a.reason;
+    return out;
+  }
+  if (const Support s = backend->check_support(p); !s.ok) {
+    r.status = bench::Status::unsupported;
+    r.reason = s.reason;
+    return out;
+  }
+  try {
+    std::unique_ptr<Instance> inst = backend->prepare(p, data);
+    bench::WallTimer compile_timer;
+    inst->compile();
+    r.compile_time_ms = compile_timer.elapsed().count();
+    r.algorithm = inst->algorithm();
+    r.workspace_bytes = inst->workspace_bytes();
+
+    double first_ms = 0;
+    const bool ok = check_once(*inst, p, data, r, out.output, &first_ms);
+    r.first_run_ms = first_ms;
+    r.extra = inst->extra();
+    if (!ok) {
+      r.status = bench::Status::incorrect;
+      r.reason = *r.shape_ok ? r.correctness->message
+                             : "output shape " + dims_text(inst->output_dims()) + ", expected " +
+                                   dims_text({p.mb, p.oc, p.oh(), p.ow()});
+      return out;
+    }
+
+    bench::Workload w;
+    w.run = [&] { inst->run(); };
+    w.sync = [&] { inst->sync(); };
+    w.device_timer = inst->device_timer();
+    const bench::Measurement m = bench::measure(options.measure, w);
+    r.cpu_time_ms = m.host;
+    r.total_time_ms = m.total;
+    r.thread_cpu_time_ms = m.thread_cpu;
+    if (m.has_device) r.gpu_time_ms = m.device;
+    r.stop_reason = m.stop_reason;
+
+    // A second check after the timed runs catches outputs that go wrong only when repeated.
+    std::vector<float> again;
+    bench::Result recheck = r;
+    if (!check_once(*inst, p, data, recheck, again, nullptr)) {
+      r.status = bench::Status::incorrect;
+      r.correctness = recheck.correctness;
+      r.reason = "output wrong after the timed runs: " + recheck.correctness->message;
+      return out;
+    }
+    r.status = bench::Status::passed;
+  } catch (const bench::Unsupported& e) {
+    r.status = bench::Status::unsupported;
+    r.reason = e.what();
+  } catch (const std::bad_alloc&) {
+    r.status = bench::Status::failed;
+    r.reason = "out of memory";
+  } catch (const std::exception& e) {
+    r.status = bench::Status::failed;
+    r.reason = e.what();
+  } catch (...) {
+    r.status = bench::Status::failed;
+    r.reason = "unknown exception";
+  }
+  return out;
+}
+
+}  // namespace conv

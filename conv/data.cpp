@@ -1,0 +1,95 @@
+#include "conv/data.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <thread>
+
+#include "conv/indexing.hpp"
+#include "core/compare.hpp"
+
+namespace conv {
+
+static std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+void fill_random(std::vector<float>& v, std::uint64_t seed, bench::DataType dt) {
+  const std::uint64_t base = splitmix64(seed);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    // 24 random bits -> [0, 1) exactly representable in float, then to [-1, 1).
+    const auto bits = splitmix64(base + i) >> 40;
+    const float u = static_cast<float>(bits) * (1.0f / 16777216.0f);
+    v[i] = bench::round_to(dt, 2.0f * u - 1.0f);
+  }
+}
+
+std::uint64_t problem_seed(const Problem& p, std::uint64_t user_seed) {
+  // FNV-1a of the descriptor: stable across runs and platforms, unlike std::hash.
+  std::uint64_t h = 1469598103934665603ULL;
+  for (char c : p.str()) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return splitmix64(h ^ user_seed);
+}
+
+HostData make_host_data(const Problem& p, std::uint64_t user_seed) {
+  HostData d;
+  const std::uint64_t seed = problem_seed(p, user_seed);
+  d.src.resize(static_cast<std::size_t>(p.src_elements()));
+  d.wei.resize(static_cast<std::size_t>(p.wei_elements()));
+  fill_random(d.src, seed, p.dtype);
+  fill_random(d.wei, seed ^ 0x5851f42d4c957f2dULL, p.dtype);
+  d.ref.resize(static_cast<std::size_t>(p.dst_elements()));
+  reference_conv(p, d.src.data(), d.wei.data(), d.ref.data());
+  d.ref_rms = bench::rms(d.ref.data(), d.ref.size());
+  return d;
+}
+
+void reference_conv(const Problem& p, const float* src, const float* wei, double* dst) {
+  const bool nhwc = p.layout == Layout::nhwc;
+  const std::int64_t OH = p.oh(), OW = p.ow(), ICg = p.ic / p.g, OCg = p.oc / p.g;
+  // One task per (n, oc) plane; tasks are dealt to threads round-robin.
+  const std::int64_t tasks = p.mb * p.oc;
+  auto work = [&](std::int64_t first, std::int64_t step) {
+    for (std::int64_t t = first; t < tasks; t += step) {
+      const std::int64_t n = t / p.oc, o = t % p.oc, grp = o / OCg;
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          double acc = 0;
+          for (std::int64_t i = 0; i < ICg; ++i) {
+            const std::int64_t c = grp * ICg + i;
+            for (std::int64_t r = 0; r < p.kh; ++r) {
+              const std::int64_t h = oh * p.sh - p.ph + r * p.dh;
+              if (h < 0 || h >= p.ih) continue;
+              for (std::int64_t s = 0; s < p.kw; ++s) {
+                const std::int64_t w = ow * p.sw - p.pw + s * p.dw;
+                if (w < 0 || w >= p.iw) continue;
+                acc += static_cast<double>(src[act_offset(nhwc, n, c, h, w, p.ic, p.ih, p.iw)]) *
+                       static_cast<double>(wei[wei_offset(nhwc, o, i, r, s, ICg, p.kh, p.kw)]);
+              }
+            }
+          }
+          dst[act_offset(nhwc, n, o, oh, ow, p.oc, OH, OW)] = acc;
+        }
+    }
+  };
+  const auto threads = static_cast<std::int64_t>(
+      std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), 64u));
+  if (threads == 1 || tasks == 1) {
+    work(0, 1);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (std::int64_t t = 0; t < std::min(threads, tasks); ++t)
+    pool.emplace_back(work, t, std::min(threads, tasks));
+  for (auto& th : pool) th.join();
+}
+
+double host_bytes_needed(const Problem& p) {
+  const double f = 4, d = 8;
+  return 2.0 * (static_cast<double>(p.src_elements() + p.wei_elements()) * f +
+                static_cast<double>(p.dst_elements()) * (d + 2 * f));
+}
+
+}  // namespace conv

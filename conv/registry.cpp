@@ -1,0 +1,62 @@
+// The one place that says which backends exist and, for each one missing, why.
+// MYCONV_HAVE_<DEP> and MYCONV_WHY_NO_<DEP> come from CMake (cmake/Dependencies.cmake).
+#include "conv/registry.hpp"
+
+#include "baselines/backends.hpp"
+
+namespace conv {
+
+namespace {
+
+using Factory = std::unique_ptr<Backend> (*)(const BackendOptions&);
+
+struct Known {
+  const char* name;
+  const char* device;
+  const char* summary;
+  Factory factory;  // null: not built
+  const char* why_missing;
+};
+
+// Report order: CPU reference first, then the other CPU backends, then GPU backends.
+const Known kKnown[] = {
+    {"libtorch_cpu", "cpu", "torch::conv2d on the CPU (the reference users know)",
+#if MYCONV_HAVE_TORCH
+     &make_libtorch_cpu_backend, ""},
+#else
+     nullptr, MYCONV_WHY_NO_TORCH},
+#endif
+    {"onednn_cpu", "cpu", "oneDNN convolution_forward primitive on the CPU",
+#if MYCONV_HAVE_ONEDNN
+     &make_onednn_cpu_backend, ""},
+#else
+     nullptr, MYCONV_WHY_NO_ONEDNN},
+#endif
+    {"halide_cpu", "cpu", "Halide JIT on the host CPU (manual or auto-scheduled)",
+#if MYCONV_HAVE_HALIDE
+     &make_halide_cpu_backend, ""},
+#else
+     nullptr, MYCONV_WHY_NO_HALIDE},
+#endif
+};
+
+}  // namespace
+
+std::vector<RegistryEntry> make_registry(const BackendOptions& options) {
+  std::vector<RegistryEntry> r;
+  for (const Known& k : kKnown) {
+    RegistryEntry e{k.name, k.device, k.summary, nullptr, ""};
+    if (k.factory) e.backend = k.factory(options);
+    else e.why_missing = k.why_missing;
+    r.push_back(std::move(e));
+  }
+  return r;
+}
+
+std::vector<std::string> known_backend_names() {
+  std::vector<std::string> names;
+  for (const Known& k : kKnown) names.push_back(k.name);
+  return names;
+}
+
+}  // namespace conv

@@ -1,0 +1,69 @@
+// Plain result records. Measurement fills them; printers (console, JSON, CSV) only read them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/compare.hpp"
+#include "core/stats.hpp"
+
+namespace bench {
+
+// passed: ran and matched the reference. skipped: not attempted (reason says why, e.g. no GPU).
+// unsupported: the backend cannot run this case (reason). incorrect: ran, output wrong.
+// failed: threw or crashed while running (reason holds the error).
+enum class Status { passed, skipped, unsupported, incorrect, failed };
+
+std::string to_string(Status s);
+Status parse_status(const std::string& text);
+
+struct Result {
+  std::string suite;    // "conv", later "matmul", "mlp", ...
+  std::string backend;  // registry name, e.g. "onednn_cpu"
+  std::string device;   // "cpu" or "cuda"
+  std::string problem;  // canonical descriptor of the problem
+  std::string name;     // optional label from a shape file, e.g. "resnet50_res2_3x3"
+  std::string dtype;
+  Status status = Status::skipped;
+  std::string reason;
+  std::string algorithm;  // implementation the backend ran (oneDNN impl, cuDNN algo, schedule)
+  std::optional<std::int64_t> workspace_bytes;
+
+  std::optional<double> compile_time_ms;    // JIT, plan, primitive creation, algorithm search
+  std::optional<double> first_run_ms;       // first run after setup (module load, lazy init)
+  std::optional<Summary> cpu_time_ms;       // host time inside the call
+  std::optional<Summary> gpu_time_ms;       // device time; empty on a CPU backend
+  std::optional<Summary> total_time_ms;     // call to synchronized result
+  std::optional<Summary> thread_cpu_time_ms;  // CPU time of the calling thread per call
+  std::string stop_reason;                    // why sampling ended (see MeasureConfig)
+
+  std::optional<Correctness> correctness;
+  std::optional<bool> shape_ok;  // output shape the backend produced equals the expected one
+
+  double flop = 0;   // arithmetic work of one call
+  double bytes = 0;  // fewest bytes one call must move (inputs read once, output written once)
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();  // problem fields, flat
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();   // backend-specific facts
+  std::string command;  // command line that reproduces this case alone
+
+  // The time that ranks backends: median GPU time when measured, else median total time.
+  std::optional<double> primary_time_ms() const;
+};
+
+struct ResultSet {
+  nlohmann::ordered_json system = nlohmann::ordered_json::object();
+  std::vector<Result> results;
+};
+
+inline constexpr int kSchemaVersion = 1;
+
+nlohmann::ordered_json to_json(const Summary& s);
+nlohmann::ordered_json to_json(const Correctness& c);
+nlohmann::ordered_json to_json(const Result& r);
+nlohmann::ordered_json to_json(const ResultSet& set);
+
+}  // namespace bench

@@ -1,0 +1,86 @@
+#include "core/system_info.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace bench {
+
+// Defined in the generated build_info.cpp (see cmake/BuildInfo.cmake).
+extern const char* const kBuildGitCommit;
+extern const char* const kBuildVersion;
+
+std::string project_version() { return kBuildVersion; }
+std::string git_commit() { return kBuildGitCommit; }
+
+static std::string first_line_value(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size(), key) != 0) continue;
+    auto pos = line.find_first_of(":=", key.size());
+    if (pos == std::string::npos) continue;
+    std::string v = line.substr(pos + 1);
+    v.erase(0, v.find_first_not_of(" \t\""));
+    while (!v.empty() && (v.back() == '"' || v.back() == ' ')) v.pop_back();
+    return v;
+  }
+  return "unknown";
+}
+
+unsigned long long available_host_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  unsigned long long kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024ULL;
+  return 0;
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+static std::string compiler() {
+#if defined(__clang__)
+  return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  return std::string("gcc ") + __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+nlohmann::ordered_json collect_system_info() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  utsname un{};
+  uname(&un);
+  nlohmann::ordered_json j;
+  j["host"] = host;
+  j["utc_time"] = utc_now_iso8601();
+  j["project_version"] = project_version();
+  j["git_commit"] = git_commit();
+  j["cpu_model"] = first_line_value("/proc/cpuinfo", "model name");
+  j["cpu_logical_cores"] = std::thread::hardware_concurrency();
+  j["host_memory_bytes"] = static_cast<unsigned long long>(sysconf(_SC_PHYS_PAGES)) *
+                           static_cast<unsigned long long>(sysconf(_SC_PAGE_SIZE));
+  j["os"] = first_line_value("/etc/os-release", "PRETTY_NAME");
+  j["kernel"] = std::string(un.sysname) + " " + un.release + " " + un.machine;
+  j["compiler"] = compiler();
+  j["libraries"] = nlohmann::ordered_json::object();
+  j["gpus"] = nlohmann::ordered_json::array();
+  return j;
+}
+
+}  // namespace bench

@@ -1,0 +1,254 @@
+// myconv: runs conv problems through every available backend and reports, per backend, the
+// GPU, CPU, total and compile times and the correctness against a float64 reference.
+//
+//   myconv --input_size 64 --kernel_size 5
+//   myconv --problem mb32ic64ih56oc64kh3ph1 --dtype fp32 --dtype bf16 --json out.json
+//   myconv --shapes experiments/shapes/resnet50.txt --backend onednn_cpu
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "conv/bench.hpp"
+#include "conv/registry.hpp"
+#include "conv/settings.hpp"
+#include "core/error.hpp"
+#include "core/npy.hpp"
+#include "core/printers.hpp"
+#include "core/system_info.hpp"
+
+namespace {
+
+using bench::UsageError;
+
+struct Options {
+  conv::Settings settings;
+  std::vector<std::string> dtypes = {"fp32"}, layouts = {"nchw"};
+  std::vector<std::string> backends;
+  conv::BackendOptions backend_options;
+  bench::MeasureConfig measure;
+  std::uint64_t seed = 1;
+  std::string json_path, csv_path, save_tensors_dir;
+  bool list_backends = false, strict = false;
+};
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+// The output file's folder must exist before any case runs, so that a bad path fails at once.
+void check_output_path(const std::string& option, const std::string& path) {
+  if (path.empty()) return;
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent))
+    throw UsageError(option + ": folder '" + parent.string() + "' does not exist");
+}
+
+void print_backend_list(const std::vector<conv::RegistryEntry>& registry) {
+  bench::Table t({"backend", "device", "built", "available", "library / why not"});
+  for (const auto& e : registry) {
+    std::string avail = "-", info = e.why_missing;
+    if (e.backend) {
+      const conv::Support a = e.backend->available();
+      avail = a.ok ? "yes" : "no";
+      info = a.ok ? e.backend->library_version() : a.reason;
+    }
+    t.add_row({e.name, e.device, e.backend ? "yes" : "no", avail, info});
+  }
+  t.print(std::cout);
+}
+
+void save_tensors(const std::string& dir, const conv::Problem& p, const conv::HostData& data) {
+  const auto folder = std::filesystem::path(dir) / p.str();
+  std::filesystem::create_directories(folder);
+  bench::write_npy((folder / "src.npy").string(), data.src.data(), p.src_shape());
+  bench::write_npy((folder / "wei.npy").string(), data.wei.data(), p.wei_shape());
+  bench::write_npy((folder / "ref.npy").string(), data.ref.data(), p.dst_shape());
+}
+
+int run(const Options& o, const std::string& command_prefix) {
+  std::vector<conv::RegistryEntry> registry = conv::make_registry(o.backend_options);
+  if (o.list_backends) {
+    print_backend_list(registry);
+    return 0;
+  }
+
+  // Validate everything before the first case runs, so bad input leaves no partial output.
+  const std::vector<std::string> known = conv::known_backend_names();
+  for (const auto& b : o.backends)
+    if (std::find(known.begin(), known.end(), b) == known.end())
+      throw UsageError("--backend: unknown backend '" + b + "' (allowed: " + join(known) + ")");
+  check_output_path("--json", o.json_path);
+  check_output_path("--csv", o.csv_path);
+  std::vector<conv::Problem> problems = conv::expand(o.settings);
+  const double available = static_cast<double>(bench::available_host_memory_bytes());
+  for (const auto& p : problems) {
+    const double need = conv::host_bytes_needed(p);
+    if (available > 0 && need > available) {
+      std::ostringstream msg;
+      msg << "problem " << p.str() << " needs about " << need / (1 << 30)
+          << " GiB of host memory; " << available / (1 << 30) << " GiB are available";
+      throw UsageError(msg.str());
+    }
+  }
+
+  std::vector<const conv::RegistryEntry*> selected;
+  for (const auto& e : registry)
+    if (o.backends.empty() ? e.backend != nullptr
+                           : std::find(o.backends.begin(), o.backends.end(), e.name) !=
+                                 o.backends.end())
+      selected.push_back(&e);
+
+  bench::ResultSet set;
+  set.system = bench::collect_system_info();
+  for (const auto* e : selected)
+    if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
+
+  conv::CaseOptions case_options;
+  case_options.measure = o.measure;
+  case_options.command_prefix = command_prefix;
+
+  std::cout << "myconv " << bench::project_version() << " (" << bench::git_commit() << ") on "
+            << set.system["host"].get<std::string>() << ", "
+            << set.system["cpu_model"].get<std::string>() << "\n";
+  std::cout << problems.size() << " problem(s) x " << selected.size() << " backend(s)\n";
+  for (const auto& p : problems) {
+    const conv::GemmShape gm = p.gemm();
+    std::cout << "\n== " << p.str_with_name() << ": " << bench::to_string(p.dtype) << " "
+              << conv::to_string(p.layout) << ", input " << p.mb << "x" << p.ic << "x" << p.ih
+              << "x" << p.iw << ", weights " << p.oc << "x" << p.ic / p.g << "x" << p.kh << "x"
+              << p.kw << ", output " << p.mb << "x" << p.oc << "x" << p.oh() << "x" << p.ow()
+              << ", " << p.flops() / 1e6 << " MFLOP, GEMM M=" << gm.m << " N=" << gm.n
+              << " K=" << gm.k << (gm.groups > 1 ? " x" + std::to_string(gm.groups) + " groups" : "")
+              << " ==\n";
+    const conv::HostData data = conv::make_host_data(p, o.seed);
+    if (!o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
+    for (const auto* e : selected) {
+      conv::CaseOutput c = conv::run_case(e->backend.get(), e->name, e->device, e->why_missing, p,
+                                          data, case_options);
+      if (!o.save_tensors_dir.empty() && !c.output.empty())
+        bench::write_npy(
+            (std::filesystem::path(o.save_tensors_dir) / p.str() / (e->name + ".npy")).string(),
+            c.output.data(), p.dst_shape());
+      bench::print_result_block(std::cout, c.result);
+      set.results.push_back(std::move(c.result));
+    }
+  }
+
+  std::cout << "\n== Comparison (speed-up against LibTorch on the same device) ==\n";
+  bench::print_comparison(std::cout, set.results, "libtorch_cpu", "libtorch_cuda");
+  if (!o.json_path.empty()) bench::write_json(o.json_path, set);
+  if (!o.csv_path.empty()) bench::write_csv(o.csv_path, set.results);
+
+  int bad = 0;
+  for (const auto& r : set.results)
+    bad += r.status == bench::Status::incorrect || r.status == bench::Status::failed;
+  if (bad) std::cout << "\n" << bad << " case(s) incorrect or failed\n";
+  return o.strict && bad ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"myconv: which convolution implementation is fastest here, what it costs to get "
+               "ready, and whether its answer is right"};
+  app.set_version_flag("--version", bench::project_version() + " (git " + bench::git_commit() + ")");
+  auto& s = o.settings;
+  app.add_option("--input_size,--input-size", s.input_size, "Input height = width (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--kernel_size,--kernel-size", s.kernel_size, "Kernel height = width (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--batch_size,--batch-size", s.batch_size, "Batch size (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--in_channels,--in-channels", s.in_channels, "Input channels (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--out_channels,--out-channels", s.out_channels, "Output channels (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--stride", s.stride, "Stride (list)")->capture_default_str()->delimiter(',');
+  app.add_option("--padding", s.padding, "Zero padding on each side (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--dilation", s.dilation, "Dilation, 1 = dense kernel (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--groups", s.groups, "Groups; channels must divide by it (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--dtype", o.dtypes, "Data types: fp32 tf32 fp16 bf16 (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--layout", o.layouts, "Layouts: nchw nhwc (list)")
+      ->capture_default_str()->delimiter(',');
+  app.add_option("--problem", s.descriptors,
+                 "Problem descriptor, e.g. mb32ic64ih56oc64kh3ph1 (repeatable); replaces the "
+                 "dimension options");
+  app.add_option("--shapes", s.shape_files,
+                 "Shape file: one descriptor per line, e.g. experiments/shapes/resnet50.txt");
+  app.add_option("--backend", o.backends, "Backend to run (repeatable; default: all built)")
+      ->delimiter(',');
+  app.add_option("--halide-schedule", o.backend_options.halide_schedule,
+                 "Halide schedule: manual adams2019 mullapudi2016 li2018")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"manual", "adams2019", "mullapudi2016", "li2018"}));
+  app.add_option("--warmup", o.measure.warmup_iters, "Warm-up runs before sampling")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--min-iters", o.measure.min_iters, "Samples needed before stopping early")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--max-iters", o.measure.max_iters, "Most samples per case")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--min-time-ms", o.measure.min_time_ms, "Least sampling time per case")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--max-time-ms", o.measure.max_time_ms, "Most sampling time per case")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--target-cv", o.measure.target_cv,
+                 "Stop once the coefficient of variation is below this")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str();
+  app.add_option("--json", o.json_path, "Write results as JSON (results/README.md has the schema)");
+  app.add_option("--csv", o.csv_path, "Write results as CSV");
+  app.add_option("--save-tensors", o.save_tensors_dir,
+                 "Write input, weights, reference and each backend's output as .npy under DIR");
+  app.add_flag("--list-backends", o.list_backends, "List the backends and exit");
+  app.add_flag("--strict", o.strict, "Exit 1 when any case is incorrect or failed");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "myconv: error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+
+  try {
+    const bool dims_given = app.count("--input_size") + app.count("--kernel_size") +
+                                app.count("--batch_size") + app.count("--in_channels") +
+                                app.count("--out_channels") + app.count("--stride") +
+                                app.count("--padding") + app.count("--dilation") +
+                                app.count("--groups") >
+                            0;
+    if (dims_given && !(s.descriptors.empty() && s.shape_files.empty()))
+      throw UsageError("--problem/--shapes replace the dimension options; give one or the other");
+    s.dtypes.clear();
+    for (const auto& d : o.dtypes) s.dtypes.push_back(bench::parse_data_type(d));
+    s.layouts.clear();
+    for (const auto& l : o.layouts) s.layouts.push_back(conv::parse_layout(l));
+    if (o.measure.min_time_ms > o.measure.max_time_ms)
+      throw UsageError("--min-time-ms must not exceed --max-time-ms");
+
+    std::string prefix = "myconv";
+    if (app.count("--seed")) prefix += " --seed " + std::to_string(o.seed);
+    if (o.backend_options.halide_schedule != "manual")
+      prefix += " --halide-schedule " + o.backend_options.halide_schedule;
+    return run(o, prefix);
+  } catch (const UsageError& e) {
+    std::cerr << "myconv: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "myconv: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
