@@ -102,10 +102,6 @@ std::string Problem::validate() const {
     return "kernel " + std::to_string(kh) + "x" + std::to_string(kw) + " (dilated " +
            std::to_string(ekh) + "x" + std::to_string(ekw) + ") is larger than the padded input " +
            std::to_string(ih + 2 * ph) + "x" + std::to_string(iw + 2 * pw);
-  if (ph >= ekh || pw >= ekw)
-    return "padding (" + std::to_string(ph) + "x" + std::to_string(pw) +
-           ") must be smaller than the dilated kernel (" + std::to_string(ekh) + "x" +
-           std::to_string(ekw) + ")";
   const double elements[] = {double(mb) * ic * ih * iw, double(oc) * (ic / g) * kh * kw,
                              double(mb) * oc * oh() * ow()};
   for (double e : elements)

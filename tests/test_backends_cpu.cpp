@@ -1,0 +1,101 @@
+// Every CPU backend built into this binary, against the float64 reference, on a randomized set of
+// problems: odd and non-square sizes, stride, padding, dilation, groups, batch 1 and 32, both
+// layouts, every dtype. A backend must pass what it claims and say why for what it does not.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "conv/bench.hpp"
+#include "conv/registry.hpp"
+
+namespace conv {
+namespace {
+
+// Deterministic random problems (fixed seed, so that a failure reproduces).
+std::vector<Problem> randomized_problems() {
+  std::vector<Problem> out = {parse_problem("mb2ic4ih64oc8kh5"),
+                              parse_problem("mb32ic3ih12iw9oc5kh3sh2ph1"),
+                              parse_problem("g4mb1ic8ih13oc8kh3ph1dh2"),
+                              parse_problem("g8mb2ic8ih10oc8kh3ph1")};  // depthwise
+  std::mt19937 rng(2024);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  while (out.size() < 10) {
+    Problem p;
+    p.g = pick(1, 3);
+    p.mb = std::vector<int>{1, 2, 3, 32}[std::size_t(pick(0, 3))];
+    p.ic = p.g * pick(1, 5);
+    p.oc = p.g * pick(1, 5);
+    p.ih = pick(5, 17);
+    p.iw = pick(5, 17);
+    p.kh = pick(1, 4);
+    p.kw = pick(1, 4);
+    p.sh = pick(1, 3);
+    p.sw = pick(1, 3);
+    p.dh = pick(1, 2);
+    p.dw = pick(1, 2);
+    p.ph = pick(0, p.kh - 1);
+    p.pw = pick(0, p.kw - 1);
+    if (p.validate().empty()) out.push_back(p);
+  }
+  return out;
+}
+
+TEST(CpuBackends, MatchTheReferenceOrSayWhyNot) {
+  const auto registry = make_registry(BackendOptions{});
+  CaseOptions options;
+  options.measure.warmup_iters = 0;
+  options.measure.min_iters = 1;
+  options.measure.min_time_ms = 0;
+  options.measure.max_time_ms = 1;
+  options.measure.max_iters = 2;
+  int built = 0;
+  for (const auto& e : registry) {
+    if (e.device != "cpu") continue;
+    if (!e.backend) {
+      std::cout << "[ SKIPPED  ] " << e.name << ": " << e.why_missing << "\n";
+      continue;
+    }
+    ++built;
+    for (Problem p : randomized_problems())
+      for (DataType dt : bench::all_data_types())
+        for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+          p.dtype = dt;
+          p.layout = layout;
+          const HostData data = make_host_data(p, 11);
+          const bench::Result r =
+              run_case(e.backend.get(), e.name, e.device, "", p, data, options).result;
+          SCOPED_TRACE(e.name + " " + p.str() + ": " + bench::to_string(r.status) + " " + r.reason);
+          if (dt == DataType::fp32) {
+            EXPECT_EQ(r.status, bench::Status::passed);  // every backend claims fp32
+          } else {
+            EXPECT_TRUE(r.status == bench::Status::passed ||
+                        r.status == bench::Status::unsupported);
+            if (r.status == bench::Status::unsupported) {
+              EXPECT_FALSE(r.reason.empty());
+            }
+          }
+        }
+  }
+  if (built == 0) GTEST_SKIP() << "no CPU backend is built into this binary";
+}
+
+TEST(Registry, NamesAreUniqueAndMissingOnesSayWhy) {
+  const auto registry = make_registry(BackendOptions{});
+  std::set<std::string> names;
+  for (const auto& e : registry) {
+    EXPECT_TRUE(names.insert(e.name).second) << e.name;
+    EXPECT_TRUE(e.device == "cpu" || e.device == "cuda") << e.name;
+    if (e.backend) {
+      EXPECT_EQ(e.backend->name(), e.name);
+      EXPECT_EQ(e.backend->device(), e.device);
+      EXPECT_FALSE(e.backend->library_version().empty()) << e.name;
+    } else {
+      EXPECT_FALSE(e.why_missing.empty()) << e.name;
+    }
+  }
+  EXPECT_EQ(known_backend_names().size(), registry.size());
+}
+
+}  // namespace
+}  // namespace conv

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The command-line contract of myconv (usage: test_myconv_cli.sh path/to/myconv):
+# bad input -> one line on stderr, exit code 2, no output file; good input -> exit 0 and valid JSON.
+set -u
+myconv=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passes=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+quick=(--warmup 0 --min-time-ms 0 --max-time-ms 5 --max-iters 3)
+
+# expect_usage_error DESCRIPTION WORD_IN_MESSAGE ARGS...
+expect_usage_error() {
+  local what=$1 word=$2
+  shift 2
+  rm -f "$work/out.json" "$work/out.csv"
+  "$myconv" "$@" --json "$work/out.json" --csv "$work/out.csv" >"$work/stdout" 2>"$work/stderr"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$work/stderr")
+  if [ "$rc" -ne 2 ]; then fail "$what: exit code $rc, expected 2"; return; fi
+  if [ "$lines" -ne 1 ]; then fail "$what: $lines lines on stderr, expected 1"; cat "$work/stderr"; return; fi
+  if ! grep -qi -- "$word" "$work/stderr"; then fail "$what: message lacks '$word': $(cat "$work/stderr")"; return; fi
+  if [ -e "$work/out.json" ] || [ -e "$work/out.csv" ]; then fail "$what: wrote an output file"; return; fi
+  passes=$((passes + 1))
+  echo "ok: $what -> $(cat "$work/stderr")"
+}
+
+expect_usage_error "kernel larger than input" "larger than the padded input" --input_size 4 --kernel_size 5
+expect_usage_error "zero size" "input height" --input_size 0
+expect_usage_error "negative batch" "batch_size" --batch_size -1
+expect_usage_error "channels not divisible by groups" "divisible by groups" --in_channels 6 --groups 4
+expect_usage_error "unknown backend" "allowed:" --backend nosuch
+expect_usage_error "unknown dtype" "fp32, tf32, fp16, bf16" --dtype fp64
+expect_usage_error "unknown layout" "nchw, nhwc" --layout chwn
+expect_usage_error "malformed descriptor" "malformed problem descriptor" --problem mb2ic4ihXoc8kh5
+expect_usage_error "missing shape file" "cannot read" --shapes "$work/nonexistent.txt"
+expect_usage_error "unknown option" "--foo" --foo
+expect_usage_error "non-numeric size" "input_size" --input_size abc
+expect_usage_error "descriptor and dimensions together" "one or the other" --problem mb2ic4ih64oc8kh5 --input_size 32
+expect_usage_error "bad halide schedule" "halide-schedule" --halide-schedule fast
+expect_usage_error "min time above max time" "min-time-ms" --min-time-ms 10 --max-time-ms 5
+
+# A problem whose host tensors exceed the available memory (skipped where the host is huge).
+avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+if [ "${avail_kb:-0}" -lt 60000000 ]; then
+  expect_usage_error "problem larger than memory" "GiB of host memory" --problem mb7ic1024ih512oc1024kh1
+else
+  echo "skip: memory check (this host has ${avail_kb} kB available, more than the largest valid problem needs)"
+fi
+
+# --json into a folder that does not exist fails before running anything.
+"$myconv" "${quick[@]}" --json "$work/no/such/dir/out.json" >/dev/null 2>"$work/stderr"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$work/stderr")" -eq 1 ]; then passes=$((passes + 1)); else fail "--json in missing folder: rc $rc"; fi
+
+# Help, version and the backend list exit 0.
+for flag in --help --version --list-backends; do
+  if "$myconv" $flag >"$work/stdout" 2>&1 && [ -s "$work/stdout" ]; then passes=$((passes + 1)); else fail "$flag"; fi
+done
+
+# A good run: exit 0, JSON with the minimum contract, CSV with a header and one line per result.
+if "$myconv" --input_size 16 --kernel_size 3 "${quick[@]}" --json "$work/good.json" --csv "$work/good.csv" \
+    --save-tensors "$work/npy" >"$work/stdout" 2>&1; then
+  if python3 - "$work/good.json" "$work/good.csv" <<'PY'
+import csv, json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["schema_version"] == 1 and "system" in doc and doc["results"], "top level"
+for r in doc["results"]:
+    for k in ("suite", "backend", "device", "problem", "dtype", "status", "reason",
+              "compile_time_ms", "cpu_time_ms", "gpu_time_ms", "total_time_ms", "correctness"):
+        assert k in r, k
+    assert r["status"] in ("passed", "skipped", "unsupported", "incorrect", "failed")
+    if r["status"] == "passed":
+        for k in ("median", "min", "mean", "cv", "samples"):
+            assert k in r["total_time_ms"] and k in r["cpu_time_ms"], k
+        assert r["total_time_ms"]["median"] > 0
+        c = r["correctness"]
+        assert c["passed"] and {"max_abs_err", "rel_l2_err", "tolerance"} <= c.keys()
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == len(doc["results"]), "csv rows"
+PY
+  then passes=$((passes + 1)); else fail "good run: JSON/CSV contract"; fi
+  if ls "$work/npy"/*/src.npy "$work/npy"/*/ref.npy >/dev/null 2>&1; then passes=$((passes + 1)); else fail "--save-tensors wrote no .npy"; fi
+else
+  fail "good run exited non-zero"; cat "$work/stdout"
+fi
+
+# An unsupported dtype on the CPU backends is a status, not an error: exit 0, and --strict too.
+if "$myconv" --input_size 16 --kernel_size 3 --dtype tf32 "${quick[@]}" --strict >"$work/stdout" 2>&1 &&
+    grep -q unsupported "$work/stdout"; then passes=$((passes + 1)); else fail "tf32 should be reported unsupported with exit 0"; fi
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
