@@ -1,0 +1,44 @@
+# Shared by the scripts: paths, the package lists, and the CMake arguments. Source it; it
+# defines functions and variables only.
+
+MYCONV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Where `setup.sh --from-bundle` unpacks packages; the build uses it when it exists.
+MYCONV_PREFIX="$MYCONV_ROOT/.deps/prefix"
+
+# Packages of a full CPU build on Debian 12 / Ubuntu. Required ones fail the set-up when missing;
+# optional ones (a backend each) are installed where the distribution has them.
+MYCONV_REQUIRED_PACKAGES=(build-essential cmake ninja-build git python3 nlohmann-json3-dev
+  libcli11-dev libgtest-dev)
+MYCONV_OPTIONAL_PACKAGES=(libtorch-dev libdnnl-dev ocl-icd-opencl-dev libhalide14-0-dev
+  python3-matplotlib python3-pandas)
+
+# Packages a GPU host without network needs from a bundle: everything above except the
+# toolchain (present there) and LibTorch (taken from the host's Python torch). Run-time
+# libraries of Halide (LLVM 14, Z3, libedit) and oneDNN (OpenCL ICD loader) are listed because
+# the host may lack them.
+MYCONV_BUNDLE_PACKAGES=(nlohmann-json3-dev libcli11-dev libgtest-dev libhalide14-0
+  libhalide14-0-dev libllvm14 libz3-4 libedit2 libdnnl2 libdnnl-dev ocl-icd-libopencl1
+  ocl-icd-opencl-dev opencl-c-headers)
+
+myconv_log() { echo "[myconv] $*"; }
+
+# Arguments for `cmake -S . -B build`: generator, build type, and the bundle prefix.
+myconv_cmake_args() {
+  local args=(-DCMAKE_BUILD_TYPE=Release)
+  if command -v ninja >/dev/null 2>&1; then args+=(-G Ninja); fi
+  if [ -d "$MYCONV_PREFIX/usr" ]; then args+=("-DMYCONV_DEPS_PREFIX=$MYCONV_PREFIX"); fi
+  printf '%s\n' "${args[@]}"
+}
+
+myconv_jobs() { nproc 2>/dev/null || echo 2; }
+
+# True when every required package is installed (or a bundle prefix provides the libraries).
+myconv_setup_done() {
+  [ -d "$MYCONV_PREFIX/usr" ] && return 0
+  command -v dpkg-query >/dev/null 2>&1 || return 1
+  local p
+  for p in "${MYCONV_REQUIRED_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || return 1
+  done
+  return 0
+}
