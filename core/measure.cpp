@@ -1,5 +1,7 @@
 #include "core/measure.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace bench {
@@ -19,7 +21,8 @@ Samples sample(const MeasureConfig& config, const Workload& workload, double* el
   const auto& primary = has_device ? s.device_ms : s.total_ms;
   // The convergence test sorts the samples, so it runs on a geometric schedule (every ~10% more
   // samples) rather than after every sample.
-  int next_convergence_check = config.min_iters;
+  // One sample has no spread (its cv is 0 by definition) and proves nothing: at least two.
+  int next_convergence_check = std::max(config.min_iters, 2);
   for (;;) {
     cpu.start();
     wall.start();

@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -78,6 +79,11 @@ nlohmann::ordered_json collect_system_info() {
   j["os"] = first_line_value("/etc/os-release", "PRETTY_NAME");
   j["kernel"] = std::string(un.sysname) + " " + un.release + " " + un.machine;
   j["compiler"] = compiler();
+  // Load and thread settings explain noisy CPU timings: a busy host deschedules worker threads.
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) == 3) j["load_average_1_5_15min"] = {load[0], load[1], load[2]};
+  for (const char* var : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES"})
+    if (const char* v = std::getenv(var)) j["env"][var] = v;
   j["libraries"] = nlohmann::ordered_json::object();
   j["gpus"] = nlohmann::ordered_json::array();
   return j;
