@@ -12,5 +12,7 @@ namespace conv {
 std::unique_ptr<Backend> make_libtorch_cpu_backend(const BackendOptions& options);
 std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions& options);
 std::unique_ptr<Backend> make_halide_cpu_backend(const BackendOptions& options);
+// options.cudnn_algo: heuristic | search | 0..7; throws bench::UsageError otherwise.
+std::unique_ptr<Backend> make_cudnn_backend(const BackendOptions& options);
 
 }  // namespace conv

@@ -13,9 +13,12 @@ namespace {
 
 at::ScalarType scalar_type(DataType dt) {
   switch (dt) {
-    case DataType::fp16: return at::kHalf;
-    case DataType::bf16: return at::kBFloat16;
-    default: return at::kFloat;
+    case DataType::fp16:
+      return at::kHalf;
+    case DataType::bf16:
+      return at::kBFloat16;
+    default:
+      return at::kFloat;
   }
 }
 

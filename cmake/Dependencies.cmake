@@ -120,11 +120,100 @@ else()
   endif()
 endif()
 
+# ---- CUDA toolkit and cuDNN --------------------------------------------------------------------
+# CUDA is a language of the project only where a working nvcc is found (check_language); without
+# one every CUDA backend is reported as not built, and the CPU build is unchanged. The default
+# architectures are portable (Turing, Ampere, Hopper); a run on one GPU passes its own, e.g.
+# -DCMAKE_CUDA_ARCHITECTURES=90 for the H100/H200.
+set(MYCONV_HAVE_CUDA OFF)
+set(MYCONV_WHY_NO_CUDA "")
+set(MYCONV_HAVE_CUDNN OFF)
+set(MYCONV_WHY_NO_CUDNN "")
+option(MYCONV_WITH_CUDA "Build the CUDA backends (our kernels, cuDNN)" ON)
+if(NOT MYCONV_WITH_CUDA)
+  set(MYCONV_WHY_NO_CUDA "disabled (MYCONV_WITH_CUDA=OFF)")
+else()
+  # nvcc is often installed but not on PATH (/usr/local/cuda/bin): check_language honours CUDACXX.
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+    find_program(MYCONV_NVCC nvcc)
+    if(NOT MYCONV_NVCC AND EXISTS /usr/local/cuda/bin/nvcc)
+      set(ENV{CUDACXX} /usr/local/cuda/bin/nvcc)
+    endif()
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "75;80;90" CACHE STRING
+          "CUDA architectures to build for (one GPU's own, e.g. 90, builds faster)")
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    set(CMAKE_CUDA_EXTENSIONS OFF)
+    find_package(CUDAToolkit)
+    if(CUDAToolkit_FOUND)
+      set(MYCONV_HAVE_CUDA ON)
+    else()
+      set(MYCONV_WHY_NO_CUDA "nvcc works but the CUDA toolkit's libraries were not found")
+    endif()
+  else()
+    set(MYCONV_WHY_NO_CUDA "no CUDA compiler found (install the CUDA toolkit or set CUDACXX)")
+  endif()
+endif()
+
+# cuDNN: Python's nvidia-cudnn wheel first (what PyTorch on the GPU host uses), then the toolkit's
+# own folders. The wheel has only the versioned library file (libcudnn.so.9).
+if(NOT MYCONV_HAVE_CUDA)
+  set(MYCONV_WHY_NO_CUDNN "needs CUDA: ${MYCONV_WHY_NO_CUDA}")
+else()
+  set(_cudnn_include_hints "")
+  set(_cudnn_library_hints "")
+  find_program(MYCONV_PYTHON3 python3)
+  if(MYCONV_PYTHON3)
+    execute_process(
+      COMMAND ${MYCONV_PYTHON3} -c "import nvidia.cudnn, os; print(list(nvidia.cudnn.__path__)[0])"
+      OUTPUT_VARIABLE _cudnn_py OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
+    if(_rc EQUAL 0 AND EXISTS "${_cudnn_py}")
+      list(APPEND _cudnn_include_hints "${_cudnn_py}/include")
+      list(APPEND _cudnn_library_hints "${_cudnn_py}/lib")
+    endif()
+  endif()
+  find_path(MYCONV_CUDNN_INCLUDE_DIR cudnn.h HINTS ${_cudnn_include_hints} ${CUDAToolkit_INCLUDE_DIRS})
+  # NAMES_PER_DIR: the wheel's folder wins even though its file matches only the second name.
+  find_library(MYCONV_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 NAMES_PER_DIR
+               HINTS ${_cudnn_library_hints} ${CUDAToolkit_LIBRARY_DIR})
+  if(MYCONV_CUDNN_INCLUDE_DIR AND MYCONV_CUDNN_LIBRARY)
+    set(_cudnn_version_h "${MYCONV_CUDNN_INCLUDE_DIR}/cudnn_version.h")
+    if(NOT EXISTS "${_cudnn_version_h}")
+      set(_cudnn_version_h "${MYCONV_CUDNN_INCLUDE_DIR}/cudnn.h")
+    endif()
+    file(STRINGS "${_cudnn_version_h}" _cudnn_defs REGEX "^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ")
+    string(REGEX REPLACE ".*CUDNN_MAJOR ([0-9]+).*" "\\1" _cudnn_major "${_cudnn_defs}")
+    string(REGEX REPLACE ".*CUDNN_MINOR ([0-9]+).*" "\\1" _cudnn_minor "${_cudnn_defs}")
+    string(REGEX REPLACE ".*CUDNN_PATCHLEVEL ([0-9]+).*" "\\1" _cudnn_patch "${_cudnn_defs}")
+    set(MYCONV_CUDNN_VERSION "${_cudnn_major}.${_cudnn_minor}.${_cudnn_patch}")
+    if(_cudnn_major VERSION_LESS 8)
+      set(MYCONV_WHY_NO_CUDNN "cuDNN ${MYCONV_CUDNN_VERSION} is older than 8 (no CUDNN_FMA_MATH)")
+    else()
+      set(MYCONV_HAVE_CUDNN ON)
+      add_library(myconv::cudnn SHARED IMPORTED)
+      set_target_properties(myconv::cudnn PROPERTIES
+        IMPORTED_LOCATION "${MYCONV_CUDNN_LIBRARY}"
+        INTERFACE_INCLUDE_DIRECTORIES "${MYCONV_CUDNN_INCLUDE_DIR}")
+      message(STATUS "cuDNN ${MYCONV_CUDNN_VERSION}: ${MYCONV_CUDNN_LIBRARY} "
+                     "(headers ${MYCONV_CUDNN_INCLUDE_DIR})")
+    endif()
+  else()
+    set(MYCONV_WHY_NO_CUDNN "cuDNN not found (pip install nvidia-cudnn-cu13, or install libcudnn9)")
+  endif()
+endif()
+
 function(myconv_dependency_summary)
   message(STATUS "")
   message(STATUS "myconv backends                    built  why not")
   message(STATUS "---------------------------------  -----  -------------------------------------")
-  foreach(row IN ITEMS "libtorch_cpu;TORCH" "onednn_cpu;ONEDNN" "halide_cpu;HALIDE")
+  foreach(row IN ITEMS "libtorch_cpu;TORCH" "onednn_cpu;ONEDNN" "halide_cpu;HALIDE"
+                      "im2col_gemm_cuda;CUDA" "cudnn;CUDNN")
     list(GET row 0 name)
     list(GET row 1 dep)
     if(MYCONV_HAVE_${dep})

@@ -74,7 +74,9 @@ class Backend {
 // Settings that select a backend's implementation.
 struct BackendOptions {
   std::string halide_schedule = "manual";  // manual | adams2019 | mullapudi2016 | li2018
-  std::string halide_plugin_dir;           // where libautoschedule_*.so live ("" = built-in default)
+  std::string halide_plugin_dir;  // where libautoschedule_*.so live ("" = built-in default)
+  std::string variant;  // kernel variant of our own backends, e.g. "1" ("" = the backend's default)
+  std::string cudnn_algo = "heuristic";  // heuristic | search | an algorithm number
 };
 
 }  // namespace conv

@@ -8,7 +8,9 @@
 
 namespace conv {
 
-std::string to_string(Layout l) { return l == Layout::nchw ? "nchw" : "nhwc"; }
+std::string to_string(Layout l) {
+  return l == Layout::nchw ? "nchw" : "nhwc";
+}
 
 Layout parse_layout(const std::string& text) {
   if (text == "nchw") return Layout::nchw;
@@ -26,7 +28,9 @@ double Problem::bytes() const {
          bench::storage_bytes(dtype);
 }
 
-GemmShape Problem::gemm() const { return {mb * oh() * ow(), oc / g, reduction_length(), g}; }
+GemmShape Problem::gemm() const {
+  return {mb * oh() * ow(), oc / g, reduction_length(), g};
+}
 
 std::vector<std::int64_t> Problem::src_shape() const {
   return layout == Layout::nchw ? std::vector<std::int64_t>{mb, ic, ih, iw}
@@ -67,9 +71,23 @@ std::string Problem::str_with_name() const {
 }
 
 nlohmann::ordered_json Problem::params() const {
-  return {{"mb", mb}, {"ic", ic}, {"ih", ih}, {"iw", iw}, {"oc", oc},   {"kh", kh},
-          {"kw", kw}, {"sh", sh}, {"sw", sw}, {"ph", ph}, {"pw", pw},   {"dh", dh},
-          {"dw", dw}, {"g", g},   {"oh", oh()}, {"ow", ow()}, {"dtype", bench::to_string(dtype)},
+  return {{"mb", mb},
+          {"ic", ic},
+          {"ih", ih},
+          {"iw", iw},
+          {"oc", oc},
+          {"kh", kh},
+          {"kw", kw},
+          {"sh", sh},
+          {"sw", sw},
+          {"ph", ph},
+          {"pw", pw},
+          {"dh", dh},
+          {"dw", dw},
+          {"g", g},
+          {"oh", oh()},
+          {"ow", ow()},
+          {"dtype", bench::to_string(dtype)},
           {"layout", to_string(layout)}};
 }
 
@@ -79,13 +97,12 @@ std::string Problem::validate() const {
   const struct {
     const char* field;
     std::int64_t value, min;
-  } fields[] = {{"mb (batch_size)", mb, 1}, {"ic (in_channels)", ic, 1},
-                {"ih (input height)", ih, 1}, {"iw (input width)", iw, 1},
-                {"oc (out_channels)", oc, 1}, {"kh (kernel height)", kh, 1},
-                {"kw (kernel width)", kw, 1}, {"sh (stride)", sh, 1},
-                {"sw (stride)", sw, 1},       {"ph (padding)", ph, 0},
-                {"pw (padding)", pw, 0},      {"dh (dilation)", dh, 1},
-                {"dw (dilation)", dw, 1},     {"g (groups)", g, 1}};
+  } fields[] = {
+      {"mb (batch_size)", mb, 1},   {"ic (in_channels)", ic, 1},  {"ih (input height)", ih, 1},
+      {"iw (input width)", iw, 1},  {"oc (out_channels)", oc, 1}, {"kh (kernel height)", kh, 1},
+      {"kw (kernel width)", kw, 1}, {"sh (stride)", sh, 1},       {"sw (stride)", sw, 1},
+      {"ph (padding)", ph, 0},      {"pw (padding)", pw, 0},      {"dh (dilation)", dh, 1},
+      {"dw (dilation)", dw, 1},     {"g (groups)", g, 1}};
   for (const auto& f : fields) {
     if (f.value < f.min)
       return std::string(f.field) + " must be at least " + std::to_string(f.min) + ", got " +
@@ -111,7 +128,9 @@ std::string Problem::validate() const {
   return "";
 }
 
-bool operator==(const Problem& a, const Problem& b) { return a.str() == b.str(); }
+bool operator==(const Problem& a, const Problem& b) {
+  return a.str() == b.str();
+}
 
 Problem parse_problem(const std::string& text, const Problem& defaults) {
   auto fail = [&](const std::string& why) -> bench::UsageError {
@@ -130,7 +149,9 @@ Problem parse_problem(const std::string& text, const Problem& defaults) {
                       {"kh", &kh}, {"kw", &kw}, {"sh", &sh}, {"sw", &sw}, {"ph", &ph},
                       {"pw", &pw}, {"dh", &dh}, {"dw", &dw}, {"g", &g}};
   std::size_t i = 0;
-  auto starts_with = [&](const std::string& token) { return text.compare(i, token.size(), token) == 0; };
+  auto starts_with = [&](const std::string& token) {
+    return text.compare(i, token.size(), token) == 0;
+  };
   if (text.empty()) throw fail("empty");
   while (i < text.size()) {
     if (starts_with("nchw") || starts_with("nhwc")) {
@@ -184,8 +205,10 @@ Problem parse_problem(const std::string& text, const Problem& defaults) {
   auto pair = [](const std::optional<std::int64_t>& h, const std::optional<std::int64_t>& w,
                  std::int64_t& ph_out, std::int64_t& pw_out) {
     if (h) ph_out = *h;
-    if (w) pw_out = *w;
-    else if (h) pw_out = *h;
+    if (w)
+      pw_out = *w;
+    else if (h)
+      pw_out = *h;
   };
   pair(ih, iw, p.ih, p.iw);
   pair(kh, kw, p.kh, p.kw);

@@ -68,7 +68,9 @@ struct Problem {
 };
 
 bool operator==(const Problem& a, const Problem& b);
-inline bool operator!=(const Problem& a, const Problem& b) { return !(a == b); }
+inline bool operator!=(const Problem& a, const Problem& b) {
+  return !(a == b);
+}
 
 // Parses a descriptor. Fields absent from the text keep their value in `defaults` (iw, kw, sw,
 // pw, dw follow ih, kh, sh, ph, dh when absent). Tokens: g mb ic ih iw oc kh kw sh sw ph pw dh dw

@@ -3,6 +3,7 @@
 #include "conv/registry.hpp"
 
 #include "baselines/backends.hpp"
+#include "conv/cuda/im2col_gemm_cuda.hpp"
 
 namespace conv {
 
@@ -38,6 +39,18 @@ const Known kKnown[] = {
 #else
      nullptr, MYCONV_WHY_NO_HALIDE},
 #endif
+    {"im2col_gemm_cuda", "cuda", "our im2col + GEMM CUDA kernels (FP32; --variant 1, 2, 3)",
+#if MYCONV_HAVE_CUDA
+     &make_im2col_gemm_cuda_backend, ""},
+#else
+     nullptr, MYCONV_WHY_NO_CUDA},
+#endif
+    {"cudnn", "cuda", "cuDNN cudnnConvolutionForward (heuristic, searched or fixed algorithm)",
+#if MYCONV_HAVE_CUDNN
+     &make_cudnn_backend, ""},
+#else
+     nullptr, MYCONV_WHY_NO_CUDNN},
+#endif
 };
 
 }  // namespace
@@ -46,8 +59,10 @@ std::vector<RegistryEntry> make_registry(const BackendOptions& options) {
   std::vector<RegistryEntry> r;
   for (const Known& k : kKnown) {
     RegistryEntry e{k.name, k.device, k.summary, nullptr, ""};
-    if (k.factory) e.backend = k.factory(options);
-    else e.why_missing = k.why_missing;
+    if (k.factory)
+      e.backend = k.factory(options);
+    else
+      e.why_missing = k.why_missing;
     r.push_back(std::move(e));
   }
   return r;

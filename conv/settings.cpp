@@ -59,7 +59,8 @@ std::vector<Problem> expand(const Settings& s) {
           try {
             add(parse_problem(text, defaults));
           } catch (const bench::UsageError& e) {
-            if (tab == std::string::npos) throw bench::UsageError(std::string("--problem: ") + e.what());
+            if (tab == std::string::npos)
+              throw bench::UsageError(std::string("--problem: ") + e.what());
             throw bench::UsageError(entry.substr(0, tab) + ": " + e.what());
           }
         }

@@ -50,7 +50,10 @@ void Table::print(std::ostream& os) const {
 std::string format_ms(const std::optional<double>& ms, int digits) {
   if (!ms || !std::isfinite(*ms)) return "n/a";
   std::ostringstream os;
-  os << std::setprecision(digits) << *ms;
+  // Large values in plain notation (12345.6 -> "12346"), small ones with `digits` significant.
+  if (std::fabs(*ms) >= std::pow(10.0, digits)) os << std::fixed << std::setprecision(0);
+  else os << std::setprecision(digits);
+  os << *ms;
   return os.str();
 }
 

@@ -14,7 +14,9 @@
 int main(int argc, char** argv) {
   int samples = 100000;
   CLI::App app{"Per-sample overhead of the benchmark core's measurement loop"};
-  app.add_option("--samples", samples, "Samples to take")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--samples", samples, "Samples to take")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -43,8 +45,8 @@ int main(int argc, char** argv) {
   row("cpu_time (host time in run)", m.host);
   row("total_time (run + sync)", m.total);
   row("thread_cpu_time", m.thread_cpu);
-  std::cout << "Empty workload through bench::measure (" << samples << " samples, stop: "
-            << m.stop_reason << ")\n";
+  std::cout << "Empty workload through bench::measure (" << samples
+            << " samples, stop: " << m.stop_reason << ")\n";
   t.print(std::cout);
   return 0;
 }

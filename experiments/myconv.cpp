@@ -18,6 +18,9 @@
 #include "core/npy.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
+#if MYCONV_HAVE_CUDA
+#include "core/cuda/cuda_info.hpp"
+#endif
 
 namespace {
 
@@ -90,21 +93,25 @@ int run(const Options& o, const std::string& command_prefix) {
     const double need = conv::host_bytes_needed(p);
     if (available > 0 && need > available) {
       std::ostringstream msg;
-      msg << "problem " << p.str() << " needs about " << need / (1 << 30)
-          << " GiB of host memory; " << available / (1 << 30) << " GiB are available";
+      msg << "problem " << p.str() << " needs about " << need / (1 << 30) << " GiB of host memory; "
+          << available / (1 << 30) << " GiB are available";
       throw UsageError(msg.str());
     }
   }
 
   std::vector<const conv::RegistryEntry*> selected;
   for (const auto& e : registry)
-    if (o.backends.empty() ? e.backend != nullptr
-                           : std::find(o.backends.begin(), o.backends.end(), e.name) !=
-                                 o.backends.end())
+    if (o.backends.empty()
+            ? e.backend != nullptr
+            : std::find(o.backends.begin(), o.backends.end(), e.name) != o.backends.end())
       selected.push_back(&e);
 
   bench::ResultSet set;
   set.system = bench::collect_system_info();
+#if MYCONV_HAVE_CUDA
+  set.system["cuda"] = bench::cuda_system_info();
+  if (set.system["cuda"].contains("devices")) set.system["gpus"] = set.system["cuda"]["devices"];
+#endif
   for (const auto* e : selected)
     if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
 
@@ -123,8 +130,8 @@ int run(const Options& o, const std::string& command_prefix) {
               << "x" << p.iw << ", weights " << p.oc << "x" << p.ic / p.g << "x" << p.kh << "x"
               << p.kw << ", output " << p.mb << "x" << p.oc << "x" << p.oh() << "x" << p.ow()
               << ", " << p.flops() / 1e6 << " MFLOP, GEMM M=" << gm.m << " N=" << gm.n
-              << " K=" << gm.k << (gm.groups > 1 ? " x" + std::to_string(gm.groups) + " groups" : "")
-              << " ==\n";
+              << " K=" << gm.k
+              << (gm.groups > 1 ? " x" + std::to_string(gm.groups) + " groups" : "") << " ==\n";
     const conv::HostData data = conv::make_host_data(p, o.seed);
     if (!o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
     for (const auto* e : selected) {
@@ -155,31 +162,43 @@ int run(const Options& o, const std::string& command_prefix) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"myconv: which convolution implementation is fastest here, what it costs to get "
-               "ready, and whether its answer is right"};
-  app.set_version_flag("--version", bench::project_version() + " (git " + bench::git_commit() + ")");
+  CLI::App app{
+      "myconv: which convolution implementation is fastest here, what it costs to get "
+      "ready, and whether its answer is right"};
+  app.set_version_flag("--version",
+                       bench::project_version() + " (git " + bench::git_commit() + ")");
   auto& s = o.settings;
   app.add_option("--input_size,--input-size", s.input_size, "Input height = width (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--kernel_size,--kernel-size", s.kernel_size, "Kernel height = width (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--batch_size,--batch-size", s.batch_size, "Batch size (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--in_channels,--in-channels", s.in_channels, "Input channels (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--out_channels,--out-channels", s.out_channels, "Output channels (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--stride", s.stride, "Stride (list)")->capture_default_str()->delimiter(',');
   app.add_option("--padding", s.padding, "Zero padding on each side (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--dilation", s.dilation, "Dilation, 1 = dense kernel (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--groups", s.groups, "Groups; channels must divide by it (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--dtype", o.dtypes, "Data types: fp32 tf32 fp16 bf16 (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--layout", o.layouts, "Layouts: nchw nhwc (list)")
-      ->capture_default_str()->delimiter(',');
+      ->capture_default_str()
+      ->delimiter(',');
   app.add_option("--problem", s.descriptors,
                  "Problem descriptor, e.g. mb32ic64ih56oc64kh3ph1 (repeatable); replaces the "
                  "dimension options");
@@ -191,19 +210,31 @@ int main(int argc, char** argv) {
                  "Halide schedule: manual adams2019 mullapudi2016 li2018")
       ->capture_default_str()
       ->check(CLI::IsMember({"manual", "adams2019", "mullapudi2016", "li2018"}));
+  app.add_option("--variant", o.backend_options.variant,
+                 "Kernel variant of our own backends (im2col_gemm_cuda: 1 im2col+GEMM, 2 implicit "
+                 "GEMM, 3 implicit GEMM with a row table; default: the fastest)");
+  app.add_option("--cudnn-algo", o.backend_options.cudnn_algo,
+                 "cuDNN algorithm: heuristic, search (timed as compile time) or a number 0-7")
+      ->capture_default_str();
   app.add_option("--warmup", o.measure.warmup_iters, "Warm-up runs before sampling")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--min-iters", o.measure.min_iters, "Samples needed before stopping early")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-iters", o.measure.max_iters, "Most samples per case")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--min-time-ms", o.measure.min_time_ms, "Least sampling time per case")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--max-time-ms", o.measure.max_time_ms, "Most sampling time per case")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--target-cv", o.measure.target_cv,
                  "Stop once the coefficient of variation is below this")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str();
   app.add_option("--json", o.json_path, "Write results as JSON (results/README.md has the schema)");
   app.add_option("--csv", o.csv_path, "Write results as CSV");
@@ -224,12 +255,11 @@ int main(int argc, char** argv) {
   }
 
   try {
-    const bool dims_given = app.count("--input_size") + app.count("--kernel_size") +
-                                app.count("--batch_size") + app.count("--in_channels") +
-                                app.count("--out_channels") + app.count("--stride") +
-                                app.count("--padding") + app.count("--dilation") +
-                                app.count("--groups") >
-                            0;
+    const bool dims_given =
+        app.count("--input_size") + app.count("--kernel_size") + app.count("--batch_size") +
+            app.count("--in_channels") + app.count("--out_channels") + app.count("--stride") +
+            app.count("--padding") + app.count("--dilation") + app.count("--groups") >
+        0;
     if (dims_given && !(s.descriptors.empty() && s.shape_files.empty()))
       throw UsageError("--problem/--shapes replace the dimension options; give one or the other");
     s.dtypes.clear();
@@ -243,6 +273,9 @@ int main(int argc, char** argv) {
     if (app.count("--seed")) prefix += " --seed " + std::to_string(o.seed);
     if (o.backend_options.halide_schedule != "manual")
       prefix += " --halide-schedule " + o.backend_options.halide_schedule;
+    if (!o.backend_options.variant.empty()) prefix += " --variant " + o.backend_options.variant;
+    if (o.backend_options.cudnn_algo != "heuristic")
+      prefix += " --cudnn-algo " + o.backend_options.cudnn_algo;
     return run(o, prefix);
   } catch (const UsageError& e) {
     std::cerr << "myconv: error: " << e.what() << "\n";

@@ -12,14 +12,14 @@ namespace conv {
 namespace {
 
 enum class Behaviour {
-  correct,         // computes the reference in float
-  wrong_value,     // one element off by 1
-  unwritten,       // leaves the output as poisoned
-  zeros,           // writes all zeros
-  throws,          // run() throws
-  unsupported,     // compile() says Unsupported
-  wrong_shape,     // reports other output dims
-  breaks_later,    // correct on the first run, wrong after the timed runs
+  correct,       // computes the reference in float
+  wrong_value,   // one element off by 1
+  unwritten,     // leaves the output as poisoned
+  zeros,         // writes all zeros
+  throws,        // run() throws
+  unsupported,   // compile() says Unsupported
+  wrong_shape,   // reports other output dims
+  breaks_later,  // correct on the first run, wrong after the timed runs
 };
 
 class FakeInstance final : public Instance {

@@ -84,8 +84,8 @@ std::vector<double> padded_reference(const Problem& p, const std::vector<float>&
             for (std::int64_t r = 0; r < p.kh; ++r)
               for (std::int64_t s = 0; s < p.kw; ++s)
                 acc += pad[static_cast<std::size_t>(
-                           ((n * p.ic + grp * ICg + i) * PH + y * p.sh + r * p.dh) * PW +
-                           x * p.sw + s * p.dw)] *
+                           ((n * p.ic + grp * ICg + i) * PH + y * p.sh + r * p.dh) * PW + x * p.sw +
+                           s * p.dw)] *
                        wei[static_cast<std::size_t>(wei_offset(nhwc, o, i, r, s, ICg, p.kh, p.kw))];
           out[static_cast<std::size_t>(act_offset(nhwc, n, o, y, x, p.oc, p.oh(), p.ow()))] = acc;
         }
@@ -93,8 +93,8 @@ std::vector<double> padded_reference(const Problem& p, const std::vector<float>&
 }
 
 TEST(Reference, MatchesPaddedFormulationOnOddProblems) {
-  const char* problems[] = {"g2mb3ic4ih7iw9oc6kh3kw2sh2sw1ph1pw2dh2dw1",
-                            "mb1ic3ih11oc5kh5sh3ph2", "g4mb2ic4ih6oc4kh3ph1nhwc",
+  const char* problems[] = {"g2mb3ic4ih7iw9oc6kh3kw2sh2sw1ph1pw2dh2dw1", "mb1ic3ih11oc5kh5sh3ph2",
+                            "g4mb2ic4ih6oc4kh3ph1nhwc",
                             "g2mb2ic6ih9iw5oc4kh2kw3sh1sw2ph1dh3dw2nhwc"};
   for (const char* d : problems) {
     const Problem p = parse_problem(d);

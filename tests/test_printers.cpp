@@ -191,6 +191,7 @@ TEST(FormatMs, SignificantDigitsAndMissing) {
   EXPECT_EQ(format_ms(2.0), "2");
   EXPECT_EQ(format_ms(0.000123456), "0.0001235");
   EXPECT_EQ(format_ms(1.23456, 2), "1.2");
+  EXPECT_EQ(format_ms(12345.6), "12346");  // plain notation, not 1.235e+04
   EXPECT_EQ(format_ms(std::nullopt), "n/a");
   EXPECT_EQ(format_ms(std::numeric_limits<double>::quiet_NaN()), "n/a");
   EXPECT_EQ(format_ms(std::numeric_limits<double>::infinity()), "n/a");

@@ -43,7 +43,8 @@ TEST(Problem, DefaultsAreOmittedAndWidthFollowsHeight) {
   EXPECT_EQ(p.pw, 1);
   EXPECT_EQ(p.dw, 2);
   // Explicitly written defaults disappear from the canonical form.
-  EXPECT_EQ(parse_problem("g1mb2ic4ih10iw10oc4kh3kw3sh1ph0dh1dtfp32nchw").str(), "mb2ic4ih10oc4kh3");
+  EXPECT_EQ(parse_problem("g1mb2ic4ih10iw10oc4kh3kw3sh1ph0dh1dtfp32nchw").str(),
+            "mb2ic4ih10oc4kh3");
 }
 
 TEST(Problem, DescriptorOverridesDefaults) {
@@ -67,9 +68,16 @@ TEST(Problem, NameSuffixIsParsedButNotPartOfIdentity) {
 }
 
 TEST(Problem, MalformedDescriptorsThrowUsageError) {
-  const char* bad[] = {"",          "mb2",          "mb2ic4ih64oc8",    "xx2ic4ih64oc8kh5",
-                       "mbic4",     "mb2ic4ih64oc8kh5dtfp64", "mb2mb3ic4ih8oc8kh3",
-                       "mb-2ic4ih8oc8kh3", "mb2ic4ih8oc8kh3n\"open", "mb2ic4ih8oc8kh3 ",
+  const char* bad[] = {"",
+                       "mb2",
+                       "mb2ic4ih64oc8",
+                       "xx2ic4ih64oc8kh5",
+                       "mbic4",
+                       "mb2ic4ih64oc8kh5dtfp64",
+                       "mb2mb3ic4ih8oc8kh3",
+                       "mb-2ic4ih8oc8kh3",
+                       "mb2ic4ih8oc8kh3n\"open",
+                       "mb2ic4ih8oc8kh3 ",
                        "mb2ic4ih8oc8kh99999999999"};
   for (const char* d : bad) EXPECT_THROW(parse_problem(d), bench::UsageError) << d;
 }

@@ -55,10 +55,9 @@ TEST(Settings, DescriptorsReplaceDimensionsAndCrossDtypes) {
   std::vector<std::string> got;
   for (const auto& p : problems) got.push_back(p.str());
   // The second descriptor pins bf16, so crossing it with dtypes gives duplicates, removed.
-  EXPECT_EQ(got, (std::vector<std::string>{
-                     "mb1ic3ih8oc4kh3", "mb1ic3ih8oc4kh3dtbf16", "mb1ic3ih8oc4kh3nhwc",
-                     "mb1ic3ih8oc4kh3dtbf16nhwc", "mb1ic3ih8oc4kh3dtfp16",
-                     "mb1ic3ih8oc4kh3dtfp16nhwc"}));
+  EXPECT_EQ(got, (std::vector<std::string>{"mb1ic3ih8oc4kh3", "mb1ic3ih8oc4kh3dtbf16",
+                                           "mb1ic3ih8oc4kh3nhwc", "mb1ic3ih8oc4kh3dtbf16nhwc",
+                                           "mb1ic3ih8oc4kh3dtfp16", "mb1ic3ih8oc4kh3dtfp16nhwc"}));
 }
 
 TEST(Settings, ShapeFileWithNamesAndComments) {

@@ -1,0 +1,64 @@
+// The convolution as a Halide algorithm, shared by the Halide backends. Only the algorithm (the
+// pure definition) lives here; each backend writes its own schedules for its target (x86 CPU in
+// halide_cpu.cpp; a CUDA variant schedules the same Funcs for a host-cuda target).
+//
+// Dimension order of every Halide tensor here, innermost index first (Halide's convention):
+//   src, dst  (x, y, c, n)      = (w, h, channel, image)
+//   weights   (s, r, icg, c)    = (kw, kh, input channel within the group, output channel)
+// The memory layout (nchw/nhwc, oihw/ohwi) is only a matter of strides, which the ImageParams and
+// the output buffer are constrained to, so the same algorithm reads and writes either layout.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <Halide.h>
+
+#include "conv/problem.hpp"
+
+namespace conv {
+
+// Halide type of a dtype's storage: Float(32) for fp32 and tf32, Float(16), BFloat(16).
+Halide::Type halide_storage_type(DataType dt);
+
+// Extents and strides (in elements) of p's host buffers in the dimension order above, for
+// Halide::Buffer's halide_dimension_t constructor and the ImageParam/output constraints.
+std::vector<halide_dimension_t> halide_src_dims(const Problem& p);
+std::vector<halide_dimension_t> halide_wei_dims(const Problem& p);
+std::vector<halide_dimension_t> halide_dst_dims(const Problem& p);
+
+// Empty when p's buffers fit Halide's 32-bit indexing, else the reason.
+std::string halide_size_limit(const Problem& p);
+
+// The Funcs of one convolution problem; a schedule refers to them by these members.
+struct HalideConv {
+  Problem problem;
+  Halide::Type storage;            // element type of src, wei and output
+  Halide::ImageParam src, wei;     // inputs; sizes and strides fixed to the problem's
+  Halide::Var x{"x"}, y{"y"}, c{"c"}, n{"n"};  // output column, row, channel, image
+  // Weight column, row, input channel within the group (with c). No Var is named like another
+  // plus "i" or "o": the autoschedulers name split vars that way (Adams2019 failed on "ci").
+  Halide::Var s{"s"}, r{"r"}, icg{"icg"};
+  Halide::Func src_padded;         // src as fp32, zero outside the image (x, y, c, n)
+  Halide::Func weight;             // wei as fp32 (s, r, icg, c)
+  Halide::RDom k;                  // reduction: k.x over KW, k.y over KH, k.z over IC/G
+  Halide::Func acc;                // fp32 sum: acc = 0, then acc += src_padded * weight over k
+  Halide::Func output;             // acc rounded to the storage type; output buffer constrained
+                                   // to the problem's layout
+};
+
+struct HalideConvOptions {
+  // Clamp every read of src and wei into its buffer. Needed by schedules that compute outside the
+  // output (the autoschedulers split by factors wider than small extents, e.g. 32 fp16 lanes over
+  // 4 channels, and shift the split inwards past 0): without the clamp those lanes read outside
+  // the inputs, which Halide rejects at run time. The values computed there are discarded; for
+  // the output's own elements the clamp changes nothing. Off for the manual schedules, whose
+  // splits stay inside every extent, so that their inner loops carry no clamps.
+  bool clamp_reads = false;
+};
+
+// Builds the algorithm for p and sets the estimates the autoschedulers need (the problem's exact
+// sizes). Everything is left unscheduled (inlined, acc computed at root by default).
+HalideConv make_halide_conv(const Problem& p, const HalideConvOptions& options = {});
+
+}  // namespace conv

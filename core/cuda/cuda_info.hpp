@@ -1,0 +1,33 @@
+// Facts about the CUDA devices of this machine, for result records and for deciding whether a GPU
+// backend can run at all. Nothing here throws when there is no GPU or no driver.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace bench {
+
+// Whether CUDA code can run here: ok, or not with the reason (the cudaGetDeviceCount error text,
+// e.g. "no CUDA-capable device is detected", or "CUDA driver version is insufficient...").
+struct CudaAvailability {
+  bool ok = false;
+  std::string reason;
+};
+
+// Asks the runtime once per process and remembers the answer.
+CudaAvailability cuda_device_available();
+
+// One device: name, compute capability, SM count, clock, L2 size, memory size, theoretical
+// memory bandwidth (2 * memory clock * bus width / 8, double data rate), ECC. Throws
+// std::runtime_error through CUDA_CHECK for a device that does not exist.
+nlohmann::ordered_json cuda_device_info(int device);
+
+// {"driver_version", "runtime_version", "devices": [cuda_device_info(0), ...]} when a device is
+// available, else {"available": false, "reason": ...}. Never throws.
+nlohmann::ordered_json cuda_system_info();
+
+// "13.0" from CUDA's integer versions (1000 * major + 10 * minor).
+std::string cuda_version_string(int version);
+
+}  // namespace bench

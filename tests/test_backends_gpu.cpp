@@ -1,0 +1,160 @@
+// Every CUDA backend built into this binary (each kernel variant of ours, cuDNN under each way of
+// choosing its algorithm) against the float64 reference, on a randomized set of problems: odd and
+// non-square sizes, stride, padding, dilation, groups, channels that do and do not fill a tile,
+// both layouts, every dtype. A backend must pass what it claims and say why for what it does not.
+// Skips, with the reason, where no GPU is present or no CUDA backend was built.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "conv/bench.hpp"
+#include "conv/registry.hpp"
+#include "core/error.hpp"
+
+#if MYCONV_HAVE_CUDA
+#include "core/cuda/cuda_info.hpp"
+#endif
+
+namespace conv {
+namespace {
+
+std::vector<Problem> randomized_problems() {
+  std::vector<Problem> out = {
+      parse_problem("mb2ic4ih64oc8kh5"),         parse_problem("mb32ic3ih12iw9oc5kh3sh2ph1"),
+      parse_problem("g4mb1ic8ih13oc8kh3ph1dh2"),
+      parse_problem("g8mb2ic8ih10oc8kh3ph1"),   // depthwise
+      parse_problem("mb2ic64ih20oc128kh3ph1"),  // full 128x128 tiles, float4 paths
+      parse_problem("mb1ic32ih17oc64kh3"),      // 64-row tile, odd pixel count
+      parse_problem("g2mb2ic16ih9oc96kh3ph1"),  // 48 channels per group
+      parse_problem("mb3ic5ih31oc7kh1"),        // K = 5: partial k slice, unaligned rows
+      parse_problem("mb1ic3ih30oc130kh2sh2"),   // two row tiles, the second nearly empty
+  };
+  std::mt19937 rng(2025);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  while (out.size() < 16) {
+    Problem p;
+    p.g = pick(1, 3);
+    p.mb = std::vector<int>{1, 2, 3, 32}[std::size_t(pick(0, 3))];
+    p.ic = p.g * pick(1, 24);
+    p.oc = p.g * pick(1, 40);
+    p.ih = pick(5, 17);
+    p.iw = pick(5, 17);
+    p.kh = pick(1, 4);
+    p.kw = pick(1, 4);
+    p.sh = pick(1, 3);
+    p.sw = pick(1, 3);
+    p.dh = pick(1, 2);
+    p.dw = pick(1, 2);
+    p.ph = pick(0, p.kh - 1);
+    p.pw = pick(0, p.kw - 1);
+    if (p.validate().empty()) out.push_back(p);
+  }
+  return out;
+}
+
+// One backend under one setting.
+struct Config {
+  std::string backend;
+  BackendOptions options;
+  std::string label;
+  bool claims_fp32;  // fp32 must pass (a fixed cuDNN algorithm may not support every problem)
+};
+
+std::vector<Config> configs() {
+  std::vector<Config> c;
+  for (const char* v : {"1", "2", "3", ""}) {
+    BackendOptions o;
+    o.variant = v;
+    c.push_back({"im2col_gemm_cuda", o, std::string("--variant ") + (*v ? v : "default"), true});
+  }
+  for (const char* a : {"heuristic", "search", "1"}) {
+    BackendOptions o;
+    o.cudnn_algo = a;
+    c.push_back({"cudnn", o, std::string("--cudnn-algo ") + a, std::string(a) != "1"});
+  }
+  return c;
+}
+
+std::string gpu_unavailable_reason() {
+#if MYCONV_HAVE_CUDA
+  const bench::CudaAvailability a = bench::cuda_device_available();
+  return a.ok ? "" : a.reason;
+#else
+  return "built without CUDA";
+#endif
+}
+
+TEST(GpuBackends, MatchTheReferenceOrSayWhyNot) {
+  int built = 0;
+  for (const auto& e : make_registry(BackendOptions{}))
+    if (e.device == "cuda") {
+      if (e.backend)
+        ++built;
+      else
+        std::cout << "[ SKIPPED  ] " << e.name << ": not built: " << e.why_missing << "\n";
+    }
+  if (built == 0) {
+    GTEST_SKIP() << "no CUDA backend is built into this binary";
+  }
+  if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+
+  CaseOptions options;
+  options.measure.warmup_iters = 0;
+  options.measure.min_iters = 1;
+  options.measure.min_time_ms = 0;
+  options.measure.max_time_ms = 1;
+  options.measure.max_iters = 2;
+  const std::vector<Problem> problems = randomized_problems();
+  for (const Config& config : configs()) {
+    const auto registry = make_registry(config.options);
+    const RegistryEntry* entry = nullptr;
+    for (const auto& e : registry)
+      if (e.name == config.backend) entry = &e;
+    ASSERT_NE(entry, nullptr) << config.backend;
+    if (!entry->backend) continue;
+    for (Problem p : problems)
+      for (DataType dt : bench::all_data_types())
+        for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+          p.dtype = dt;
+          p.layout = layout;
+          const HostData data = make_host_data(p, 11);
+          const bench::Result r =
+              run_case(entry->backend.get(), entry->name, entry->device, "", p, data, options)
+                  .result;
+          SCOPED_TRACE(config.backend + " " + config.label + " " + p.str() + ": " +
+                       bench::to_string(r.status) + " " + r.reason);
+          if (dt == DataType::fp32 && config.claims_fp32) {
+            EXPECT_EQ(r.status, bench::Status::passed);
+          } else {
+            EXPECT_TRUE(r.status == bench::Status::passed ||
+                        r.status == bench::Status::unsupported);
+          }
+          if (r.status == bench::Status::unsupported) {
+            EXPECT_FALSE(r.reason.empty());
+          }
+          if (r.status == bench::Status::passed) {
+            EXPECT_FALSE(r.algorithm.empty());
+            EXPECT_TRUE(r.gpu_time_ms.has_value()) << "no device timer";
+            EXPECT_TRUE(r.workspace_bytes.has_value());
+          }
+        }
+  }
+}
+
+TEST(GpuBackends, UnknownSettingsAreUsageErrors) {
+  BackendOptions o;
+  o.variant = "9";
+  o.cudnn_algo = "fastest";
+  bool any = false;
+  for (const auto& e : make_registry(BackendOptions{}))
+    any = any || (e.device == "cuda" && e.backend);
+  if (!any) {
+    GTEST_SKIP() << "no CUDA backend is built into this binary";
+  }
+  EXPECT_THROW(make_registry(o), bench::UsageError);
+}
+
+}  // namespace
+}  // namespace conv
