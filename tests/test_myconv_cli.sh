@@ -80,6 +80,17 @@ for r in doc["results"]:
         assert c["passed"] and {"max_abs_err", "rel_l2_err", "tolerance"} <= c.keys()
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == len(doc["results"]), "csv rows"
+# Every CPU backend built into this binary passes the default problem with real times, and the
+# ones that compile (oneDNN primitives, Halide JIT) report a compile time.
+by_name = {r["backend"]: r for r in doc["results"]}
+for name in ("libtorch_cpu", "onednn_cpu", "halide_cpu"):
+    r = by_name[name]
+    if r["status"] == "skipped" and r["reason"].startswith("not built"):
+        continue
+    assert r["status"] == "passed", (name, r["status"], r["reason"])
+    assert r["cpu_time_ms"]["median"] > 0 and r["total_time_ms"]["median"] > 0, name
+    if name != "libtorch_cpu":
+        assert r["compile_time_ms"] > 0, name
 PY
   then passes=$((passes + 1)); else fail "good run: JSON/CSV contract"; fi
   if ls "$work/npy"/*/src.npy "$work/npy"/*/ref.npy >/dev/null 2>&1; then passes=$((passes + 1)); else fail "--save-tensors wrote no .npy"; fi
