@@ -32,6 +32,17 @@ myconv_cmake_args() {
 
 myconv_jobs() { nproc 2>/dev/null || echo 2; }
 
+# Programs built against the bundle prefix find its libraries (and their dependencies, e.g.
+# libHalide -> libLLVM-14 -> libz3) through LD_LIBRARY_PATH: an RPATH alone is not enough where a
+# dependency's link options add a RUNPATH, which disables the RPATH. Also needed while building,
+# since test discovery runs the test binaries.
+myconv_use_prefix() {
+  if [ -d "$MYCONV_PREFIX/usr" ]; then
+    local lib="$MYCONV_PREFIX/usr/lib/x86_64-linux-gnu"
+    export LD_LIBRARY_PATH="$lib:$lib/halide14${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+}
+
 # True when every required package is installed (or a bundle prefix provides the libraries).
 myconv_setup_done() {
   [ -d "$MYCONV_PREFIX/usr" ] && return 0

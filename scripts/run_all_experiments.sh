@@ -43,6 +43,7 @@ elif [ ! -d "$MYCONV_PREFIX/usr" ]; then
   "$MYCONV_ROOT/scripts/setup.sh"
 fi
 build_dir="$MYCONV_ROOT/build"
+myconv_use_prefix
 mapfile -t args < <(myconv_cmake_args)
 cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" >/dev/null
 cmake --build "$build_dir" -j "$(myconv_jobs)" --target myconv >/dev/null

@@ -26,6 +26,7 @@ elif [ ! -d "$MYCONV_PREFIX/usr" ]; then
   "$MYCONV_ROOT/scripts/setup.sh"  # quick when everything is installed
 fi
 
+myconv_use_prefix
 mapfile -t args < <(myconv_cmake_args)
 cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DMYCONV_WERROR=ON "${extra[@]}"
 cmake --build "$build_dir" -j "$(myconv_jobs)"
