@@ -14,5 +14,7 @@ std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions& options);
 std::unique_ptr<Backend> make_halide_cpu_backend(const BackendOptions& options);
 // options.cudnn_algo: heuristic | search | 0..7; throws bench::UsageError otherwise.
 std::unique_ptr<Backend> make_cudnn_backend(const BackendOptions& options);
+// options.torch_cudnn_benchmark: ATen's cudnn.benchmark for every case of this backend.
+std::unique_ptr<Backend> make_libtorch_cuda_backend(const BackendOptions& options);
 
 }  // namespace conv

@@ -1,40 +1,21 @@
 // LibTorch backend: torch::conv2d, the implementation users of PyTorch get.
 // CPU here; ATen picks its own kernel (oneDNN/mkldnn, slow_conv2d, depthwise) per problem.
-#include <cstring>
 #include <limits>
 
 #include <torch/torch.h>
 
 #include "baselines/backends.hpp"
+#include "baselines/libtorch_common.hpp"
 #include "core/error.hpp"
 
 namespace conv {
 namespace {
 
-at::ScalarType scalar_type(DataType dt) {
-  switch (dt) {
-    case DataType::fp16:
-      return at::kHalf;
-    case DataType::bf16:
-      return at::kBFloat16;
-    default:
-      return at::kFloat;
-  }
-}
-
-// A host buffer in the problem's layout viewed as a logical NCHW (or OIHW) tensor: NHWC data is
-// permuted, which gives ATen the channels_last strides it recognizes.
-at::Tensor logical_view(const float* data, const std::vector<std::int64_t>& shape, Layout layout) {
-  at::Tensor t = torch::from_blob(const_cast<float*>(data), shape, at::kFloat);
-  return layout == Layout::nhwc ? t.permute({0, 3, 1, 2}) : t;
-}
-
 class LibtorchInstance final : public Instance {
  public:
   LibtorchInstance(const Problem& p, const HostData& data) : p_(p) {
-    // clone() keeps the memory format of the view (contiguous or channels_last).
-    src_ = logical_view(data.src.data(), p.src_shape(), p.layout).to(scalar_type(p.dtype)).clone();
-    wei_ = logical_view(data.wei.data(), p.wei_shape(), p.layout).to(scalar_type(p.dtype)).clone();
+    src_ = libtorch::to_tensor(data.src, p.src_shape(), p.layout, p.dtype, at::kCPU);
+    wei_ = libtorch::to_tensor(data.wei, p.wei_shape(), p.layout, p.dtype, at::kCPU);
   }
 
   void compile() override {}  // nothing to build ahead: ATen selects and creates on first call
@@ -47,20 +28,11 @@ class LibtorchInstance final : public Instance {
     try {
       dst_ = torch::conv2d(src_, wei_, {}, {p_.sh, p_.sw}, {p_.ph, p_.pw}, {p_.dh, p_.dw}, p_.g);
     } catch (const c10::Error& e) {
-      const std::string what = e.what_without_backtrace();
-      if (what.find("not implemented for") != std::string::npos)
-        throw bench::Unsupported("LibTorch " TORCH_VERSION " on CPU: " +
-                                 what.substr(0, what.find('\n')));
-      throw std::runtime_error(what.substr(0, what.find('\n')));
+      libtorch::rethrow(e, "LibTorch " TORCH_VERSION " on CPU");
     }
   }
 
-  void read_output(float* dst) override {
-    at::Tensor t = dst_.to(at::kFloat);
-    if (p_.layout == Layout::nhwc) t = t.permute({0, 2, 3, 1});
-    t = t.contiguous();
-    std::memcpy(dst, t.data_ptr<float>(), sizeof(float) * static_cast<std::size_t>(t.numel()));
-  }
+  void read_output(float* dst) override { libtorch::copy_to_host(dst_, p_.layout, dst); }
 
   std::vector<std::int64_t> output_dims() const override { return dst_.sizes().vec(); }
 

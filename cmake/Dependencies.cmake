@@ -102,9 +102,13 @@ else()
     find_path(MYCONV_HALIDE_INCLUDE_DIR Halide.h PATH_SUFFIXES halide14)
     find_library(MYCONV_HALIDE_LIBRARY NAMES Halide14 libHalide14.so.0 Halide)
     if(MYCONV_HALIDE_INCLUDE_DIR AND MYCONV_HALIDE_LIBRARY)
-      add_library(Halide::Halide SHARED IMPORTED)
+      # A Halide package that failed on its missing LLVM dependency may have created the target.
+      if(NOT TARGET Halide::Halide)
+        add_library(Halide::Halide SHARED IMPORTED)
+      endif()
       set_target_properties(Halide::Halide PROPERTIES
         IMPORTED_LOCATION "${MYCONV_HALIDE_LIBRARY}"
+        IMPORTED_LOCATION_RELEASE "${MYCONV_HALIDE_LIBRARY}"
         INTERFACE_INCLUDE_DIRECTORIES "${MYCONV_HALIDE_INCLUDE_DIR}"
         INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS}")
       set(_halide_lib "${MYCONV_HALIDE_LIBRARY}")
@@ -208,12 +212,28 @@ else()
   endif()
 endif()
 
+# ---- LibTorch on CUDA ----------------------------------------------------------------------------
+# A CUDA build of LibTorch shows in its CMake package as the imported target torch_cuda, a
+# non-empty TORCH_CUDA_LIBRARIES, or CAFFE2_USE_CUDA (Caffe2Config); a CPU-only one has none of
+# them. The backend also needs our own CUDA support (its stream timer, CUDA_CHECK).
+set(MYCONV_HAVE_TORCH_CUDA OFF)
+set(MYCONV_WHY_NO_TORCH_CUDA "")
+if(NOT MYCONV_HAVE_TORCH)
+  set(MYCONV_WHY_NO_TORCH_CUDA "needs LibTorch: ${MYCONV_WHY_NO_TORCH}")
+elseif(NOT (TARGET torch_cuda OR TORCH_CUDA_LIBRARIES OR CAFFE2_USE_CUDA))
+  set(MYCONV_WHY_NO_TORCH_CUDA "LibTorch found is CPU-only (Debian's libtorch-dev)")
+elseif(NOT MYCONV_HAVE_CUDA)
+  set(MYCONV_WHY_NO_TORCH_CUDA "needs CUDA: ${MYCONV_WHY_NO_CUDA}")
+else()
+  set(MYCONV_HAVE_TORCH_CUDA ON)
+endif()
+
 function(myconv_dependency_summary)
   message(STATUS "")
   message(STATUS "myconv backends                    built  why not")
   message(STATUS "---------------------------------  -----  -------------------------------------")
   foreach(row IN ITEMS "libtorch_cpu;TORCH" "onednn_cpu;ONEDNN" "halide_cpu;HALIDE"
-                      "im2col_gemm_cuda;CUDA" "cudnn;CUDNN")
+                      "im2col_gemm_cuda;CUDA" "cudnn;CUDNN" "libtorch_cuda;TORCH_CUDA")
     list(GET row 0 name)
     list(GET row 1 dep)
     if(MYCONV_HAVE_${dep})

@@ -77,6 +77,7 @@ struct BackendOptions {
   std::string halide_plugin_dir;  // where libautoschedule_*.so live ("" = built-in default)
   std::string variant;  // kernel variant of our own backends, e.g. "1" ("" = the backend's default)
   std::string cudnn_algo = "heuristic";  // heuristic | search | an algorithm number
+  bool torch_cudnn_benchmark = false;    // libtorch_cuda: cudnn.benchmark (searched plans)
 };
 
 }  // namespace conv

@@ -51,6 +51,12 @@ const Known kKnown[] = {
 #else
      nullptr, MYCONV_WHY_NO_CUDNN},
 #endif
+    {"libtorch_cuda", "cuda", "torch::conv2d on CUDA tensors (cudnn.benchmark on or off)",
+#if MYCONV_HAVE_TORCH_CUDA
+     &make_libtorch_cuda_backend, ""},
+#else
+     nullptr, MYCONV_WHY_NO_TORCH_CUDA},
+#endif
 };
 
 }  // namespace

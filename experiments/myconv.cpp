@@ -216,6 +216,9 @@ int main(int argc, char** argv) {
   app.add_option("--cudnn-algo", o.backend_options.cudnn_algo,
                  "cuDNN algorithm: heuristic, search (timed as compile time) or a number 0-7")
       ->capture_default_str();
+  app.add_flag("--torch-cudnn-benchmark", o.backend_options.torch_cudnn_benchmark,
+               "libtorch_cuda: cudnn.benchmark on (the first call of a shape searches every "
+               "plan, timed as compile time)");
   app.add_option("--warmup", o.measure.warmup_iters, "Warm-up runs before sampling")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -276,6 +279,7 @@ int main(int argc, char** argv) {
     if (!o.backend_options.variant.empty()) prefix += " --variant " + o.backend_options.variant;
     if (o.backend_options.cudnn_algo != "heuristic")
       prefix += " --cudnn-algo " + o.backend_options.cudnn_algo;
+    if (o.backend_options.torch_cudnn_benchmark) prefix += " --torch-cudnn-benchmark";
     return run(o, prefix);
   } catch (const UsageError& e) {
     std::cerr << "myconv: error: " << e.what() << "\n";

@@ -1,7 +1,8 @@
 // Every CUDA backend built into this binary (each kernel variant of ours, cuDNN under each way of
-// choosing its algorithm) against the float64 reference, on a randomized set of problems: odd and
-// non-square sizes, stride, padding, dilation, groups, channels that do and do not fill a tile,
-// both layouts, every dtype. A backend must pass what it claims and say why for what it does not.
+// choosing its algorithm, LibTorch with cudnn.benchmark off and on) against the float64
+// reference, on a randomized set of problems: odd and non-square sizes, stride, padding,
+// dilation, groups, channels that do and do not fill a tile, both layouts, every dtype.
+// A backend must pass what it claims and say why for what it does not.
 // Skips, with the reason, where no GPU is present or no CUDA backend was built.
 #include <gtest/gtest.h>
 
@@ -71,6 +72,12 @@ std::vector<Config> configs() {
     BackendOptions o;
     o.cudnn_algo = a;
     c.push_back({"cudnn", o, std::string("--cudnn-algo ") + a, std::string(a) != "1"});
+  }
+  for (bool benchmark : {false, true}) {
+    BackendOptions o;
+    o.torch_cudnn_benchmark = benchmark;
+    c.push_back({"libtorch_cuda", o,
+                 std::string("--torch-cudnn-benchmark ") + (benchmark ? "on" : "off"), true});
   }
   return c;
 }
