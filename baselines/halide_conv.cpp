@@ -9,9 +9,12 @@ using Halide::Expr;
 
 Halide::Type halide_storage_type(DataType dt) {
   switch (dt) {
-    case DataType::fp16: return Halide::Float(16);
-    case DataType::bf16: return Halide::BFloat(16);
-    default: return Halide::Float(32);
+    case DataType::fp16:
+      return Halide::Float(16);
+    case DataType::bf16:
+      return Halide::BFloat(16);
+    default:
+      return Halide::Float(32);
   }
 }
 
@@ -22,9 +25,13 @@ std::vector<halide_dimension_t> act_dims(const Problem& p, std::int64_t n, std::
                                          std::int64_t h, std::int64_t w) {
   const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   if (p.layout == Layout::nhwc)
-    return {{0, i32(w), i32(c), 0}, {0, i32(h), i32(w * c), 0}, {0, i32(c), 1, 0},
+    return {{0, i32(w), i32(c), 0},
+            {0, i32(h), i32(w * c), 0},
+            {0, i32(c), 1, 0},
             {0, i32(n), i32(h * w * c), 0}};
-  return {{0, i32(w), 1, 0}, {0, i32(h), i32(w), 0}, {0, i32(c), i32(h * w), 0},
+  return {{0, i32(w), 1, 0},
+          {0, i32(h), i32(w), 0},
+          {0, i32(c), i32(h * w), 0},
           {0, i32(n), i32(c * h * w), 0}};
 }
 
@@ -55,9 +62,13 @@ std::vector<halide_dimension_t> halide_wei_dims(const Problem& p) {
   const auto i32 = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   const std::int64_t icg = p.ic / p.g;
   if (p.layout == Layout::nhwc)  // OHWI
-    return {{0, i32(p.kw), i32(icg), 0}, {0, i32(p.kh), i32(p.kw * icg), 0}, {0, i32(icg), 1, 0},
+    return {{0, i32(p.kw), i32(icg), 0},
+            {0, i32(p.kh), i32(p.kw * icg), 0},
+            {0, i32(icg), 1, 0},
             {0, i32(p.oc), i32(p.kh * p.kw * icg), 0}};
-  return {{0, i32(p.kw), 1, 0}, {0, i32(p.kh), i32(p.kw), 0}, {0, i32(icg), i32(p.kh * p.kw), 0},
+  return {{0, i32(p.kw), 1, 0},
+          {0, i32(p.kh), i32(p.kw), 0},
+          {0, i32(icg), i32(p.kh * p.kw), 0},
           {0, i32(p.oc), i32(icg * p.kh * p.kw), 0}};  // OIHW
 }
 
@@ -101,10 +112,9 @@ HalideConv make_halide_conv(const Problem& p, const HalideConvOptions& options) 
   Halide::Func src_f32("src_f32");
   src_f32(x, y, c, n) = Halide::cast<float>(src_in(x, y, c, n));
   // Without padding every tap lies inside the image; the boundary condition would only cost.
-  h.src_padded = (ph == 0 && pw == 0)
-                     ? src_f32
-                     : Halide::BoundaryConditions::constant_exterior(src_f32, 0.0f,
-                                                                     {{0, iw}, {0, ih}});
+  h.src_padded = (ph == 0 && pw == 0) ? src_f32
+                                      : Halide::BoundaryConditions::constant_exterior(
+                                            src_f32, 0.0f, {{0, iw}, {0, ih}});
   h.weight = Halide::Func("weight");
   h.weight(h.s, h.r, h.icg, c) = Halide::cast<float>(wei_in(h.s, h.r, h.icg, c));
 

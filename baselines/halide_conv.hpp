@@ -33,18 +33,18 @@ std::string halide_size_limit(const Problem& p);
 // The Funcs of one convolution problem; a schedule refers to them by these members.
 struct HalideConv {
   Problem problem;
-  Halide::Type storage;            // element type of src, wei and output
-  Halide::ImageParam src, wei;     // inputs; sizes and strides fixed to the problem's
+  Halide::Type storage;                        // element type of src, wei and output
+  Halide::ImageParam src, wei;                 // inputs; sizes and strides fixed to the problem's
   Halide::Var x{"x"}, y{"y"}, c{"c"}, n{"n"};  // output column, row, channel, image
   // Weight column, row, input channel within the group (with c). No Var is named like another
   // plus "i" or "o": the autoschedulers name split vars that way (Adams2019 failed on "ci").
   Halide::Var s{"s"}, r{"r"}, icg{"icg"};
-  Halide::Func src_padded;         // src as fp32, zero outside the image (x, y, c, n)
-  Halide::Func weight;             // wei as fp32 (s, r, icg, c)
-  Halide::RDom k;                  // reduction: k.x over KW, k.y over KH, k.z over IC/G
-  Halide::Func acc;                // fp32 sum: acc = 0, then acc += src_padded * weight over k
-  Halide::Func output;             // acc rounded to the storage type; output buffer constrained
-                                   // to the problem's layout
+  Halide::Func src_padded;  // src as fp32 (x, y, c, n), zero outside the image if p pads
+  Halide::Func weight;      // wei as fp32 (s, r, icg, c)
+  Halide::RDom k;           // reduction: k.x over KW, k.y over KH, k.z over IC/G
+  Halide::Func acc;         // fp32 sum: acc = 0, then acc += src_padded * weight over k
+  Halide::Func output;      // acc rounded to the storage type; output buffer constrained
+                            // to the problem's layout
 };
 
 struct HalideConvOptions {

@@ -44,11 +44,10 @@ int fit(int want, std::int64_t extent) {
 }
 
 // ---- Schedules: x86-64 host CPU (one per layout) -------------------------------------------
-// Times: median total_time_ms on this machine (2 vCPUs of an Intel Xeon with AVX-512, KVM;
-// Halide target x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_skylake-f16c-fma-sse41),
-// fp32, from
-//   build-halide/experiments/myconv --problem <descriptor> --layout <layout> --backend halide_cpu
-// (--layout is ignored with --problem; the descriptor carries nhwc where it applies).
+// Times: median total time, fp32, on this machine (2 vCPUs of an Intel Xeon with AVX-512 under
+// KVM, Halide target x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_skylake-f16c-fma-
+// sse41), measured with nothing else running (other jobs on the 2 cores doubled them), by
+//   build-halide/experiments/myconv --problem <descriptor> --backend halide_cpu
 
 // Whether the schedules copy the input rows a parallel task reads into a padded fp32 buffer
 // first: with padding, so that the inner loop reads plain memory instead of evaluating the
@@ -57,15 +56,16 @@ bool needs_staging(const Problem& p) {
   return p.ph > 0 || p.pw > 0 || p.dtype == DataType::fp16 || p.dtype == DataType::bf16;
 }
 
-// nchw: x (w) is contiguous, so each output row is vectorized along x; weights are scalars
-// broadcast to all lanes. A register tile of one vector of x by `rows` output rows by `chans`
-// output channels accumulates in registers (acc computed at the tile, its update unrolled), so
-// each input vector loaded feeds `chans` FMAs and each weight feeds `rows`. The reduction runs
-// kw (unrolled when small), then kh, then input channels. Parallel over image x row blocks, the
-// channel blocks inside so that the input rows of a block stay in cache across them.
-//   mb2ic4ih64oc8kh5:          TIME_NCHW_SEED
-//   mb32ic64ih56oc64kh3ph1:    TIME_NCHW_LARGE
-std::string schedule_manual_nchw(HalideConv& h, const Halide::Target& target) {
+// x-vectorized: each output row is vectorized along x, the weights are scalars broadcast to all
+// lanes. A register tile of one vector of x by `rows` output rows by `chans` output channels
+// accumulates in registers (acc computed at the tile, its update unrolled), so each input vector
+// loaded feeds `chans` FMAs and each weight feeds `rows`. The reduction runs kw (unrolled when
+// small), then kh, then input channels. Parallel over image x row blocks, the channel blocks
+// inside so that the input rows of a block stay in cache across them. `stage` copies those input
+// rows into an fp32 buffer with x innermost per task (see needs_staging(); for nhwc input this
+// copy also transposes).
+std::string schedule_x_vectorized(HalideConv& h, const Halide::Target& target, bool stage,
+                                  const std::string& label) {
   const Problem& p = h.problem;
   const int vec = fit_pow2(target.natural_vector_size<float>(), p.ow());
   const int rows = fit(4, p.oh()), chans = fit(4, p.oc);
@@ -87,12 +87,18 @@ std::string schedule_manual_nchw(HalideConv& h, const Halide::Target& target) {
       .unroll(h.y)
       .unroll(h.c);
   if (unroll_kw) h.acc.update().unroll(h.k.x);
-  const bool stage = needs_staging(p);
   if (stage) h.src_padded.compute_at(h.output, tile).vectorize(h.x, fit_pow2(vec, p.iw));
-  return "manual nchw: x vectorized by " + std::to_string(vec) + ", tile " +
-         std::to_string(rows) + " rows x " + std::to_string(chans) + " channels unrolled" +
+  return label + ": x vectorized by " + std::to_string(vec) + ", tile " + std::to_string(rows) +
+         " rows x " + std::to_string(chans) + " channels unrolled" +
          (unroll_kw ? ", kw unrolled" : "") + (stage ? ", input rows staged per task" : "") +
          ", parallel over images x row blocks";
+}
+
+// nchw: x (w) is contiguous, so the x-vectorized schedule.
+//   mb2ic4ih64oc8kh5          0.038 ms  (300 GFLOP/s)
+//   mb32ic64ih56oc64kh3ph1    28.0 ms   (264 GFLOP/s; 4x that without the staged input rows)
+std::string schedule_manual_nchw(HalideConv& h, const Halide::Target& target) {
+  return schedule_x_vectorized(h, target, needs_staging(h.problem), "manual nchw");
 }
 
 // nhwc: c is contiguous, so output channels are vectorized; the weights (ohwi, input channel
@@ -101,11 +107,20 @@ std::string schedule_manual_nchw(HalideConv& h, const Halide::Target& target) {
 // pixels of a row: each weight vector feeds `cols` FMAs, each input value (a broadcast scalar)
 // feeds `cvecs`. The reduction runs input channels (contiguous in src) innermost, then kw, kh.
 // Parallel over image x row.
-//   mb2ic4ih64oc8kh5nhwc:        TIME_NHWC_SEED
-//   mb32ic64ih56oc64kh3ph1nhwc:  TIME_NHWC_LARGE
+//   mb32ic64ih56oc64kh3ph1nhwc  23.5 ms  (315 GFLOP/s; 2 x 6, 2 x 8 tiles: 9%, 26% slower)
+// With fewer output channels than lanes, the x-vectorized schedule instead (below):
+//   mb2ic4ih64oc8kh5nhwc        0.056 ms (205 GFLOP/s; channel vectors of 8 lanes: 0.076 ms)
 std::string schedule_manual_nhwc(HalideConv& h, const Halide::Target& target) {
   const Problem& p = h.problem;
-  const int vec = fit_pow2(target.natural_vector_size<float>(), p.oc);
+  const int lanes = target.natural_vector_size<float>();
+  // Fewer output channels than lanes (the seed problem's 8 of 16): x vectors of 16 lanes with the
+  // input staged (transposed) per task beat channel vectors of 8 (the output stores become
+  // strided, once per output element).
+  if (p.oc < lanes && p.ow() >= lanes)
+    return schedule_x_vectorized(h, target, true,
+                                 "manual nhwc, " + std::to_string(p.oc) + " output channels < " +
+                                     std::to_string(lanes) + " lanes");
+  const int vec = fit_pow2(lanes, p.oc);
   // About 16 accumulator vectors (of AVX-512's 32 registers): 4 x 4, 2 x 8 or 1 x 12.
   const int cvecs = p.oc >= 4 * vec ? 4 : p.oc >= 2 * vec ? 2 : 1;
   const int cols = fit(cvecs == 4 ? 4 : cvecs == 2 ? 8 : 12, p.ow());
@@ -133,13 +148,28 @@ std::string schedule_manual_nhwc(HalideConv& h, const Halide::Target& target) {
         .reorder_storage(h.c, h.x, h.y, h.n)
         .reorder(h.c, h.x, h.y, h.n)
         .vectorize(h.c, fit_pow2(target.natural_vector_size<float>(), p.ic));
-  return "manual nhwc: c vectorized by " + std::to_string(vec) + ", tile " +
-         std::to_string(cvecs) + " channel vectors x " + std::to_string(cols) +
+  return "manual nhwc: c vectorized by " + std::to_string(vec) + ", tile " + std::to_string(cvecs) +
+         " channel vectors x " + std::to_string(cols) +
          " pixels unrolled, weights repacked channel-innermost" +
          (stage ? ", input rows staged per task" : "") + ", parallel over images x rows";
 }
 
 // ---- Autoschedulers -------------------------------------------------------------------------
+// The same algorithm (with HalideConvOptions::clamp_reads) scheduled by Halide 14's
+// autoschedulers. Median total time and compile time (the autoscheduler's search included) on
+// this machine, fp32, nchw / nhwc, by
+//   build-halide/experiments/myconv --problem <descriptor> [--layout nhwc] --backend halide_cpu
+//       --halide-schedule <adams2019|mullapudi2016|li2018>
+//                   mb2ic4ih64oc8kh5                 mb32ic64ih56oc64kh3ph1
+//   Adams2019       0.053 / 0.227 ms (10 / 12 s)     224 / 23.7 ms (171 / 142 s)
+//   Mullapudi2016   0.50 / 0.54 ms (0.7 / 0.8 s)     302 / 302 ms (0.9 / 0.8 s)
+//   Li2018          0.78 / 0.85 ms (0.6 / 0.6 s)     299 / 313 ms (0.5 / 0.5 s)
+// Adams2019 also gave wrong outputs in 6 of 32 fp16/bf16 cases of a randomized sweep (0 of 16
+// fp32), which the case runner reports as incorrect. Its schedules there compute the input stage
+// inside the reduction with store_at() further out, across a split pure var; the same directives
+// written by hand (acc.update().split(y, y, yi, 4).reorder(x, k.x, k.y, yi, k.z, y, ...) with
+// src_padded.compute_at(acc, k.y).store_at(acc, k.z)) are wrong in fp32 too: Halide 14 lowers
+// them wrongly, the algorithm is not at fault.
 
 struct Autoscheduler {
   const char* option;  // --halide-schedule value
@@ -196,9 +226,12 @@ std::string schedule_auto(HalideConv& h, const Autoscheduler& a, const std::stri
 // Element type of the Halide buffers, as Halide names it.
 const char* storage_name(DataType dt) {
   switch (dt) {
-    case DataType::fp16: return "float16";
-    case DataType::bf16: return "bfloat16";
-    default: return "float32";
+    case DataType::fp16:
+      return "float16";
+    case DataType::bf16:
+      return "bfloat16";
+    default:
+      return "float32";
   }
 }
 
@@ -241,8 +274,8 @@ class HostTensor {
     }
     const auto* bits = reinterpret_cast<const std::uint16_t*>(mem_.get());
     for (std::size_t i = 0; i < elements_; ++i)
-      dst[i] = t.is_bfloat() ? bench::bf16_bits_to_float(bits[i])
-                             : bench::half_bits_to_float(bits[i]);
+      dst[i] =
+          t.is_bfloat() ? bench::bf16_bits_to_float(bits[i]) : bench::half_bits_to_float(bits[i]);
   }
   void fill_nan() {
     const Halide::Type t = buffer_.type();

@@ -3,42 +3,22 @@
 // layouts, every dtype. A backend must pass what it claims and say why for what it does not.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <set>
 
 #include "conv/bench.hpp"
 #include "conv/registry.hpp"
+#include "tests/random_problems.hpp"
 
 namespace conv {
 namespace {
 
 // Deterministic random problems (fixed seed, so that a failure reproduces).
-std::vector<Problem> randomized_problems() {
+std::vector<Problem> cpu_problems() {
   std::vector<Problem> out = {parse_problem("mb2ic4ih64oc8kh5"),
                               parse_problem("mb32ic3ih12iw9oc5kh3sh2ph1"),
                               parse_problem("g4mb1ic8ih13oc8kh3ph1dh2"),
                               parse_problem("g8mb2ic8ih10oc8kh3ph1")};  // depthwise
-  std::mt19937 rng(2024);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  while (out.size() < 10) {
-    Problem p;
-    p.g = pick(1, 3);
-    p.mb = std::vector<int>{1, 2, 3, 32}[std::size_t(pick(0, 3))];
-    p.ic = p.g * pick(1, 5);
-    p.oc = p.g * pick(1, 5);
-    p.ih = pick(5, 17);
-    p.iw = pick(5, 17);
-    p.kh = pick(1, 4);
-    p.kw = pick(1, 4);
-    p.sh = pick(1, 3);
-    p.sw = pick(1, 3);
-    p.dh = pick(1, 2);
-    p.dw = pick(1, 2);
-    p.ph = pick(0, p.kh - 1);
-    p.pw = pick(0, p.kw - 1);
-    if (p.validate().empty()) out.push_back(p);
-  }
-  return out;
+  return testing::randomized_problems(std::move(out), 10, 2024);
 }
 
 TEST(CpuBackends, MatchTheReferenceOrSayWhyNot) {
@@ -57,7 +37,7 @@ TEST(CpuBackends, MatchTheReferenceOrSayWhyNot) {
       continue;
     }
     ++built;
-    for (Problem p : randomized_problems())
+    for (Problem p : cpu_problems())
       for (DataType dt : bench::all_data_types())
         for (Layout layout : {Layout::nchw, Layout::nhwc}) {
           p.dtype = dt;

@@ -6,11 +6,10 @@
 // Skips, with the reason, where no GPU is present or no CUDA backend was built.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "conv/bench.hpp"
 #include "conv/registry.hpp"
 #include "core/error.hpp"
+#include "tests/random_problems.hpp"
 
 #if MYCONV_HAVE_CUDA
 #include "core/cuda/cuda_info.hpp"
@@ -19,7 +18,7 @@
 namespace conv {
 namespace {
 
-std::vector<Problem> randomized_problems() {
+std::vector<Problem> gpu_problems() {
   std::vector<Problem> out = {
       parse_problem("mb2ic4ih64oc8kh5"),         parse_problem("mb32ic3ih12iw9oc5kh3sh2ph1"),
       parse_problem("g4mb1ic8ih13oc8kh3ph1dh2"),
@@ -30,27 +29,7 @@ std::vector<Problem> randomized_problems() {
       parse_problem("mb3ic5ih31oc7kh1"),        // K = 5: partial k slice, unaligned rows
       parse_problem("mb1ic3ih30oc130kh2sh2"),   // two row tiles, the second nearly empty
   };
-  std::mt19937 rng(2025);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  while (out.size() < 16) {
-    Problem p;
-    p.g = pick(1, 3);
-    p.mb = std::vector<int>{1, 2, 3, 32}[std::size_t(pick(0, 3))];
-    p.ic = p.g * pick(1, 24);
-    p.oc = p.g * pick(1, 40);
-    p.ih = pick(5, 17);
-    p.iw = pick(5, 17);
-    p.kh = pick(1, 4);
-    p.kw = pick(1, 4);
-    p.sh = pick(1, 3);
-    p.sw = pick(1, 3);
-    p.dh = pick(1, 2);
-    p.dw = pick(1, 2);
-    p.ph = pick(0, p.kh - 1);
-    p.pw = pick(0, p.kw - 1);
-    if (p.validate().empty()) out.push_back(p);
-  }
-  return out;
+  return testing::randomized_problems(std::move(out), 16, 2025, {24, 40});
 }
 
 // One backend under one setting.
@@ -113,7 +92,7 @@ TEST(GpuBackends, MatchTheReferenceOrSayWhyNot) {
   options.measure.min_time_ms = 0;
   options.measure.max_time_ms = 1;
   options.measure.max_iters = 2;
-  const std::vector<Problem> problems = randomized_problems();
+  const std::vector<Problem> problems = gpu_problems();
   for (const Config& config : configs()) {
     const auto registry = make_registry(config.options);
     const RegistryEntry* entry = nullptr;

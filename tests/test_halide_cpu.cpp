@@ -99,11 +99,24 @@ TEST(HalideCpu, SmallAndOddExtentsPass) {
     }
 }
 
+// nhwc with fewer output channels than vector lanes but rows of at least one vector takes the
+// x-vectorized schedule with the input transposed per task.
+TEST(HalideCpu, NhwcNarrowChannelsPass) {
+  for (const char* problem : {"mb2ic4ih20oc8kh3ph1nhwc", "g2mb1ic4ih19iw21oc6kh3ph1dh2nhwc",
+                              "mb2ic4ih20oc8kh3dtbf16nhwc"}) {
+    const bench::Result r = run_halide(problem);
+    EXPECT_EQ(r.status, bench::Status::passed) << describe(r);
+    if (r.extra.value("halide_target", "").find("avx512") != std::string::npos) {  // 16 lanes
+      EXPECT_NE(r.algorithm.find("x vectorized by 16"), std::string::npos) << r.algorithm;
+    }
+  }
+}
+
 // Each autoscheduler schedules the same algorithm: it must pass, or say why it cannot.
 TEST(HalideCpu, AutoschedulersPassOrSayWhy) {
-  const std::pair<const char*, const char*> schedulers[] = {
-      {"adams2019", "auto:Adams2019"}, {"mullapudi2016", "auto:Mullapudi2016"},
-      {"li2018", "auto:Li2018"}};
+  const std::pair<const char*, const char*> schedulers[] = {{"adams2019", "auto:Adams2019"},
+                                                            {"mullapudi2016", "auto:Mullapudi2016"},
+                                                            {"li2018", "auto:Li2018"}};
   for (const auto& [option, algorithm] : schedulers)
     for (const char* layout : {"", "nhwc"}) {
       const bench::Result r = run_halide(std::string("mb2ic4ih16oc8kh3ph1") + layout, option);

@@ -84,8 +84,8 @@ assert len(rows) == len(doc["results"]), "csv rows"
 # ones that compile (oneDNN primitives, Halide JIT) report a compile time.
 by_name = {r["backend"]: r for r in doc["results"]}
 for name in ("libtorch_cpu", "onednn_cpu", "halide_cpu"):
-    r = by_name[name]
-    if r["status"] == "skipped" and r["reason"].startswith("not built"):
+    r = by_name.get(name)
+    if r is None:  # not built into this binary, so not run by default
         continue
     assert r["status"] == "passed", (name, r["status"], r["reason"])
     assert r["cpu_time_ms"]["median"] > 0 and r["total_time_ms"]["median"] > 0, name
