@@ -13,7 +13,8 @@ Tolerance dot_tolerance(DataType dt, std::int64_t k, double ref_rms) {
   const double u_out = unit_roundoff(dt == DataType::tf32 ? DataType::fp32 : dt);
   Tolerance t;
   t.rtol = c * u_out;
-  t.atol = c * ref_rms * (u_in + std::sqrt(static_cast<double>(std::max<std::int64_t>(k, 1))) * u_acc);
+  t.atol =
+      c * ref_rms * (u_in + std::sqrt(static_cast<double>(std::max<std::int64_t>(k, 1))) * u_acc);
   return t;
 }
 

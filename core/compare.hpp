@@ -22,8 +22,9 @@ struct Tolerance {
 //   atol = c * ref_rms * (u_in + sqrt(k) * u_acc)
 // u_in is the rounding of operands inside the backend (tf32 only: the harness already rounds
 // fp16/bf16 inputs, so the reference sees the very same values), u_acc the fp32 accumulation with
-// 16x headroom for reordered sums (Winograd, FFT, split-K). Rounding errors of a sum of k terms grow
-// like sqrt(k) times the terms' size (Higham's probabilistic bound); ref_rms / sqrt(k) is that size.
+// 16x headroom for reordered sums (Winograd, FFT, split-K). Rounding errors of a sum of k terms
+// grow like sqrt(k) times the terms' size (Higham's probabilistic bound); ref_rms / sqrt(k) is that
+// size.
 Tolerance dot_tolerance(DataType dt, std::int64_t k, double ref_rms);
 
 struct Mismatch {
@@ -41,7 +42,7 @@ struct Correctness {
   std::size_t non_finite = 0;  // NaN or Inf in the output
   bool mistrusted = false;     // output constant (e.g. all zeros) though the reference is not
   std::vector<Mismatch> first_mismatches;  // up to 5, in index order
-  std::string message;  // one line: why it failed, or "ok"
+  std::string message;                     // one line: why it failed, or "ok"
 };
 
 // Compares out[i] with ref[i] for i < n.

@@ -15,10 +15,14 @@ const std::vector<DataType>& all_data_types() {
 
 std::string to_string(DataType dt) {
   switch (dt) {
-    case DataType::fp32: return "fp32";
-    case DataType::tf32: return "tf32";
-    case DataType::fp16: return "fp16";
-    case DataType::bf16: return "bf16";
+    case DataType::fp32:
+      return "fp32";
+    case DataType::tf32:
+      return "tf32";
+    case DataType::fp16:
+      return "fp16";
+    case DataType::bf16:
+      return "bf16";
   }
   return "?";
 }
@@ -31,14 +35,20 @@ DataType parse_data_type(const std::string& text) {
   throw UsageError("unknown dtype '" + text + "' (allowed: fp32, tf32, fp16, bf16)");
 }
 
-int storage_bytes(DataType dt) { return dt == DataType::fp16 || dt == DataType::bf16 ? 2 : 4; }
+int storage_bytes(DataType dt) {
+  return dt == DataType::fp16 || dt == DataType::bf16 ? 2 : 4;
+}
 
 double unit_roundoff(DataType dt) {
   switch (dt) {
-    case DataType::fp32: return std::ldexp(1.0, -24);
-    case DataType::tf32: return std::ldexp(1.0, -11);
-    case DataType::fp16: return std::ldexp(1.0, -11);
-    case DataType::bf16: return std::ldexp(1.0, -8);
+    case DataType::fp32:
+      return std::ldexp(1.0, -24);
+    case DataType::tf32:
+      return std::ldexp(1.0, -11);
+    case DataType::fp16:
+      return std::ldexp(1.0, -11);
+    case DataType::bf16:
+      return std::ldexp(1.0, -8);
   }
   return 0;
 }
@@ -62,7 +72,9 @@ std::uint16_t float_to_bf16_bits(float f) {
   return static_cast<std::uint16_t>((u + rounding_bias) >> 16);
 }
 
-float bf16_bits_to_float(std::uint16_t b) { return float_of(static_cast<std::uint32_t>(b) << 16); }
+float bf16_bits_to_float(std::uint16_t b) {
+  return float_of(static_cast<std::uint32_t>(b) << 16);
+}
 
 std::uint16_t float_to_half_bits(float f) {
   const std::uint32_t u = bits_of(f);
@@ -97,9 +109,12 @@ float half_bits_to_float(std::uint16_t h) {
 
 float round_to(DataType dt, float v) {
   switch (dt) {
-    case DataType::fp16: return half_bits_to_float(float_to_half_bits(v));
-    case DataType::bf16: return bf16_bits_to_float(float_to_bf16_bits(v));
-    default: return v;
+    case DataType::fp16:
+      return half_bits_to_float(float_to_half_bits(v));
+    case DataType::bf16:
+      return bf16_bits_to_float(float_to_bf16_bits(v));
+    default:
+      return v;
   }
 }
 

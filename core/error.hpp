@@ -21,13 +21,13 @@ class Unsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-[[noreturn]] void throw_check_failure(const char* expr, const std::string& message, const char* file,
-                                      int line);
+[[noreturn]] void throw_check_failure(const char* expr, const std::string& message,
+                                      const char* file, int line);
 
 }  // namespace bench
 
 // Throws std::runtime_error naming the condition, the message, the file and the line.
-#define BENCH_CHECK(cond, message)                                         \
-  do {                                                                     \
+#define BENCH_CHECK(cond, message)                                                   \
+  do {                                                                               \
     if (!(cond)) ::bench::throw_check_failure(#cond, (message), __FILE__, __LINE__); \
   } while (0)

@@ -13,12 +13,12 @@
 namespace bench {
 
 struct MeasureConfig {
-  int warmup_iters = 3;        // runs before the first sample, not recorded
-  int min_iters = 5;           // samples needed before convergence may end the loop (2 at least)
-  int max_iters = 10000;       // hard bound on samples
-  double min_time_ms = 100;    // sampling time needed before convergence may end the loop
-  double max_time_ms = 2000;   // sampling ends past this once 2 samples exist
-  double target_cv = 0.02;     // convergence: coefficient of variation of the primary figure
+  int warmup_iters = 3;       // runs before the first sample, not recorded
+  int min_iters = 5;          // samples needed before convergence may end the loop (2 at least)
+  int max_iters = 10000;      // hard bound on samples
+  double min_time_ms = 100;   // sampling time needed before convergence may end the loop
+  double max_time_ms = 2000;  // sampling ends past this once 2 samples exist
+  double target_cv = 0.02;    // convergence: coefficient of variation of the primary figure
 };
 
 // What one sample times. run() does one operation (on a device it only enqueues); sync() waits

@@ -51,8 +51,10 @@ std::string format_ms(const std::optional<double>& ms, int digits) {
   if (!ms || !std::isfinite(*ms)) return "n/a";
   std::ostringstream os;
   // Large values in plain notation (12345.6 -> "12346"), small ones with `digits` significant.
-  if (std::fabs(*ms) >= std::pow(10.0, digits)) os << std::fixed << std::setprecision(0);
-  else os << std::setprecision(digits);
+  if (std::fabs(*ms) >= std::pow(10.0, digits))
+    os << std::fixed << std::setprecision(0);
+  else
+    os << std::setprecision(digits);
   os << *ms;
   return os.str();
 }
@@ -89,7 +91,9 @@ static std::string csv_number(double v) {
   return os.str();
 }
 
-static std::string csv_opt(const std::optional<double>& v) { return v ? csv_number(*v) : ""; }
+static std::string csv_opt(const std::optional<double>& v) {
+  return v ? csv_number(*v) : "";
+}
 
 std::string results_to_csv(const std::vector<Result>& results) {
   std::ostringstream os;
@@ -110,8 +114,8 @@ std::string results_to_csv(const std::vector<Result>& results) {
       if (*s) {
         const Summary& v = **s;
         os << ',' << csv_number(v.median) << ',' << csv_number(v.min) << ',' << csv_number(v.mean)
-           << ',' << csv_number(v.p10) << ',' << csv_number(v.p90) << ',' << csv_number(v.cv)
-           << ',' << v.samples;
+           << ',' << csv_number(v.p10) << ',' << csv_number(v.p90) << ',' << csv_number(v.cv) << ','
+           << v.samples;
       } else {
         os << ",,,,,,,";
       }
@@ -164,8 +168,8 @@ void print_result_block(std::ostream& os, const Result& r) {
   if (!r.algorithm.empty()) row("algorithm", r.algorithm);
   if (r.workspace_bytes) row("workspace", std::to_string(*r.workspace_bytes) + " bytes");
   if (r.compile_time_ms)
-    row("compile time", format_ms(r.compile_time_ms) + " ms  (first run " +
-                            format_ms(r.first_run_ms) + " ms)");
+    row("compile time",
+        format_ms(r.compile_time_ms) + " ms  (first run " + format_ms(r.first_run_ms) + " ms)");
   if (r.total_time_ms) {
     row("CPU time", summary_text(r.cpu_time_ms));
     row("CUDA time", summary_text(r.gpu_time_ms));
@@ -173,13 +177,12 @@ void print_result_block(std::ostream& os, const Result& r) {
     const auto t = r.primary_time_ms();
     if (t && *t > 0) {
       std::ostringstream rate;
-      rate << std::setprecision(4) << r.flop / (*t * 1e6) << " GFLOP/s, "
-           << r.bytes / (*t * 1e6) << " GB/s  (sampling stopped: " << r.stop_reason << ")";
+      rate << std::setprecision(4) << r.flop / (*t * 1e6) << " GFLOP/s, " << r.bytes / (*t * 1e6)
+           << " GB/s  (sampling stopped: " << r.stop_reason << ")";
       row("throughput", rate.str());
     }
   }
-  if (r.shape_ok)
-    row("shape check", *r.shape_ok ? "ok" : "WRONG");
+  if (r.shape_ok) row("shape check", *r.shape_ok ? "ok" : "WRONG");
   if (r.correctness) {
     const Correctness& c = *r.correctness;
     row("numeric check", std::string(c.passed ? "passed" : "FAILED") + ": max abs err " +
@@ -232,4 +235,3 @@ void print_comparison(std::ostream& os, const std::vector<Result>& results,
 }
 
 }  // namespace bench
-

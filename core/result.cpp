@@ -9,18 +9,23 @@ namespace bench {
 
 std::string to_string(Status s) {
   switch (s) {
-    case Status::passed: return "passed";
-    case Status::skipped: return "skipped";
-    case Status::unsupported: return "unsupported";
-    case Status::incorrect: return "incorrect";
-    case Status::failed: return "failed";
+    case Status::passed:
+      return "passed";
+    case Status::skipped:
+      return "skipped";
+    case Status::unsupported:
+      return "unsupported";
+    case Status::incorrect:
+      return "incorrect";
+    case Status::failed:
+      return "failed";
   }
   return "?";
 }
 
 Status parse_status(const std::string& text) {
-  for (Status s : {Status::passed, Status::skipped, Status::unsupported, Status::incorrect,
-                   Status::failed})
+  for (Status s :
+       {Status::passed, Status::skipped, Status::unsupported, Status::incorrect, Status::failed})
     if (to_string(s) == text) return s;
   throw UsageError("unknown status '" + text + "'");
 }
@@ -46,9 +51,9 @@ static nlohmann::ordered_json optional_number(const std::optional<double>& v) {
 }
 
 nlohmann::ordered_json to_json(const Summary& s) {
-  return {{"median", number(s.median)}, {"min", number(s.min)},     {"mean", number(s.mean)},
-          {"max", number(s.max)},       {"p10", number(s.p10)},     {"p90", number(s.p90)},
-          {"stddev", number(s.stddev)}, {"cv", number(s.cv)},       {"samples", s.samples},
+  return {{"median", number(s.median)}, {"min", number(s.min)},        {"mean", number(s.mean)},
+          {"max", number(s.max)},       {"p10", number(s.p10)},        {"p90", number(s.p90)},
+          {"stddev", number(s.stddev)}, {"cv", number(s.cv)},          {"samples", s.samples},
           {"outliers", s.outliers},     {"outlier_rule", kOutlierRule}};
 }
 

@@ -33,11 +33,11 @@ struct Result {
   std::string algorithm;  // implementation the backend ran (oneDNN impl, cuDNN algo, schedule)
   std::optional<std::int64_t> workspace_bytes;
 
-  std::optional<double> compile_time_ms;    // JIT, plan, primitive creation, algorithm search
-  std::optional<double> first_run_ms;       // first run after setup (module load, lazy init)
-  std::optional<Summary> cpu_time_ms;       // host time inside the call
-  std::optional<Summary> gpu_time_ms;       // device time; empty on a CPU backend
-  std::optional<Summary> total_time_ms;     // call to synchronized result
+  std::optional<double> compile_time_ms;      // JIT, plan, primitive creation, algorithm search
+  std::optional<double> first_run_ms;         // first run after setup (module load, lazy init)
+  std::optional<Summary> cpu_time_ms;         // host time inside the call
+  std::optional<Summary> gpu_time_ms;         // device time; empty on a CPU backend
+  std::optional<Summary> total_time_ms;       // call to synchronized result
   std::optional<Summary> thread_cpu_time_ms;  // CPU time of the calling thread per call
   std::string stop_reason;                    // why sampling ended (see MeasureConfig)
 

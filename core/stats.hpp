@@ -14,8 +14,8 @@ inline constexpr const char* kOutlierRule = "tukey_1.5iqr";
 
 struct Summary {
   double min = 0, median = 0, mean = 0, p10 = 0, p90 = 0, max = 0;
-  double stddev = 0;  // sample standard deviation (n-1); 0 for a single sample
-  double cv = 0;      // stddev / mean; 0 when mean is 0
+  double stddev = 0;         // sample standard deviation (n-1); 0 for a single sample
+  double cv = 0;             // stddev / mean; 0 when mean is 0
   std::size_t samples = 0;   // samples taken, outliers included
   std::size_t outliers = 0;  // samples rejected by kOutlierRule
 };

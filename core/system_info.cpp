@@ -15,8 +15,12 @@ namespace bench {
 extern const char* const kBuildGitCommit;
 extern const char* const kBuildVersion;
 
-std::string project_version() { return kBuildVersion; }
-std::string git_commit() { return kBuildGitCommit; }
+std::string project_version() {
+  return kBuildVersion;
+}
+std::string git_commit() {
+  return kBuildGitCommit;
+}
 
 static std::string first_line_value(const std::string& path, const std::string& key) {
   std::ifstream in(path);
