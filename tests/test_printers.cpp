@@ -15,38 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/temp_dir.hpp"
+
 namespace bench {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh, empty directory per test, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "myconv_test_printers_XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename());
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using testing::read_file;
+using testing::TempDir;
 
 // Splits CSV text into records of fields: quoted fields may hold commas, doubled quotes and
 // newlines.
