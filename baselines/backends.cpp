@@ -1,2 +1,3 @@
-// Shared by the baseline backends (kept so that the library exists even with none built).
+// No code of its own: it keeps myconv_baselines a valid library in a build where none of the
+// baseline libraries (LibTorch, oneDNN, Halide, cuDNN) was found.
 #include "baselines/backends.hpp"

@@ -80,6 +80,20 @@ using Tile64x128 = Tile<64, 128, 8, 8, 8, 4>;
 using Tile32x128 = Tile<32, 128, 8, 4, 8, 4>;
 
 // The weights' part of one k slice: rows oc0.. of the group's (OC/G x K) matrix, columns k0..
+// Four consecutive floats of a row-major matrix with `cols` columns: one 16-byte load when the
+// rows are 16-byte aligned and the row is in range, else element by element with zeros past
+// the edges (a row out of range reads as zeros too).
+__device__ __forceinline__ float4 load_row_float4(const float* p, bool row_ok, int col, int cols,
+                                                  bool vector_ok) {
+  if (vector_ok && row_ok && col < cols) return *reinterpret_cast<const float4*>(p);
+  float4 v;
+  v.x = row_ok && col + 0 < cols ? p[0] : 0.0f;
+  v.y = row_ok && col + 1 < cols ? p[1] : 0.0f;
+  v.z = row_ok && col + 2 < cols ? p[2] : 0.0f;
+  v.w = row_ok && col + 3 < cols ? p[3] : 0.0f;
+  return v;
+}
+
 template <class T>
 struct WeightSlice {
   float4 v[T::kAPerThread];
@@ -92,16 +106,7 @@ struct WeightSlice {
       const int id = tid + j * T::kThreads;
       const int oc = oc0 + id / (T::BK / 4), k = k0 + (id % (T::BK / 4)) * 4;
       if (T::kAGroups % T::kThreads != 0 && id >= T::kAGroups) break;
-      const float* p = wei + std::int64_t(oc) * g.k + k;
-      if (vector_ok && oc < g.ocg && k < g.k) {
-        v[j] = *reinterpret_cast<const float4*>(p);
-      } else {
-        const bool row_ok = oc < g.ocg;
-        v[j].x = row_ok && k + 0 < g.k ? p[0] : 0.0f;
-        v[j].y = row_ok && k + 1 < g.k ? p[1] : 0.0f;
-        v[j].z = row_ok && k + 2 < g.k ? p[2] : 0.0f;
-        v[j].w = row_ok && k + 3 < g.k ? p[3] : 0.0f;
-      }
+      v[j] = load_row_float4(wei + std::int64_t(oc) * g.k + k, oc < g.ocg, k, g.k, vector_ok);
     }
   }
   // Stored transposed, As[k][oc], so that the multiply reads float4 along oc.
@@ -308,16 +313,7 @@ struct ColumnBufferLoader {
     for (int j = 0; j < kPerThread; ++j) {
       const int id = tid + j * T::kThreads;
       const int k = k0 + id / (T::BN / 4), m = m0 + (id % (T::BN / 4)) * 4;
-      const float* p = col + std::int64_t(k) * g.m + m;
-      if (vector_ok && k < g.k && m < g.m) {
-        v[j] = *reinterpret_cast<const float4*>(p);
-      } else {
-        const bool row_ok = k < g.k;
-        v[j].x = row_ok && m + 0 < g.m ? p[0] : 0.0f;
-        v[j].y = row_ok && m + 1 < g.m ? p[1] : 0.0f;
-        v[j].z = row_ok && m + 2 < g.m ? p[2] : 0.0f;
-        v[j].w = row_ok && m + 3 < g.m ? p[3] : 0.0f;
-      }
+      v[j] = load_row_float4(col + std::int64_t(k) * g.m + m, k < g.k, m, g.m, vector_ok);
     }
   }
   __device__ __forceinline__ void store(float (*Bs)[T::BN + T::kPad], int tid) const {
