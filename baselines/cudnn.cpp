@@ -271,6 +271,7 @@ class CudnnInstance final : public Instance {
     return std::int64_t(workspace_.bytes());
   }
   bench::DeviceTimer* device_timer() override { return &timer_; }
+  void* cuda_stream() override { return stream_.get(); }
 
   nlohmann::ordered_json extra() const override {
     nlohmann::ordered_json j = {{"cudnn_algo_selection", selection_.text()},

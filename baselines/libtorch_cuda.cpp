@@ -27,6 +27,7 @@
 
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <ATen/native/ConvUtils.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -87,6 +88,24 @@ std::string cudnn_version_text(long v) {
   const long minor = v >= 90000 ? (v / 100) % 100 : (v / 100) % 10;
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
 }
+
+// A captured batch of conv2d calls, replayed on the backend's stream.
+struct TorchGraphReplay final : bench::Replay {
+  TorchGraphReplay(c10::cuda::CUDAStream stream, int calls, at::Tensor* dst)
+      : stream(stream), n(calls), dst(dst) {}
+  void launch() override {
+    const c10::cuda::CUDAStreamGuard guard(stream);
+    graph.replay();
+    *dst = output;
+  }
+  int calls() const override { return n; }
+
+  c10::cuda::CUDAStream stream;
+  int n;
+  at::Tensor* dst;
+  at::cuda::CUDAGraph graph;
+  at::Tensor output;
+};
 
 class LibtorchCudaInstance final : public Instance {
  public:
@@ -163,6 +182,34 @@ class LibtorchCudaInstance final : public Instance {
 
   std::optional<std::int64_t> workspace_bytes() const override { return workspace_; }
   bench::DeviceTimer* device_timer() override { return &timer_; }
+  void* cuda_stream() override { return stream_.stream(); }
+
+  // ATen allocates each call's output from its caching allocator, which a plain stream capture
+  // does not allow: at::cuda::CUDAGraph captures into a private memory pool. The replayed graph
+  // writes the output tensors allocated during capture; launch() points dst_ at the last one.
+  std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices&, int calls,
+                                             std::string* why) override {
+    try {
+      auto replay = std::make_unique<TorchGraphReplay>(stream_, calls, &dst_);
+      {
+        const c10::cuda::CUDAStreamGuard guard(stream_);
+        replay->graph.capture_begin();
+        try {
+          for (int i = 0; i < calls; ++i) run();
+        } catch (...) {
+          replay->graph.capture_end();
+          throw;
+        }
+        replay->graph.capture_end();
+      }
+      replay->output = dst_;
+      return replay;
+    } catch (const std::exception& e) {
+      (void)cudaGetLastError();
+      if (why) *why = std::string("at::cuda::CUDAGraph capture failed: ") + e.what();
+      return nullptr;
+    }
+  }
 
   nlohmann::ordered_json extra() const override {
     const bool tf32 = p_.dtype == DataType::tf32;

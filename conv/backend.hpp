@@ -17,6 +17,7 @@
 
 #include "conv/data.hpp"
 #include "conv/problem.hpp"
+#include "core/device.hpp"
 #include "core/timer.hpp"
 
 namespace conv {
@@ -52,6 +53,17 @@ class Instance {
   virtual std::optional<std::int64_t> workspace_bytes() const { return std::nullopt; }
   // Device timer on the backend's stream, or null for a CPU backend.
   virtual bench::DeviceTimer* device_timer() { return nullptr; }
+  // The CUDA stream (a cudaStream_t) run() enqueues its work on, or null: CPU backends, and
+  // libraries that launch on a context or stream of their own.
+  virtual void* cuda_stream() { return nullptr; }
+  // A batch of `calls` runs replayed as one unit, for pure timing (--timing pure). The default
+  // captures run() on cuda_stream() into a CUDA graph; null, with the reason in *why, where the
+  // backend's work cannot be captured.
+  virtual std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices& services, int calls,
+                                                     std::string* why) {
+    return services.capture(
+        cuda_stream(), [this] { run(); }, calls, why);
+  }
   // Further facts for the result record (e.g. {"first_run_includes": "module load"}).
   virtual nlohmann::ordered_json extra() const { return nlohmann::ordered_json::object(); }
 };

@@ -1,6 +1,10 @@
 #include "conv/bench.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <functional>
 #include <new>
+#include <optional>
 
 #include "core/error.hpp"
 
@@ -22,13 +26,15 @@ bench::Result make_result(const std::string& backend, const std::string& device,
   return r;
 }
 
-// Runs once from a poisoned output and checks the result; fills r.correctness and r.shape_ok.
-static bool check_once(Instance& inst, const Problem& p, const HostData& data, bench::Result& r,
-                       std::vector<float>& out, double* run_ms) {
+// Runs `run` once from a poisoned output and checks the result; fills r.correctness and
+// r.shape_ok.
+static bool check_once(Instance& inst, const std::function<void()>& run, const Problem& p,
+                       const HostData& data, bench::Result& r, std::vector<float>& out,
+                       double* run_ms) {
   inst.poison_output();
   inst.sync();
   bench::WallTimer t;
-  inst.run();
+  run();
   inst.sync();
   if (run_ms) *run_ms = t.elapsed().count();
   out.assign(static_cast<std::size_t>(p.dst_elements()), 0.0f);
@@ -38,6 +44,19 @@ static bool check_once(Instance& inst, const Problem& p, const HostData& data, b
   r.correctness = bench::compare(out.data(), data.ref.data(), out.size(),
                                  bench::dot_tolerance(p.dtype, p.reduction_length(), data.ref_rms));
   return *r.shape_ok && r.correctness->passed;
+}
+
+// Calls per sample in pure mode: enough for about 2 ms of work per sample, from the fastest of
+// three synchronized calls, between 1 and 1000.
+static int pure_runs_for(Instance& inst) {
+  double fastest = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    bench::WallTimer t;
+    inst.run();
+    inst.sync();
+    fastest = std::min(fastest, t.elapsed().count());
+  }
+  return static_cast<int>(std::clamp(std::ceil(2.0 / std::max(fastest, 1e-6)), 1.0, 1000.0));
 }
 
 static std::string dims_text(const std::vector<std::int64_t>& d) {
@@ -75,8 +94,9 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
     r.algorithm = inst->algorithm();
     r.workspace_bytes = inst->workspace_bytes();
 
+    const std::function<void()> single = [&] { inst->run(); };
     double first_ms = 0;
-    const bool ok = check_once(*inst, p, data, r, out.output, &first_ms);
+    const bool ok = check_once(*inst, single, p, data, r, out.output, &first_ms);
     r.first_run_ms = first_ms;
     r.extra = inst->extra();
     if (!ok) {
@@ -88,20 +108,76 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
     }
 
     bench::Workload w;
-    w.run = [&] { inst->run(); };
+    w.run = single;
     w.sync = [&] { inst->sync(); };
     w.device_timer = inst->device_timer();
+    const bool on_device = device == "cuda";
+    bench::DeviceServices* dev = on_device ? options.device_services : nullptr;
+
+    std::optional<bench::HostCacheFlusher> host_flush;
+    if (options.cold_cache) {
+      if (on_device) {
+        if (!dev) throw std::runtime_error("--cold-cache: no device services to flush the L2");
+        w.before_sample = [dev] { dev->flush_cache(); };
+        r.extra["cache_flush_bytes"] = dev->cache_flush_bytes();
+      } else {
+        host_flush.emplace();
+        w.before_sample = [&] { host_flush->flush(); };
+        r.extra["cache_flush_bytes"] = host_flush->bytes();
+      }
+      r.cold_cache = true;
+    }
+
+    std::unique_ptr<bench::Replay> replay;
+    r.timing_mode = "real";
+    if (options.timing == TimingMode::pure) {
+      // A flush before every sample only means something when a sample is one call.
+      const int runs = options.cold_cache      ? 1
+                       : options.pure_runs > 0 ? options.pure_runs
+                                               : pure_runs_for(*inst);
+      if (on_device && dev && options.use_graph) {
+        std::string why;
+        replay = inst->make_replay(*dev, runs, &why);
+        if (replay)
+          w.run = [&] { replay->launch(); };
+        else
+          r.extra["graph_not_used"] = why;
+      }
+      if (!replay)
+        w.run = [&inst, runs] {
+          for (int i = 0; i < runs; ++i) inst->run();
+        };
+      r.timing_mode = replay ? "pure:graph" : "pure:back-to-back";
+      w.runs_per_call = runs;
+    }
+    r.runs_per_sample = w.runs_per_call;
+
+    // Clocks right after the warm-up (the device is busy, not idling after the reference
+    // computation) and right after the last sample.
+    std::optional<bench::ClockSample> clocks_before;
+    std::string clocks_why;
+    if (dev) w.after_warmup = [&] { clocks_before = dev->clocks(&clocks_why); };
     const bench::Measurement m = bench::measure(options.measure, w);
+    if (dev) {
+      const std::optional<bench::ClockSample> clocks_after = dev->clocks(&clocks_why);
+      if (clocks_before && clocks_after) {
+        r.clocks = bench::clocks_json(*clocks_before, *clocks_after);
+        r.throttled = bench::is_throttled(*clocks_before, *clocks_after);
+      } else {
+        r.extra["clocks_not_read"] = clocks_why;
+      }
+    }
     r.cpu_time_ms = m.host;
     r.total_time_ms = m.total;
     r.thread_cpu_time_ms = m.thread_cpu;
     if (m.has_device) r.gpu_time_ms = m.device;
     r.stop_reason = m.stop_reason;
 
-    // A second check after the timed runs catches outputs that go wrong only when repeated.
+    // A second check after the timed runs, of what was timed (the loop or the replayed graph),
+    // catches outputs that go wrong only when repeated or only in that form.
     std::vector<float> again;
     bench::Result recheck = r;
-    if (!check_once(*inst, p, data, recheck, again, nullptr)) {
+    if (!check_once(*inst, w.run, p, data, recheck, again, nullptr)) {
       r.status = bench::Status::incorrect;
       r.correctness = recheck.correctness;
       r.reason = "output wrong after the timed runs: " + recheck.correctness->message;

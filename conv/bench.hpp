@@ -13,8 +13,21 @@
 
 namespace conv {
 
+// real: every call synchronized, launch and synchronization overhead included (what a caller
+// that needs the result at once sees). pure: calls back to back, runs_per_sample of them between
+// one timer pair, or a CUDA graph of them replayed where the backend allows capture (device
+// throughput, launch gaps hidden). Both modes treat every backend alike.
+enum class TimingMode { real, pure };
+
 struct CaseOptions {
   bench::MeasureConfig measure;
+  TimingMode timing = TimingMode::real;
+  bool use_graph = true;    // pure mode: replay a captured graph where the backend allows it
+  int pure_runs = 0;        // pure mode: calls per sample; 0 = enough for about 2 ms per sample
+  bool cold_cache = false;  // flush the device's L2 (or the CPU caches) before every sample
+  // Cache flush, clocks and graph capture of the GPU; null where there is none (then GPU
+  // backends run without clock records, and --cold-cache fails their cases).
+  bench::DeviceServices* device_services = nullptr;
   // Command line that reproduces the case, minus the problem and backend (e.g. "myconv --seed 7").
   std::string command_prefix = "myconv";
 };

@@ -8,10 +8,13 @@ namespace bench {
 
 Samples sample(const MeasureConfig& config, const Workload& workload, double* elapsed_ms) {
   BENCH_CHECK(config.max_iters >= 1, "max_iters must be at least 1");
+  BENCH_CHECK(workload.runs_per_call >= 1, "runs_per_call must be at least 1");
+  const double per_call = 1.0 / workload.runs_per_call;
   for (int i = 0; i < config.warmup_iters; ++i) {
     workload.run();
     workload.sync();
   }
+  if (workload.after_warmup) workload.after_warmup();
 
   Samples s;
   WallTimer phase;
@@ -24,6 +27,7 @@ Samples sample(const MeasureConfig& config, const Workload& workload, double* el
   // One sample has no spread (its cv is 0 by definition) and proves nothing: at least two.
   int next_convergence_check = std::max(config.min_iters, 2);
   for (;;) {
+    if (workload.before_sample) workload.before_sample();
     cpu.start();
     wall.start();
     if (has_device) workload.device_timer->start();
@@ -33,10 +37,10 @@ Samples sample(const MeasureConfig& config, const Workload& workload, double* el
     workload.sync();
     const Millis total = wall.elapsed();
     const Millis thread_cpu = cpu.elapsed();
-    s.host_ms.push_back(host.count());
-    s.total_ms.push_back(total.count());
-    s.thread_cpu_ms.push_back(thread_cpu.count());
-    if (has_device) s.device_ms.push_back(workload.device_timer->elapsed().count());
+    s.host_ms.push_back(host.count() * per_call);
+    s.total_ms.push_back(total.count() * per_call);
+    s.thread_cpu_ms.push_back(thread_cpu.count() * per_call);
+    if (has_device) s.device_ms.push_back(workload.device_timer->elapsed().count() * per_call);
 
     const double elapsed = phase.elapsed().count();
     const auto n = static_cast<int>(s.total_ms.size());

@@ -21,15 +21,21 @@ struct MeasureConfig {
   double target_cv = 0.02;    // convergence: coefficient of variation of the primary figure
 };
 
-// What one sample times. run() does one operation (on a device it only enqueues); sync() waits
-// until that operation is complete. device_timer, when set, brackets run() on the device.
+// What one sample times. run() does one call (on a device it only enqueues); sync() waits until
+// that call's work is complete. device_timer, when set, brackets run() on the device.
+// runs_per_call > 1: one run() issues that many operations back to back (a loop, or a replayed
+// graph); every figure of the sample is divided by it, so results stay per operation.
+// before_sample, when set, runs before each sample outside the timed region (e.g. a cache flush).
 struct Workload {
   std::function<void()> run;
   std::function<void()> sync = [] {};
   DeviceTimer* device_timer = nullptr;
+  int runs_per_call = 1;
+  std::function<void()> before_sample;
+  std::function<void()> after_warmup;  // once, after the warm-up runs (e.g. read clocks)
 };
 
-// Raw samples of one measurement, in milliseconds:
+// Raw samples of one measurement, in milliseconds per operation:
 //  host_ms   wall time inside run() (for device work: the host's launch cost)
 //  total_ms  wall time from the call of run() to the end of sync()
 //  thread_cpu_ms  CPU time the calling thread spent over run() + sync()

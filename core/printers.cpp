@@ -103,7 +103,8 @@ std::string results_to_csv(const std::vector<Result>& results) {
   for (const char* f : figures)
     os << ',' << f << "_median," << f << "_min," << f << "_mean," << f << "_p10," << f << "_p90,"
        << f << "_cv," << f << "_samples";
-  os << ",correct,max_abs_err,rel_l2_err,atol,rtol,mismatches,flop,bytes,gflop_per_s,command\n";
+  os << ",correct,max_abs_err,rel_l2_err,atol,rtol,mismatches,flop,bytes,gflop_per_s,timing_mode,"
+        "runs_per_sample,cold_cache,throttled,sm_mhz_before,sm_mhz_after,command\n";
   for (const auto& r : results) {
     os << csv_field(r.suite) << ',' << csv_field(r.backend) << ',' << r.device << ','
        << csv_field(r.problem) << ',' << csv_field(r.name) << ',' << r.dtype << ','
@@ -130,8 +131,12 @@ std::string results_to_csv(const std::vector<Result>& results) {
     }
     const auto t = r.primary_time_ms();
     os << ',' << csv_number(r.flop) << ',' << csv_number(r.bytes) << ','
-       << (t && *t > 0 ? csv_number(r.flop / (*t * 1e6)) : "") << ',' << csv_field(r.command)
-       << '\n';
+       << (t && *t > 0 ? csv_number(r.flop / (*t * 1e6)) : "") << ',' << r.timing_mode << ','
+       << r.runs_per_sample << ',' << (r.cold_cache ? "true" : "false") << ','
+       << (r.throttled ? (*r.throttled ? "true" : "false") : "") << ','
+       << (r.clocks.is_object() ? csv_number(r.clocks.value("sm_mhz_before", 0.0)) : "") << ','
+       << (r.clocks.is_object() ? csv_number(r.clocks.value("sm_mhz_after", 0.0)) : "") << ','
+       << csv_field(r.command) << '\n';
   }
   return os.str();
 }
@@ -181,6 +186,20 @@ void print_result_block(std::ostream& os, const Result& r) {
            << " GB/s  (sampling stopped: " << r.stop_reason << ")";
       row("throughput", rate.str());
     }
+    std::string timing = r.timing_mode;
+    if (r.runs_per_sample > 1)
+      timing += ", " + std::to_string(r.runs_per_sample) + " runs per sample";
+    if (r.cold_cache) timing += ", caches flushed before each sample";
+    row("timing", timing);
+  }
+  if (r.clocks.is_object()) {
+    std::ostringstream c;
+    c << "SM " << r.clocks.value("sm_mhz_before", 0.0) << " -> "
+      << r.clocks.value("sm_mhz_after", 0.0) << " MHz (max " << r.clocks.value("sm_max_mhz", 0.0)
+      << "), memory " << r.clocks.value("mem_mhz_before", 0.0) << " -> "
+      << r.clocks.value("mem_mhz_after", 0.0) << " MHz"
+      << (r.throttled.value_or(false) ? "  THROTTLED" : "");
+    row("clocks", c.str());
   }
   if (r.shape_ok) row("shape check", *r.shape_ok ? "ok" : "WRONG");
   if (r.correctness) {

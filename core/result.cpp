@@ -19,13 +19,15 @@ std::string to_string(Status s) {
       return "incorrect";
     case Status::failed:
       return "failed";
+    case Status::timeout:
+      return "timeout";
   }
   return "?";
 }
 
 Status parse_status(const std::string& text) {
-  for (Status s :
-       {Status::passed, Status::skipped, Status::unsupported, Status::incorrect, Status::failed})
+  for (Status s : {Status::passed, Status::skipped, Status::unsupported, Status::incorrect,
+                   Status::failed, Status::timeout})
     if (to_string(s) == text) return s;
   throw UsageError("unknown status '" + text + "'");
 }
@@ -93,6 +95,11 @@ nlohmann::ordered_json to_json(const Result& r) {
   j["total_time_ms"] = optional_json(r.total_time_ms);
   j["thread_cpu_time_ms"] = optional_json(r.thread_cpu_time_ms);
   j["stop_reason"] = r.stop_reason;
+  j["timing_mode"] = r.timing_mode;
+  j["runs_per_sample"] = r.runs_per_sample;
+  j["cold_cache"] = r.cold_cache;
+  j["clocks"] = r.clocks;
+  j["throttled"] = r.throttled ? nlohmann::ordered_json(*r.throttled) : nullptr;
   j["correctness"] = optional_json(r.correctness);
   if (j["correctness"].is_object())
     j["correctness"]["shape_ok"] = r.shape_ok ? nlohmann::ordered_json(*r.shape_ok) : nullptr;

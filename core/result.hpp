@@ -15,8 +15,9 @@ namespace bench {
 
 // passed: ran and matched the reference. skipped: not attempted (reason says why, e.g. no GPU).
 // unsupported: the backend cannot run this case (reason). incorrect: ran, output wrong.
-// failed: threw or crashed while running (reason holds the error).
-enum class Status { passed, skipped, unsupported, incorrect, failed };
+// failed: threw or crashed while running (reason holds the error). timeout: did not finish within
+// the runner's per-case time limit (written by scripts/run_all_experiments.sh).
+enum class Status { passed, skipped, unsupported, incorrect, failed, timeout };
 
 std::string to_string(Status s);
 Status parse_status(const std::string& text);
@@ -40,6 +41,14 @@ struct Result {
   std::optional<Summary> total_time_ms;       // call to synchronized result
   std::optional<Summary> thread_cpu_time_ms;  // CPU time of the calling thread per call
   std::string stop_reason;                    // why sampling ended (see MeasureConfig)
+  // How samples were taken: "real" (each call synchronized), "pure:back-to-back" (runs_per_sample
+  // calls between one timer pair) or "pure:graph" (a captured graph of runs_per_sample calls).
+  std::string timing_mode;
+  int runs_per_sample = 1;
+  bool cold_cache = false;  // caches flushed before every sample
+  // Device clocks before and after sampling (core/device.hpp clocks_json), null when not read.
+  nlohmann::ordered_json clocks = nullptr;
+  std::optional<bool> throttled;  // SM clock below kThrottledFraction of its maximum
 
   std::optional<Correctness> correctness;
   std::optional<bool> shape_ok;  // output shape the backend produced equals the expected one

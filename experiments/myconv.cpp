@@ -20,6 +20,7 @@
 #include "core/system_info.hpp"
 #if MYCONV_HAVE_CUDA
 #include "core/cuda/cuda_info.hpp"
+#include "core/cuda/cuda_services.hpp"
 #endif
 
 namespace {
@@ -32,9 +33,13 @@ struct Options {
   std::vector<std::string> backends;
   conv::BackendOptions backend_options;
   bench::MeasureConfig measure;
+  std::string timing = "real";
+  bool no_graph = false, cold_cache = false;
+  int pure_runs = 0;
   std::uint64_t seed = 1;
   std::string json_path, csv_path, save_tensors_dir;
   bool list_backends = false, strict = false;
+  bool list_cases = false;  // print the cases as JSON lines instead of running them
 };
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
@@ -91,7 +96,8 @@ int run(const Options& o, const std::string& command_prefix) {
   const double available = static_cast<double>(bench::available_host_memory_bytes());
   for (const auto& p : problems) {
     const double need = conv::host_bytes_needed(p);
-    if (available > 0 && need > available) {
+    // Listing runs nothing; a runner records the problem that does not fit when it runs it.
+    if (!o.list_cases && available > 0 && need > available) {
       std::ostringstream msg;
       msg << "problem " << p.str() << " needs about " << need / (1 << 30) << " GiB of host memory; "
           << available / (1 << 30) << " GiB are available";
@@ -118,6 +124,30 @@ int run(const Options& o, const std::string& command_prefix) {
   conv::CaseOptions case_options;
   case_options.measure = o.measure;
   case_options.command_prefix = command_prefix;
+  case_options.timing = o.timing == "pure" ? conv::TimingMode::pure : conv::TimingMode::real;
+  case_options.use_graph = !o.no_graph;
+  case_options.pure_runs = o.pure_runs;
+  case_options.cold_cache = o.cold_cache;
+  std::unique_ptr<bench::DeviceServices> device_services;
+#if MYCONV_HAVE_CUDA
+  const bool any_gpu_backend = std::any_of(selected.begin(), selected.end(), [](const auto* e) {
+    return e->backend && e->device == "cuda";
+  });
+  if (any_gpu_backend && bench::cuda_device_available().ok) {
+    device_services = bench::make_cuda_services();
+    case_options.device_services = device_services.get();
+  }
+#endif
+
+  // --list-cases: one line per (problem, backend) case this command would run, the identity
+  // of its result record as JSON (status skipped until run), for runners that track cases.
+  if (o.list_cases) {
+    for (const auto& p : problems)
+      for (const auto* e : selected)
+        std::cout << bench::to_json(conv::make_result(e->name, e->device, p, case_options)).dump()
+                  << "\n";
+    return 0;
+  }
 
   std::cout << "myconv " << bench::project_version() << " (" << bench::git_commit() << ") on "
             << set.system["host"].get<std::string>() << ", "
@@ -143,6 +173,9 @@ int run(const Options& o, const std::string& command_prefix) {
             c.output.data(), p.dst_shape());
       bench::print_result_block(std::cout, c.result);
       set.results.push_back(std::move(c.result));
+      // Rewritten (atomically) after every case, so that a crash or a kill keeps the finished ones.
+      if (!o.json_path.empty()) bench::write_json(o.json_path, set);
+      if (!o.csv_path.empty()) bench::write_csv(o.csv_path, set.results);
     }
   }
 
@@ -219,6 +252,18 @@ int main(int argc, char** argv) {
   app.add_flag("--torch-cudnn-benchmark", o.backend_options.torch_cudnn_benchmark,
                "libtorch_cuda: cudnn.benchmark on (the first call of a shape searches every "
                "plan, timed as compile time)");
+  app.add_option(
+         "--timing", o.timing,
+         "real: every call synchronized, overheads included; pure: calls back to back "
+         "between one timer pair, or a replayed CUDA graph where the backend allows capture")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"real", "pure"}));
+  app.add_flag("--no-graph", o.no_graph, "--timing pure: loop calls instead of replaying a graph");
+  app.add_option("--pure-runs", o.pure_runs,
+                 "--timing pure: calls per sample (default: enough for about 2 ms)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--cold-cache", o.cold_cache,
+               "Flush the GPU's L2 (twice its size written) or the CPU caches before every sample");
   app.add_option("--warmup", o.measure.warmup_iters, "Warm-up runs before sampling")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -244,6 +289,9 @@ int main(int argc, char** argv) {
   app.add_option("--save-tensors", o.save_tensors_dir,
                  "Write input, weights, reference and each backend's output as .npy under DIR");
   app.add_flag("--list-backends", o.list_backends, "List the backends and exit");
+  app.add_flag("--list-cases", o.list_cases,
+               "Print the (problem, backend) cases that would run, one JSON record per line, "
+               "and exit");
   app.add_flag("--strict", o.strict, "Exit 1 when any case is incorrect or failed");
 
   try {
@@ -280,6 +328,10 @@ int main(int argc, char** argv) {
     if (o.backend_options.cudnn_algo != "heuristic")
       prefix += " --cudnn-algo " + o.backend_options.cudnn_algo;
     if (o.backend_options.torch_cudnn_benchmark) prefix += " --torch-cudnn-benchmark";
+    if (o.timing != "real") prefix += " --timing " + o.timing;
+    if (o.no_graph) prefix += " --no-graph";
+    if (o.pure_runs > 0) prefix += " --pure-runs " + std::to_string(o.pure_runs);
+    if (o.cold_cache) prefix += " --cold-cache";
     return run(o, prefix);
   } catch (const UsageError& e) {
     std::cerr << "myconv: error: " << e.what() << "\n";

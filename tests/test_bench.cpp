@@ -166,5 +166,167 @@ TEST_F(RunCase, OutputThatBreaksDuringTimingIsIncorrect) {
   EXPECT_NE(r.reason.find("after the timed runs"), std::string::npos);
 }
 
+// Device services that record what the runner asks of them.
+class FakeServices final : public bench::DeviceServices {
+ public:
+  void flush_cache() override { ++flushes; }
+  std::size_t cache_flush_bytes() const override { return 1234; }
+  std::optional<bench::ClockSample> clocks(std::string* why) override {
+    if (sm_mhz.empty()) {
+      *why = "no clocks here";
+      return std::nullopt;
+    }
+    bench::ClockSample c;
+    c.sm_mhz = sm_mhz[std::min(clock_reads++, sm_mhz.size() - 1)];
+    c.sm_max_mhz = 2000;
+    c.mem_mhz = c.mem_max_mhz = 3200;
+    return c;
+  }
+  std::unique_ptr<bench::Replay> capture(void*, const std::function<void()>& body, int calls,
+                                         std::string* why) override {
+    if (!capturable) {
+      *why = "work escapes the stream";
+      return nullptr;
+    }
+    struct FakeReplay final : bench::Replay {
+      std::function<void()> body;
+      int n = 0;
+      int* launches = nullptr;
+      void launch() override {
+        ++*launches;
+        for (int i = 0; i < n; ++i) body();
+      }
+      int calls() const override { return n; }
+    };
+    auto r = std::make_unique<FakeReplay>();
+    r->body = body;
+    r->n = calls;
+    r->launches = &launches;
+    return r;
+  }
+  bool capturable = true;
+  std::vector<double> sm_mhz = {1980, 1980};
+  std::size_t clock_reads = 0;
+  int flushes = 0, launches = 0;
+};
+
+class RunDeviceCase : public RunCase {
+ protected:
+  bench::Result run_on_device(const Backend* b) {
+    options_.device_services = &services_;
+    return run_case(b, "fake", "cuda", "", p_, data_, options_).result;
+  }
+  FakeServices services_;
+};
+
+TEST_F(RunCase, RealTimingIsTheDefaultWithOneRunPerSample) {
+  FakeBackend b(Behaviour::correct);
+  const bench::Result r = run(&b);
+  EXPECT_EQ(r.timing_mode, "real");
+  EXPECT_EQ(r.runs_per_sample, 1);
+  EXPECT_FALSE(r.cold_cache);
+  EXPECT_TRUE(r.clocks.is_null());  // a CPU case reads no device clocks
+}
+
+TEST_F(RunCase, PureTimingOnTheCpuLoopsBackToBack) {
+  options_.timing = TimingMode::pure;
+  options_.pure_runs = 7;
+  FakeBackend b(Behaviour::correct);
+  const bench::Result r = run(&b);
+  EXPECT_EQ(r.status, bench::Status::passed) << r.reason;
+  EXPECT_EQ(r.timing_mode, "pure:back-to-back");
+  EXPECT_EQ(r.runs_per_sample, 7);
+}
+
+TEST_F(RunCase, PureTimingChoosesRunsPerSampleWhenNotGiven) {
+  options_.timing = TimingMode::pure;
+  FakeBackend b(Behaviour::correct);
+  const bench::Result r = run(&b);
+  EXPECT_GE(r.runs_per_sample, 1);
+  EXPECT_LE(r.runs_per_sample, 1000);
+}
+
+TEST_F(RunCase, ColdCacheOnTheCpuFlushesHostCaches) {
+  options_.cold_cache = true;
+  FakeBackend b(Behaviour::correct);
+  const bench::Result r = run(&b);
+  EXPECT_EQ(r.status, bench::Status::passed) << r.reason;
+  EXPECT_TRUE(r.cold_cache);
+  EXPECT_GT(r.extra.value("cache_flush_bytes", 0), 0);
+}
+
+TEST_F(RunDeviceCase, PureTimingReplaysACapturedGraph) {
+  options_.timing = TimingMode::pure;
+  options_.pure_runs = 4;
+  FakeBackend b(Behaviour::correct);
+  const bench::Result r = run_on_device(&b);
+  EXPECT_EQ(r.status, bench::Status::passed) << r.reason;
+  EXPECT_EQ(r.timing_mode, "pure:graph");
+  EXPECT_EQ(r.runs_per_sample, 4);
+  // warm-up + samples + the check after timing all replay the graph
+  EXPECT_GE(services_.launches, options_.measure.warmup_iters + 2);
+}
+
+TEST_F(RunDeviceCase, PureTimingFallsBackToALoopAndSaysWhy) {
+  options_.timing = TimingMode::pure;
+  options_.pure_runs = 3;
+  services_.capturable = false;
+  FakeBackend b(Behaviour::correct);
+  const bench::Result r = run_on_device(&b);
+  EXPECT_EQ(r.timing_mode, "pure:back-to-back");
+  EXPECT_EQ(r.extra.value("graph_not_used", ""), "work escapes the stream");
+}
+
+TEST_F(RunDeviceCase, ReplayThatBreaksTheOutputIsIncorrect) {
+  options_.timing = TimingMode::pure;
+  options_.pure_runs = 2;
+  FakeBackend b(Behaviour::breaks_later);
+  const bench::Result r = run_on_device(&b);
+  EXPECT_EQ(r.status, bench::Status::incorrect);
+}
+
+TEST_F(RunDeviceCase, ColdCacheFlushesBeforeEverySampleAndForcesOneRun) {
+  options_.cold_cache = true;
+  options_.timing = TimingMode::pure;
+  FakeBackend b(Behaviour::correct);
+  const bench::Result r = run_on_device(&b);
+  EXPECT_EQ(r.status, bench::Status::passed) << r.reason;
+  EXPECT_TRUE(r.cold_cache);
+  EXPECT_EQ(r.runs_per_sample, 1);
+  ASSERT_TRUE(r.total_time_ms);
+  EXPECT_EQ(services_.flushes, static_cast<int>(r.total_time_ms->samples));
+  EXPECT_EQ(r.extra.value("cache_flush_bytes", 0), 1234);
+}
+
+TEST_F(RunDeviceCase, ClocksAreRecordedAndASlowClockIsThrottled) {
+  FakeBackend b(Behaviour::correct);
+  bench::Result r = run_on_device(&b);
+  ASSERT_TRUE(r.clocks.is_object());
+  EXPECT_EQ(r.clocks["sm_mhz_before"], 1980.0);
+  EXPECT_EQ(r.throttled, false);
+  services_.sm_mhz = {1980, 1400};  // 70% of 2000 after sampling
+  services_.clock_reads = 0;
+  r = run_on_device(&b);
+  EXPECT_EQ(r.throttled, true);
+  EXPECT_EQ(r.clocks["sm_mhz_after"], 1400.0);
+}
+
+TEST_F(RunDeviceCase, MissingClocksSayWhy) {
+  services_.sm_mhz.clear();
+  FakeBackend b(Behaviour::correct);
+  const bench::Result r = run_on_device(&b);
+  EXPECT_TRUE(r.clocks.is_null());
+  EXPECT_FALSE(r.throttled);
+  EXPECT_EQ(r.extra.value("clocks_not_read", ""), "no clocks here");
+}
+
+TEST_F(RunDeviceCase, ColdCacheWithoutDeviceServicesFails) {
+  options_.cold_cache = true;
+  FakeBackend b(Behaviour::correct);
+  const bench::Result r = run_case(&b, "fake", "cuda", "", p_, data_, options_).result;
+  EXPECT_EQ(r.status, bench::Status::failed);
+  EXPECT_NE(r.reason.find("--cold-cache"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace conv

@@ -360,5 +360,49 @@ TEST(Measure, ElapsedExcludesWarmup) {
   EXPECT_LT(m.elapsed_ms, 60);  // the 90 ms of warm-up are not in the sampling phase
 }
 
+TEST(Sample, RunsPerCallDividesEveryFigure) {
+  MeasureConfig c = unbounded();
+  c.max_iters = 4;
+  FakeDeviceTimer timer({10.0});
+  Workload w;
+  w.run = [] { std::this_thread::sleep_for(milliseconds(2)); };
+  w.device_timer = &timer;
+  w.runs_per_call = 5;
+  const Samples s = sample(c, w);
+  ASSERT_EQ(s.device_ms.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_DOUBLE_EQ(s.device_ms[i], 2.0);  // 10 ms for 5 calls
+    EXPECT_GE(s.host_ms[i], 2.0 / 5);
+    EXPECT_LT(s.host_ms[i], 2.0);  // a 2 ms sleep over 5 calls, not per call
+  }
+}
+
+TEST(Sample, RejectsRunsPerCallBelowOne) {
+  MeasureConfig c = unbounded();
+  Workload w;
+  w.run = [] {};
+  w.runs_per_call = 0;
+  EXPECT_THROW(sample(c, w), std::runtime_error);
+}
+
+TEST(Sample, BeforeSampleRunsUntimedBeforeEverySampleAndAfterWarmupOnce) {
+  MeasureConfig c = unbounded();
+  c.warmup_iters = 2;
+  c.max_iters = 3;
+  std::vector<std::string> log;
+  Workload w;
+  w.run = [&] { log.push_back("run"); };
+  w.before_sample = [&] {
+    log.push_back("flush");
+    std::this_thread::sleep_for(milliseconds(20));
+  };
+  w.after_warmup = [&] { log.push_back("warm"); };
+  const Samples s = sample(c, w);
+  const std::vector<std::string> expected = {"run",   "run", "warm",  "flush", "run",
+                                             "flush", "run", "flush", "run"};
+  EXPECT_EQ(log, expected);
+  for (double t : s.total_ms) EXPECT_LT(t, 20.0) << "the flush was timed";
+}
+
 }  // namespace
 }  // namespace bench

@@ -122,6 +122,7 @@ Result full_cpu_result() {
   r.total_time_ms = summary_with_median(2.0);
   r.thread_cpu_time_ms = summary_with_median(1.75);
   r.stop_reason = "converged";
+  r.timing_mode = "real";
   Correctness c;
   c.passed = true;
   c.max_abs_err = 1e-6;
@@ -191,7 +192,7 @@ TEST(ResultsToCsv, HeaderAndOneLinePerResultWithTheSameColumnCount) {
   const auto lines = lines_of(csv);
   ASSERT_EQ(lines.size(), 3u);
   const int columns = count_unquoted_commas(lines[0]) + 1;
-  EXPECT_EQ(columns, 43);
+  EXPECT_EQ(columns, 49);
   for (const auto& line : lines) EXPECT_EQ(count_unquoted_commas(line) + 1, columns) << line;
   EXPECT_NE(lines[1].find("\"slow, but fine\""), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("\"myconv --name \"\"seed\"\"\""), std::string::npos) << lines[1];
@@ -225,6 +226,10 @@ TEST(ResultsToCsv, HeaderAndOneLinePerResultWithTheSameColumnCount) {
   EXPECT_EQ(ra[col.at("flop")], "4000000");
   EXPECT_EQ(ra[col.at("gflop_per_s")], "2");  // 4e6 flop in 2 ms
   EXPECT_EQ(ra[col.at("command")], "myconv --name \"seed\"");
+  EXPECT_EQ(ra[col.at("timing_mode")], "real");
+  EXPECT_EQ(ra[col.at("runs_per_sample")], "1");
+  EXPECT_EQ(ra[col.at("cold_cache")], "false");
+  EXPECT_EQ(ra[col.at("throttled")], "");
   EXPECT_EQ(rb[col.at("status")], "skipped");
   EXPECT_EQ(rb[col.at("total_time_ms_median")], "");
   EXPECT_EQ(rb[col.at("correct")], "");

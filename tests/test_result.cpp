@@ -11,8 +11,8 @@
 namespace bench {
 namespace {
 
-const Status kAllStatuses[] = {Status::passed, Status::skipped, Status::unsupported,
-                               Status::incorrect, Status::failed};
+const Status kAllStatuses[] = {Status::passed,    Status::skipped, Status::unsupported,
+                               Status::incorrect, Status::failed,  Status::timeout};
 
 TEST(Status, ToStringAndParseRoundTrip) {
   std::set<std::string> names;
@@ -20,8 +20,8 @@ TEST(Status, ToStringAndParseRoundTrip) {
     EXPECT_EQ(parse_status(to_string(s)), s);
     names.insert(to_string(s));
   }
-  EXPECT_EQ(names,
-            (std::set<std::string>{"passed", "skipped", "unsupported", "incorrect", "failed"}));
+  EXPECT_EQ(names, (std::set<std::string>{"passed", "skipped", "unsupported", "incorrect", "failed",
+                                          "timeout"}));
 }
 
 TEST(Status, UnknownStatusThrowsUsageError) {

@@ -124,6 +124,7 @@ class Im2colGemmInstance final : public Instance {
   }
 
   bench::DeviceTimer* device_timer() override { return &timer_; }
+  void* cuda_stream() override { return stream_.get(); }
 
   nlohmann::ordered_json extra() const override {
     return {{"variant", static_cast<int>(variant_)},

@@ -33,6 +33,21 @@ static int attribute(cudaDeviceAttr attr, int device) {
   return value;
 }
 
+// Arithmetic per SM per clock (FLOP, a multiply-add counting 2) of the architectures whose
+// figures are published: FP32 on the CUDA cores; TF32, FP16 and BF16 dense on the tensor cores
+// with FP32 accumulation. 0 = not known here (no such unit, or consumer parts at half rate).
+struct PeakRates {
+  int fp32, tf32, fp16, bf16;
+};
+static PeakRates peak_rates(int major, int minor) {
+  if (major == 7 && minor == 0) return {128, 0, 1024, 0};        // V100
+  if (major == 7 && minor == 5) return {128, 0, 1024, 0};        // T4
+  if (major == 8 && minor == 0) return {128, 1024, 2048, 2048};  // A100
+  if (major == 9 && minor == 0) return {256, 2048, 4096, 4096};  // H100, H200
+  if (major == 8) return {256, 0, 0, 0};                         // GA10x, AD10x: FP32 only
+  return {0, 0, 0, 0};
+}
+
 nlohmann::ordered_json cuda_device_info(int device) {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
@@ -56,6 +71,17 @@ nlohmann::ordered_json cuda_device_info(int device) {
   j["memory_clock_mhz"] = mem_clock_khz / 1000.0;
   j["memory_bus_width_bits"] = bus_width_bits;
   j["theoretical_memory_bandwidth_gb_s"] = bandwidth_gb_s;
+  // Ceilings for rooflines: SM count x maximum SM clock x FLOP per SM per clock.
+  const PeakRates rates = peak_rates(prop.major, prop.minor);
+  const double per_rate = prop.multiProcessorCount * (sm_clock_khz * 1e3) / 1e12;
+  nlohmann::ordered_json peak = nlohmann::ordered_json::object();
+  for (auto [name, rate] : {std::pair{"fp32", rates.fp32}, std::pair{"tf32", rates.tf32},
+                            std::pair{"fp16", rates.fp16}, std::pair{"bf16", rates.bf16}})
+    if (rate > 0) peak[name] = rate * per_rate;
+  j["theoretical_peak_tflops"] = peak;
+  j["theoretical_peak_note"] =
+      "SM count x maximum SM clock x FLOP/clock/SM; tensor-core figures dense with FP32 "
+      "accumulation";
   j["ecc_enabled"] = prop.ECCEnabled != 0;
   j["pci_bus_id"] = prop.pciBusID;
   return j;
