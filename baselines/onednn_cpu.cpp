@@ -338,8 +338,10 @@ class OnednnCpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions&) {
-  return std::make_unique<OnednnCpuBackend>();
-}
-
 }  // namespace conv
+
+// The module's one entry point (see baselines/onednn_loader.cpp): a new backend, owned by the
+// caller.
+extern "C" __attribute__((visibility("default"))) conv::Backend* myconv_onednn_cpu_backend_new() {
+  return new conv::OnednnCpuBackend();
+}
