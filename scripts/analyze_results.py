@@ -1,0 +1,1035 @@
+#!/usr/bin/env python3
+"""Reads myconv result files (results/README.md, schema_version 1) and writes a Markdown report
+with plots, or compares two result files case by case.
+
+  analyze_results.py RESULTS.json [RESULTS.json ...] [--output-dir DIR]
+      writes DIR/report.md and DIR/plots/*.png (DIR defaults to the folder of the first file)
+  analyze_results.py --compare OLD.json NEW.json [--threshold 0.05] [--output FILE]
+      prints a Markdown table (faster / slower / same per case) to stdout, and to FILE
+
+Every number in the report is read from the input files or computed from them by the formula
+named beside it. Bad input (a missing file, not JSON, another schema_version, results that are
+not records) prints one line on stderr and exits 2 before anything is written; files are written
+to a temporary name and renamed, so a report is never partial.
+
+Plots need matplotlib (Debian: python3-matplotlib, which installs into /usr/bin/python3). When the
+python3 that runs this script lacks it and /usr/bin/python3 is another interpreter, the script
+runs itself again with /usr/bin/python3; when that lacks it too, the report says that no plots
+were made.
+"""
+
+import argparse
+import json
+import math
+import os
+import shlex
+import sys
+import tempfile
+import textwrap
+
+SCHEMA_VERSION = 1
+PROG = "analyze_results.py"
+
+# The reference each backend's speed-up is taken against: LibTorch on the same device.
+REFERENCE = {"cuda": "libtorch_cuda", "cpu": "libtorch_cpu"}
+# Ratio tables: these GPU backends' GPU medians over cuDNN's.
+RATIO_BASE = "cudnn"
+RATIO_BACKENDS = [("ours/cuDNN", "im2col_gemm_cuda"), ("Halide/cuDNN", "halide_cuda"),
+                  ("LibTorch/cuDNN", "libtorch_cuda")]
+ATTENTION_STATUSES = ("incorrect", "failed", "timeout")
+DTYPE_ORDER = ["fp32", "tf32", "fp16", "bf16"]
+PLOT_FILES = ["heatmap.png", "times.png", "compile_times.png", "roofline.png"]
+
+COMPARE_RULE = (
+    "A case is `slower` when new/old median > 1 + threshold AND the new p10 lies above the old "
+    "p90 (the p10-p90 intervals do not overlap); `faster` when new/old < 1/(1 + threshold) AND "
+    "the new p90 lies below the old p10; else `same`. The time compared is the GPU median when "
+    "both records have one, else the total median, with that figure's p10/p90; where a record "
+    "has no p10/p90 its interval is its median alone (marked *). Cases not timed in both files "
+    "are `same` when the status did not change, else `status changed`.")
+
+
+class InputError(Exception):
+    """Bad input: reported as one line on stderr, exit code 2."""
+
+
+# ---- reading -------------------------------------------------------------------------------
+
+def number(x):
+    """A finite JSON number as float, else None (null, strings, booleans, NaN)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def load(path):
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(f"cannot read '{path}': {e.strerror or e}")
+    except UnicodeDecodeError:
+        raise InputError(f"'{path}' is not JSON (not UTF-8 text)")
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise InputError(f"'{path}' is not JSON: {e}")
+    if not isinstance(doc, dict):
+        raise InputError(f"'{path}': the top level is not an object (not a myconv results file)")
+    version = doc.get("schema_version")
+    if isinstance(version, bool) or version != SCHEMA_VERSION:
+        raise InputError(f"'{path}': schema_version {json.dumps(version)}, this script reads "
+                         f"{SCHEMA_VERSION}")
+    results = doc.get("results")
+    if not isinstance(results, list):
+        raise InputError(f"'{path}': 'results' is not an array")
+    for i, r in enumerate(results):
+        if not isinstance(r, dict):
+            raise InputError(f"'{path}': results[{i}] is not an object")
+        for field in ("backend", "problem", "status"):
+            if not isinstance(r.get(field), str):
+                raise InputError(f"'{path}': results[{i}] has no string '{field}'")
+    system = doc.get("system")
+    return {"path": path, "system": system if isinstance(system, dict) else {},
+            "results": results}
+
+
+def stats(r, figure):
+    s = r.get(figure)
+    return s if isinstance(s, dict) else {}
+
+
+def median(r, figure):
+    return number(stats(r, figure).get("median"))
+
+
+def primary(r):
+    """(time in ms, figure) of the primary time: GPU median when present, else total median."""
+    gpu = median(r, "gpu_time_ms")
+    if gpu is not None:
+        return gpu, "gpu_time_ms"
+    total = median(r, "total_time_ms")
+    if total is not None:
+        return total, "total_time_ms"
+    return None, None
+
+
+def params(r):
+    p = r.get("params")
+    return p if isinstance(p, dict) else {}
+
+
+def dtype_of(r):
+    d = r.get("dtype") or params(r).get("dtype")
+    return d if isinstance(d, str) and d else "fp32"
+
+
+def layout_of(r):
+    lay = params(r).get("layout")
+    if isinstance(lay, str) and lay:
+        return lay
+    return "nhwc" if r["problem"].endswith("nhwc") else "nchw"
+
+
+def suite_of(r):
+    s = r.get("suite")
+    return s if isinstance(s, str) and s else "conv"
+
+
+def device_of(r):
+    d = r.get("device")
+    if isinstance(d, str) and d:
+        return d
+    return "cuda" if r["backend"].endswith("_cuda") or r["backend"] == "cudnn" else "cpu"
+
+
+def passed(r):
+    return r.get("status") == "passed"
+
+
+def correctness(r):
+    c = r.get("correctness")
+    return c if isinstance(c, dict) else {}
+
+
+def case_key(r):
+    return (suite_of(r), r["backend"], r["problem"], dtype_of(r), layout_of(r))
+
+
+def problem_key(r):
+    return (suite_of(r), r["problem"], dtype_of(r), layout_of(r))
+
+
+# ---- formatting ----------------------------------------------------------------------------
+
+def fmt(x, digits=4):
+    if x is None:
+        return "n/a"
+    if x == 0:
+        return "0"
+    return f"{x:.{digits}g}"
+
+
+def fmt_x(x):
+    return "n/a" if x is None else f"{x:.3g}x"
+
+
+def md_escape(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(headers, rows):
+    out = ["| " + " | ".join(md_escape(h) for h in headers) + " |",
+           "| " + " | ".join("---" for _ in headers) + " |"]
+    for row in rows:
+        out.append("| " + " | ".join(md_escape(c) for c in row) + " |")
+    return out
+
+
+def shorten(text, limit=120):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def command_line():
+    return shlex.join(["python3"] + sys.argv)
+
+
+# ---- writing -------------------------------------------------------------------------------
+
+def temp_beside(path):
+    """A new temporary file in path's folder: (fd, name). OSError names path, not the temp."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        return tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".",
+                                suffix=".tmp")
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, path) from None
+
+
+def write_atomic(path, data):
+    """Writes data (str or bytes) to a temporary file beside path, then renames it."""
+    fd, tmp = temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_figure(fig, path):
+    fd, tmp = temp_beside(path)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format="png", dpi=100, bbox_inches="tight")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# ---- the analysis --------------------------------------------------------------------------
+
+class Row:
+    """One result record with what the report derives from it."""
+
+    def __init__(self, r, source, multi):
+        self.r = r
+        self.source = source
+        self.backend = r["backend"]
+        self.label = f"{self.backend} #{source + 1}" if multi else self.backend
+        self.device = device_of(r)
+        self.status = r["status"]
+        self.time, self.figure = primary(r) if passed(r) else (None, None)
+        self.compile = number(r.get("compile_time_ms"))
+        self.throttled = r.get("throttled") is True
+
+
+def group_problems(inputs):
+    multi = len(inputs) > 1
+    groups = {}
+    for i, doc in enumerate(inputs):
+        for r in doc["results"]:
+            groups.setdefault(problem_key(r), []).append(Row(r, i, multi))
+    return groups
+
+
+def reference_row(rows, row):
+    """The passed LibTorch record on the row's device for the same problem (same file first)."""
+    name = REFERENCE.get(row.device)
+    candidates = [o for o in rows if o.backend == name and o.time is not None]
+    same = [o for o in candidates if o.source == row.source]
+    return (same or candidates or [None])[0]
+
+
+def comparable(a, b):
+    """Times of a and b measured the same way: both primary times when they use the same figure,
+    else both total medians."""
+    if a.figure == b.figure:
+        return a.time, b.time
+    return median(a.r, "total_time_ms"), median(b.r, "total_time_ms")
+
+
+def speedup(rows, row):
+    ref = reference_row(rows, row)
+    if ref is None or row.time is None:
+        return None
+    mine, theirs = comparable(row, ref)
+    if mine is None or theirs is None or mine <= 0:
+        return None
+    return theirs / mine
+
+
+def winner(rows, device=None):
+    best = None
+    for o in rows:
+        if o.time is None or (device and o.device != device):
+            continue
+        if best is None or o.time < best.time:
+            best = o
+    return best
+
+
+def figure_name(figure):
+    return {"gpu_time_ms": "GPU median", "total_time_ms": "total median"}.get(figure, "n/a")
+
+
+def gpu_info(system):
+    gpus = system.get("gpus")
+    if not isinstance(gpus, list) or not gpus:
+        cuda = system.get("cuda")
+        gpus = cuda.get("devices") if isinstance(cuda, dict) else None
+    if isinstance(gpus, list) and gpus and isinstance(gpus[0], dict):
+        return gpus[0]
+    return None
+
+
+def ceilings(gpu):
+    """(bandwidth GB/s, field) and {dtype: (TFLOP/s, field)} from one system.gpus entry."""
+    if not gpu:
+        return None, {}
+    bandwidth = None
+    for field in ("peak_bandwidth_gbps", "peak_bandwidth_gb_s", "theoretical_memory_bandwidth_gb_s",
+                  "memory_bandwidth_gbps"):
+        if number(gpu.get(field)) is not None:
+            bandwidth = (number(gpu[field]), field)
+            break
+    peaks = {}
+    for dt in DTYPE_ORDER:
+        for field in (f"peak_{dt}_tflops", f"peak_tflops_{dt}"):
+            if number(gpu.get(field)) is not None:
+                peaks[dt] = (number(gpu[field]), field)
+                break
+    for obj_field in ("theoretical_peak_tflops", "peak_tflops"):
+        obj = gpu.get(obj_field)
+        if isinstance(obj, dict):
+            for dt, v in obj.items():
+                if dt not in peaks and number(v) is not None:
+                    peaks[dt] = (number(v), f"{obj_field}.{dt}")
+    return bandwidth, peaks
+
+
+def achieved_tflops(row):
+    flop = number(row.r.get("flop"))
+    gpu = median(row.r, "gpu_time_ms") if row.time is not None else None
+    if flop is None or gpu is None or gpu <= 0:
+        return None
+    return flop / (gpu * 1e-3) / 1e12
+
+
+def intensity(r):
+    flop, nbytes = number(r.get("flop")), number(r.get("bytes"))
+    if flop is None or nbytes is None or nbytes <= 0:
+        return None
+    return flop / nbytes
+
+
+def roof_tflops(ai, dt, bandwidth, peaks):
+    roofs = []
+    if bandwidth and ai is not None:
+        roofs.append(bandwidth[0] * ai / 1e3)  # GB/s x FLOP/B = GFLOP/s
+    if dt in peaks:
+        roofs.append(peaks[dt][0])
+    return min(roofs) if roofs else None
+
+
+def problem_title(key, rows):
+    suite, problem, dt, lay = key
+    names = sorted({o.r.get("name") for o in rows if isinstance(o.r.get("name"), str)
+                    and o.r.get("name")})
+    label = f"{', '.join(names)}: " if names else ""
+    return f"{label}`{problem}` ({dt}, {lay}" + (f", suite {suite})" if suite != "conv" else ")")
+
+
+def cell_label(key, rows):
+    suite, problem, dt, lay = key
+    names = [o.r.get("name") for o in rows if isinstance(o.r.get("name"), str) and o.r.get("name")]
+    base = names[0] if names else problem
+    return f"{base} {dt}" + (f" {lay}" if lay != "nchw" else "")
+
+
+# ---- the report ----------------------------------------------------------------------------
+
+def system_section(doc):
+    s = doc["system"]
+    out = [f"### `{doc['path']}`", ""]
+    fields = [("host", "host"), ("run started (UTC)", "utc_time"),
+              ("myconv version", "project_version"), ("git commit", "git_commit"),
+              ("CPU", "cpu_model"), ("logical cores", "cpu_logical_cores"),
+              ("host memory, bytes", "host_memory_bytes"), ("OS", "os"), ("kernel", "kernel"),
+              ("compiler", "compiler"), ("load average 1/5/15 min", "load_average_1_5_15min")]
+    rows = []
+    for title, field in fields:
+        v = s.get(field)
+        if v is None:
+            continue
+        if isinstance(v, list):
+            v = ", ".join(fmt(number(x)) if number(x) is not None else str(x) for x in v)
+        elif isinstance(v, (dict, bool)):
+            v = json.dumps(v)
+        rows.append([title, v])
+    cuda = s.get("cuda")
+    if isinstance(cuda, dict):
+        for field in ("driver_version", "runtime_version"):
+            if cuda.get(field) is not None:
+                rows.append([f"CUDA {field.replace('_', ' ')}", cuda[field]])
+    out += md_table(["field", "value"], rows) if rows else ["No system fields in this file."]
+    libs = s.get("libraries")
+    if isinstance(libs, dict) and libs:
+        out += ["", "Libraries (`system.libraries`):", ""]
+        out += md_table(["backend", "library"], [[k, v] for k, v in libs.items()])
+    gpus = s.get("gpus")
+    if isinstance(gpus, list) and gpus:
+        out += ["", "GPUs (`system.gpus`):", ""]
+        keys = []
+        for g in gpus:
+            if isinstance(g, dict):
+                keys += [k for k in g if k not in keys]
+        rows = []
+        for g in gpus:
+            if isinstance(g, dict):
+                rows.append([json.dumps(g[k]) if isinstance(g.get(k), (dict, list, bool))
+                             else ("" if g.get(k) is None else g[k]) for k in keys])
+        out += md_table(keys, rows)
+    elif isinstance(gpus, list):
+        out += ["", "No GPU recorded (`system.gpus` is empty)."]
+    return out + [""]
+
+
+def attention_section(groups):
+    rows = []
+    for key, group in groups.items():
+        for o in group:
+            if o.status not in ATTENTION_STATUSES and not o.throttled:
+                continue
+            c = correctness(o.r)
+            detail = []
+            if o.status == "incorrect":
+                detail.append(f"rel L2 err {fmt(number(c.get('rel_l2_err')))}, max abs err "
+                              f"{fmt(number(c.get('max_abs_err')))}, mismatches "
+                              f"{c.get('mismatches', 'n/a')}/{c.get('elements', 'n/a')}")
+            if o.r.get("reason"):
+                detail.append(shorten(o.r["reason"]))
+            if o.throttled:
+                clk = o.r.get("clocks") if isinstance(o.r.get("clocks"), dict) else {}
+                detail.append("throttled: SM clock " + fmt(number(clk.get("sm_mhz_before"))) +
+                              " -> " + fmt(number(clk.get("sm_mhz_after"))) + " MHz of " +
+                              fmt(number(clk.get("sm_max_mhz"))))
+                reasons = [x for k in ("reasons_before", "reasons_after")
+                           for x in (clk.get(k) if isinstance(clk.get(k), list) else [])]
+                if reasons:
+                    detail.append("reasons: " + ", ".join(dict.fromkeys(map(str, reasons))))
+            rows.append([o.label, o.r["problem"], key[2], key[3], o.status,
+                         "yes" if o.throttled else "no", "; ".join(detail)])
+    out = ["## Needs attention: incorrect, failed, timed-out or throttled cases", ""]
+    if not rows:
+        return out + ["None: no case is incorrect, failed, timed out or throttled.", ""]
+    return out + md_table(["backend", "problem", "dtype", "layout", "status", "throttled",
+                           "detail"], rows) + [""]
+
+
+def devices_present(groups):
+    present = {o.device for g in groups.values() for o in g}
+    return [d for d in ("cuda", "cpu") if d in present] + sorted(present - {"cuda", "cpu"})
+
+
+def winners_section(groups):
+    rows = []
+    devices = devices_present(groups)
+    for key, group in groups.items():
+        best = winner(group)
+        if best is None:
+            continue
+        per_device = []
+        for dev in devices:
+            w = winner(group, dev)
+            per_device.append(f"{w.label} ({fmt(w.time)} ms)" if w else "n/a")
+        rows.append([cell_label(key, group), key[1], best.label, best.device, fmt(best.time),
+                     figure_name(best.figure)] + per_device)
+    out = ["## Winners", "",
+           "The fastest passed backend per problem by its primary time (GPU median when present, "
+           "else total median; across devices this sets a GPU median beside a CPU wall time), and "
+           "the fastest per device. Times in ms.", ""]
+    if not rows:
+        return out + ["No passed case: no winner.", ""]
+    return out + md_table(["problem", "descriptor", "winner", "device", "time ms", "time is"]
+                          + [f"fastest {d}" for d in devices], rows) + [""]
+
+
+def problems_section(groups, bandwidth, peaks):
+    out = ["## Per problem", "",
+           "Times are medians in ms (`cpu_time_ms`, `gpu_time_ms`, `total_time_ms`). Speed-up = "
+           "primary time of LibTorch on the same device (`libtorch_cuda` for cuda backends, "
+           "`libtorch_cpu` for cpu ones) / the backend's primary time, both GPU medians or else "
+           "both total medians. GFLOP/s = `flop` / primary time; % roof = achieved FLOP/s "
+           "(`flop` / GPU median) / min(peak FLOP/s of the dtype, peak bandwidth x `flop`/`bytes`)"
+           " for GPU backends, where `system.gpus[0]` gives the ceilings.", ""]
+    show_mode = any(isinstance(o.r.get("timing_mode"), str) and o.r.get("timing_mode")
+                    for g in groups.values() for o in g)
+    for key, group in groups.items():
+        r0 = group[0].r
+        flop, nbytes = number(r0.get("flop")), number(r0.get("bytes"))
+        ai = intensity(r0)
+        out += [f"### {problem_title(key, group)}", "",
+                f"{fmt(flop)} FLOP, {fmt(nbytes)} bytes, arithmetic intensity {fmt(ai)} FLOP/byte.",
+                ""]
+        headers = ["backend", "device", "status", "GPU ms", "CPU ms", "total ms", "compile ms",
+                   "first run ms", "speed-up vs LibTorch", "GFLOP/s", "% roof", "correct",
+                   "rel L2 err"]
+        if show_mode:
+            headers.append("timing")
+        headers.append("note")
+        rows = []
+        for o in group:
+            c = correctness(o.r)
+            if c:
+                ok = c.get("passed") is True and c.get("shape_ok", True) is not False
+                correct = "yes" if ok else "NO"
+            else:
+                correct = "-"
+            gflops = None
+            if o.time is not None and flop is not None and o.time > 0:
+                gflops = flop / (o.time * 1e-3) / 1e9
+            roof_pct = None
+            if o.device == "cuda":
+                achieved = achieved_tflops(o)
+                roof = roof_tflops(ai, key[2], bandwidth, peaks)
+                if achieved is not None and roof:
+                    roof_pct = 100 * achieved / roof
+            note = []
+            if o.throttled:
+                note.append("THROTTLED")
+            if o.r.get("cold_cache") is True:
+                note.append("cold cache")
+            if o.status != "passed" and o.r.get("reason"):
+                note.append(shorten(o.r["reason"], 90))
+            row = [o.label, o.device, o.status, fmt(median(o.r, "gpu_time_ms")),
+                   fmt(median(o.r, "cpu_time_ms")), fmt(median(o.r, "total_time_ms")),
+                   fmt(o.compile), fmt(number(o.r.get("first_run_ms"))),
+                   fmt_x(speedup(group, o)) if o.time is not None else "n/a", fmt(gflops),
+                   fmt(roof_pct, 3), correct, fmt(number(c.get("rel_l2_err")), 3)]
+            if show_mode:
+                mode = o.r.get("timing_mode") or ""
+                runs = o.r.get("runs_per_sample")
+                row.append(mode + (f" x{runs}" if isinstance(runs, int) and runs > 1 else ""))
+            row.append("; ".join(note))
+            rows.append(row)
+        out += md_table(headers, rows) + [""]
+        best = winner(group)
+        if best is None:
+            out += ["Winner: none (no passed backend).", ""]
+        else:
+            per_dev = [f"{dev}: {w.label} ({fmt(w.time)} ms)" for dev in devices_present(groups)
+                       for w in [winner(group, dev)] if w]
+            out += [f"Winner: **{best.label}** ({best.device}), {figure_name(best.figure)} "
+                    f"{fmt(best.time)} ms. Per device: {', '.join(per_dev)}.", ""]
+    return out
+
+
+def compile_section(groups):
+    rows = []
+    for key, group in groups.items():
+        for o in group:
+            if o.time is None or o.compile is None:
+                continue
+            ref = reference_row(group, o)
+            own_calls = o.compile / o.time if o.time > 0 else None
+            if ref is None:
+                ref_name, ref_time, payback = "n/a", None, "n/a (no passed reference)"
+            elif ref is o:
+                ref_name, ref_time, payback = ref.label, ref.time, "(reference)"
+            else:
+                mine, theirs = comparable(o, ref)
+                ref_name, ref_time = ref.label, theirs
+                if mine is not None and theirs is not None and mine < theirs:
+                    payback = fmt(o.compile / (theirs - mine))
+                else:
+                    payback = "never"
+            rows.append([cell_label(key, group), o.label, fmt(o.compile), fmt(o.time),
+                         fmt(own_calls), ref_name, fmt(ref_time), payback])
+    out = ["## Compile overhead against steady-state time", "",
+           "compile / own = `compile_time_ms` / own primary time (how many calls the compile "
+           "costs). Calls to pay back = `compile_time_ms` / (reference time - own time) when the "
+           "backend is faster than LibTorch on its device, else never.", ""]
+    if not rows:
+        return out + ["No passed case with a compile time.", ""]
+    return out + md_table(["problem", "backend", "compile ms", "own ms", "compile / own",
+                           "reference", "reference ms", "calls to pay back"], rows) + [""]
+
+
+def ratio_section(groups):
+    out = ["## Ratios against cuDNN", "",
+           f"Per dtype: a backend's GPU median / `{RATIO_BASE}`'s GPU median on the same problem "
+           "and layout (below 1: faster than cuDNN). A cell names the status when the backend did "
+           "not pass; n/a when it or cuDNN has no GPU time. Geometric mean over the cells that "
+           "have a ratio.", ""]
+    by_dtype = {}
+    for key, group in groups.items():
+        by_dtype.setdefault(key[2], []).append((key, group))
+    dtypes = [d for d in DTYPE_ORDER if d in by_dtype] + sorted(d for d in by_dtype
+                                                                 if d not in DTYPE_ORDER)
+    any_table = False
+    for dt in dtypes:
+        rows, ratios = [], {title: [] for title, _ in RATIO_BACKENDS}
+        for key, group in by_dtype[dt]:
+            base = [o for o in group if o.backend == RATIO_BASE]
+            base_gpu = median(base[0].r, "gpu_time_ms") if base and passed(base[0].r) else None
+            present = [o for o in group if o.backend in dict((b, t) for t, b in RATIO_BACKENDS)]
+            if not base and not present:
+                continue
+            row = [cell_label(key, group), key[1]]
+            for title, backend in RATIO_BACKENDS:
+                mine = [o for o in group if o.backend == backend]
+                if not mine:
+                    row.append("-")
+                    continue
+                m = mine[0]
+                gpu = median(m.r, "gpu_time_ms") if passed(m.r) else None
+                if not passed(m.r):
+                    row.append(m.status)
+                elif gpu is None or base_gpu is None or base_gpu <= 0:
+                    row.append("n/a")
+                else:
+                    ratios[title].append(gpu / base_gpu)
+                    row.append(fmt(gpu / base_gpu))
+            rows.append(row)
+        if not rows:
+            continue
+        any_table = True
+        geo = ["geometric mean", ""]
+        for title, _ in RATIO_BACKENDS:
+            v = ratios[title]
+            geo.append(f"{fmt(math.exp(sum(map(math.log, v)) / len(v)))} (of {len(v)})" if v
+                       else "n/a")
+        out += [f"### {dt}", ""] + md_table(["problem", "descriptor"] +
+                                            [t for t, _ in RATIO_BACKENDS], rows + [geo]) + [""]
+    if not any_table:
+        out += ["No case of cuDNN or of the compared backends.", ""]
+    return out
+
+
+def roofline_section(bandwidth, peaks, gpu, plotted):
+    out = ["## Roofline", ""]
+    if not gpu:
+        out.append("No GPU in `system`: no ceilings; GPU points, if any, are plotted without them.")
+    elif not bandwidth and not peaks:
+        out.append(f"`system.gpus[0]` ({gpu.get('name', 'unnamed')}) gives no peak bandwidth or "
+                   "peak FLOP/s: the points are plotted without ceilings.")
+    else:
+        parts = []
+        if bandwidth:
+            parts.append(f"peak memory bandwidth {fmt(bandwidth[0])} GB/s (`{bandwidth[1]}`)")
+        else:
+            parts.append("no peak bandwidth recorded (no memory roof)")
+        for dt, (v, field) in peaks.items():
+            parts.append(f"{dt} peak {fmt(v)} TFLOP/s (`{field}`)")
+        if not peaks:
+            parts.append("no peak FLOP/s recorded (no compute roof)")
+        out.append(f"Ceilings of `system.gpus[0]` ({gpu.get('name', 'unnamed')}): "
+                   + "; ".join(parts) + ".")
+    out.append("Points: achieved FLOP/s = `flop` / GPU median against arithmetic intensity = "
+               "`flop` / `bytes` (fewest bytes one call moves), passed GPU backends only."
+               + ("" if plotted else " No GPU point to plot."))
+    return out + [""]
+
+
+def build_report(inputs, plot_note, plots, bandwidth, peaks, gpu, roof_points):
+    groups = group_problems(inputs)
+    n_results = sum(len(d["results"]) for d in inputs)
+    n_passed = sum(1 for d in inputs for r in d["results"] if passed(r))
+    out = ["# myconv results report", "",
+           f"Made by `{command_line()}` from:", ""]
+    for i, d in enumerate(inputs):
+        tag = f" (#{i + 1})" if len(inputs) > 1 else ""
+        out.append(f"- `{d['path']}`{tag}: schema_version {SCHEMA_VERSION}, "
+                   f"{len(d['results'])} results")
+    out += ["", "Every number below is read from these files or computed from their fields by the "
+            "formula given beside it (rounded to 4 significant digits).", ""]
+    statuses = {}
+    for d in inputs:
+        for r in d["results"]:
+            statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    out.append(f"{n_results} results, {len(groups)} problems (problem x dtype x layout); status: "
+               + (", ".join(f"{k} {v}" for k, v in statuses.items()) or "none") + ".")
+    out.append("")
+    out += attention_section(groups)
+    if n_passed == 0:
+        out += ["## No passed case", "",
+                "No result in the input has status `passed`: there are no times to compare, no "
+                "winners and no plots.", ""]
+    out += ["## System and versions", ""]
+    for d in inputs:
+        out += system_section(d)
+    if n_passed:
+        out += winners_section(groups)
+        out += problems_section(groups, bandwidth, peaks)
+        out += compile_section(groups)
+        out += ratio_section(groups)
+        out += roofline_section(bandwidth, peaks, gpu, roof_points > 0)
+    out += ["## Plots", ""]
+    if plot_note:
+        out += [plot_note, ""]
+    for name, caption in plots:
+        out += [f"![{caption}](plots/{name})", "", f"*{caption}* (`plots/{name}`)", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+# ---- plots ---------------------------------------------------------------------------------
+
+def matplotlib_or_reason():
+    """Imports matplotlib with the Agg backend; see the module docstring for the fallback."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+        return matplotlib, None
+    except ImportError as e:
+        return None, f"matplotlib is not importable by {sys.executable} ({e})"
+
+
+def maybe_reexec_for_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        return
+    except ImportError:
+        pass
+    system_python = "/usr/bin/python3"
+    if (os.environ.get("MYCONV_ANALYZE_REEXEC") != "1" and os.path.exists(system_python)
+            and os.path.realpath(sys.executable) != os.path.realpath(system_python)):
+        os.environ["MYCONV_ANALYZE_REEXEC"] = "1"
+        sys.stdout.flush()
+        os.execv(system_python, [system_python] + sys.argv)
+
+
+def backend_order(groups):
+    order = []
+    for group in groups.values():
+        for o in group:
+            if o.label not in order:
+                order.append(o.label)
+    return order
+
+
+def make_plots(inputs, plot_dir, bandwidth, peaks):
+    """Writes the plots; returns ([(file, caption)], number of roofline points)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+    import numpy as np
+
+    groups = group_problems(inputs)
+    keys = [k for k, g in groups.items() if any(o.time is not None for o in g)]
+    labels = [cell_label(k, groups[k]) for k in keys]
+    backends = [b for b in backend_order(groups)
+                if any(o.label == b and o.time is not None for k in keys for o in groups[k])]
+    made = []
+
+    def value(k, b, what):
+        for o in groups[k]:
+            if o.label == b:
+                if what == "time":
+                    return o.time
+                return o.compile if o.time is not None else None
+        return None
+
+    # Heatmap: primary time per backend x problem, log colour scale.
+    data = np.array([[value(k, b, "time") or np.nan for k in keys] for b in backends], float)
+    fig, ax = plt.subplots(figsize=(min(40, max(6, 0.6 * len(keys) + 3)),
+                                    max(2.5, 0.5 * len(backends) + 1.5)))
+    masked = np.ma.masked_invalid(data)
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("lightgrey")
+    lo, hi = np.nanmin(data), np.nanmax(data)
+    im = ax.imshow(masked, aspect="auto", cmap=cmap,
+                   norm=LogNorm(vmin=lo, vmax=hi if hi > lo else lo * 1.0001))
+    ax.set_xticks(range(len(keys)), labels, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(len(backends)), backends, fontsize=8)
+    if data.size <= 400:
+        for i in range(len(backends)):
+            for j in range(len(keys)):
+                if not np.isnan(data[i, j]):
+                    light = im.norm(data[i, j]) > 0.6  # viridis is light at the top
+                    ax.text(j, i, f"{data[i, j]:.3g}", ha="center", va="center", fontsize=6,
+                            color="black" if light else "white")
+    fig.colorbar(im, ax=ax, label="ms (GPU median, else total median)")
+    ax.set_title("Time per call, passed cases (grey: not passed or not run)")
+    save_figure(fig, os.path.join(plot_dir, "heatmap.png"))
+    plt.close(fig)
+    made.append(("heatmap.png", "Time per backend and problem (log colour scale)"))
+
+    def grouped_bars(what, ylabel, title, name, caption):
+        fig, ax = plt.subplots(figsize=(min(40, max(6, 0.25 * len(keys) * len(backends) + 3)),
+                                        4.5))
+        width = 0.8 / max(1, len(backends))
+        x = np.arange(len(keys))
+        drawn = False
+        for i, b in enumerate(backends):
+            vals = [value(k, b, what) for k in keys]
+            vals = [v if v is not None and v > 0 else np.nan for v in vals]
+            if all(np.isnan(v) for v in vals):
+                continue
+            ax.bar(x + (i - (len(backends) - 1) / 2) * width, vals, width, label=b)
+            drawn = True
+        if drawn:
+            ax.set_yscale("log")
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+        else:
+            ax.text(0.5, 0.5, "no values", transform=ax.transAxes, ha="center")
+        ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        save_figure(fig, os.path.join(plot_dir, name))
+        plt.close(fig)
+        made.append((name, caption))
+
+    grouped_bars("time", "ms (log)", "Time per call (GPU median, else total median), passed cases",
+                 "times.png", "Time per call, grouped by problem")
+    grouped_bars("compile", "compile_time_ms (log)", "Compile time (setup: JIT, plan, search)",
+                 "compile_times.png", "Compile time per backend and problem")
+
+    # Roofline of the GPU backends.
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    points = 0
+    markers = {"fp32": "o", "tf32": "s", "fp16": "^", "bf16": "v"}
+    colours = {b: plt.get_cmap("tab10")(i % 10) for i, b in enumerate(backends)}
+    seen = set()
+    xs = []
+    for k in keys:
+        for o in groups[k]:
+            if o.device != "cuda":
+                continue
+            ai, tf = intensity(o.r), achieved_tflops(o)
+            if ai is None or tf is None or ai <= 0 or tf <= 0:
+                continue
+            lab = f"{o.label} {k[2]}"
+            ax.scatter([ai], [tf], color=colours.get(o.label, "k"), marker=markers.get(k[2], "x"),
+                       label=None if lab in seen else lab, s=30)
+            seen.add(lab)
+            xs.append(ai)
+            points += 1
+    if points:
+        x_lo, x_hi = min(xs) / 2, max(xs) * 2
+        grid = np.logspace(math.log10(x_lo), math.log10(x_hi), 200)
+        dts = sorted({k[2] for k in keys}, key=lambda d: DTYPE_ORDER.index(d)
+                     if d in DTYPE_ORDER else 99)
+        for dt in dts:
+            if dt in peaks and bandwidth:
+                ax.plot(grid, np.minimum(bandwidth[0] * grid / 1e3, peaks[dt][0]), "--", lw=1,
+                        label=f"roof {dt}: {peaks[dt][0]:.4g} TFLOP/s")
+            elif dt in peaks:
+                ax.axhline(peaks[dt][0], ls="--", lw=1,
+                           label=f"peak {dt}: {peaks[dt][0]:.4g} TFLOP/s")
+        if bandwidth and not any(dt in peaks for dt in dts):
+            ax.plot(grid, bandwidth[0] * grid / 1e3, "--", lw=1,
+                    label=f"memory roof {bandwidth[0]:.4g} GB/s")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.legend(fontsize=6, loc="lower right")
+        if not bandwidth and not peaks:
+            ax.set_title("GPU backends (no ceilings recorded in system.gpus)")
+        else:
+            ax.set_title("Roofline, GPU backends")
+    else:
+        ax.text(0.5, 0.5, "no passed GPU case", transform=ax.transAxes, ha="center")
+        ax.set_title("Roofline, GPU backends")
+    ax.set_xlabel("arithmetic intensity, FLOP/byte (flop / bytes)")
+    ax.set_ylabel("achieved TFLOP/s (flop / GPU median)")
+    save_figure(fig, os.path.join(plot_dir, "roofline.png"))
+    plt.close(fig)
+    made.append(("roofline.png", "Roofline: achieved FLOP/s against arithmetic intensity"))
+    return made, points
+
+
+def report_main(paths, output_dir):
+    inputs = [load(p) for p in paths]  # all validated before anything is written
+    out_dir = output_dir or os.path.dirname(paths[0]) or "."
+    plot_dir = os.path.join(out_dir, "plots")
+    try:
+        os.makedirs(plot_dir, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create '{plot_dir}': {e.strerror or e}")
+    gpu = next((g for g in (gpu_info(d["system"]) for d in inputs) if g), None)
+    bandwidth, peaks = ceilings(gpu)
+    any_passed = any(passed(r) for d in inputs for r in d["results"])
+    plots, points, note = [], 0, None
+    if not any_passed:
+        note = "No plots: no passed case."
+    else:
+        mpl, why = matplotlib_or_reason()
+        if mpl is None:
+            note = f"No plots: {why}."
+            print(f"{PROG}: warning: {why}; report written without plots", file=sys.stderr)
+        else:
+            plots, points = make_plots(inputs, plot_dir, bandwidth, peaks)
+    # Plots of an earlier report that this one did not make would be mistaken for its own.
+    for name in PLOT_FILES:
+        if name not in [p for p, _ in plots] and os.path.exists(os.path.join(plot_dir, name)):
+            os.unlink(os.path.join(plot_dir, name))
+    report = build_report(inputs, note, plots, bandwidth, peaks, gpu, points)
+    path = os.path.join(out_dir, "report.md")
+    write_atomic(path, report)
+    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+
+
+# ---- comparison ----------------------------------------------------------------------------
+
+def interval(r, figure):
+    s = stats(r, figure)
+    lo, hi = number(s.get("p10")), number(s.get("p90"))
+    if lo is None or hi is None:
+        m = number(s.get("median"))
+        return (m, m), True
+    return (lo, hi), False
+
+
+def compare_case(old, new, threshold):
+    """(old ms, new ms, ratio, old interval, new interval, verdict, note)."""
+    if old is None or new is None:
+        return None, None, None, None, None, "only in " + ("new" if old is None else "old"), ""
+    if not (passed(old) and passed(new)):
+        if old["status"] == new["status"]:
+            return None, None, None, None, None, "same", f"not timed: {old['status']} in both"
+        return (None, None, None, None, None, "status changed",
+                f"{old['status']} -> {new['status']}")
+    figure = "gpu_time_ms" if (median(old, "gpu_time_ms") is not None
+                               and median(new, "gpu_time_ms") is not None) else "total_time_ms"
+    a, b = median(old, figure), median(new, figure)
+    if a is None or b is None or a <= 0:
+        return a, b, None, None, None, "same", "no common time"
+    (olo, ohi), o_star = interval(old, figure)
+    (nlo, nhi), n_star = interval(new, figure)
+    ratio = b / a
+    verdict = "same"
+    if ratio > 1 + threshold and nlo > ohi:
+        verdict = "slower"
+    elif ratio < 1 / (1 + threshold) and nhi < olo:
+        verdict = "faster"
+    note = figure_name(figure) + (" *" if o_star or n_star else "")
+    return a, b, ratio, (olo, ohi), (nlo, nhi), verdict, note
+
+
+def compare_main(old_path, new_path, threshold, output):
+    old_doc, new_doc = load(old_path), load(new_path)
+
+    def index(doc):
+        table, dup = {}, 0
+        for r in doc["results"]:
+            k = case_key(r)
+            if k in table:
+                dup += 1
+                continue
+            table[k] = r
+        return table, dup
+
+    old, old_dup = index(old_doc)
+    new, new_dup = index(new_doc)
+    keys = list(old) + [k for k in new if k not in old]
+    rows, counts = [], {}
+    for k in keys:
+        a, b, ratio, oi, ni, verdict, note = compare_case(old.get(k), new.get(k), threshold)
+        counts[verdict] = counts.get(verdict, 0) + 1
+        span = (lambda iv: "n/a" if iv is None else f"{fmt(iv[0])}-{fmt(iv[1])}")
+        rows.append([k[1], k[2], k[3], k[4], fmt(a), fmt(b), fmt(ratio, 3), span(oi), span(ni),
+                     f"**{verdict}**" if verdict in ("slower", "faster") else verdict, note])
+    out = ["# myconv comparison", "", f"Made by `{command_line()}`.", "",
+           f"- old: `{old_path}` ({len(old_doc['results'])} results)",
+           f"- new: `{new_path}` ({len(new_doc['results'])} results)", "",
+           f"Rule (threshold {threshold:g}): {COMPARE_RULE}", ""]
+    if old_dup or new_dup:
+        out += [f"Repeated cases (same suite, backend, problem, dtype, layout) are compared by "
+                f"their first record: {old_dup} repeat(s) in old, {new_dup} in new.", ""]
+    out += ["Summary: " + (", ".join(f"{v} {k}" for k, v in counts.items()) or "no cases") + ".",
+            ""]
+    if any(k[0] != "conv" for k in keys):
+        for row, k in zip(rows, keys):
+            row[0] = f"{k[0]}/{row[0]}"
+    out += md_table(["backend", "problem", "dtype", "layout", "old ms", "new ms", "new/old",
+                     "old p10-p90", "new p10-p90", "verdict", "detail"], rows)
+    text = "\n".join(out) + "\n"
+    if output:
+        write_atomic(output, text)
+    sys.stdout.write(text)
+
+
+# ---- command line --------------------------------------------------------------------------
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        print(f"{PROG}: error: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def main(argv=None):
+    epilog = [
+        "report: report.md holds the system and versions, the incorrect/failed/timeout/throttled "
+        "cases, winners, per problem a table of backends (medians, compile time, first run, "
+        "speed-up vs LibTorch on the same device, correctness), compile overhead, ratios against "
+        "cuDNN and the roofline ceilings; plots/ holds " + ", ".join(PLOT_FILES) + ".",
+        "compare: " + COMPARE_RULE.replace("`", ""),
+        "exit codes: 0 done; 2 bad input or usage (one line on stderr)."]
+    parser = Parser(prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                    description=__doc__.strip(),
+                    epilog="\n\n".join(textwrap.fill(p, 79) for p in epilog))
+    parser.add_argument("inputs", nargs="*", metavar="RESULTS.json",
+                        help="myconv result files (schema_version 1)")
+    parser.add_argument("--output-dir", metavar="DIR",
+                        help="where report.md and plots/ go (default: folder of the first file)")
+    parser.add_argument("--compare", nargs=2, metavar=("OLD.json", "NEW.json"),
+                        help="compare two result files case by case instead of writing a report")
+    parser.add_argument("--threshold", type=float, default=0.05,
+                        help="--compare: relative change of the median below which a case is "
+                             "the same (default 0.05 = 5%%)")
+    parser.add_argument("--output", metavar="FILE",
+                        help="--compare: also write the table to FILE")
+    args = parser.parse_args(argv)
+    try:
+        if args.compare:
+            if args.inputs or args.output_dir:
+                parser.error("--compare takes exactly two files and no --output-dir")
+            if not args.threshold >= 0:
+                parser.error("--threshold must be 0 or more")
+            compare_main(args.compare[0], args.compare[1], args.threshold, args.output)
+        else:
+            if not args.inputs:
+                parser.error("give at least one results file, or --compare OLD NEW")
+            if args.output:
+                parser.error("--output belongs to --compare; use --output-dir for a report")
+            maybe_reexec_for_matplotlib()
+            report_main(args.inputs, args.output_dir)
+    except InputError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # an output folder or file that cannot be written
+        print(f"{PROG}: error: cannot write '{e.filename}': {e.strerror or e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
