@@ -12,6 +12,8 @@ namespace conv {
 std::unique_ptr<Backend> make_libtorch_cpu_backend(const BackendOptions& options);
 std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions& options);
 std::unique_ptr<Backend> make_halide_cpu_backend(const BackendOptions& options);
+// options.halide_schedule: manual | li2018 (the others report why not from available()).
+std::unique_ptr<Backend> make_halide_cuda_backend(const BackendOptions& options);
 // options.cudnn_algo: heuristic | search | 0..7; throws bench::UsageError otherwise.
 std::unique_ptr<Backend> make_cudnn_backend(const BackendOptions& options);
 // options.torch_cudnn_benchmark: ATen's cudnn.benchmark for every case of this backend.

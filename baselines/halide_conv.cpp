@@ -7,12 +7,12 @@ namespace conv {
 
 using Halide::Expr;
 
-Halide::Type halide_storage_type(DataType dt) {
+Halide::Type halide_storage_type(DataType dt, bool bf16_as_bits) {
   switch (dt) {
     case DataType::fp16:
       return Halide::Float(16);
     case DataType::bf16:
-      return Halide::BFloat(16);
+      return bf16_as_bits ? Halide::UInt(16) : Halide::BFloat(16);
     default:
       return Halide::Float(32);
   }
@@ -82,7 +82,7 @@ std::string halide_size_limit(const Problem& p) {
 HalideConv make_halide_conv(const Problem& p, const HalideConvOptions& options) {
   HalideConv h;
   h.problem = p;
-  h.storage = halide_storage_type(p.dtype);
+  h.storage = halide_storage_type(p.dtype, options.bf16_as_bits);
   h.src = Halide::ImageParam(h.storage, 4, "src");
   h.wei = Halide::ImageParam(h.storage, 4, "wei");
   constrain(h.src, halide_src_dims(p));
@@ -108,15 +108,30 @@ HalideConv make_halide_conv(const Problem& p, const HalideConvOptions& options) 
                                                         h.wei, region(halide_wei_dims(p)))
                                                   : Halide::Func(h.wei);
 
+  // A stored value as fp32, and an fp32 value rounded to the storage type. bf16 bits: the upper
+  // half of an fp32 (exact), rounded to nearest even like bench::float_to_bf16_bits.
+  const bool bits = options.bf16_as_bits && p.dtype == DataType::bf16;
+  const auto to_f32 = [bits](const Expr& v) {
+    return bits ? Halide::reinterpret<float>(Halide::cast<std::uint32_t>(v) << 16)
+                : Halide::cast<float>(v);
+  };
+  const auto to_storage = [bits, &h](const Expr& f) {
+    if (!bits) return Halide::cast(h.storage, f);
+    const Expr u = Halide::reinterpret<std::uint32_t>(f);
+    const Expr rounded = Halide::cast<std::uint16_t>((u + (0x7fff + ((u >> 16) & 1))) >> 16);
+    return Halide::select(Halide::is_nan(f), Halide::cast<std::uint16_t>((u >> 16) | 0x40),
+                          rounded);
+  };
+
   // ---- Algorithm ------------------------------------------------------------------------------
   Halide::Func src_f32("src_f32");
-  src_f32(x, y, c, n) = Halide::cast<float>(src_in(x, y, c, n));
+  src_f32(x, y, c, n) = to_f32(src_in(x, y, c, n));
   // Without padding every tap lies inside the image; the boundary condition would only cost.
   h.src_padded = (ph == 0 && pw == 0) ? src_f32
                                       : Halide::BoundaryConditions::constant_exterior(
                                             src_f32, 0.0f, {{0, iw}, {0, ih}});
   h.weight = Halide::Func("weight");
-  h.weight(h.s, h.r, h.icg, c) = Halide::cast<float>(wei_in(h.s, h.r, h.icg, c));
+  h.weight(h.s, h.r, h.icg, c) = to_f32(wei_in(h.s, h.r, h.icg, c));
 
   h.k = Halide::RDom(0, static_cast<int>(p.kw), 0, static_cast<int>(p.kh), 0, icg, "k");
   const Expr in_x = x * sw - pw + h.k.x * dw;
@@ -128,7 +143,7 @@ HalideConv make_halide_conv(const Problem& p, const HalideConvOptions& options) 
   h.acc(x, y, c, n) += h.src_padded(in_x, in_y, in_c, n) * h.weight(h.k.x, h.k.y, h.k.z, c);
 
   h.output = Halide::Func("conv");
-  h.output(x, y, c, n) = Halide::cast(h.storage, h.acc(x, y, c, n));
+  h.output(x, y, c, n) = to_storage(h.acc(x, y, c, n));
   // ---- End of algorithm -----------------------------------------------------------------------
 
   constrain(h.output.output_buffer(), halide_dst_dims(p));

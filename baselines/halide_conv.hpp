@@ -18,8 +18,9 @@
 
 namespace conv {
 
-// Halide type of a dtype's storage: Float(32) for fp32 and tf32, Float(16), BFloat(16).
-Halide::Type halide_storage_type(DataType dt);
+// Halide type of a dtype's storage: Float(32) for fp32 and tf32, Float(16), BFloat(16) (UInt(16)
+// with bf16_as_bits, see HalideConvOptions).
+Halide::Type halide_storage_type(DataType dt, bool bf16_as_bits = false);
 
 // Extents and strides (in elements) of p's host buffers in the dimension order above, for
 // Halide::Buffer's halide_dimension_t constructor and the ImageParam/output constraints.
@@ -55,6 +56,10 @@ struct HalideConvOptions {
   // the output's own elements the clamp changes nothing. Off for the manual schedules, whose
   // splits stay inside every extent, so that their inner loops carry no clamps.
   bool clamp_reads = false;
+  // bf16 tensors as their bits (UInt(16) buffers), widened to fp32 by a shift and rounded back to
+  // nearest even with integer arithmetic, instead of Halide's BFloat(16) type: for targets whose
+  // code generator fails on BFloat(16) (Halide 14's CUDA backend aborts in LLVM on bf16 loads).
+  bool bf16_as_bits = false;
 };
 
 // Builds the algorithm for p and sets the estimates the autoschedulers need (the problem's exact

@@ -88,7 +88,8 @@ struct BackendOptions {
   std::string halide_schedule = "manual";  // manual | adams2019 | mullapudi2016 | li2018
   std::string halide_plugin_dir;  // where libautoschedule_*.so live ("" = built-in default)
   std::string variant;  // kernel variant of our own backends, e.g. "1" ("" = the backend's default)
-  std::string cudnn_algo = "heuristic";  // heuristic | search | an algorithm number
+  std::string cudnn_api = "graph";       // cudnn: graph (cudnnBackendExecute) | legacy
+  std::string cudnn_algo = "heuristic";  // heuristic | search | an algorithm/engine config number
   bool torch_cudnn_benchmark = false;    // libtorch_cuda: cudnn.benchmark (searched plans)
 };
 

@@ -39,7 +39,9 @@ const Known kKnown[] = {
 #else
      nullptr, MYCONV_WHY_NO_HALIDE},
 #endif
-    {"im2col_gemm_cuda", "cuda", "our im2col + GEMM CUDA kernels (FP32; --variant 1, 2, 3)",
+    {"im2col_gemm_cuda", "cuda",
+     "our im2col + GEMM CUDA kernels (FP32 --variant 1, 2, 3; TF32/FP16/BF16 tensor cores 4, 5, "
+     "6; direct small-OC 7)",
 #if MYCONV_HAVE_CUDA
      &make_im2col_gemm_cuda_backend, ""},
 #else
@@ -56,6 +58,14 @@ const Known kKnown[] = {
      &make_libtorch_cuda_backend, ""},
 #else
      nullptr, MYCONV_WHY_NO_TORCH_CUDA},
+#endif
+    {"halide_cuda", "cuda", "Halide JIT for CUDA (manual GPU schedule or Li2018)",
+#if MYCONV_HAVE_HALIDE && MYCONV_HAVE_CUDA
+     &make_halide_cuda_backend, ""},
+#elif !MYCONV_HAVE_HALIDE
+     nullptr, "needs Halide: " MYCONV_WHY_NO_HALIDE},
+#else
+     nullptr, "needs CUDA: " MYCONV_WHY_NO_CUDA},
 #endif
 };
 

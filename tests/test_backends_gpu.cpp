@@ -1,10 +1,15 @@
-// Every CUDA backend built into this binary (each kernel variant of ours, cuDNN under each way of
-// choosing its algorithm, LibTorch with cudnn.benchmark off and on) against the float64
-// reference, on a randomized set of problems: odd and non-square sizes, stride, padding,
-// dilation, groups, channels that do and do not fill a tile, both layouts, every dtype.
+// Every CUDA backend built into this binary (each kernel variant of ours in each dtype it claims,
+// cuDNN under each way of choosing its algorithm, LibTorch with cudnn.benchmark off and on)
+// against the float64 reference, on a randomized set of problems: odd and non-square sizes,
+// stride, padding, dilation, groups, channels that do and do not fill a tile, both layouts, every
+// dtype.
 // A backend must pass what it claims and say why for what it does not.
 // Skips, with the reason, where no GPU is present or no CUDA backend was built.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "conv/bench.hpp"
 #include "conv/registry.hpp"
@@ -37,26 +42,56 @@ struct Config {
   std::string backend;
   BackendOptions options;
   std::string label;
-  bool claims_fp32;  // fp32 must pass (a fixed cuDNN algorithm may not support every problem)
+  // dtypes that must pass (a fixed cuDNN algorithm may not support every problem); the others
+  // must pass or say why not.
+  std::vector<DataType> claims;
 };
 
+// Tensor cores of compute capability 8.0 or newer (what our tensor-core variants need).
+bool has_sm80_tensor_cores() {
+#if MYCONV_HAVE_CUDA
+  const std::string cc = bench::cuda_device_info(0).value("compute_capability", "0.0");
+  return std::stoi(cc) >= 8;
+#else
+  return false;
+#endif
+}
+
 std::vector<Config> configs() {
+  const std::vector<DataType> fp32 = {DataType::fp32};
+  const std::vector<DataType> reduced =
+      has_sm80_tensor_cores()
+          ? std::vector<DataType>{DataType::tf32, DataType::fp16, DataType::bf16}
+          : std::vector<DataType>{};
+  std::vector<DataType> all = fp32;
+  all.insert(all.end(), reduced.begin(), reduced.end());
   std::vector<Config> c;
-  for (const char* v : {"1", "2", "3", ""}) {
+  for (const char* v : {"1", "2", "3", "4", "5", "6", "7", ""}) {
     BackendOptions o;
     o.variant = v;
-    c.push_back({"im2col_gemm_cuda", o, std::string("--variant ") + (*v ? v : "default"), true});
+    const std::string label = std::string("--variant ") + (*v ? v : "default");
+    const std::string variant = v;
+    const bool tensor_cores = variant == "4" || variant == "5" || variant == "6";
+    // Variant 7 (direct small-OC kernel, FP32 math) takes every dtype, on any GPU.
+    const std::vector<DataType> every = {DataType::fp32, DataType::tf32, DataType::fp16,
+                                         DataType::bf16};
+    c.push_back({"im2col_gemm_cuda", o, label,
+                 variant.empty()  ? all
+                 : variant == "7" ? every
+                 : tensor_cores   ? reduced
+                                  : fp32});
   }
   for (const char* a : {"heuristic", "search", "1"}) {
     BackendOptions o;
     o.cudnn_algo = a;
-    c.push_back({"cudnn", o, std::string("--cudnn-algo ") + a, std::string(a) != "1"});
+    c.push_back({"cudnn", o, std::string("--cudnn-algo ") + a,
+                 std::string(a) != "1" ? fp32 : std::vector<DataType>{}});
   }
   for (bool benchmark : {false, true}) {
     BackendOptions o;
     o.torch_cudnn_benchmark = benchmark;
     c.push_back({"libtorch_cuda", o,
-                 std::string("--torch-cudnn-benchmark ") + (benchmark ? "on" : "off"), true});
+                 std::string("--torch-cudnn-benchmark ") + (benchmark ? "on" : "off"), fp32});
   }
   return c;
 }
@@ -111,7 +146,7 @@ TEST(GpuBackends, MatchTheReferenceOrSayWhyNot) {
                   .result;
           SCOPED_TRACE(config.backend + " " + config.label + " " + p.str() + ": " +
                        bench::to_string(r.status) + " " + r.reason);
-          if (dt == DataType::fp32 && config.claims_fp32) {
+          if (std::find(config.claims.begin(), config.claims.end(), dt) != config.claims.end()) {
             EXPECT_EQ(r.status, bench::Status::passed);
           } else {
             EXPECT_TRUE(r.status == bench::Status::passed ||

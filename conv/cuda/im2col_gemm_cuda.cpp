@@ -1,26 +1,69 @@
-// Backend "im2col_gemm_cuda": our im2col + GEMM kernels, FP32, nchw and nhwc, any groups,
-// stride, dilation and padding. The kernel variants and their trade-offs are described in
-// conv/cuda/im2col_gemm_kernels.cu; BackendOptions::variant picks one.
+// Backend "im2col_gemm_cuda": our im2col + GEMM kernels, nchw and nhwc, any groups, stride,
+// dilation and padding. FP32 on CUDA cores (variants 1-3, conv/cuda/im2col_gemm_kernels.cu) and
+// TF32/FP16/BF16 on tensor cores (variants 4-6, conv/cuda/im2col_gemm_mma.cu), where the
+// trade-offs are described; BackendOptions::variant picks one, "" the default of the dtype.
+//
+//   variant  dtypes            form
+//   1        fp32              im2col kernel (column buffer) + tiled SGEMM, the textbook form
+//   2        fp32              implicit GEMM, rows computed on the fly
+//   3        fp32              implicit GEMM, row table (default for fp32)
+//   4        tf32, fp16, bf16  implicit GEMM on tensor cores, row table, gathers from the layout
+//   given 5        tf32, fp16, bf16  im2col kernel (column buffer in the storage type) +
+//   tensor-core GEMM 6        tf32, fp16, bf16  nhwc repack (channels padded to vectors) +
+//   pipelined implicit GEMM
+//                              (default for these)
+//   7        fp32, tf32, fp16, bf16  direct small-OC kernel: a thread computes every output
+//                              channel of its group for a few pixels (conv/cuda/small_conv_*),
+//                              FP32 math on CUDA cores (default where OC/G <= 32)
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <vector>
 
 #include "conv/cuda/im2col_gemm_kernels.hpp"
+#include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/im2col_index.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/dtype.hpp"
 #include "core/error.hpp"
 
 namespace conv {
 namespace {
 
-enum class Variant { im2col_gemm = 1, implicit_gemm = 2, implicit_gemm_precomp = 3 };
+enum class Variant {
+  im2col_gemm = 1,
+  implicit_gemm = 2,
+  implicit_gemm_precomp = 3,
+  mma_implicit_gemm = 4,
+  mma_im2col_gemm = 5,
+  mma_repacked_implicit_gemm = 6,
+  small_direct = 7,
+};
 
-// The default: the fastest variant on the problems measured (see the header of the .cu file).
-constexpr Variant kDefaultVariant = Variant::implicit_gemm_precomp;
+// Output channels per group up to which the direct kernel is the default: there a GEMM tile's
+// rows mostly go unused (measured on the H200 in conv/cuda/small_conv_kernels.cu's header).
+constexpr std::int64_t kSmallDirectMaxOcPerGroup = 32;
+
+// The defaults: the fastest variant of each dtype on the problems measured (see the headers of
+// the .cu files).
+Variant default_variant(const Problem& p) {
+  if (p.oc / p.g <= kSmallDirectMaxOcPerGroup) return Variant::small_direct;
+  return p.dtype == DataType::fp32 ? Variant::implicit_gemm_precomp
+                                   : Variant::mma_repacked_implicit_gemm;
+}
+
+bool uses_tensor_cores(Variant v) {
+  return v == Variant::mma_implicit_gemm || v == Variant::mma_im2col_gemm ||
+         v == Variant::mma_repacked_implicit_gemm;
+}
 
 const char* variant_name(Variant v) {
   switch (v) {
@@ -30,18 +73,88 @@ const char* variant_name(Variant v) {
       return "v2 implicit GEMM";
     case Variant::implicit_gemm_precomp:
       return "v3 implicit GEMM, precomputed rows";
+    case Variant::mma_implicit_gemm:
+      return "v4 implicit GEMM";
+    case Variant::mma_im2col_gemm:
+      return "v5 im2col (column buffer) + GEMM";
+    case Variant::mma_repacked_implicit_gemm:
+      return "v6 implicit GEMM";
+    case Variant::small_direct:
+      return "v7 direct small-OC, FP32 math on CUDA cores";
   }
   return "unknown";
 }
 
-Variant parse_variant(const std::string& text) {
-  if (text.empty()) return kDefaultVariant;
-  if (text == "1") return Variant::im2col_gemm;
-  if (text == "2") return Variant::implicit_gemm;
-  if (text == "3") return Variant::implicit_gemm_precomp;
-  throw bench::UsageError("--variant '" + text +
-                          "': im2col_gemm_cuda has variants 1 (im2col + GEMM), 2 (implicit GEMM), "
-                          "3 (implicit GEMM, precomputed rows; the default)");
+// Empty for "" (the dtype's default).
+std::optional<Variant> parse_variant(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (text.size() == 1 && text[0] >= '1' && text[0] <= '7') return Variant(text[0] - '0');
+  throw bench::UsageError(
+      "--variant '" + text +
+      "': im2col_gemm_cuda has variants 1 (im2col + GEMM), 2 (implicit GEMM), 3 (implicit GEMM, "
+      "precomputed rows; fp32 default), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core "
+      "GEMM), 6 (nhwc repack + tensor-core implicit GEMM; tf32/fp16/bf16 default), 7 (direct "
+      "small-OC kernel; default where output channels per group <= 32)");
+}
+
+MmaType mma_type(DataType dt) {
+  switch (dt) {
+    case DataType::fp16:
+      return MmaType::fp16;
+    case DataType::bf16:
+      return MmaType::bf16;
+    default:
+      return MmaType::tf32;
+  }
+}
+
+// Host values (already rounded to dt by the harness) as dt's storage bytes.
+std::vector<unsigned char> to_storage(const std::vector<float>& v, DataType dt) {
+  std::vector<unsigned char> out(v.size() * std::size_t(bench::storage_bytes(dt)));
+  if (dt == DataType::fp16 || dt == DataType::bf16) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::uint16_t h =
+          dt == DataType::fp16 ? bench::float_to_half_bits(v[i]) : bench::float_to_bf16_bits(v[i]);
+      std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+  } else {
+    std::memcpy(out.data(), v.data(), out.size());
+  }
+  return out;
+}
+
+int sm_count() {
+  int device = 0, count = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+// The tile and split-K of a tensor-core variant: split-K where the variant runs the pipelined
+// kernel (conv/cuda/mma_index.hpp, choose_mma_plan).
+MmaPlan plan_mma(Variant v, const Im2colGeometry& g, MmaType type) {
+  const bool pipelined = v == Variant::mma_implicit_gemm ? mma_pipelined_gather(g, type)
+                         : v == Variant::mma_im2col_gemm ? mma_pipelined_columns(g, type)
+                                                         : true;
+  return choose_mma_plan(g, mma_type_bytes(type), sm_count(), pipelined);
+}
+
+// Split-K of variants 1-3 (choose_fp32_splits).
+int plan_fp32_splits(const Im2colGeometry& g, GemmTile tile) {
+  return choose_fp32_splits(g, tile, sm_count());
+}
+
+// Whether the tensor-core kernels run here, asked once per process. A CUDA error while asking is
+// the answer too (check_support must not throw).
+const std::string& mma_unusable_reason() {
+  static const std::string why = [] {
+    try {
+      return mma_kernels_unusable_reason();
+    } catch (const std::exception& e) {
+      return std::string("cannot query the device for the tensor-core kernels: ") + e.what();
+    }
+  }();
+  return why;
 }
 
 std::string gib(double bytes) {
@@ -56,71 +169,206 @@ class Im2colGemmInstance final : public Instance {
       : p_(p),
         variant_(variant),
         g_(make_im2col_geometry(p)),
+        elem_bytes_(std::size_t(bench::storage_bytes(p.dtype))),
         tile_(choose_gemm_tile(g_)),
-        src_(data.src.size()),
-        wei_(data.wei.size()),
-        dst_(static_cast<std::size_t>(p.dst_elements())),
+        mma_type_(mma_type(p.dtype)),
+        mma_plan_(uses_tensor_cores(variant) ? plan_mma(variant, g_, mma_type_) : MmaPlan{}),
+        fp32_splits_(uses_tensor_cores(variant) || variant == Variant::small_direct
+                         ? 1
+                         : plan_fp32_splits(g_, tile_)),
+        src_(data.src.size() * elem_bytes_),
+        wei_(data.wei.size() * elem_bytes_),
+        dst_(std::size_t(p.dst_elements()) * elem_bytes_),
         timer_(stream_.get()) {
-    src_.upload_async(data.src.data(), stream_.get());
-    wei_.upload_async(data.wei.data(), stream_.get());
-    if (variant_ == Variant::im2col_gemm) {
-      const std::size_t bytes = im2col_buffer_elements(g_) * sizeof(float);
+    if (variant_ == Variant::im2col_gemm || variant_ == Variant::mma_im2col_gemm) {
+      const std::size_t bytes = variant_ == Variant::im2col_gemm
+                                    ? im2col_buffer_elements(g_) * sizeof(float)
+                                    : mma_column_buffer_elements(g_, mma_type_) * elem_bytes_;
       std::size_t free = 0, total = 0;
       CUDA_CHECK(cudaMemGetInfo(&free, &total));
       if (bytes > free)
-        throw bench::Unsupported("variant 1's column buffer needs " + gib(double(bytes)) +
+        throw bench::Unsupported("variant " + std::to_string(int(variant_)) +
+                                 "'s column buffer needs " + gib(double(bytes)) +
                                  ", more than the " + gib(double(free)) + " free on the device");
-      col_ = bench::DeviceBuffer<float>(im2col_buffer_elements(g_));
+      col_ = bench::DeviceBuffer<unsigned char>(bytes);
     }
-    stream_.synchronize();
+    if (const std::size_t n = mma_partial_elements(g_, mma_plan_); n > 0)
+      partial_ = bench::DeviceBuffer<float>(n);  // split-K
+    if (fp32_splits_ > 1)
+      partial_ = bench::DeviceBuffer<float>(std::size_t(fp32_splits_) * std::size_t(g_.m) *
+                                            std::size_t(g_.oc));
+    if (variant_ == Variant::mma_repacked_implicit_gemm && mma_needs_repack(g_, mma_type_)) {
+      const std::size_t src_bytes = mma_repacked_src_elements(g_, mma_type_) * elem_bytes_;
+      const std::size_t wei_bytes = mma_repacked_wei_elements(g_, mma_type_) * elem_bytes_;
+      std::size_t free = 0, total = 0;
+      CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      if (src_bytes + wei_bytes > free)
+        throw bench::Unsupported("variant 6's repacked input and weights need " +
+                                 gib(double(src_bytes + wei_bytes)) + ", more than the " +
+                                 gib(double(free)) + " free on the device");
+      src_repacked_ = bench::DeviceBuffer<unsigned char>(src_bytes);
+      wei_repacked_ = bench::DeviceBuffer<unsigned char>(wei_bytes);
+    }
+    const std::vector<unsigned char> src = to_storage(data.src, p.dtype);
+    const std::vector<unsigned char> wei = to_storage(data.wei, p.dtype);
+    src_.upload_async(src.data(), stream_.get());
+    wei_.upload_async(wei.data(), stream_.get());
+    stream_.synchronize();  // the host vectors end here
   }
 
-  // Variant 3 builds its row table here, the only planning any variant does.
+  // Variants 3, 4 and 6 build their row tables here, the only planning any variant does.
   void compile() override {
     if (variant_ == Variant::implicit_gemm_precomp) {
       const std::vector<Im2colRow> rows = im2col_row_table(g_);
-      rows_ = bench::DeviceBuffer<Im2colRow>(rows.size());
-      rows_.upload_async(rows.data(), stream_.get());
+      rows_ = bench::DeviceBuffer<unsigned char>(rows.size() * sizeof(Im2colRow));
+      CUDA_CHECK(cudaMemcpyAsync(rows_.data(), rows.data(), rows_.bytes(), cudaMemcpyHostToDevice,
+                                 stream_.get()));
+      stream_.synchronize();
+    } else if (variant_ == Variant::mma_implicit_gemm ||
+               variant_ == Variant::mma_repacked_implicit_gemm) {
+      const std::vector<Im2colRow16> rows = im2col_row16_table(
+          variant_ == Variant::mma_implicit_gemm ? g_
+                                                 : mma_repacked_geometry(g_, int(elem_bytes_)));
+      rows_ = bench::DeviceBuffer<unsigned char>(rows.size() * sizeof(Im2colRow16));
+      CUDA_CHECK(cudaMemcpyAsync(rows_.data(), rows.data(), rows_.bytes(), cudaMemcpyHostToDevice,
+                                 stream_.get()));
       stream_.synchronize();
     }
   }
 
-  void poison_output() override { dst_.fill_bytes_async(0xFF, stream_.get()); }
+  void poison_output() override { dst_.fill_bytes_async(0xFF, stream_.get()); }  // NaN in all
 
   void run() override {
+    launch_variant();
+    if (!uses_tensor_cores(variant_) && fp32_splits_ > 1)  // the tensor-core variants reduce
+      launch_fp32_split_reduce(g_, fp32_splits_, partial_.data(),
+                               reinterpret_cast<float*>(dst_.data()), stream_.get());
+  }
+
+  // The kernels of the variant; with split-K the GEMM writes partial_ (the tensor-core variants
+  // also launch their reduction here).
+  void launch_variant() {
+    cudaStream_t s = stream_.get();
+    float* dst = reinterpret_cast<float*>(dst_.data());
+    const float* src = reinterpret_cast<const float*>(src_.data());
+    const float* wei = reinterpret_cast<const float*>(wei_.data());
     switch (variant_) {
-      case Variant::im2col_gemm:
-        launch_im2col(g_, src_.data(), col_.data(), stream_.get());
-        launch_gemm_from_columns(g_, tile_, wei_.data(), col_.data(), dst_.data(), stream_.get());
+      case Variant::im2col_gemm: {
+        float* col = reinterpret_cast<float*>(col_.data());
+        launch_im2col(g_, src, col, s);
+        launch_gemm_from_columns(g_, tile_, wei, col, dst, s, fp32_splits_, partial_.data());
         break;
+      }
       case Variant::implicit_gemm:
-        launch_implicit_gemm(g_, tile_, src_.data(), wei_.data(), dst_.data(), stream_.get());
+        launch_implicit_gemm(g_, tile_, src, wei, dst, s, fp32_splits_, partial_.data());
         break;
       case Variant::implicit_gemm_precomp:
-        launch_implicit_gemm_precomp(g_, tile_, src_.data(), wei_.data(), rows_.data(), dst_.data(),
-                                     stream_.get());
+        launch_implicit_gemm_precomp(g_, tile_, src, wei,
+                                     reinterpret_cast<const Im2colRow*>(rows_.data()), dst, s,
+                                     fp32_splits_, partial_.data());
         break;
+      case Variant::mma_implicit_gemm:
+        launch_mma_implicit_gemm(g_, mma_type_, mma_plan_, src_.data(), wei_.data(),
+                                 reinterpret_cast<const Im2colRow16*>(rows_.data()), dst_.data(),
+                                 partial_.data(), s);
+        launch_mma_split_reduce(g_, mma_type_, mma_plan_, partial_.data(), dst_.data(), s);
+        break;
+      case Variant::mma_im2col_gemm:
+        launch_mma_im2col(g_, mma_type_, src_.data(), col_.data(), s);
+        launch_mma_gemm_from_columns(g_, mma_type_, mma_plan_, wei_.data(), col_.data(),
+                                     dst_.data(), partial_.data(), s);
+        launch_mma_split_reduce(g_, mma_type_, mma_plan_, partial_.data(), dst_.data(), s);
+        break;
+      case Variant::small_direct:
+        if (p_.dtype == DataType::fp16)
+          launch_small_conv(g_, reinterpret_cast<const __half*>(src_.data()),
+                            reinterpret_cast<const __half*>(wei_.data()),
+                            reinterpret_cast<__half*>(dst_.data()), s);
+        else if (p_.dtype == DataType::bf16)
+          launch_small_conv(g_, reinterpret_cast<const __nv_bfloat16*>(src_.data()),
+                            reinterpret_cast<const __nv_bfloat16*>(wei_.data()),
+                            reinterpret_cast<__nv_bfloat16*>(dst_.data()), s);
+        else
+          launch_small_conv(g_, src, wei, dst, s);
+        break;
+      case Variant::mma_repacked_implicit_gemm: {
+        const bool repack = src_repacked_.bytes() > 0;
+        if (repack)
+          launch_mma_repack(g_, mma_type_, src_.data(), wei_.data(), src_repacked_.data(),
+                            wei_repacked_.data(), s);
+        launch_mma_repacked_implicit_gemm(
+            g_, mma_type_, mma_plan_, repack ? src_repacked_.data() : src_.data(),
+            repack ? wei_repacked_.data() : wei_.data(),
+            reinterpret_cast<const Im2colRow16*>(rows_.data()), dst_.data(), partial_.data(), s);
+        launch_mma_split_reduce(g_, mma_type_, mma_plan_, partial_.data(), dst_.data(), s);
+        break;
+      }
     }
   }
 
   void sync() override { stream_.synchronize(); }
 
   void read_output(float* dst) override {
-    dst_.download_async(dst, stream_.get());
+    const std::size_t count = std::size_t(p_.dst_elements());
+    if (elem_bytes_ == 4) {
+      dst_.download_async(reinterpret_cast<unsigned char*>(dst), stream_.get());
+      stream_.synchronize();
+      return;
+    }
+    std::vector<std::uint16_t> bits(count);
+    dst_.download_async(reinterpret_cast<unsigned char*>(bits.data()), stream_.get());
     stream_.synchronize();
+    for (std::size_t i = 0; i < count; ++i)
+      dst[i] = p_.dtype == DataType::fp16 ? bench::half_bits_to_float(bits[i])
+                                          : bench::bf16_bits_to_float(bits[i]);
   }
 
   std::vector<std::int64_t> output_dims() const override {
     return {p_.mb, p_.oc, p_.oh(), p_.ow()};
   }
 
+  // e.g. "v6 implicit GEMM mma.sync m16n8k16 bf16 128x128x32, 8 warps of 64x32, cp.async 3
+  // stages, gather 16-byte vectors, input and weights repacked to nhwc, channels per group padded
+  // 3 -> 8".
   std::string algorithm() const override {
-    return std::string(variant_name(variant_)) + ", " + gemm_tile_name(tile_) + ", gather along " +
-           (g_.nhwc ? "k" : "m");
+    if (variant_ == Variant::small_direct)
+      return std::string(variant_name(variant_)) + ", " + small_conv_name(g_);
+    if (!uses_tensor_cores(variant_))
+      return std::string(variant_name(variant_)) + ", " + gemm_tile_name(tile_) +
+             ", gather along " + (g_.nhwc ? "k" : "m") +
+             (fp32_splits_ > 1
+                  ? ", split-K " + std::to_string(fp32_splits_) + " (FP32 partials, ordered sum)"
+                  : std::string());
+    const int bytes = int(elem_bytes_);
+    std::string s = std::string(variant_name(variant_)) + " " + mma_instruction_name(mma_type_) +
+                    " " + mma_tile_text(mma_plan_.tile, bytes);
+    const std::string pipelined =
+        ", cp.async 3 stages" +
+        (mma_plan_.splits > 1
+             ? ", split-K " + std::to_string(mma_plan_.splits) + " (FP32 partials, ordered sum)"
+             : std::string());
+    const std::string staged = ", registers + 2 shared stages";
+    switch (variant_) {
+      case Variant::mma_implicit_gemm:
+        if (mma_pipelined_gather(g_, mma_type_)) return s + pipelined + ", gather 16-byte vectors";
+        return s + staged + ", gather elements along " + (g_.nhwc ? "k" : "m");
+      case Variant::mma_im2col_gemm:
+        return s + (mma_pipelined_columns(g_, mma_type_) ? pipelined : staged) +
+               ", column buffer k padded to " + std::to_string(mma_padded_k(g_.k, bytes));
+      case Variant::mma_repacked_implicit_gemm:
+        s += pipelined + ", gather 16-byte vectors";
+        if (mma_needs_repack(g_, mma_type_))
+          s += ", input and weights repacked to nhwc, channels per group padded " +
+               std::to_string(g_.icg) + " -> " + std::to_string(mma_padded_channels(g_, bytes));
+        return s;
+      default:
+        return s;
+    }
   }
 
   std::optional<std::int64_t> workspace_bytes() const override {
-    return static_cast<std::int64_t>(col_.bytes() + rows_.bytes());
+    return static_cast<std::int64_t>(col_.bytes() + rows_.bytes() + src_repacked_.bytes() +
+                                     wei_repacked_.bytes() + partial_.bytes());
   }
 
   bench::DeviceTimer* device_timer() override { return &timer_; }
@@ -128,7 +376,11 @@ class Im2colGemmInstance final : public Instance {
 
   nlohmann::ordered_json extra() const override {
     return {{"variant", static_cast<int>(variant_)},
-            {"tile", gemm_tile_name(tile_)},
+            {"tile", variant_ == Variant::small_direct ? small_conv_name(g_)
+                     : uses_tensor_cores(variant_) ? mma_tile_text(mma_plan_.tile, int(elem_bytes_))
+                                                   : gemm_tile_name(tile_)},
+            {"tensor_cores", uses_tensor_cores(variant_)},
+            {"split_k", uses_tensor_cores(variant_) ? mma_plan_.splits : fp32_splits_},
             {"kernels_built_with", im2col_gemm_build_info()}};
   }
 
@@ -136,17 +388,23 @@ class Im2colGemmInstance final : public Instance {
   Problem p_;
   Variant variant_;
   Im2colGeometry g_;
-  GemmTile tile_;
+  std::size_t elem_bytes_;  // storage bytes per value: 4 (fp32, tf32) or 2 (fp16, bf16)
+  GemmTile tile_;           // variants 1-3
+  MmaType mma_type_;        // variants 4-6
+  MmaPlan mma_plan_;        // variants 4-6: tile and split-K
+  int fp32_splits_;         // variants 1-3: split-K
   bench::Stream stream_;
-  bench::DeviceBuffer<float> src_, wei_, dst_;
-  bench::DeviceBuffer<float> col_;       // variant 1: G*K*M column matrices
-  bench::DeviceBuffer<Im2colRow> rows_;  // variant 3: K row entries
+  bench::DeviceBuffer<unsigned char> src_, wei_, dst_;  // the storage type
+  bench::DeviceBuffer<unsigned char> col_;   // variants 1, 5: column matrices of all groups
+  bench::DeviceBuffer<unsigned char> rows_;  // variants 3, 4, 6: K row entries
+  bench::DeviceBuffer<unsigned char> src_repacked_, wei_repacked_;  // variant 6 (where needed)
+  bench::DeviceBuffer<float> partial_;                              // split-K: FP32 partial outputs
   bench::CudaEventTimer timer_;
 };
 
 class Im2colGemmCudaBackend final : public Backend {
  public:
-  explicit Im2colGemmCudaBackend(Variant variant) : variant_(variant) {}
+  explicit Im2colGemmCudaBackend(std::optional<Variant> variant) : variant_(variant) {}
 
   std::string name() const override { return "im2col_gemm_cuda"; }
   std::string device() const override { return "cuda"; }
@@ -163,21 +421,37 @@ class Im2colGemmCudaBackend final : public Backend {
   }
 
   Support check_support(const Problem& p) const override {
-    if (p.dtype != DataType::fp32)
-      return Support::no(
-          "not implemented yet: " + bench::to_string(p.dtype) +
-          " (im2col_gemm_cuda has FP32 CUDA-core kernels only; no tensor-core path)");
+    const Variant v = variant_.value_or(default_variant(p));
+    const std::string dt = bench::to_string(p.dtype);
+    if (v == Variant::small_direct) {
+      if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
+      if (const std::string why = small_conv_unsupported_reason(make_im2col_geometry(p));
+          !why.empty())
+        return Support::no("variant 7: " + why);
+      return Support::yes();
+    }
+    if (!uses_tensor_cores(v) && p.dtype != DataType::fp32)
+      return Support::no("variant " + std::to_string(int(v)) + " is strict FP32 on CUDA cores; " +
+                         dt + " runs on the tensor-core variants 4, 5 and 6 (default)");
+    if (uses_tensor_cores(v) && p.dtype == DataType::fp32)
+      return Support::no("variant " + std::to_string(int(v)) +
+                         " uses tensor cores (tf32/fp16/bf16); strict fp32 runs on variants 1-3");
     if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
     if (p.g > 65535) return Support::no("more than 65535 groups (one grid z index per group)");
+    if (uses_tensor_cores(v)) {
+      if (p.oc / p.g > 16 * 65535)
+        return Support::no("more than 1048560 output channels per group (grid y)");
+      if (const std::string& why = mma_unusable_reason(); !why.empty()) return Support::no(why);
+    }
     return Support::yes();
   }
 
   std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
-    return std::make_unique<Im2colGemmInstance>(p, data, variant_);
+    return std::make_unique<Im2colGemmInstance>(p, data, variant_.value_or(default_variant(p)));
   }
 
  private:
-  Variant variant_;
+  std::optional<Variant> variant_;  // empty: the dtype's default
 };
 
 }  // namespace

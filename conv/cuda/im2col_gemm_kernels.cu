@@ -24,7 +24,7 @@
 // time in ms, nchw / nhwc, ResNet-50 layers at batch 32 unless noted. v3 is the default: fastest
 // of ours on most shapes and ahead of cuDNN's IMPLICIT_PRECOMP_GEMM on the large-M ones; where the
 // grid has fewer blocks than the GPU has SMs (7x7 maps, batch 1) all variants are latency-bound
-// and v1 (float4 loads only) leads: split-K is the missing piece there.
+// and v1 (float4 loads only) leads (the table below, before split-K).
 //   problem                      v1            v2            v3            cudnn heuristic
 //   mb32ic3ih224oc64kh7sh2ph3    0.764/0.794   0.431/0.294   0.269/0.272   0.396/0.425
 //   mb32ic64ih56oc64kh3ph1       0.731/0.755   0.434/0.307   0.256/0.276   0.306/0.348
@@ -34,17 +34,22 @@
 //   mb32ic512ih7oc512kh3ph1      0.597/0.602   0.982/0.679   0.734/0.682   0.383/0.479
 //   g32mb32ic32ih56oc32kh3ph1    0.427/0.466   0.285/0.244   0.179/0.219   0.052/0.199
 //   mb1ic256ih14oc256kh3ph1      0.272/0.272   0.493/0.342   0.368/0.343   0.128/0.147
+// Split-K (choose_fp32_splits: grids under 1.4 blocks per SM, FP32 partials summed in split order,
+// deterministic) then took v3 to, nchw / nhwc with cuDNN beside: res4 0.326/0.306 (0.260/0.278),
+// res5 0.337/0.310 (0.340/0.362), mb1ic256ih14oc256kh3ph1 0.036/0.034 (0.062/0.079).
 //
 // The SGEMM core all three share: per group, out[oc][m] = sum_k wei[oc][k] * col[k][m], one
-// thread block per BM x BN output tile (blockIdx.z = group); k advances in BK slices staged in
-// shared memory, double-buffered (the next slice is loaded into registers while the current one
-// is multiplied, one barrier per slice); each thread accumulates a TM x TN block in registers,
-// taken as 4-wide slices spread across the tile so that its shared-memory float4 reads are
-// conflict-free; weights are read as float4 along k when K % 4 == 0; every edge (any M, N, K)
-// is guarded with zero fill; the epilogue stores float4 where 4 outputs are contiguous and aligned.
+// thread block per BM x BN output tile (blockIdx.z = group, times splits with split-K); k advances
+// in BK slices staged in shared memory, double-buffered (the next slice is loaded into registers
+// while the current one is multiplied, one barrier per slice); each thread accumulates a TM x TN
+// block in registers, taken as 4-wide slices spread across the tile so that its shared-memory
+// float4 reads are conflict-free; weights are read as float4 along k when K % 4 == 0; every edge
+// (any M, N, K) is guarded with zero fill; the epilogue stores float4 where 4 outputs are
+// contiguous and aligned.
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 
 #include <cstdint>
+#include <stdexcept>
 
 #include "core/cuda/cuda_check.hpp"
 
@@ -127,24 +132,32 @@ struct WeightSlice {
 // The GEMM of one output tile. BLoader fills the column-matrix part of each k slice (Bs[k][m]):
 // from a column buffer (variant 1) or by gathering from the input (variants 2, 3). It provides
 // Shared (its block-wide state), begin() (before the first barrier), load() and store().
+// Split-K (splits > 1): blockIdx.z = group * splits + split; split s multiplies the k slices
+// [mma_split_begin(s), mma_split_begin(s + 1)) and writes its partial output to
+// dst + s * (M * OC), in the output's layout; launch_fp32_split_reduce sums them in split order.
 template <class T, class BLoader>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     im2col_gemm_kernel(const Im2colGeometry g, const float* __restrict__ wei,
-                       const typename BLoader::Params params, float* __restrict__ dst) {
+                       const typename BLoader::Params params, float* __restrict__ dst, int splits) {
   __shared__ __align__(16) float As[2][T::BK][T::BM + T::kPad];
   __shared__ __align__(16) float Bs[2][T::BK][T::BN + T::kPad];
   __shared__ typename BLoader::Shared bshared;
 
   const int tid = threadIdx.x;
-  const int m0 = blockIdx.x * T::BN, oc0 = blockIdx.y * T::BM, group = blockIdx.z;
+  const int m0 = blockIdx.x * T::BN, oc0 = blockIdx.y * T::BM;
+  const int group = blockIdx.z / splits, split = blockIdx.z - group * splits;
+  if (splits > 1) dst += std::int64_t(split) * g.m * g.oc;
+  const int all_slices = (g.k + T::BK - 1) / T::BK;
+  const int first = mma_split_begin(all_slices, splits, split);
+  const int slices = mma_split_begin(all_slices, splits, split + 1) - first;
   const float* wei_group = wei + std::int64_t(group) * g.ocg * g.k;
   BLoader bload(params);
   bload.begin(g, group, m0, tid, bshared);
   __syncthreads();
 
   WeightSlice<T> aslice;
-  aslice.load(g, wei_group, oc0, 0, tid);
-  bload.load(g, 0, m0, tid, bshared);
+  aslice.load(g, wei_group, oc0, first * T::BK, tid);
+  bload.load(g, first * T::BK, m0, tid, bshared);
   aslice.store(As[0], tid);
   bload.store(Bs[0], tid);
   __syncthreads();
@@ -156,13 +169,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
     for (int j = 0; j < T::TN; ++j) acc[i][j] = 0.0f;
 
-  const int slices = (g.k + T::BK - 1) / T::BK;
   for (int s = 0; s < slices; ++s) {
     const int cur = s & 1;
     const bool more = s + 1 < slices;
     if (more) {  // next slice into registers; its latency hides behind the multiply below
-      aslice.load(g, wei_group, oc0, (s + 1) * T::BK, tid);
-      bload.load(g, (s + 1) * T::BK, m0, tid, bshared);
+      aslice.load(g, wei_group, oc0, (first + s + 1) * T::BK, tid);
+      bload.load(g, (first + s + 1) * T::BK, m0, tid, bshared);
     }
 #pragma unroll
     for (int kk = 0; kk < T::BK; ++kk) {
@@ -244,28 +256,30 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
 }
 
+// dst: the output, or with split-K the partials (splits * M * OC floats).
 template <class T, class BLoader>
 void launch_gemm(const Im2colGeometry& g, const float* wei, const typename BLoader::Params& params,
-                 float* dst, cudaStream_t stream) {
+                 float* dst, int splits, cudaStream_t stream) {
+  if (splits < 1 || g.groups * splits > 65535) throw std::logic_error("split-K: bad split count");
   const dim3 grid(unsigned((g.m + T::BN - 1) / T::BN), unsigned((g.ocg + T::BM - 1) / T::BM),
-                  unsigned(g.groups));
-  im2col_gemm_kernel<T, BLoader><<<grid, T::kThreads, 0, stream>>>(g, wei, params, dst);
+                  unsigned(g.groups * splits));
+  im2col_gemm_kernel<T, BLoader><<<grid, T::kThreads, 0, stream>>>(g, wei, params, dst, splits);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
 // Runs launch_gemm<Tile, Loader<Tile>> for the tile chosen at run time.
 template <template <class> class Loader, class Params>
 void dispatch_tile(const Im2colGeometry& g, GemmTile tile, const float* wei, const Params& params,
-                   float* dst, cudaStream_t stream) {
+                   float* dst, int splits, cudaStream_t stream) {
   switch (tile) {
     case GemmTile::t128x128:
-      launch_gemm<Tile128x128, Loader<Tile128x128>>(g, wei, params, dst, stream);
+      launch_gemm<Tile128x128, Loader<Tile128x128>>(g, wei, params, dst, splits, stream);
       break;
     case GemmTile::t64x128:
-      launch_gemm<Tile64x128, Loader<Tile64x128>>(g, wei, params, dst, stream);
+      launch_gemm<Tile64x128, Loader<Tile64x128>>(g, wei, params, dst, splits, stream);
       break;
     case GemmTile::t32x128:
-      launch_gemm<Tile32x128, Loader<Tile32x128>>(g, wei, params, dst, stream);
+      launch_gemm<Tile32x128, Loader<Tile32x128>>(g, wei, params, dst, splits, stream);
       break;
   }
 }
@@ -340,8 +354,10 @@ void launch_im2col(const Im2colGeometry& g, const float* src, float* col, cudaSt
 }
 
 void launch_gemm_from_columns(const Im2colGeometry& g, GemmTile tile, const float* wei,
-                              const float* col, float* dst, cudaStream_t stream) {
-  dispatch_tile<ColumnBufferLoader>(g, tile, wei, ColumnBufferParams{col}, dst, stream);
+                              const float* col, float* dst, cudaStream_t stream, int splits,
+                              float* partial) {
+  dispatch_tile<ColumnBufferLoader>(g, tile, wei, ColumnBufferParams{col},
+                                    splits > 1 ? partial : dst, splits, stream);
 }
 
 // ---- Variants 2 and 3: implicit GEMM ------------------------------------------------------------
@@ -427,12 +443,14 @@ using GatherTableNhwc = GatherLoader<T, true, true>;
 }  // namespace
 
 void launch_implicit_gemm(const Im2colGeometry& g, GemmTile tile, const float* src,
-                          const float* wei, float* dst, cudaStream_t stream) {
+                          const float* wei, float* dst, cudaStream_t stream, int splits,
+                          float* partial) {
   const GatherParams params{src, nullptr};
+  float* out = splits > 1 ? partial : dst;
   if (g.nhwc)
-    dispatch_tile<GatherNhwc>(g, tile, wei, params, dst, stream);
+    dispatch_tile<GatherNhwc>(g, tile, wei, params, out, splits, stream);
   else
-    dispatch_tile<GatherNchw>(g, tile, wei, params, dst, stream);
+    dispatch_tile<GatherNchw>(g, tile, wei, params, out, splits, stream);
 }
 
 std::vector<Im2colRow> im2col_row_table(const Im2colGeometry& g) {
@@ -443,12 +461,24 @@ std::vector<Im2colRow> im2col_row_table(const Im2colGeometry& g) {
 
 void launch_implicit_gemm_precomp(const Im2colGeometry& g, GemmTile tile, const float* src,
                                   const float* wei, const Im2colRow* rows, float* dst,
-                                  cudaStream_t stream) {
+                                  cudaStream_t stream, int splits, float* partial) {
   const GatherParams params{src, rows};
+  float* out = splits > 1 ? partial : dst;
   if (g.nhwc)
-    dispatch_tile<GatherTableNhwc>(g, tile, wei, params, dst, stream);
+    dispatch_tile<GatherTableNhwc>(g, tile, wei, params, out, splits, stream);
   else
-    dispatch_tile<GatherTableNchw>(g, tile, wei, params, dst, stream);
+    dispatch_tile<GatherTableNchw>(g, tile, wei, params, out, splits, stream);
+}
+
+int choose_fp32_splits(const Im2colGeometry& g, GemmTile tile, int sm_count) {
+  const int bm = tile == GemmTile::t128x128 ? 128 : tile == GemmTile::t64x128 ? 64 : 32;
+  const std::int64_t blocks = (std::int64_t(g.m) + 127) / 128 * ((g.ocg + bm - 1) / bm) * g.groups;
+  // Measured on the H200, ms without / with split-K: res5 mb32ic512ih7oc512kh3ph1 0.708 / 0.336
+  // (6 splits), res4 mb32ic256ih14oc256kh3ph1 0.360 / 0.324 (3), mb8ic512ih7oc512kh3ph1 0.706 /
+  // 0.098 (16); res3 mb32ic128ih28oc128kh3ph1 (196 blocks) 0.281 / 0.299 with 2, so a grid of
+  // mma_unsplit_blocks or more stays whole.
+  if (blocks >= mma_unsplit_blocks(sm_count)) return 1;
+  return choose_split_k(blocks, (g.k + 7) / 8, g.groups, 2 * sm_count, 16, 16);
 }
 
 // ---- Tile choice and build facts ----------------------------------------------------------------

@@ -1,0 +1,1261 @@
+// im2col + GEMM convolution on tensor cores (TF32, FP16, BF16 with FP32 accumulation): variants
+// 4-6 of the backend conv/cuda/im2col_gemm_cuda.cpp, side by side with the FP32 CUDA-core
+// variants 1-3 in im2col_gemm_kernels.cu. Each is checked against the float64 reference by
+// tests/test_im2col_gemm_cuda.cpp (every tile, type and layout) and tests/test_backends_gpu.cpp.
+//
+// Build: part of the normal build when CUDA is found; the kernels need sm_80 or newer (mma.sync
+// with bf16/tf32 and m16n8k16, cp.async), so a build must include 80 or 90 in
+// CMAKE_CUDA_ARCHITECTURES. The sm_75 code of the default "75;80;90" build is a trap, never
+// launched: the backend checks the device and the kernels' PTX version first
+// (mma_kernels_unusable_reason()).
+// Registers and spills:
+//   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c conv/cuda/im2col_gemm_mma.cu -o /dev/null
+// Run (on a GPU):
+//   build/experiments/myconv --backend im2col_gemm_cuda --dtype bf16 [--variant 4|5|6] ...
+//   build/tests/test_im2col_gemm_cuda
+//
+// Variants:
+//   4  implicit GEMM: the im2col gather happens in the load stage of the GEMM, rows from the
+//      precomputed 16-byte row table (as variant 3), straight from the layout given. nhwc input
+//      whose IC/G is a multiple of the vector (8 fp16/bf16, 4 tf32 values) gathers whole 16-byte
+//      runs with cp.async into a 3-stage pipeline; anything else (nchw, odd channel counts)
+//      gathers element by element through registers into 2 shared stages.
+//   5  im2col + GEMM, the textbook two-kernel form: a kernel writes the column matrix in the
+//      storage type, row-major with k contiguous and padded to whole 16-byte vectors
+//      (col[group][m][Kp]), then the GEMM reads it by cp.async (by registers where K is not a
+//      multiple of the vector, as the weights' rows then are not aligned).
+//   6  nhwc repack + implicit GEMM (the default): a kernel rewrites the input as nhwc with each
+//      group's channels padded with zeros to whole vectors, another the weights to match
+//      (cuDNN does the like for nchw tensor-core convolutions), then variant 4's pipelined kernel
+//      runs with every gather a 16-byte cp.async. No repack for nhwc input that needs none.
+//
+// Measured on an NVIDIA H200 (CUDA 13.0, sm_90 build, cuDNN 9.19 heuristic with
+// CUDNN_TENSOR_OP_MATH), median GPU time in ms, ResNet-50 layers at batch 32, nchw / nhwc. v6 is
+// the default: fastest of ours everywhere (v4 equals it on nhwc, where both run the same kernel
+// without repacking), ahead of cuDNN on conv1 (IC = 3), 1.2-2x behind it elsewhere in fp16/bf16
+// and 2-3x in tf32; cuDNN's Hopper kernels use wgmma, which these do not.
+//   fp16 problem                v4            v5            v6            cudnn
+//   mb32ic3ih224oc64kh7sh2ph3   0.222/0.215   0.574/0.404   0.210/0.207   0.318/0.201
+//   mb32ic64ih56oc64kh3ph1      0.160/0.054   0.346/0.319   0.079/0.054   0.058/0.035
+//   mb32ic64ih56oc256kh1        0.105/0.041   0.071/0.067   0.068/0.041   0.028/0.028
+//   mb32ic128ih28oc128kh3ph1    0.141/0.047   0.176/0.174   0.060/0.046   0.046/0.027
+//   mb32ic256ih14oc256kh3ph1    0.203/0.052   0.115/0.112   0.066/0.053   0.043/0.026
+//   mb32ic512ih7oc512kh3ph1     0.246/0.053   0.086/0.081   0.071/0.053   0.046/0.025
+//   tf32 problem
+//   mb32ic3ih224oc64kh7sh2ph3   0.226/0.214   1.037/0.537   0.224/0.218   0.319/0.213
+//   mb32ic128ih28oc128kh3ph1    0.170/0.112   0.316/0.261   0.131/0.112   0.058/0.037
+//   mb32ic512ih7oc512kh3ph1     0.262/0.124   0.155/0.149   0.150/0.125   0.067/0.044
+// bf16 runs within 2% of fp16. Split-K (choose_mma_plan in mma_index.hpp) brought fp16 res5
+// from 0.083 (64x64 tiles, 200 blocks) to 0.051 ms (128x128 tiles split 4 ways).
+//
+// Why mma.sync PTX rather than nvcuda::wmma: wmma's fragment layout is opaque, so its epilogue
+// would go through store_matrix_sync to memory and its loads must come from a fixed tile layout;
+// mma.sync's layouts are documented (conv/cuda/mma_index.hpp encodes them and a CPU test checks
+// them), which lets one ldmatrix addressing scheme feed fp16, bf16 and tf32 from the same padded
+// shared tiles and lets the epilogue convert and stage the accumulators itself. wgmma (Hopper's
+// warpgroup MMA) would be faster on the H200 but needs sm_90a-only code, swizzled shared layouts
+// and TMA or asynchronous pipelines of its own: a separate, later variant.
+//
+// The GEMM, per group: out[oc][m] = sum_k wei[oc][k] * col[k][m] (conv/im2col_index.hpp). One
+// thread block per BM x BN output tile (blockIdx.z = group), k in slices of 64 bytes per row
+// (32 fp16/bf16 or 16 tf32 values). Both operand tiles are row-major with k contiguous
+// (weights: row = output channel; columns: row = output pixel), at an 80-byte row stride so that
+// ldmatrix is conflict-free. Two ways to fill them:
+//   - register-staged (any alignment): the next slice is loaded into registers as 16-byte
+//     vectors, assembled from element loads where needed, while the current one is multiplied,
+//     then stored; 2 shared stages, one barrier per slice;
+//   - pipelined (16-byte operand vectors): cp.async copies (zero-filled in the padding and past
+//     the edges) for 3 slices in flight, one barrier per slice, no staging registers.
+// tf32 values are rounded once (cvt.rna.tf32.f32) as they enter shared memory (the pipelined
+// kernel rounds its own landed vectors in place). Each warp computes a WM x WN tile with mma.sync
+// (m16n8k16 f16/bf16 or m16n8k8 tf32, FP32 accumulators). The epilogue converts to the storage
+// type, stages the tile in shared memory in output order and writes 16-byte vectors where the
+// output allows (nchw: OH*OW % vector == 0; nhwc: OC/G % vector == 0), element by element
+// otherwise. Every edge (M, OC/G, K) is guarded with zero fill.
+//
+// Register-staged loads, per layout: nchw gathers are element loads, 32 lanes along 32
+// neighbouring pixels of a channel plane (coalesced), packed into a vector of consecutive k per
+// thread; nhwc element gathers go along k. Weights are 16-byte loads when K is a multiple of the
+// vector.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "conv/cuda/im2col_gemm_kernels.hpp"
+#include "conv/cuda/mma_index.hpp"
+#include "core/cuda/cuda_check.hpp"
+
+namespace conv {
+namespace {
+
+// ---- Data types and PTX wrappers ----------------------------------------------------------------
+
+template <MmaType T>
+struct MmaTraits {
+  static constexpr int kBytes = T == MmaType::tf32 ? 4 : 2;  // storage bytes per value
+  static constexpr int kVec = kMmaVecBytes / kBytes;         // values per 16-byte vector
+  static constexpr int kSliceK = kMmaSliceBytes / kBytes;    // k values per slice (BK)
+};
+
+// The kernels below are compiled for every architecture of the build, but their bodies exist only
+// for sm_80 and newer; MYCONV_MMA_OK guards them.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define MYCONV_MMA_OK 1
+#else
+#define MYCONV_MMA_OK 0
+#endif
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Four 8x8 matrices of 16-bit values (or 8x4 of 32-bit ones) from shared memory.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned address) {
+#if MYCONV_MMA_OK
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+#else
+  (void)address;
+  r[0] = r[1] = r[2] = r[3] = 0;
+#endif
+}
+
+// d += a * b for one 16x8 output tile: one k16 step (fp16, bf16) or one k8 step (tf32).
+template <MmaType T>
+__device__ __forceinline__ void mma_step(float (&d)[4], const unsigned (&a)[4],
+                                         const unsigned (&b)[2]) {
+#if MYCONV_MMA_OK
+  if constexpr (T == MmaType::fp16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else if constexpr (T == MmaType::bf16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+#else
+  (void)d;
+  (void)a;
+  (void)b;
+#endif
+}
+
+// fp32 bits rounded to tf32 (round to nearest, ties away from zero), low 13 bits cleared.
+__device__ __forceinline__ unsigned round_to_tf32(unsigned bits) {
+#if MYCONV_MMA_OK
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(bits)));
+  return r;
+#else
+  return bits;
+#endif
+}
+
+__device__ __forceinline__ uint4 load_vector(const unsigned char* p) {
+  return __ldg(reinterpret_cast<const uint4*>(p));
+}
+
+template <int kBytes>
+__device__ __forceinline__ unsigned load_value(const unsigned char* p) {
+  if constexpr (kBytes == 2)
+    return __ldg(reinterpret_cast<const unsigned short*>(p));
+  else
+    return __ldg(reinterpret_cast<const unsigned*>(p));
+}
+
+// Places value e (its storage bits) of a vector: two 16-bit values per word, or one 32-bit one.
+template <int kBytes>
+__device__ __forceinline__ void set_value(unsigned (&w)[4], int e, unsigned bits) {
+  if constexpr (kBytes == 2)
+    w[e >> 1] |= bits << ((e & 1) * 16);
+  else
+    w[e] = bits;
+}
+
+// Stores one operand vector to shared memory, rounding tf32 operands there (once per value).
+template <MmaType T>
+__device__ __forceinline__ void store_operand(unsigned char* p, uint4 v) {
+  if constexpr (T == MmaType::tf32) {
+    v.x = round_to_tf32(v.x);
+    v.y = round_to_tf32(v.y);
+    v.z = round_to_tf32(v.z);
+    v.w = round_to_tf32(v.w);
+  }
+  *reinterpret_cast<uint4*>(p) = v;
+}
+
+// FP32 accumulator -> storage bits of the output type.
+template <MmaType T>
+__device__ __forceinline__ unsigned output_bits(float x) {
+  if constexpr (T == MmaType::fp16)
+    return __half_as_ushort(__float2half_rn(x));
+  else if constexpr (T == MmaType::bf16)
+    return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+  else
+    return __float_as_uint(x);
+}
+
+// ---- Tiles
+// ----------------------------------------------------------------------------------------
+
+template <MmaTileShape S, int kMinBlocks_, int kMinBlocksPipelined_>
+struct MmaTile {
+  static constexpr MmaTileDims kDims = mma_tile_dims(S);
+  static constexpr int BM = kDims.bm, BN = kDims.bn, WM = kDims.wm, WN = kDims.wn;
+  // __launch_bounds__: blocks per SM the register allocation must allow, of the register-staged
+  // and of the pipelined kernel (which holds no staging registers).
+  static constexpr int kMinBlocks = kMinBlocks_, kMinBlocksPipelined = kMinBlocksPipelined_;
+  static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int MI = WM / 16, NI = WN / 8;  // mma tiles per warp
+  static constexpr int kAVecs = BM * kMmaVecsPerRow;
+  static constexpr int kAPerThread = (kAVecs + kThreads - 1) / kThreads;
+  static constexpr int kBPerThread = BN * kMmaVecsPerRow / kThreads;
+  static constexpr int kBRowStep = kThreads / kMmaVecsPerRow;  // rows between a thread's pixels
+  static constexpr int kStageBytes = (BM + BN) * kMmaRowStride;
+  static_assert(NI % 2 == 0, "B fragments are loaded two n8 tiles at a time");
+  static_assert(BN * kMmaVecsPerRow % kThreads == 0, "B slice must split evenly");
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0, "warp tiling");
+};
+using MmaTile128x128 = MmaTile<MmaTileShape::t128x128, 1, 2>;
+using MmaTile64x128 = MmaTile<MmaTileShape::t64x128, 2, 3>;
+using MmaTile64x64 = MmaTile<MmaTileShape::t64x64, 3, 4>;
+using MmaTile32x64 = MmaTile<MmaTileShape::t32x64, 4, 4>;
+
+// Dynamic shared memory of a launch: the operand stages, reused by the output staging.
+template <class Tile>
+constexpr int mma_shared_bytes(int kBytes, int stages) {
+  const int main = stages * Tile::kStageBytes;
+  const int nchw = Tile::BM * mma_out_stride(false, Tile::BM, Tile::BN, kBytes) * kBytes;
+  const int nhwc = Tile::BN * mma_out_stride(true, Tile::BM, Tile::BN, kBytes) * kBytes;
+  const int out = nchw > nhwc ? nchw : nhwc;
+  return main > out ? main : out;
+}
+
+// ---- Operand loaders --------------------------------------------------------------------------
+
+// The weights' part of a k slice: rows oc0.. of the group's (OC/G x K) matrix.
+template <class Tile, MmaType T>
+struct WeightLoader {
+  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
+  const unsigned char* wei;  // this group's matrix
+  int oc0, tid;
+  bool vector_ok;  // K % kVec == 0: rows start 16-byte aligned
+  uint4 v[Tile::kAPerThread];
+
+  __device__ WeightLoader(const Im2colGeometry& g, const void* w, int group, int oc0_, int tid_)
+      : wei(static_cast<const unsigned char*>(w) + std::int64_t(group) * g.ocg * g.k * kBytes),
+        oc0(oc0_),
+        tid(tid_),
+        vector_ok(g.k % kVec == 0) {}
+
+  __device__ __forceinline__ void load(const Im2colGeometry& g, int k0) {
+#pragma unroll
+    for (int j = 0; j < Tile::kAPerThread; ++j) {
+      const int id = tid + j * Tile::kThreads;
+      if (Tile::kAVecs % Tile::kThreads != 0 && id >= Tile::kAVecs) break;
+      const MmaVecSlot s = mma_a_slot(id);
+      const int oc = oc0 + s.mrow, k = k0 + s.kv * kVec;
+      const unsigned char* p = wei + (std::int64_t(oc) * g.k + k) * kBytes;
+      const bool row_ok = oc < g.ocg;
+      if (row_ok && vector_ok && k < g.k) {
+        v[j] = load_vector(p);
+      } else {
+        unsigned w[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          if (row_ok && k + e < g.k) set_value<kBytes>(w, e, load_value<kBytes>(p + e * kBytes));
+        v[j] = make_uint4(w[0], w[1], w[2], w[3]);
+      }
+    }
+  }
+  __device__ __forceinline__ void store(unsigned char* stage) const {
+#pragma unroll
+    for (int j = 0; j < Tile::kAPerThread; ++j) {
+      const int id = tid + j * Tile::kThreads;
+      if (Tile::kAVecs % Tile::kThreads != 0 && id >= Tile::kAVecs) break;
+      const MmaVecSlot s = mma_a_slot(id);
+      store_operand<T>(stage + s.mrow * kMmaRowStride + s.kv * kMmaVecBytes, v[j]);
+    }
+  }
+};
+
+// The column part of a k slice gathered element by element from the input (variant 4 where a
+// vector of k is not one aligned run: nchw, or nhwc with IC/G not a multiple of the vector). Each
+// thread owns one vector column kv (its kVec rows of the table) and kBPerThread pixels, whose
+// decompositions it keeps in registers.
+struct GatherParams {
+  const void* src;
+  const Im2colRow16* rows;  // K entries (im2col_row16_table)
+};
+template <class Tile, MmaType T>
+struct GatherLoader {
+  using Params = GatherParams;
+  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
+  static constexpr int kPer = Tile::kBPerThread;
+  const unsigned char* src;
+  const Im2colRow16* rows;
+  Im2colColumn col[kPer];  // group's channel offset folded into base
+  MmaVecSlot slot;
+  uint4 v[kPer];
+
+  __device__ GatherLoader(const Im2colGeometry& g, const Params& p, int group, int m0, int tid)
+      : src(static_cast<const unsigned char*>(p.src)),
+        rows(p.rows),
+        slot(mma_b_slot(tid, Tile::kThreads, g.nhwc)) {
+    const std::int64_t group_offset = im2col_group_offset(g, group);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      col[j] = im2col_column(g, m0 + slot.mrow + j * Tile::kBRowStep);
+      col[j].base += group_offset;
+    }
+  }
+
+  __device__ __forceinline__ Im2colRow row(const Im2colGeometry& g, int k) const {
+    if (k >= g.k) return {0, kIm2colOutside, kIm2colOutside};
+    const int4 r = __ldg(reinterpret_cast<const int4*>(rows + k));
+    return {r.x, r.y, r.z};
+  }
+
+  __device__ __forceinline__ void load(const Im2colGeometry& g, int k0) {
+    const int kf = k0 + slot.kv * kVec;
+    unsigned w[kPer][4];
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) w[j][0] = w[j][1] = w[j][2] = w[j][3] = 0;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      const Im2colRow r = row(g, kf + e);
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        const std::int64_t off = im2col_combine(g, 0, col[j], r);
+        if (off >= 0) set_value<kBytes>(w[j], e, load_value<kBytes>(src + off * kBytes));
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) v[j] = make_uint4(w[j][0], w[j][1], w[j][2], w[j][3]);
+  }
+
+  __device__ __forceinline__ void store(unsigned char* stage) const {
+    unsigned char* b = stage + Tile::BM * kMmaRowStride;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j)
+      store_operand<T>(
+          b + (slot.mrow + j * Tile::kBRowStep) * kMmaRowStride + slot.kv * kMmaVecBytes, v[j]);
+  }
+};
+
+// The column part of a k slice read from variant 5's column buffer: aligned vectors only.
+struct ColumnBufferParams {
+  const void* col;  // all groups' M x Kp matrices
+  int kp;           // padded K
+};
+template <class Tile, MmaType T>
+struct ColumnBufferLoader {
+  using Params = ColumnBufferParams;
+  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
+  static constexpr int kPer = Tile::kBPerThread;
+  const unsigned char* col;  // this group's matrix
+  int kp, m0;
+  MmaVecSlot slot;
+  uint4 v[kPer];
+
+  __device__ ColumnBufferLoader(const Im2colGeometry& g, const Params& p, int group, int m0_,
+                                int tid)
+      : col(static_cast<const unsigned char*>(p.col) +
+            mma_column_buffer_offset(g, p.kp, group, 0, 0) * kBytes),
+        kp(p.kp),
+        m0(m0_),
+        slot(mma_b_slot(tid, Tile::kThreads, true)) {}
+
+  __device__ __forceinline__ void load(const Im2colGeometry& g, int k0) {
+    const int k = k0 + slot.kv * kVec;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int m = m0 + slot.mrow + j * Tile::kBRowStep;
+      v[j] = m < g.m && k < kp ? load_vector(col + (std::int64_t(m) * kp + k) * kBytes)
+                               : make_uint4(0, 0, 0, 0);
+    }
+  }
+  __device__ __forceinline__ void store(unsigned char* stage) const {
+    unsigned char* b = stage + Tile::BM * kMmaRowStride;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j)
+      store_operand<T>(
+          b + (slot.mrow + j * Tile::kBRowStep) * kMmaRowStride + slot.kv * kMmaVecBytes, v[j]);
+  }
+};
+
+// ---- Pieces of both GEMM kernels
+// ------------------------------------------------------------------
+
+// Where a lane's ldmatrix rows lie within a stage (a k step adds 32 bytes).
+struct WarpLanes {
+  unsigned a, b;
+};
+template <class Tile>
+__device__ __forceinline__ WarpLanes warp_lanes(int lane, int warp_m, int warp_n) {
+  const LdmatrixRow arow = ldmatrix_a_row(lane), brow = ldmatrix_b_row(lane);
+  return {unsigned((warp_m * Tile::WM + arow.row) * kMmaRowStride + arow.chunk * kMmaVecBytes),
+          unsigned((Tile::BM + warp_n * Tile::WN + brow.row) * kMmaRowStride +
+                   brow.chunk * kMmaVecBytes)};
+}
+
+// acc += the warp's part of one k slice held in the stage at shared address `stage`.
+template <class Tile, MmaType T>
+__device__ __forceinline__ void multiply_slice(float (&acc)[Tile::MI][Tile::NI][4], unsigned stage,
+                                               const WarpLanes& lanes) {
+#pragma unroll
+  for (int step = 0; step < kMmaSliceBytes / kMmaStepBytes; ++step) {
+    unsigned a[Tile::MI][4], b[Tile::NI][2];
+#pragma unroll
+    for (int i = 0; i < Tile::MI; ++i)
+      ldmatrix_x4(a[i], stage + lanes.a + i * 16 * kMmaRowStride + step * kMmaStepBytes);
+#pragma unroll
+    for (int j = 0; j < Tile::NI / 2; ++j) {
+      unsigned r[4];
+      ldmatrix_x4(r, stage + lanes.b + j * 16 * kMmaRowStride + step * kMmaStepBytes);
+      b[2 * j][0] = r[0];
+      b[2 * j][1] = r[1];
+      b[2 * j + 1][0] = r[2];
+      b[2 * j + 1][1] = r[3];
+    }
+#pragma unroll
+    for (int i = 0; i < Tile::MI; ++i)
+#pragma unroll
+      for (int j = 0; j < Tile::NI; ++j) mma_step<T>(acc[i][j], a[i], b[j]);
+  }
+}
+
+// The output tile: accumulators -> output type -> a shared tile in output order -> 16-byte
+// vectors along the output's contiguous dimension where it allows, element stores otherwise.
+// `smem` must be free (a barrier after the last read of the operand stages) and hold
+// mma_shared_bytes. The output layout is out_nhwc (variant 6 computes an nchw problem through an
+// nhwc GEMM geometry).
+template <class Tile, MmaType T>
+__device__ __forceinline__ void store_output(const float (&acc)[Tile::MI][Tile::NI][4],
+                                             const Im2colGeometry& g, bool out_nhwc,
+                                             unsigned char* __restrict__ out, unsigned char* smem,
+                                             int m0, int oc0, int group) {
+  constexpr int kBytes = MmaTraits<T>::kBytes;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int warp_m = warp / Tile::kWarpsN, warp_n = warp % Tile::kWarpsN;
+  Im2colGeometry go = g;  // the output's layout
+  go.nhwc = out_nhwc;
+  const int stride = mma_out_stride(out_nhwc, Tile::BM, Tile::BN, kBytes);
+#pragma unroll
+  for (int i = 0; i < Tile::MI; ++i)
+#pragma unroll
+    for (int j = 0; j < Tile::NI; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const MmaCoord c = mma_m16n8_c(lane, 2 * h);  // elements 2h and 2h+1: pixels c.col, +1
+        const int oc = warp_m * Tile::WM + i * 16 + c.row;
+        const int m = warp_n * Tile::WN + j * 8 + c.col;
+        const unsigned x0 = output_bits<T>(acc[i][j][2 * h]);
+        const unsigned x1 = output_bits<T>(acc[i][j][2 * h + 1]);
+        if (!out_nhwc) {
+          unsigned char* p = smem + (oc * stride + m) * kBytes;
+          if constexpr (kBytes == 2)
+            *reinterpret_cast<unsigned*>(p) = x0 | (x1 << 16);
+          else
+            *reinterpret_cast<uint2*>(p) = make_uint2(x0, x1);
+        } else if constexpr (kBytes == 2) {
+          *reinterpret_cast<unsigned short*>(smem + (m * stride + oc) * kBytes) =
+              static_cast<unsigned short>(x0);
+          *reinterpret_cast<unsigned short*>(smem + ((m + 1) * stride + oc) * kBytes) =
+              static_cast<unsigned short>(x1);
+        } else {
+          *reinterpret_cast<unsigned*>(smem + (m * stride + oc) * kBytes) = x0;
+          *reinterpret_cast<unsigned*>(smem + ((m + 1) * stride + oc) * kBytes) = x1;
+        }
+      }
+  __syncthreads();
+
+  constexpr int V = kMmaVecBytes / kBytes;
+  const int channel0 = group * g.ocg;
+  if (!out_nhwc) {
+    const bool vector_ok = (g.oh * g.ow) % V == 0;  // V pixels in one image, 16-byte aligned
+    const std::int64_t plane = std::int64_t(g.oh) * g.ow;
+    constexpr int kPerRow = Tile::BN / V;
+    for (int id = tid; id < Tile::BM * kPerRow; id += Tile::kThreads) {
+      const int oc_l = id / kPerRow, m_l = (id % kPerRow) * V;
+      const int oc = oc0 + oc_l, m = m0 + m_l;
+      if (oc >= g.ocg || m >= g.m) continue;
+      const unsigned char* s = smem + (oc_l * stride + m_l) * kBytes;
+      const std::int64_t channel_offset = std::int64_t(channel0 + oc) * plane;
+      if (vector_ok) {
+        *reinterpret_cast<uint4*>(out + (im2col_dst_column(go, m) + channel_offset) * kBytes) =
+            *reinterpret_cast<const uint4*>(s);
+      } else {
+        for (int e = 0; e < V && m + e < g.m; ++e) {
+          unsigned char* d = out + (im2col_dst_column(go, m + e) + channel_offset) * kBytes;
+          if constexpr (kBytes == 2)
+            *reinterpret_cast<unsigned short*>(d) = reinterpret_cast<const unsigned short*>(s)[e];
+          else
+            *reinterpret_cast<unsigned*>(d) = reinterpret_cast<const unsigned*>(s)[e];
+        }
+      }
+    }
+  } else {
+    const bool vector_ok = g.ocg % V == 0;  // V channels of a group, 16-byte aligned
+    constexpr int kPerRow = Tile::BM / V;
+    for (int id = tid; id < Tile::BN * kPerRow; id += Tile::kThreads) {
+      const int m_l = id / kPerRow, oc_l = (id % kPerRow) * V;
+      const int oc = oc0 + oc_l, m = m0 + m_l;
+      if (oc >= g.ocg || m >= g.m) continue;
+      const unsigned char* s = smem + (m_l * stride + oc_l) * kBytes;
+      unsigned char* d = out + (std::int64_t(m) * g.oc + channel0 + oc) * kBytes;
+      if (vector_ok) {
+        *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(s);
+      } else {
+        for (int e = 0; e < V && oc + e < g.ocg; ++e) {
+          if constexpr (kBytes == 2)
+            reinterpret_cast<unsigned short*>(d)[e] = reinterpret_cast<const unsigned short*>(s)[e];
+          else
+            reinterpret_cast<unsigned*>(d)[e] = reinterpret_cast<const unsigned*>(s)[e];
+        }
+      }
+    }
+  }
+}
+
+template <class Tile>
+__device__ __forceinline__ void zero(float (&acc)[Tile::MI][Tile::NI][4]) {
+#pragma unroll
+  for (int i = 0; i < Tile::MI; ++i)
+#pragma unroll
+    for (int j = 0; j < Tile::NI; ++j)
+      acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
+}
+
+// ---- The register-staged GEMM kernel (any operand alignment)
+// ---------------------------------------
+
+// Two shared stages; the next slice is loaded into registers (16-byte vectors assembled from
+// element loads where needed) while the current one is multiplied, then stored.
+template <class Tile, MmaType T, class BLoader>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
+    mma_conv_kernel(const Im2colGeometry g, const void* __restrict__ wei,
+                    const typename BLoader::Params params, void* __restrict__ dst) {
+#if !MYCONV_MMA_OK
+  // Built for an architecture without these instructions (the wrappers above are empty there);
+  // the host never launches it there, and a launch that slips through fails loudly.
+  __trap();
+#endif
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int m0 = blockIdx.x * Tile::BN, oc0 = blockIdx.y * Tile::BM, group = blockIdx.z;
+
+  WeightLoader<Tile, T> aload(g, wei, group, oc0, tid);
+  BLoader bload(g, params, group, m0, tid);
+  aload.load(g, 0);
+  bload.load(g, 0);
+  aload.store(smem);
+  bload.store(smem);
+  __syncthreads();
+
+  float acc[Tile::MI][Tile::NI][4];
+  zero<Tile>(acc);
+  const WarpLanes lanes = warp_lanes<Tile>(lane, warp / Tile::kWarpsN, warp % Tile::kWarpsN);
+  const unsigned smem_base = shared_address(smem);
+
+  const int slice_k = MmaTraits<T>::kSliceK;
+  const int slices = (g.k + slice_k - 1) / slice_k;
+  for (int s = 0; s < slices; ++s) {
+    const int cur = s & 1;
+    const bool more = s + 1 < slices;
+    if (more) {  // the next slice into registers; its latency hides behind the MMAs below
+      aload.load(g, (s + 1) * slice_k);
+      bload.load(g, (s + 1) * slice_k);
+    }
+    multiply_slice<Tile, T>(acc, smem_base + cur * Tile::kStageBytes, lanes);
+    if (more) {  // the other stage: everyone finished reading it before the last barrier
+      aload.store(smem + (cur ^ 1) * Tile::kStageBytes);
+      bload.store(smem + (cur ^ 1) * Tile::kStageBytes);
+    }
+    __syncthreads();
+  }
+  store_output<Tile, T>(acc, g, g.nhwc, static_cast<unsigned char*>(dst), smem, m0, oc0, group);
+}
+
+// ---- The cp.async pipelined GEMM kernel (16-byte operand vectors)
+// ----------------------------------
+
+// 16 bytes global -> shared without registers; src_bytes 0 writes zeros (padding, edges) and reads
+// nothing (src must still be a valid address: callers pass the tensor's base).
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
+#if MYCONV_MMA_OK
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes));
+#else
+  (void)dst;
+  (void)src;
+  (void)src_bytes;
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if MYCONV_MMA_OK
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+#if MYCONV_MMA_OK
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+#endif
+}
+
+// Rounds, in place, the tf32 operand vectors this thread copied into a stage (once per value).
+__device__ __forceinline__ void round_stage_vector_to_tf32(unsigned char* p) {
+  uint4 v = *reinterpret_cast<const uint4*>(p);
+  v.x = round_to_tf32(v.x);
+  v.y = round_to_tf32(v.y);
+  v.z = round_to_tf32(v.z);
+  v.w = round_to_tf32(v.w);
+  *reinterpret_cast<uint4*>(p) = v;
+}
+
+// The weights' part of a k slice by cp.async: needs K % vector == 0 (rows 16-byte aligned).
+template <class Tile, MmaType T>
+struct WeightCopier {
+  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
+  const unsigned char* wei;  // this group's matrix
+  int oc0, tid;
+
+  __device__ WeightCopier(const Im2colGeometry& g, const void* w, int group, int oc0_, int tid_)
+      : wei(static_cast<const unsigned char*>(w) + std::int64_t(group) * g.ocg * g.k * kBytes),
+        oc0(oc0_),
+        tid(tid_) {}
+
+  __device__ __forceinline__ void copy(const Im2colGeometry& g, int k0, unsigned stage) const {
+#pragma unroll
+    for (int j = 0; j < Tile::kAPerThread; ++j) {
+      const int id = tid + j * Tile::kThreads;
+      if (Tile::kAVecs % Tile::kThreads != 0 && id >= Tile::kAVecs) break;
+      const MmaVecSlot s = mma_a_slot(id);
+      const int oc = oc0 + s.mrow, k = k0 + s.kv * kVec;
+      const bool ok = oc < g.ocg && k < g.k;
+      cp_async_16(stage + s.mrow * kMmaRowStride + s.kv * kMmaVecBytes,
+                  ok ? wei + (std::int64_t(oc) * g.k + k) * kBytes : wei, ok ? 16 : 0);
+    }
+  }
+  __device__ __forceinline__ void round_tf32(unsigned char* stage) const {
+#pragma unroll
+    for (int j = 0; j < Tile::kAPerThread; ++j) {
+      const int id = tid + j * Tile::kThreads;
+      if (Tile::kAVecs % Tile::kThreads != 0 && id >= Tile::kAVecs) break;
+      const MmaVecSlot s = mma_a_slot(id);
+      round_stage_vector_to_tf32(stage + s.mrow * kMmaRowStride + s.kv * kMmaVecBytes);
+    }
+  }
+};
+
+// The column part of a k slice by cp.async, gathered from nhwc input whose IC/G is a multiple of
+// the vector (variant 4 on such input, variant 6 on its repacked input): one row entry per
+// thread and slice, one 16-byte copy per pixel, zero-filled in the padding.
+template <class Tile, MmaType T>
+struct GatherCopier {
+  using Params = GatherParams;
+  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
+  static constexpr int kPer = Tile::kBPerThread;
+  const unsigned char* src;
+  const Im2colRow16* rows;
+  Im2colColumn col[kPer];  // group's channel offset folded into base
+  MmaVecSlot slot;
+
+  __device__ GatherCopier(const Im2colGeometry& g, const Params& p, int group, int m0, int tid)
+      : src(static_cast<const unsigned char*>(p.src)),
+        rows(p.rows),
+        slot(mma_b_slot(tid, Tile::kThreads, true)) {
+    const std::int64_t group_offset = im2col_group_offset(g, group);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      col[j] = im2col_column(g, m0 + slot.mrow + j * Tile::kBRowStep);
+      col[j].base += group_offset;
+    }
+  }
+  __device__ __forceinline__ void copy(const Im2colGeometry& g, int k0, unsigned stage) const {
+    const int k = k0 + slot.kv * kVec;
+    Im2colRow r{0, kIm2colOutside, kIm2colOutside};
+    if (k < g.k) {
+      const int4 t = __ldg(reinterpret_cast<const int4*>(rows + k));
+      r = {t.x, t.y, t.z};
+    }
+    const unsigned b = stage + (Tile::BM + slot.mrow) * kMmaRowStride + slot.kv * kMmaVecBytes;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const std::int64_t off = im2col_combine(g, 0, col[j], r);
+      cp_async_16(b + j * Tile::kBRowStep * kMmaRowStride, off >= 0 ? src + off * kBytes : src,
+                  off >= 0 ? 16 : 0);
+    }
+  }
+  __device__ __forceinline__ void round_tf32(unsigned char* stage) const {
+    unsigned char* b = stage + (Tile::BM + slot.mrow) * kMmaRowStride + slot.kv * kMmaVecBytes;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j)
+      round_stage_vector_to_tf32(b + j * Tile::kBRowStep * kMmaRowStride);
+  }
+};
+
+// The column part of a k slice by cp.async from variant 5's column buffer.
+template <class Tile, MmaType T>
+struct ColumnBufferCopier {
+  using Params = ColumnBufferParams;
+  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
+  static constexpr int kPer = Tile::kBPerThread;
+  const unsigned char* col;  // this group's matrix
+  int kp, m0;
+  MmaVecSlot slot;
+
+  __device__ ColumnBufferCopier(const Im2colGeometry& g, const Params& p, int group, int m0_,
+                                int tid)
+      : col(static_cast<const unsigned char*>(p.col) +
+            mma_column_buffer_offset(g, p.kp, group, 0, 0) * kBytes),
+        kp(p.kp),
+        m0(m0_),
+        slot(mma_b_slot(tid, Tile::kThreads, true)) {}
+
+  __device__ __forceinline__ void copy(const Im2colGeometry& g, int k0, unsigned stage) const {
+    const int k = k0 + slot.kv * kVec;
+    const unsigned b = stage + (Tile::BM + slot.mrow) * kMmaRowStride + slot.kv * kMmaVecBytes;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const int m = m0 + slot.mrow + j * Tile::kBRowStep;
+      const bool ok = m < g.m && k < kp;
+      cp_async_16(b + j * Tile::kBRowStep * kMmaRowStride,
+                  ok ? col + (std::int64_t(m) * kp + k) * kBytes : col, ok ? 16 : 0);
+    }
+  }
+  __device__ __forceinline__ void round_tf32(unsigned char* stage) const {
+    unsigned char* b = stage + (Tile::BM + slot.mrow) * kMmaRowStride + slot.kv * kMmaVecBytes;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j)
+      round_stage_vector_to_tf32(b + j * Tile::kBRowStep * kMmaRowStride);
+  }
+};
+
+// kMmaStages shared stages in flight: while slice s is multiplied, the copies of slices s+1 ..
+// s+kMmaStages-1 are under way. One barrier per slice.
+constexpr int kMmaStages = 3;
+
+// Split-K: blockIdx.z = group * splits + split; split s multiplies the k slices
+// [mma_split_begin(s), mma_split_begin(s + 1)) and, when splits > 1, writes its FP32 partial
+// output to partial + s * dst elements (the output's layout), summed in split order by
+// mma_split_reduce_kernel: deterministic.
+template <class Tile, MmaType T, class BCopier>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPipelined)
+    mma_conv_pipelined_kernel(const Im2colGeometry g, bool out_nhwc, const void* __restrict__ wei,
+                              const typename BCopier::Params params, void* __restrict__ dst,
+                              int splits, float* __restrict__ partial) {
+#if !MYCONV_MMA_OK
+  __trap();  // as in mma_conv_kernel
+#endif
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int m0 = blockIdx.x * Tile::BN, oc0 = blockIdx.y * Tile::BM;
+  const int group = blockIdx.z / splits, split = blockIdx.z - group * splits;
+  const WeightCopier<Tile, T> acopy(g, wei, group, oc0, tid);
+  const BCopier bcopy(g, params, group, m0, tid);
+  const unsigned smem_base = shared_address(smem);
+  const int slice_k = MmaTraits<T>::kSliceK;
+  const int all_slices = (g.k + slice_k - 1) / slice_k;
+  const int first = mma_split_begin(all_slices, splits, split);
+  const int slices = mma_split_begin(all_slices, splits, split + 1) - first;
+
+  // Prologue: the first kMmaStages - 1 slices. Every thread commits one group per slice, empty
+  // ones too, so that wait_group counts slices.
+#pragma unroll
+  for (int s = 0; s < kMmaStages - 1; ++s) {
+    if (s < slices) {
+      acopy.copy(g, (first + s) * slice_k, smem_base + s * Tile::kStageBytes);
+      bcopy.copy(g, (first + s) * slice_k, smem_base + s * Tile::kStageBytes);
+    }
+    cp_async_commit();
+  }
+
+  float acc[Tile::MI][Tile::NI][4];
+  zero<Tile>(acc);
+  const WarpLanes lanes = warp_lanes<Tile>(lane, warp / Tile::kWarpsN, warp % Tile::kWarpsN);
+
+  int stage = 0;  // slice s lives in stage s % kMmaStages
+  for (int s = 0; s < slices; ++s) {
+    cp_async_wait<kMmaStages - 2>();  // this thread's copies of slice s have landed
+    if constexpr (T == MmaType::tf32) {
+      acopy.round_tf32(smem + stage * Tile::kStageBytes);
+      bcopy.round_tf32(smem + stage * Tile::kStageBytes);
+    }
+    // Everyone's copies of slice s are visible, and everyone is done with slice s-1, whose
+    // stage the next copies overwrite.
+    __syncthreads();
+    const int next = s + kMmaStages - 1;
+    const int next_stage = stage == 0 ? kMmaStages - 1 : stage - 1;
+    if (next < slices) {
+      acopy.copy(g, (first + next) * slice_k, smem_base + next_stage * Tile::kStageBytes);
+      bcopy.copy(g, (first + next) * slice_k, smem_base + next_stage * Tile::kStageBytes);
+    }
+    cp_async_commit();
+    multiply_slice<Tile, T>(acc, smem_base + stage * Tile::kStageBytes, lanes);
+    stage = stage + 1 == kMmaStages ? 0 : stage + 1;
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // the operand stages are free for the output tile
+  if (splits == 1) {
+    store_output<Tile, T>(acc, g, out_nhwc, static_cast<unsigned char*>(dst), smem, m0, oc0, group);
+  } else {  // FP32 bits, through the same staging (mma_output_elements per split)
+    const std::int64_t elements = std::int64_t(g.m) * g.oc;
+    store_output<Tile, MmaType::tf32>(acc, g, out_nhwc,
+                                      reinterpret_cast<unsigned char*>(partial + split * elements),
+                                      smem, m0, oc0, group);
+  }
+}
+
+// dst[i] = sum over splits s, in order, of partial[s][i], converted to the output type; one
+// thread per 4 outputs (16-byte partial loads when the count allows).
+template <MmaType T>
+__global__ void mma_split_reduce_kernel(const float* __restrict__ partial, int splits,
+                                        std::int64_t elements, void* __restrict__ dst_) {
+  constexpr int kBytes = MmaTraits<T>::kBytes;
+  unsigned char* dst = static_cast<unsigned char*>(dst_);
+  const bool vector_ok = elements % 4 == 0;
+  const std::int64_t quads = (elements + 3) / 4;
+  for (std::int64_t q = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; q < quads;
+       q += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t i = 4 * q;
+    if (vector_ok) {
+      float4 sum = __ldg(reinterpret_cast<const float4*>(partial + i));
+      for (int s = 1; s < splits; ++s) {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(partial + s * elements + i));
+        sum.x += v.x;
+        sum.y += v.y;
+        sum.z += v.z;
+        sum.w += v.w;
+      }
+      if constexpr (kBytes == 4) {
+        *reinterpret_cast<float4*>(dst + i * 4) = sum;
+      } else {
+        *reinterpret_cast<uint2*>(dst + i * 2) =
+            make_uint2(output_bits<T>(sum.x) | (output_bits<T>(sum.y) << 16),
+                       output_bits<T>(sum.z) | (output_bits<T>(sum.w) << 16));
+      }
+    } else {
+      for (std::int64_t e = i; e < i + 4 && e < elements; ++e) {
+        float sum = partial[e];
+        for (int s = 1; s < splits; ++s) sum += partial[s * elements + e];
+        if constexpr (kBytes == 4)
+          reinterpret_cast<float*>(dst)[e] = sum;
+        else
+          reinterpret_cast<unsigned short*>(dst)[e] =
+              static_cast<unsigned short>(output_bits<T>(sum));
+      }
+    }
+  }
+}
+
+// Above 48 KiB of dynamic shared memory a kernel must opt in. The callers keep the answer in a
+// static of their own instantiation, so that it happens once per kernel and process (a failure
+// throws and is retried at the next launch).
+template <class Kernel>
+bool allow_shared_bytes(Kernel kernel, int bytes) {
+  if (bytes > 48 * 1024)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  return true;
+}
+
+template <class Tile>
+dim3 mma_grid(const Im2colGeometry& g, int splits) {
+  return dim3(unsigned((g.m + Tile::BN - 1) / Tile::BN),
+              unsigned((g.ocg + Tile::BM - 1) / Tile::BM), unsigned(g.groups * splits));
+}
+
+// The destination of one launch: the output, and for split-K the FP32 partials
+// (plan.splits * OC * M floats) that launch_mma_split_reduce sums into it.
+struct MmaOutput {
+  void* dst;
+  float* partial;
+};
+
+// Either kernel for one tile and type: the pipelined one when Pipelined, with out_nhwc.
+template <class Tile, MmaType T, template <class, MmaType> class Loader, bool Pipelined>
+void launch_mma_gemm(const Im2colGeometry& g, bool out_nhwc, int splits, const void* wei,
+                     const typename Loader<Tile, T>::Params& params, const MmaOutput& out,
+                     cudaStream_t stream) {
+  if (splits < 1 || (splits > 1 && !out.partial))
+    throw std::logic_error("split-K needs splits >= 1 and a partial buffer");
+  if constexpr (Pipelined) {
+    const auto kernel = mma_conv_pipelined_kernel<Tile, T, Loader<Tile, T>>;
+    // Room for FP32 partial tiles too (split-K).
+    constexpr int kShared = mma_shared_bytes<Tile>(4, kMmaStages);
+    static const bool opted_in = allow_shared_bytes(kernel, kShared);
+    (void)opted_in;
+    kernel<<<mma_grid<Tile>(g, splits), Tile::kThreads, kShared, stream>>>(
+        g, out_nhwc, wei, params, out.dst, splits, out.partial);
+  } else {
+    if (out_nhwc != g.nhwc || splits != 1)
+      throw std::logic_error("register-staged kernel: own layout, no split-K");
+    const auto kernel = mma_conv_kernel<Tile, T, Loader<Tile, T>>;
+    constexpr int kShared = mma_shared_bytes<Tile>(MmaTraits<T>::kBytes, 2);
+    static const bool opted_in = allow_shared_bytes(kernel, kShared);
+    (void)opted_in;
+    kernel<<<mma_grid<Tile>(g, 1), Tile::kThreads, kShared, stream>>>(g, wei, params, out.dst);
+  }
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+template <MmaType T, template <class, MmaType> class Loader, bool Pipelined, class Params>
+void dispatch_mma_tile(const Im2colGeometry& g, bool out_nhwc, const MmaPlan& plan, const void* wei,
+                       const Params& params, const MmaOutput& out, cudaStream_t stream) {
+  switch (plan.tile) {
+    case MmaTileShape::t128x128:
+      return launch_mma_gemm<MmaTile128x128, T, Loader, Pipelined>(g, out_nhwc, plan.splits, wei,
+                                                                   params, out, stream);
+    case MmaTileShape::t64x128:
+      return launch_mma_gemm<MmaTile64x128, T, Loader, Pipelined>(g, out_nhwc, plan.splits, wei,
+                                                                  params, out, stream);
+    case MmaTileShape::t64x64:
+      return launch_mma_gemm<MmaTile64x64, T, Loader, Pipelined>(g, out_nhwc, plan.splits, wei,
+                                                                 params, out, stream);
+    case MmaTileShape::t32x64:
+      return launch_mma_gemm<MmaTile32x64, T, Loader, Pipelined>(g, out_nhwc, plan.splits, wei,
+                                                                 params, out, stream);
+  }
+  throw std::logic_error("unknown tensor-core tile");
+}
+
+template <template <class, MmaType> class Loader, bool Pipelined, class Params>
+void dispatch_mma(const Im2colGeometry& g, bool out_nhwc, MmaType type, const MmaPlan& plan,
+                  const void* wei, const Params& params, const MmaOutput& out,
+                  cudaStream_t stream) {
+  switch (type) {
+    case MmaType::tf32:
+      return dispatch_mma_tile<MmaType::tf32, Loader, Pipelined>(g, out_nhwc, plan, wei, params,
+                                                                 out, stream);
+    case MmaType::fp16:
+      return dispatch_mma_tile<MmaType::fp16, Loader, Pipelined>(g, out_nhwc, plan, wei, params,
+                                                                 out, stream);
+    case MmaType::bf16:
+      return dispatch_mma_tile<MmaType::bf16, Loader, Pipelined>(g, out_nhwc, plan, wei, params,
+                                                                 out, stream);
+  }
+  throw std::logic_error("unknown tensor-core type");
+}
+
+// ---- Variant 5, step 1: the column buffer in the storage type -----------------------------------
+
+// col[group][m][k] (k < Kp; zeros for K <= k < Kp), one thread per 16-byte vector of one pixel.
+// nhwc: consecutive threads take consecutive vectors of a pixel (reads and writes contiguous);
+// nchw: consecutive threads take neighbouring pixels (reads coalesced along the channel plane).
+template <MmaType T>
+__global__ void mma_im2col_kernel(const Im2colGeometry g, const void* __restrict__ src_,
+                                  void* __restrict__ col_, int kp) {
+  constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
+  const unsigned char* src = static_cast<const unsigned char*>(src_);
+  unsigned char* col = static_cast<unsigned char*>(col_);
+  const int vectors_per_row = kp / kVec;
+  const std::int64_t total = std::int64_t(g.groups) * g.m * vectors_per_row;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    int kv, m, group;
+    if (g.nhwc) {
+      kv = int(i % vectors_per_row);
+      const std::int64_t rest = i / vectors_per_row;
+      m = int(rest % g.m);
+      group = int(rest / g.m);
+    } else {
+      m = int(i % g.m);
+      const std::int64_t rest = i / g.m;
+      kv = int(rest % vectors_per_row);
+      group = int(rest / vectors_per_row);
+    }
+    const Im2colColumn column = im2col_column(g, m);
+    const std::int64_t group_offset = im2col_group_offset(g, group);
+    unsigned w[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      const int k = kv * kVec + e;
+      const std::int64_t off = im2col_combine(g, group_offset, column, im2col_row(g, k));
+      if (off >= 0) set_value<kBytes>(w, e, load_value<kBytes>(src + off * kBytes));
+    }
+    *reinterpret_cast<uint4*>(col + mma_column_buffer_offset(g, kp, group, m, kv * kVec) * kBytes) =
+        make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// ---- Variant 6, step 1: nhwc repacking with channels padded to whole vectors -------------------
+
+// The repacked input (mma_repacked_src_offset), one thread per 16-byte vector of one pixel's
+// group channels; consecutive threads take neighbouring pixels of a row, so that nchw reads
+// are coalesced along the channel planes.
+template <MmaType T>
+__global__ void mma_repack_src_kernel(const Im2colGeometry g, const Im2colGeometry r,
+                                      const void* __restrict__ src_, void* __restrict__ out_) {
+  constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
+  const unsigned char* src = static_cast<const unsigned char*>(src_);
+  unsigned char* out = static_cast<unsigned char*>(out_);
+  const int vectors = r.icg / kVec;
+  const std::int64_t total = std::int64_t(g.n) * g.h * g.groups * vectors * g.w;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const int w = int(i % g.w);
+    std::int64_t t = i / g.w;
+    const int cv = int(t % vectors);
+    t /= vectors;
+    const int group = int(t % g.groups);
+    t /= g.groups;
+    const int h = int(t % g.h), n = int(t / g.h);
+    unsigned v[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      const int c = cv * kVec + e;
+      if (c < g.icg)
+        set_value<kBytes>(
+            v, e,
+            load_value<kBytes>(src + act_offset(g.nhwc, n, group * g.icg + c, h, w, g.c, g.h, g.w) *
+                                         kBytes));
+    }
+    *reinterpret_cast<uint4*>(out + mma_repacked_src_offset(r, n, group, cv * kVec, h, w) *
+                                        kBytes) = make_uint4(v[0], v[1], v[2], v[3]);
+  }
+}
+
+// The repacked weights (mma_repacked_wei_offset), one thread per 16-byte vector.
+template <MmaType T>
+__global__ void mma_repack_wei_kernel(const Im2colGeometry g, const Im2colGeometry r,
+                                      const void* __restrict__ wei_, void* __restrict__ out_) {
+  constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
+  const unsigned char* wei = static_cast<const unsigned char*>(wei_);
+  unsigned char* out = static_cast<unsigned char*>(out_);
+  const int vectors = r.icg / kVec;
+  const std::int64_t total = std::int64_t(g.oc) * g.kh * g.kw * vectors;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const int cv = int(i % vectors);
+    std::int64_t t = i / vectors;
+    const int s = int(t % g.kw);
+    t /= g.kw;
+    const int rr = int(t % g.kh), o = int(t / g.kh);
+    unsigned v[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      const int c = cv * kVec + e;
+      if (c < g.icg)
+        set_value<kBytes>(
+            v, e,
+            load_value<kBytes>(wei + wei_offset(g.nhwc, o, c, rr, s, g.icg, g.kh, g.kw) * kBytes));
+    }
+    *reinterpret_cast<uint4*>(out + mma_repacked_wei_offset(r, o, cv * kVec, rr, s) * kBytes) =
+        make_uint4(v[0], v[1], v[2], v[3]);
+  }
+}
+
+// Element-wise kernels: 256 threads, a grid-stride loop beyond 2^20 blocks.
+constexpr int kElementwiseThreads = 256;
+unsigned grid_for(std::int64_t items) {
+  const std::int64_t blocks = (items + kElementwiseThreads - 1) / kElementwiseThreads;
+  return unsigned(blocks < 1 ? 1 : blocks < (1 << 20) ? blocks : (1 << 20));
+}
+
+}  // namespace
+
+// ---- Public launchers
+// -----------------------------------------------------------------------------
+
+int mma_type_bytes(MmaType type) {
+  return type == MmaType::tf32 ? 4 : 2;
+}
+
+std::string mma_instruction_name(MmaType type) {
+  switch (type) {
+    case MmaType::tf32:
+      return "mma.sync m16n8k8 tf32";
+    case MmaType::fp16:
+      return "mma.sync m16n8k16 fp16";
+    case MmaType::bf16:
+      return "mma.sync m16n8k16 bf16";
+  }
+  return "unknown";
+}
+
+std::string mma_kernels_unusable_reason() {
+  int device = 0, major = 0, minor = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  if (major < 8)
+    return "the tensor-core variants need compute capability 8.0 or newer (mma.sync m16n8k16 "
+           "bf16, m16n8k8 tf32); device " +
+           std::to_string(device) + " has " + std::to_string(major) + "." + std::to_string(minor);
+  // The code the runtime picked for this device: PTX or SASS of an architecture below 8.0 holds
+  // only the trap (a build without 80/90 in CMAKE_CUDA_ARCHITECTURES, run through the JIT).
+  cudaFuncAttributes attr{};
+  const auto kernel =
+      mma_conv_kernel<MmaTile64x64, MmaType::fp16, GatherLoader<MmaTile64x64, MmaType::fp16>>;
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  if (attr.ptxVersion < 80)
+    return "the tensor-core kernels were built for compute_" + std::to_string(attr.ptxVersion) +
+           " only (needs 80 or newer in CMAKE_CUDA_ARCHITECTURES)";
+  return "";
+}
+
+std::vector<Im2colRow16> im2col_row16_table(const Im2colGeometry& g) {
+  std::vector<Im2colRow16> rows(std::size_t(g.k));
+  for (int k = 0; k < g.k; ++k) rows[std::size_t(k)] = im2col_row16(g, k);
+  return rows;
+}
+
+bool mma_pipelined_gather(const Im2colGeometry& g, MmaType type) {
+  return mma_nhwc_vector_gather(g, mma_type_bytes(type));
+}
+
+void launch_mma_implicit_gemm(const Im2colGeometry& g, MmaType type, const MmaPlan& plan,
+                              const void* src, const void* wei, const Im2colRow16* rows, void* dst,
+                              float* partial, cudaStream_t stream) {
+  const GatherParams params{src, rows};
+  if (mma_pipelined_gather(g, type))  // then K = KH*KW*IC/G is a multiple of the vector too
+    dispatch_mma<GatherCopier, true>(g, g.nhwc, type, plan, wei, params, {dst, partial}, stream);
+  else
+    dispatch_mma<GatherLoader, false>(g, g.nhwc, type, plan, wei, params, {dst, partial}, stream);
+}
+
+std::size_t mma_column_buffer_elements(const Im2colGeometry& g, MmaType type) {
+  return std::size_t(g.groups) * std::size_t(g.m) *
+         std::size_t(mma_padded_k(g.k, mma_type_bytes(type)));
+}
+
+void launch_mma_im2col(const Im2colGeometry& g, MmaType type, const void* src, void* col,
+                       cudaStream_t stream) {
+  const int kp = mma_padded_k(g.k, mma_type_bytes(type));
+  const std::int64_t vectors =
+      std::int64_t(g.groups) * g.m * (kp / mma_vec_elements(mma_type_bytes(type)));
+  const unsigned grid = grid_for(vectors);
+  switch (type) {
+    case MmaType::tf32:
+      mma_im2col_kernel<MmaType::tf32><<<grid, kElementwiseThreads, 0, stream>>>(g, src, col, kp);
+      break;
+    case MmaType::fp16:
+      mma_im2col_kernel<MmaType::fp16><<<grid, kElementwiseThreads, 0, stream>>>(g, src, col, kp);
+      break;
+    case MmaType::bf16:
+      mma_im2col_kernel<MmaType::bf16><<<grid, kElementwiseThreads, 0, stream>>>(g, src, col, kp);
+      break;
+  }
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+bool mma_pipelined_columns(const Im2colGeometry& g, MmaType type) {
+  return g.k % mma_vec_elements(mma_type_bytes(type)) == 0;
+}
+
+void launch_mma_gemm_from_columns(const Im2colGeometry& g, MmaType type, const MmaPlan& plan,
+                                  const void* wei, const void* col, void* dst, float* partial,
+                                  cudaStream_t stream) {
+  const ColumnBufferParams params{col, mma_padded_k(g.k, mma_type_bytes(type))};
+  if (mma_pipelined_columns(g, type))  // the weights' rows are whole vectors
+    dispatch_mma<ColumnBufferCopier, true>(g, g.nhwc, type, plan, wei, params, {dst, partial},
+                                           stream);
+  else
+    dispatch_mma<ColumnBufferLoader, false>(g, g.nhwc, type, plan, wei, params, {dst, partial},
+                                            stream);
+}
+
+bool mma_needs_repack(const Im2colGeometry& g, MmaType type) {
+  return !mma_nhwc_vector_gather(g, mma_type_bytes(type));
+}
+
+std::size_t mma_repacked_src_elements(const Im2colGeometry& g, MmaType type) {
+  const Im2colGeometry r = mma_repacked_geometry(g, mma_type_bytes(type));
+  return std::size_t(r.n) * std::size_t(r.h) * std::size_t(r.w) * std::size_t(r.c);
+}
+
+std::size_t mma_repacked_wei_elements(const Im2colGeometry& g, MmaType type) {
+  const Im2colGeometry r = mma_repacked_geometry(g, mma_type_bytes(type));
+  return std::size_t(r.oc) * std::size_t(r.k);
+}
+
+void launch_mma_repack(const Im2colGeometry& g, MmaType type, const void* src, const void* wei,
+                       void* src_repacked, void* wei_repacked, cudaStream_t stream) {
+  const int bytes = mma_type_bytes(type), vec = mma_vec_elements(bytes);
+  const Im2colGeometry r = mma_repacked_geometry(g, bytes);
+  const unsigned src_grid = grid_for(std::int64_t(mma_repacked_src_elements(g, type)) / vec);
+  const unsigned wei_grid = grid_for(std::int64_t(mma_repacked_wei_elements(g, type)) / vec);
+  switch (type) {
+    case MmaType::tf32:
+      mma_repack_src_kernel<MmaType::tf32>
+          <<<src_grid, kElementwiseThreads, 0, stream>>>(g, r, src, src_repacked);
+      CUDA_CHECK_LAST_LAUNCH();
+      mma_repack_wei_kernel<MmaType::tf32>
+          <<<wei_grid, kElementwiseThreads, 0, stream>>>(g, r, wei, wei_repacked);
+      break;
+    case MmaType::fp16:
+      mma_repack_src_kernel<MmaType::fp16>
+          <<<src_grid, kElementwiseThreads, 0, stream>>>(g, r, src, src_repacked);
+      CUDA_CHECK_LAST_LAUNCH();
+      mma_repack_wei_kernel<MmaType::fp16>
+          <<<wei_grid, kElementwiseThreads, 0, stream>>>(g, r, wei, wei_repacked);
+      break;
+    case MmaType::bf16:
+      mma_repack_src_kernel<MmaType::bf16>
+          <<<src_grid, kElementwiseThreads, 0, stream>>>(g, r, src, src_repacked);
+      CUDA_CHECK_LAST_LAUNCH();
+      mma_repack_wei_kernel<MmaType::bf16>
+          <<<wei_grid, kElementwiseThreads, 0, stream>>>(g, r, wei, wei_repacked);
+      break;
+  }
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+void launch_mma_repacked_implicit_gemm(const Im2colGeometry& g, MmaType type, const MmaPlan& plan,
+                                       const void* src, const void* wei, const Im2colRow16* rows,
+                                       void* dst, float* partial, cudaStream_t stream) {
+  const Im2colGeometry r = mma_repacked_geometry(g, mma_type_bytes(type));
+  dispatch_mma<GatherCopier, true>(r, g.nhwc, type, plan, wei, GatherParams{src, rows},
+                                   {dst, partial}, stream);
+}
+
+std::size_t mma_partial_elements(const Im2colGeometry& g, const MmaPlan& plan) {
+  return plan.splits > 1 ? std::size_t(plan.splits) * std::size_t(g.m) * std::size_t(g.oc) : 0;
+}
+
+void launch_fp32_split_reduce(const Im2colGeometry& g, int splits, const float* partial, float* dst,
+                              cudaStream_t stream) {
+  // The tf32 instantiation writes FP32 values unchanged.
+  launch_mma_split_reduce(g, MmaType::tf32, MmaPlan{MmaTileShape::t128x128, splits}, partial, dst,
+                          stream);
+}
+
+void launch_mma_split_reduce(const Im2colGeometry& g, MmaType type, const MmaPlan& plan,
+                             const float* partial, void* dst, cudaStream_t stream) {
+  if (plan.splits <= 1) return;
+  const std::int64_t elements = std::int64_t(g.m) * g.oc;
+  const unsigned grid = grid_for((elements + 3) / 4);
+  switch (type) {
+    case MmaType::tf32:
+      mma_split_reduce_kernel<MmaType::tf32>
+          <<<grid, kElementwiseThreads, 0, stream>>>(partial, plan.splits, elements, dst);
+      break;
+    case MmaType::fp16:
+      mma_split_reduce_kernel<MmaType::fp16>
+          <<<grid, kElementwiseThreads, 0, stream>>>(partial, plan.splits, elements, dst);
+      break;
+    case MmaType::bf16:
+      mma_split_reduce_kernel<MmaType::bf16>
+          <<<grid, kElementwiseThreads, 0, stream>>>(partial, plan.splits, elements, dst);
+      break;
+  }
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+}  // namespace conv

@@ -1,0 +1,306 @@
+// Our CUDA kernels (conv/cuda/im2col_gemm_kernels.hpp), each launcher with each of its tiles,
+// against the float64 reference: FP32 variants 1-3 in fp32, tensor-core variants 4-6 in tf32,
+// fp16 and bf16, both layouts, on fixed and randomized problems (odd sizes, stride, padding,
+// dilation, groups, batch 1..32, channel counts that do and do not fill vectors and tiles, K
+// spanning many slices). The output is poisoned (NaN) before every run, and the poison is
+// checked to read back as NaN in the storage type, so an element a kernel leaves unwritten fails.
+// The backend around them (variant and dtype choice, support answers) is covered by
+// tests/test_backends_gpu.cpp. Skips, with the reason, where no GPU is usable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "conv/cuda/im2col_gemm_kernels.hpp"
+#include "conv/data.hpp"
+#include "core/compare.hpp"
+#include "core/cuda/cuda_info.hpp"
+#include "core/cuda/cuda_raii.hpp"
+#include "core/dtype.hpp"
+#include "tests/random_problems.hpp"
+
+namespace conv {
+namespace {
+
+std::vector<Problem> kernel_problems() {
+  std::vector<Problem> out;
+  for (const char* text : {
+           "mb2ic4ih64oc8kh5", "mb32ic3ih12iw9oc5kh3sh2ph1", "g4mb1ic8ih13oc8kh3ph1dh2",
+           "g8mb2ic8ih10oc8kh3ph1",        // depthwise
+           "mb2ic64ih20oc128kh3ph1",       // full tiles, 16-byte gathers in nhwc, K = 576
+           "mb1ic32ih17oc64kh3",           // odd pixel count
+           "g2mb2ic32ih9oc48kh3ph1",       // IC/G = 16, OC/G = 24 (vector stores in nhwc)
+           "mb3ic5ih31oc7kh1",             // K = 5: one partial slice, unaligned rows
+           "mb1ic3ih30oc130kh2sh2",        // two channel tiles, the second nearly empty
+           "mb32ic16ih7oc256kh3ph1",       // a 7x7 map: M = 1568, small grids
+           "mb2ic256ih6oc72kh3ph1",        // K = 2304: 72 slices
+           "mb1ic24ih11oc40kh3sh2ph1dh2",  // IC = 24: vectors for tf32, not for 16-bit
+           "mb2ic8ih16oc16kh1",            // OH*OW = 256: vector stores in nchw
+       })
+    out.push_back(parse_problem(text));
+  return testing::randomized_problems(std::move(out), 28, 4242, {24, 40});
+}
+
+std::string gpu_unavailable_reason() {
+  const bench::CudaAvailability a = bench::cuda_device_available();
+  return a.ok ? "" : a.reason;
+}
+
+// One problem's device buffers in the storage type of its dtype.
+struct DeviceCase {
+  Problem p;
+  Im2colGeometry g;
+  int bytes;
+  bench::Stream stream;
+  bench::DeviceBuffer<unsigned char> src, wei, dst;
+
+  DeviceCase(const Problem& problem, const HostData& data)
+      : p(problem),
+        g(make_im2col_geometry(problem)),
+        bytes(bench::storage_bytes(problem.dtype)),
+        src(data.src.size() * std::size_t(bytes)),
+        wei(data.wei.size() * std::size_t(bytes)),
+        dst(std::size_t(problem.dst_elements()) * std::size_t(bytes)) {
+    const std::vector<unsigned char> s = storage(data.src), w = storage(data.wei);
+    src.upload_async(s.data(), stream.get());
+    wei.upload_async(w.data(), stream.get());
+    stream.synchronize();
+  }
+
+  std::vector<unsigned char> storage(const std::vector<float>& v) const {
+    std::vector<unsigned char> out(v.size() * std::size_t(bytes));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (bytes == 4) {
+        std::memcpy(out.data() + 4 * i, &v[i], 4);
+      } else {
+        const std::uint16_t h = p.dtype == DataType::fp16 ? bench::float_to_half_bits(v[i])
+                                                          : bench::float_to_bf16_bits(v[i]);
+        std::memcpy(out.data() + 2 * i, &h, 2);
+      }
+    }
+    return out;
+  }
+
+  std::vector<float> output() {
+    std::vector<unsigned char> raw(dst.bytes());
+    dst.download_async(raw.data(), stream.get());
+    stream.synchronize();
+    std::vector<float> out(std::size_t(p.dst_elements()));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (bytes == 4) {
+        std::memcpy(&out[i], raw.data() + 4 * i, 4);
+      } else {
+        std::uint16_t h;
+        std::memcpy(&h, raw.data() + 2 * i, 2);
+        out[i] =
+            p.dtype == DataType::fp16 ? bench::half_bits_to_float(h) : bench::bf16_bits_to_float(h);
+      }
+    }
+    return out;
+  }
+
+  // Poisons the output, checks the poison reads back as NaN, runs `launch`, checks against the
+  // reference. Returns the failure text, or "".
+  std::string check(const HostData& data, const std::function<void(cudaStream_t)>& launch) {
+    dst.fill_bytes_async(0xFF, stream.get());
+    const std::vector<float> poisoned = output();
+    for (float v : poisoned)
+      if (!std::isnan(v)) return "poison does not read back as NaN";
+    launch(stream.get());
+    CUDA_CHECK(cudaGetLastError());
+    const std::vector<float> out = output();  // synchronizes: a fault in the kernel throws here
+    const bench::Correctness c =
+        bench::compare(out.data(), data.ref.data(), out.size(),
+                       bench::dot_tolerance(p.dtype, p.reduction_length(), data.ref_rms));
+    return c.passed ? "" : c.message;
+  }
+};
+
+MmaType mma_type_of(DataType dt) {
+  return dt == DataType::fp16   ? MmaType::fp16
+         : dt == DataType::bf16 ? MmaType::bf16
+                                : MmaType::tf32;
+}
+
+TEST(Im2colGemmCuda, Fp32VariantsEveryTileMatchTheReference) {
+  if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  int cases = 0;
+  for (Problem p : kernel_problems())
+    for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+      p.layout = layout;
+      p.dtype = DataType::fp32;
+      const HostData data = make_host_data(p, 3);
+      DeviceCase c(p, data);
+      const Im2colGeometry& g = c.g;
+      bench::DeviceBuffer<float> col(im2col_buffer_elements(g));
+      const std::vector<Im2colRow> rows = im2col_row_table(g);
+      bench::DeviceBuffer<Im2colRow> rows_d(rows.size());
+      rows_d.upload_async(rows.data(), c.stream.get());
+      const float* src = reinterpret_cast<const float*>(c.src.data());
+      const float* wei = reinterpret_cast<const float*>(c.wei.data());
+      float* dst = reinterpret_cast<float*>(c.dst.data());
+      // Split-K (3 where K has 3 slices or more) writes partials that the reduction sums; the
+      // partials are poisoned before each run.
+      const int all_slices = (g.k + 7) / 8;
+      const int splits = std::min(3, all_slices);
+      bench::DeviceBuffer<float> partial(std::size_t(splits) * std::size_t(g.m) * g.oc);
+      for (GemmTile tile : {GemmTile::t128x128, GemmTile::t64x128, GemmTile::t32x128})
+        for (int split : {1, splits}) {
+          if (split == splits && splits == 1) continue;
+          const std::string what =
+              p.str() + " " + gemm_tile_name(tile) + " split-K " + std::to_string(split);
+          auto reduce = [&](cudaStream_t s) {
+            if (split > 1) launch_fp32_split_reduce(g, split, partial.data(), dst, s);
+          };
+          partial.fill_bytes_async(0xFF, c.stream.get());
+          EXPECT_EQ(c.check(data,
+                            [&](cudaStream_t s) {
+                              launch_im2col(g, src, col.data(), s);
+                              launch_gemm_from_columns(g, tile, wei, col.data(), dst, s, split,
+                                                       partial.data());
+                              reduce(s);
+                            }),
+                    "")
+              << "v1 " << what;
+          partial.fill_bytes_async(0xFF, c.stream.get());
+          EXPECT_EQ(c.check(data,
+                            [&](cudaStream_t s) {
+                              launch_implicit_gemm(g, tile, src, wei, dst, s, split,
+                                                   partial.data());
+                              reduce(s);
+                            }),
+                    "")
+              << "v2 " << what;
+          partial.fill_bytes_async(0xFF, c.stream.get());
+          EXPECT_EQ(c.check(data,
+                            [&](cudaStream_t s) {
+                              launch_implicit_gemm_precomp(g, tile, src, wei, rows_d.data(), dst, s,
+                                                           split, partial.data());
+                              reduce(s);
+                            }),
+                    "")
+              << "v3 " << what;
+          cases += 3;
+        }
+    }
+  EXPECT_GT(cases, 0);
+}
+
+TEST(Im2colGemmCuda, TensorCoreVariantsEveryTileTypeAndLayoutMatchTheReference) {
+  if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  if (const std::string why = mma_kernels_unusable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  int cases = 0;
+  for (Problem p : kernel_problems())
+    for (DataType dt : {DataType::tf32, DataType::fp16, DataType::bf16})
+      for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+        p.layout = layout;
+        p.dtype = dt;
+        const HostData data = make_host_data(p, 3);
+        DeviceCase c(p, data);
+        const Im2colGeometry& g = c.g;
+        const MmaType type = mma_type_of(dt);
+        bench::DeviceBuffer<unsigned char> col(mma_column_buffer_elements(g, type) *
+                                               std::size_t(c.bytes));
+        const std::vector<Im2colRow16> rows = im2col_row16_table(g);
+        bench::DeviceBuffer<Im2colRow16> rows_d(rows.size());
+        rows_d.upload_async(rows.data(), c.stream.get());
+        // Variant 6: repacked tensors (poisoned: the GEMM must read only what the repack wrote),
+        // or the originals where no repack is needed.
+        const bool repack = mma_needs_repack(g, type);
+        bench::DeviceBuffer<unsigned char> src_r(
+            repack ? mma_repacked_src_elements(g, type) * std::size_t(c.bytes) : 0);
+        bench::DeviceBuffer<unsigned char> wei_r(
+            repack ? mma_repacked_wei_elements(g, type) * std::size_t(c.bytes) : 0);
+        const std::vector<Im2colRow16> rows_r =
+            im2col_row16_table(mma_repacked_geometry(g, c.bytes));
+        bench::DeviceBuffer<Im2colRow16> rows_r_d(rows_r.size());
+        rows_r_d.upload_async(rows_r.data(), c.stream.get());
+        // Every tile without split-K, and with a split of 3 (at most one per slice) where the
+        // kernel is the pipelined one.
+        const int splits = std::min(3, mma_slices(g, c.bytes));
+        bench::DeviceBuffer<float> partial(std::size_t(splits) * std::size_t(g.m) * g.oc);
+        std::vector<MmaPlan> plans;
+        for (MmaTileShape tile : kAllMmaTiles) {
+          plans.push_back({tile, 1});
+          if (splits > 1) plans.push_back({tile, splits});
+        }
+        for (const MmaPlan& plan : plans) {
+          const std::string what = p.str() + " " + mma_instruction_name(type) + " " +
+                                   mma_tile_text(plan.tile, c.bytes) + " split-K " +
+                                   std::to_string(plan.splits);
+          float* part = partial.data();
+          // Split-K partials are poisoned before each run too: the reduction must read only
+          // what this run's blocks wrote.
+          partial.fill_bytes_async(0xFF, c.stream.get());
+          if (plan.splits == 1 || mma_pipelined_gather(g, type)) {
+            EXPECT_EQ(c.check(data,
+                              [&](cudaStream_t s) {
+                                launch_mma_implicit_gemm(g, type, plan, c.src.data(), c.wei.data(),
+                                                         rows_d.data(), c.dst.data(), part, s);
+                                launch_mma_split_reduce(g, type, plan, part, c.dst.data(), s);
+                              }),
+                      "")
+                << "v4 " << what;
+          }
+          // The column buffer is poisoned too: the GEMM must read only what im2col wrote.
+          col.fill_bytes_async(0xFF, c.stream.get());
+          partial.fill_bytes_async(0xFF, c.stream.get());
+          if (plan.splits == 1 || mma_pipelined_columns(g, type)) {
+            EXPECT_EQ(c.check(data,
+                              [&](cudaStream_t s) {
+                                launch_mma_im2col(g, type, c.src.data(), col.data(), s);
+                                launch_mma_gemm_from_columns(g, type, plan, c.wei.data(),
+                                                             col.data(), c.dst.data(), part, s);
+                                launch_mma_split_reduce(g, type, plan, part, c.dst.data(), s);
+                              }),
+                      "")
+                << "v5 " << what;
+          }
+          src_r.fill_bytes_async(0xFF, c.stream.get());
+          partial.fill_bytes_async(0xFF, c.stream.get());
+          wei_r.fill_bytes_async(0xFF, c.stream.get());
+          EXPECT_EQ(c.check(data,
+                            [&](cudaStream_t s) {
+                              if (repack)
+                                launch_mma_repack(g, type, c.src.data(), c.wei.data(), src_r.data(),
+                                                  wei_r.data(), s);
+                              launch_mma_repacked_implicit_gemm(
+                                  g, type, plan, repack ? src_r.data() : c.src.data(),
+                                  repack ? wei_r.data() : c.wei.data(), rows_r_d.data(),
+                                  c.dst.data(), part, s);
+                              launch_mma_split_reduce(g, type, plan, part, c.dst.data(), s);
+                            }),
+                    "")
+              << "v6 " << what;
+          cases += 3;
+        }
+      }
+  EXPECT_GT(cases, 0);
+}
+
+// A kernel that writes nothing must fail the check: the poison is what catches it.
+TEST(Im2colGemmCuda, UnwrittenOutputIsCaught) {
+  if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  for (DataType dt : bench::all_data_types()) {
+    Problem p = parse_problem("mb2ic4ih9oc8kh3");
+    p.dtype = dt;
+    const HostData data = make_host_data(p, 3);
+    DeviceCase c(p, data);
+    EXPECT_NE(c.check(data, [](cudaStream_t) {}), "") << bench::to_string(dt);
+  }
+}
+
+}  // namespace
+}  // namespace conv
