@@ -212,6 +212,26 @@ else()
   endif()
 endif()
 
+# ---- CUPTI and NVTX: GPU activity and ranges of the debug traces (myconv --debug) -------------
+# Both from the toolkit. CUPTI (libcupti.so) needs no libcuda at load time, so binaries linked
+# with it still start without a driver. NVTX 3 is header-only.
+set(MYCONV_HAVE_CUPTI OFF)
+set(MYCONV_WHY_NO_CUPTI "")
+set(MYCONV_HAVE_NVTX OFF)
+if(NOT MYCONV_HAVE_CUDA)
+  set(MYCONV_WHY_NO_CUPTI "needs CUDA: ${MYCONV_WHY_NO_CUDA}")
+else()
+  if(TARGET CUDA::cupti)
+    set(MYCONV_HAVE_CUPTI ON)
+  else()
+    set(MYCONV_WHY_NO_CUPTI "CUPTI (libcupti.so, cupti.h) not found in the CUDA toolkit")
+  endif()
+  find_path(MYCONV_NVTX3_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(MYCONV_NVTX3_INCLUDE_DIR)
+    set(MYCONV_HAVE_NVTX ON)
+  endif()
+endif()
+
 # ---- LibTorch on CUDA ----------------------------------------------------------------------------
 # A CUDA build of LibTorch shows in its CMake package as the imported target torch_cuda, a
 # non-empty TORCH_CUDA_LIBRARIES, or CAFFE2_USE_CUDA (Caffe2Config); a CPU-only one has none of
@@ -228,12 +248,24 @@ else()
   set(MYCONV_HAVE_TORCH_CUDA ON)
 endif()
 
+# ---- Halide on CUDA (halide_cuda): Halide's CUDA JIT plus our CUDA support --------------------
+set(MYCONV_HAVE_HALIDE_CUDA OFF)
+set(MYCONV_WHY_NO_HALIDE_CUDA "")
+if(NOT MYCONV_HAVE_HALIDE)
+  set(MYCONV_WHY_NO_HALIDE_CUDA "needs Halide: ${MYCONV_WHY_NO_HALIDE}")
+elseif(NOT MYCONV_HAVE_CUDA)
+  set(MYCONV_WHY_NO_HALIDE_CUDA "needs CUDA: ${MYCONV_WHY_NO_CUDA}")
+else()
+  set(MYCONV_HAVE_HALIDE_CUDA ON)
+endif()
+
 function(myconv_dependency_summary)
   message(STATUS "")
   message(STATUS "myconv backends                    built  why not")
   message(STATUS "---------------------------------  -----  -------------------------------------")
   foreach(row IN ITEMS "libtorch_cpu;TORCH" "onednn_cpu;ONEDNN" "halide_cpu;HALIDE"
-                      "im2col_gemm_cuda;CUDA" "cudnn;CUDNN" "libtorch_cuda;TORCH_CUDA")
+                      "im2col_gemm_cuda;CUDA" "cudnn;CUDNN" "libtorch_cuda;TORCH_CUDA"
+                      "halide_cuda;HALIDE_CUDA")
     list(GET row 0 name)
     list(GET row 1 dep)
     if(MYCONV_HAVE_${dep})

@@ -86,17 +86,31 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
     r.reason = s.reason;
     return out;
   }
+  // Tracing is off unless asked: then tracer is null and each range below is one pointer test
+  // (plus an NVTX range, a null function pointer test without a tool), outside every timer.
+  std::optional<bench::Tracer> tracer_storage;
+  bench::Tracer* tracer = nullptr;
+  if (options.trace) {
+    out.trace = std::make_shared<bench::Trace>();
+    tracer = &tracer_storage.emplace(out.trace, *options.trace, device == "cuda");
+  }
+  const bench::TraceRange case_range(tracer, backend_name + " " + p.str());
   try {
-    std::unique_ptr<Instance> inst = backend->prepare(p, data);
-    bench::WallTimer compile_timer;
-    inst->compile();
-    r.compile_time_ms = compile_timer.elapsed().count();
+    std::unique_ptr<Instance> inst =
+        bench::in_range(tracer, "prepare", [&] { return backend->prepare(p, data); });
+    bench::in_range(tracer, "compile", [&] {
+      bench::WallTimer compile_timer;
+      inst->compile();
+      r.compile_time_ms = compile_timer.elapsed().count();
+    });
     r.algorithm = inst->algorithm();
     r.workspace_bytes = inst->workspace_bytes();
 
     const std::function<void()> single = [&] { inst->run(); };
     double first_ms = 0;
-    const bool ok = check_once(*inst, single, p, data, r, out.output, &first_ms);
+    const bool ok = bench::in_range(tracer, "first run and check", [&] {
+      return check_once(*inst, single, p, data, r, out.output, &first_ms);
+    });
     r.first_run_ms = first_ms;
     r.extra = inst->extra();
     if (!ok) {
@@ -157,7 +171,8 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
     std::optional<bench::ClockSample> clocks_before;
     std::string clocks_why;
     if (dev) w.after_warmup = [&] { clocks_before = dev->clocks(&clocks_why); };
-    const bench::Measurement m = bench::measure(options.measure, w);
+    const bench::Measurement m = bench::in_range(
+        tracer, "warm-up and sampling", [&] { return bench::measure(options.measure, w); });
     if (dev) {
       const std::optional<bench::ClockSample> clocks_after = dev->clocks(&clocks_why);
       if (clocks_before && clocks_after) {
@@ -177,13 +192,25 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
     // catches outputs that go wrong only when repeated or only in that form.
     std::vector<float> again;
     bench::Result recheck = r;
-    if (!check_once(*inst, w.run, p, data, recheck, again, nullptr)) {
+    if (!bench::in_range(tracer, "check after sampling", [&] {
+          return check_once(*inst, w.run, p, data, recheck, again, nullptr);
+        })) {
       r.status = bench::Status::incorrect;
       r.correctness = recheck.correctness;
       r.reason = "output wrong after the timed runs: " + recheck.correctness->message;
       return out;
     }
     r.status = bench::Status::passed;
+
+    // A few traced calls after all timed runs, so that tracing never touches a recorded time. A
+    // failure here is the trace's, not the case's.
+    if (tracer) {
+      try {
+        bench::trace_calls(*tracer, single, [&] { inst->sync(); });
+      } catch (const std::exception& e) {
+        r.extra["trace_error"] = e.what();
+      }
+    }
   } catch (const bench::Unsupported& e) {
     r.status = bench::Status::unsupported;
     r.reason = e.what();

@@ -3,6 +3,7 @@
 // is a status in the returned record.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "conv/data.hpp"
 #include "core/measure.hpp"
 #include "core/result.hpp"
+#include "core/trace.hpp"
 
 namespace conv {
 
@@ -30,11 +32,16 @@ struct CaseOptions {
   bench::DeviceServices* device_services = nullptr;
   // Command line that reproduces the case, minus the problem and backend (e.g. "myconv --seed 7").
   std::string command_prefix = "myconv";
+  // Tracing (--debug, --trace-dir): null = off. When set, the case's phases are recorded as host
+  // ranges and, after the timed sampling of a passed case, trace->calls more calls are traced
+  // with device activity; no recorded time includes tracing.
+  const bench::TraceConfig* trace = nullptr;
 };
 
 struct CaseOutput {
   bench::Result result;
-  std::vector<float> output;  // the checked output (empty when none was produced)
+  std::vector<float> output;            // the checked output (empty when none was produced)
+  std::shared_ptr<bench::Trace> trace;  // with CaseOptions::trace, once the case got to prepare()
 };
 
 // A result record with the case's identity filled in (suite, backend, problem, work, command).

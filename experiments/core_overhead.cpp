@@ -10,6 +10,7 @@
 
 #include "core/measure.hpp"
 #include "core/printers.hpp"
+#include "core/trace.hpp"
 
 int main(int argc, char** argv) {
   int samples = 100000;
@@ -48,5 +49,26 @@ int main(int argc, char** argv) {
   std::cout << "Empty workload through bench::measure (" << samples
             << " samples, stop: " << m.stop_reason << ")\n";
   t.print(std::cout);
+
+  // A trace range (core/trace.hpp) as the whole workload: with tracing off (a null tracer: only
+  // the NVTX range, a null function pointer test without a tool attached) and on. The case runner
+  // puts ranges around phases, never inside a sample, and traces its calls after sampling; these
+  // figures minus the empty workload's bound what a range would cost inside a timed region.
+  bench::Workload range_off;
+  range_off.run = [] { bench::TraceRange range(nullptr, "range"); };
+  auto trace = std::make_shared<bench::Trace>();
+  bench::Tracer tracer(trace, bench::TraceConfig{}, false);
+  bench::Workload range_on;
+  range_on.run = [&tracer] { bench::TraceRange range(&tracer, "range"); };
+  bench::Table r({"figure", "median_ns", "p10_ns", "p90_ns", "mean_ns", "samples"});
+  for (const auto& [name, w] : {std::pair{"trace range, tracing off", &range_off},
+                                std::pair{"trace range, tracing on", &range_on}}) {
+    const bench::Summary h = bench::measure(config, *w).host;
+    r.add_row({name, bench::format_ms(h.median * 1e6), bench::format_ms(h.p10 * 1e6),
+               bench::format_ms(h.p90 * 1e6), bench::format_ms(h.mean * 1e6),
+               std::to_string(h.samples)});
+  }
+  std::cout << "\nOne trace range as the workload (cpu_time, the empty workload's included)\n";
+  r.print(std::cout);
   return 0;
 }

@@ -18,9 +18,13 @@
 #include "core/npy.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
+#include "core/trace_report.hpp"
 #if MYCONV_HAVE_CUDA
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_services.hpp"
+#endif
+#if MYCONV_HAVE_CUPTI
+#include "core/cuda/cupti_tracer.hpp"
 #endif
 
 namespace {
@@ -40,6 +44,9 @@ struct Options {
   std::string json_path, csv_path, save_tensors_dir;
   bool list_backends = false, strict = false;
   bool list_cases = false;  // print the cases as JSON lines instead of running them
+  bool debug = false;       // a [DEBUG] block after each case's result block
+  std::string trace_dir;    // one Chrome trace JSON per case
+  int trace_calls = 3;      // traced calls per case, after the timed sampling
 };
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
@@ -92,6 +99,13 @@ int run(const Options& o, const std::string& command_prefix) {
       throw UsageError("--backend: unknown backend '" + b + "' (allowed: " + join(known) + ")");
   check_output_path("--json", o.json_path);
   check_output_path("--csv", o.csv_path);
+  if (!o.trace_dir.empty() && !o.list_cases) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.trace_dir, ec);
+    if (ec || !std::filesystem::is_directory(o.trace_dir))
+      throw UsageError("--trace-dir: cannot create folder '" + o.trace_dir + "'" +
+                       (ec ? ": " + ec.message() : std::string()));
+  }
   std::vector<conv::Problem> problems = conv::expand(o.settings);
   const double available = static_cast<double>(bench::available_host_memory_bytes());
   for (const auto& p : problems) {
@@ -139,6 +153,24 @@ int run(const Options& o, const std::string& command_prefix) {
   }
 #endif
 
+  // Tracing (--debug, --trace-dir) is off unless asked; GPU cases then record CUPTI activity.
+  bench::TraceConfig trace_config;
+  std::unique_ptr<bench::ActivitySource> device_activity;
+  if (o.debug || !o.trace_dir.empty()) {
+    trace_config.calls = o.trace_calls;
+#if MYCONV_HAVE_CUPTI
+    if (const bench::CudaAvailability a = bench::cuda_device_available(); a.ok) {
+      device_activity = bench::make_cupti_activity_source();
+      trace_config.device_activity = device_activity.get();
+    } else {
+      trace_config.why_no_device_activity = a.reason;
+    }
+#else
+    trace_config.why_no_device_activity = "built without CUPTI: " MYCONV_WHY_NO_CUPTI;
+#endif
+    case_options.trace = &trace_config;
+  }
+
   // --list-cases: one line per (problem, backend) case this command would run, the identity
   // of its result record as JSON (status skipped until run), for runners that track cases.
   if (o.list_cases) {
@@ -172,6 +204,16 @@ int run(const Options& o, const std::string& command_prefix) {
             (std::filesystem::path(o.save_tensors_dir) / p.str() / (e->name + ".npy")).string(),
             c.output.data(), p.dst_shape());
       bench::print_result_block(std::cout, c.result);
+      if (c.trace) {
+        std::string trace_path;
+        if (!o.trace_dir.empty()) {
+          trace_path =
+              (std::filesystem::path(o.trace_dir) / bench::trace_file_name(c.result)).string();
+          bench::write_chrome_trace(trace_path, *c.trace, c.result);
+          c.result.extra["trace_file"] = trace_path;
+        }
+        if (o.debug) bench::print_debug_block(std::cout, *c.trace, c.result, trace_path);
+      }
       set.results.push_back(std::move(c.result));
       // Rewritten (atomically) after every case, so that a crash or a kill keeps the finished ones.
       if (!o.json_path.empty()) bench::write_json(o.json_path, set);
@@ -244,10 +286,19 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"manual", "adams2019", "mullapudi2016", "li2018"}));
   app.add_option("--variant", o.backend_options.variant,
-                 "Kernel variant of our own backends (im2col_gemm_cuda: 1 im2col+GEMM, 2 implicit "
-                 "GEMM, 3 implicit GEMM with a row table; default: the fastest)");
+                 "Kernel variant of im2col_gemm_cuda: fp32 1 im2col+GEMM, 2 implicit GEMM, 3 "
+                 "implicit GEMM with a row table; tf32/fp16/bf16 tensor cores 4 implicit GEMM, 5 "
+                 "im2col+GEMM, 6 nhwc repack + implicit GEMM; any dtype 7 direct small-OC "
+                 "(default: 7 where output channels per group <= 32, else 3 for fp32, 6 for "
+                 "the others)");
+  app.add_option("--cudnn-api", o.backend_options.cudnn_api,
+                 "cuDNN API: graph (a prebuilt execution plan run by cudnnBackendExecute, as "
+                 "PyTorch does) or legacy (cudnnConvolutionForward)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"graph", "legacy"}));
   app.add_option("--cudnn-algo", o.backend_options.cudnn_algo,
-                 "cuDNN algorithm: heuristic, search (timed as compile time) or a number 0-7")
+                 "cuDNN algorithm: heuristic, search (timed as compile time) or a number (legacy: "
+                 "algorithm 0-7; graph: the Nth engine config the dtype's math allows, from 0)")
       ->capture_default_str();
   app.add_flag("--torch-cudnn-benchmark", o.backend_options.torch_cudnn_benchmark,
                "libtorch_cuda: cudnn.benchmark on (the first call of a shape searches every "
@@ -293,6 +344,17 @@ int main(int argc, char** argv) {
                "Print the (problem, backend) cases that would run, one JSON record per line, "
                "and exit");
   app.add_flag("--strict", o.strict, "Exit 1 when any case is incorrect or failed");
+  app.add_flag("--debug", o.debug,
+               "After each case's result block, a [DEBUG] block from traced calls made after the "
+               "timed sampling: events, top GPU kernels (CUPTI), copies, kernels per call, launch "
+               "latency, host phases");
+  app.add_option("--trace-dir", o.trace_dir,
+                 "Write one Chrome trace JSON per backend and problem into DIR (Perfetto, "
+                 "chrome://tracing): host phases, GPU kernels and copies, launch flows");
+  app.add_option("--trace-calls", o.trace_calls,
+                 "Traced calls per case for --debug and --trace-dir, after the timed sampling")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 
   try {
     app.parse(argc, argv);
@@ -325,6 +387,8 @@ int main(int argc, char** argv) {
     if (o.backend_options.halide_schedule != "manual")
       prefix += " --halide-schedule " + o.backend_options.halide_schedule;
     if (!o.backend_options.variant.empty()) prefix += " --variant " + o.backend_options.variant;
+    if (o.backend_options.cudnn_api != conv::BackendOptions{}.cudnn_api)
+      prefix += " --cudnn-api " + o.backend_options.cudnn_api;
     if (o.backend_options.cudnn_algo != "heuristic")
       prefix += " --cudnn-algo " + o.backend_options.cudnn_algo;
     if (o.backend_options.torch_cudnn_benchmark) prefix += " --torch-cudnn-benchmark";

@@ -102,5 +102,43 @@ fi
 if "$myconv" --input_size 16 --kernel_size 3 --dtype tf32 "${quick[@]}" --strict >"$work/stdout" 2>&1 &&
     grep -q unsupported "$work/stdout"; then passes=$((passes + 1)); else fail "tf32 should be reported unsupported with exit 0"; fi
 
+# --debug and --trace-dir on a CPU backend: the [DEBUG] block after the result block, and one
+# Chrome trace JSON (Perfetto's format) with the phases, the traced calls and the metadata.
+if ! "$myconv" --input_size 16 --kernel_size 3 --backend libtorch_cpu "${quick[@]}" --debug \
+    --trace-dir "$work/trace" >"$work/stdout" 2>&1; then
+  fail "--debug --trace-dir run exited non-zero"; cat "$work/stdout"
+elif grep -q "status        skipped" "$work/stdout"; then
+  echo "skip: --debug --trace-dir (libtorch_cpu is not built into this binary)"
+elif grep -q "\[DEBUG\] Total events: [1-9]" "$work/stdout" &&
+    grep -q "\[DEBUG\] CUDA events with time > 0: 0" "$work/stdout" &&
+    grep -q "\[DEBUG\] CPU events with time > 0: [1-9]" "$work/stdout" &&
+    grep -q "\[DEBUG\] GPU activity: not recorded" "$work/stdout" &&
+    python3 - "$work/trace" <<'PY'
+import glob, json, sys
+files = glob.glob(sys.argv[1] + "/*.json")
+assert [f.rsplit("/", 1)[1] for f in files] == ["libtorch_cpu.mb2ic4ih16oc8kh3.json"], files
+doc = json.load(open(files[0]))
+events = doc["traceEvents"]
+complete = [e for e in events if e["ph"] == "X"]
+for e in complete:
+    for k in ("ph", "ts", "dur", "name", "pid", "tid"):
+        assert k in e, (k, e)
+    assert e["ts"] >= 0 and e["dur"] >= 0, e
+names = {e["name"] for e in complete}
+for phase in ("prepare", "compile", "first run and check", "warm-up and sampling", "traced calls",
+              "call 3", "run", "sync"):
+    assert phase in names, (phase, names)
+meta = {e["name"] for e in events if e["ph"] == "M"}
+assert {"process_name", "thread_name", "process_labels"} <= meta, meta
+other = doc["otherData"]
+assert other["backend"] == "libtorch_cpu" and other["problem"] == "mb2ic4ih16oc8kh3", other
+assert other["algorithm"] and other["traced_calls"] == 3, other
+PY
+then
+  passes=$((passes + 1))
+else
+  fail "--debug --trace-dir: debug block or trace JSON"; cat "$work/stdout"
+fi
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]
