@@ -8,9 +8,16 @@ MYCONV_PREFIX="$MYCONV_ROOT/.deps/prefix"
 # Packages of a full CPU build on Debian 12 / Ubuntu. Required ones fail the set-up when missing;
 # optional ones (a backend each) are installed where the distribution has them.
 MYCONV_REQUIRED_PACKAGES=(build-essential cmake ninja-build git python3 nlohmann-json3-dev
-  libcli11-dev libgtest-dev)
+  libcli11-dev libgtest-dev
+  # scripts/analyze_results.py draws its plots with it; its test checks them
+  python3-matplotlib)
 MYCONV_OPTIONAL_PACKAGES=(libtorch-dev libdnnl-dev ocl-icd-opencl-dev libhalide14-0-dev
-  python3-matplotlib python3-pandas)
+  python3-pandas
+  # scripts/remote_run.sh (ssh, rsync)
+  openssh-client rsync)
+# Packages only the tests need (scripts/test.sh installs them): the remote_run.sh test starts an
+# sshd of its own on 127.0.0.1.
+MYCONV_TEST_PACKAGES=(openssh-server)
 
 # Packages a GPU host without network needs from a bundle: everything above except the
 # toolchain (present there) and LibTorch (taken from the host's Python torch). Run-time

@@ -3,12 +3,13 @@
 # root). Idempotent: when everything is installed it returns at once, without touching apt.
 #
 #   scripts/setup.sh                    install system packages (needs network)
+#   scripts/setup.sh --tests            the same, plus the packages only the tests need
 #   scripts/setup.sh --from-bundle DIR  unpack the .debs in DIR (from scripts/bundle_deps.sh) into
 #                                       .deps/prefix: no root, no network; the build then uses it
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
 
 from_bundle() {
   local dir=$1
@@ -37,10 +38,13 @@ from_bundle() {
 }
 
 install_system() {
+  local with_tests=${1:-0}
+  local wanted=("${MYCONV_OPTIONAL_PACKAGES[@]}")
+  [ "$with_tests" = 1 ] && wanted+=("${MYCONV_TEST_PACKAGES[@]}")
   if myconv_setup_done && [ "${MYCONV_FORCE_SETUP:-0}" != 1 ]; then
     local missing=()
     local p
-    for p in "${MYCONV_OPTIONAL_PACKAGES[@]}"; do
+    for p in "${wanted[@]}"; do
       dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     if [ ${#missing[@]} -eq 0 ]; then
@@ -58,7 +62,7 @@ install_system() {
   $sudo apt-get update -qq
   local optional=()
   local p
-  for p in "${MYCONV_OPTIONAL_PACKAGES[@]}"; do
+  for p in "${wanted[@]}"; do
     if apt-cache show "$p" >/dev/null 2>&1; then
       optional+=("$p")
     else
@@ -77,7 +81,8 @@ case "${1:-}" in
     [ $# -eq 2 ] || { echo "setup.sh: error: --from-bundle needs a folder" >&2; exit 2; }
     from_bundle "$2"
     ;;
-  "") install_system ;;
+  "") install_system 0 ;;
+  --tests) install_system 1 ;;
   *)
     echo "setup.sh: error: unknown argument '$1' (see --help)" >&2
     exit 2

@@ -23,7 +23,7 @@ done
 if [ -n "$bundle" ]; then
   "$MYCONV_ROOT/scripts/setup.sh" --from-bundle "$bundle"
 elif [ ! -d "$MYCONV_PREFIX/usr" ]; then
-  "$MYCONV_ROOT/scripts/setup.sh"  # quick when everything is installed
+  "$MYCONV_ROOT/scripts/setup.sh" --tests  # quick when everything is installed
 fi
 
 myconv_use_prefix

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/error.hpp"
 
@@ -94,10 +96,28 @@ TEST(Settings, ShapeFileErrorsNameFileAndLine) {
 }
 
 TEST(Settings, ShippedShapeFilesParse) {
-  for (const char* f : {"seed.txt", "resnet50.txt"}) {
+  // Every file in experiments/shapes/: it parses, each line is written in canonical form (the
+  // descriptor round-trips), and no label is used twice in a file.
+  std::set<std::string> files;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(MYCONV_SOURCE_DIR) + "/experiments/shapes"))
+    if (entry.path().extension() == ".txt") files.insert(entry.path().string());
+  for (const char* f : {"seed.txt", "resnet50.txt", "vgg16.txt", "mobilenet_v2.txt", "tails.txt"})
+    EXPECT_EQ(files.count(std::string(MYCONV_SOURCE_DIR) + "/experiments/shapes/" + f), 1u) << f;
+  for (const auto& f : files) {
     Settings s;
-    s.shape_files = {std::string(MYCONV_SOURCE_DIR) + "/experiments/shapes/" + f};
-    EXPECT_FALSE(expand(s).empty()) << f;
+    s.shape_files = {f};
+    std::vector<Problem> problems;
+    ASSERT_NO_THROW(problems = expand(s)) << f;
+    EXPECT_FALSE(problems.empty()) << f;
+    std::set<std::string> labels;
+    for (const auto& entry : read_shape_file(f)) {
+      const std::string text = entry.substr(entry.find('\t') + 1);
+      const Problem p = parse_problem(text);
+      EXPECT_EQ(p.str_with_name(), text) << entry << ": not in canonical form";
+      EXPECT_TRUE(labels.insert(p.name).second) << entry << ": label used twice";
+    }
+    EXPECT_EQ(problems.size(), labels.size()) << f;
   }
 }
 

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# scripts/run_all_experiments.sh --quick on two tiny problems and the CPU backends (usage:
+# test_run_all_experiments.sh path/to/myconv): a run folder with the console log, valid JSON, a
+# CSV with core's header and one row per case, one progress line per case, report.md and PNGs;
+# bad options exit 2 with one line and leave no run folder.
+set -u
+myconv=$(realpath "$1")
+root=$(cd "$(dirname "$0")/.." && pwd)
+runner="$root/scripts/run_all_experiments.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passes=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; passes=$((passes + 1)); }
+export MYCONV_BIN=$myconv  # no set-up, no build: this binary
+
+cat >"$work/tiny.txt" <<'EOF'
+# two tiny problems
+small:  mb1ic2ih8oc2kh3
+padded: mb1ic2ih10oc4kh3ph1
+EOF
+backends=libtorch_cpu,onednn_cpu
+mkdir "$work/out"
+
+# Bad options: exit 2, one line on stderr, no run folder.
+expect_usage_error() {
+  local what=$1
+  shift
+  "$runner" --output-dir "$work/out" "$@" >"$work/stdout" 2>"$work/stderr"
+  local rc=$? lines
+  lines=$(wc -l <"$work/stderr")
+  if [ $rc -ne 2 ]; then fail "$what: exit $rc, expected 2"; cat "$work/stderr"; return; fi
+  if [ "$lines" -ne 1 ]; then fail "$what: $lines lines on stderr"; cat "$work/stderr"; return; fi
+  if [ -n "$(ls -A "$work/out")" ]; then fail "$what: left $(ls "$work/out")"; rm -rf "$work/out"/*; return; fi
+  ok "$what -> $(cat "$work/stderr")"
+}
+expect_usage_error "unknown option" --frobnicate
+expect_usage_error "bad preset" --preset nosuch
+expect_usage_error "missing value" --shapes
+expect_usage_error "missing shape file" --shapes "$work/nonexistent.txt"
+expect_usage_error "bad dtype" --shapes "$work/tiny.txt" --dtypes fp32,fp64
+expect_usage_error "bad layout" --shapes "$work/tiny.txt" --layouts chwn
+expect_usage_error "bad timeout" --shapes "$work/tiny.txt" --timeout soon
+expect_usage_error "unknown backend (myconv's check)" --shapes "$work/tiny.txt" --backends nosuch
+expect_usage_error "unknown myconv option after --" --shapes "$work/tiny.txt" -- --frobnicate
+expect_usage_error "grid option after --" --shapes "$work/tiny.txt" -- --dtype bf16
+"$runner" --resume "$work" >/dev/null 2>"$work/stderr"
+[ $? -eq 2 ] && [ "$(wc -l <"$work/stderr")" -eq 1 ] && ok "resume of a non-run folder -> $(cat "$work/stderr")" ||
+  fail "resume of a non-run folder"
+
+# The quick run.
+if "$runner" --quick --shapes "$work/tiny.txt" --backends "$backends" --dtypes fp32,bf16 \
+    --output-dir "$work/out" >"$work/console" 2>&1; then
+  ok "quick run exited 0"
+else
+  fail "quick run exited non-zero"
+  cat "$work/console"
+fi
+runs=("$work/out"/*/)
+if [ ${#runs[@]} -ne 1 ] || [ ! -d "${runs[0]}" ]; then
+  fail "expected one run folder, got: $(ls "$work/out")"
+  echo "$passes passed, $failures failed"
+  exit 1
+fi
+run=${runs[0]%/}
+[[ "$(basename "$run")" =~ ^[0-9]{8}_[0-9]{6}_.+$ ]] && ok "run folder name $(basename "$run")" ||
+  fail "run folder name $(basename "$run")"
+for f in all_experiments.txt results.json results.csv; do
+  [ -s "$run/$f" ] && ok "$f written" || fail "$f missing or empty"
+done
+
+# JSON, CSV and progress lines against myconv's own case list and CSV header.
+"$myconv" --list-cases --shapes "$work/tiny.txt" --backend "$backends" --dtype fp32,bf16 \
+  >"$work/cases.jsonl"
+"$myconv" --problem mb1ic2ih8oc2kh3 --backend libtorch_cpu --warmup 0 --min-time-ms 0 \
+  --max-time-ms 5 --max-iters 3 --csv "$work/direct.csv" >/dev/null
+if python3 - "$run" "$work/cases.jsonl" "$work/direct.csv" "$work/console" <<'PY'; then
+import csv, json, re, sys
+run, cases_path, direct_csv, console = sys.argv[1:]
+cases = [json.loads(l) for l in open(cases_path) if l.startswith("{")]
+key = lambda r: (r["problem"], r["name"], r["backend"])
+assert len(cases) == 8, f"{len(cases)} cases listed, expected 2 problems x 2 dtypes x 2 backends"
+doc = json.load(open(f"{run}/results.json"))
+assert doc["schema_version"] == 1 and doc["system"]["host"], "top level"
+res = doc["results"]
+assert [key(r) for r in res] == [key(c) for c in cases], "results = the listed cases, in order"
+assert doc["run"]["complete"] and doc["run"]["recorded"] == 8, doc["run"]
+for r in res:
+    for k in ("suite", "backend", "device", "problem", "name", "dtype", "status", "reason",
+              "total_time_ms", "correctness", "params", "command"):
+        assert k in r, k
+    assert r["status"] in ("passed", "skipped"), (key(r), r["status"], r["reason"])
+    if r["status"] == "passed":
+        assert r["total_time_ms"]["median"] > 0 and r["correctness"]["passed"], key(r)
+assert any(r["status"] == "passed" for r in res), "no backend passed"
+assert {r["dtype"] for r in res} == {"fp32", "bf16"}
+header = next(csv.reader(open(direct_csv)))
+with open(f"{run}/results.csv", newline="") as f:
+    reader = csv.reader(f)
+    got_header = next(reader)
+    rows = list(reader)
+assert got_header == header, "CSV header differs from myconv --csv"
+assert len(rows) == len(res), f"{len(rows)} CSV rows for {len(res)} results"
+col = {c: i for i, c in enumerate(header)}
+for row, r in zip(rows, res):
+    assert (row[col["problem"]], row[col["name"]], row[col["backend"]]) == key(r)
+    assert row[col["status"]] == r["status"]
+text = open(console).read()
+log = open(f"{run}/all_experiments.txt").read()
+assert "\r" not in text and "\r" not in log, "carriage return in the output"
+pat = re.compile(r"^\[(\d+)/(\d+)\] elapsed \d\d:\d\d:\d\d eta (\d\d:\d\d:\d\d|--:--:--) (\S+) (\S+): (\w+)", re.M)
+prog = pat.findall(text)
+assert [int(p[0]) for p in prog] == list(range(1, 9)) and all(p[1] == "8" for p in prog), prog
+assert [(p[3], p[4]) for p in prog] == [(c["problem"], c["backend"]) for c in cases], "progress order"
+assert pat.findall(log) == prog, "progress lines in the log"
+assert "numeric check" in log, "myconv's output is in the log"
+assert "numeric check" not in text, "myconv's output stays out of the console"
+print("ok: JSON (8 cases in order), CSV (core's header, 8 rows), 8 progress lines")
+PY
+  passes=$((passes + 1))
+else
+  fail "run folder contract"
+fi
+
+# Report and plots (scripts/analyze_results.py).
+if [ -f "$root/scripts/analyze_results.py" ]; then
+  if [ -s "$run/report.md" ] && ls "$run"/plots/*.png >/dev/null 2>&1; then
+    empty=$(find "$run/plots" -name '*.png' -empty | wc -l)
+    [ "$empty" -eq 0 ] && ok "report.md and $(ls "$run"/plots/*.png | wc -l) non-empty plots" ||
+      fail "$empty empty PNG files"
+  else
+    fail "no report.md or plots/*.png"; tail -5 "$run/all_experiments.txt"
+  fi
+else
+  echo "skip: report check (scripts/analyze_results.py is not there yet)"
+fi
+
+# --resume of a finished run runs nothing and leaves the same results.
+cp "$run/results.json" "$work/before.json"
+if "$runner" --resume "$run" >"$work/console2" 2>&1 && grep -q "8 recorded" "$work/console2" &&
+    ! grep -q '^\[[0-9]' "$work/console2" &&
+    python3 -c 'import json,sys; a,b=(json.load(open(p))["results"] for p in sys.argv[1:]); assert a==b' \
+      "$work/before.json" "$run/results.json"; then
+  ok "resume of a finished run is a no-op"
+else
+  fail "resume of a finished run"; cat "$work/console2"
+fi
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# scripts/run_all_experiments.sh keeps going past a case that hangs or crashes (usage:
+# test_run_all_timeout.sh path/to/myconv). MYCONV_BIN points at a wrapper around myconv: for the
+# problem named "hang" it runs the first backend and then hangs; for "crash" it dies of SIGSEGV.
+# The hung case is recorded as timeout, the crashed ones as failed ("crashed: signal 11"), the
+# other cases run. The run is made in a scratch git repository with --commit, which commits it.
+set -u
+myconv=$(realpath "$1")
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passes=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; passes=$((passes + 1)); }
+
+cat >"$work/fake_myconv" <<EOF
+#!/usr/bin/env bash
+real='$myconv'
+EOF
+cat >>"$work/fake_myconv" <<'EOF'
+args=("$@")
+case " $* " in
+  *'n"hang"'*)
+    for i in "${!args[@]}"; do
+      [ "${args[$i]}" != --backend ] || args[$((i + 1))]=${args[$((i + 1))]%%,*}
+    done
+    "$real" "${args[@]}"
+    sleep 300
+    ;;
+  *'n"crash"'*) kill -SEGV $$ ;;
+esac
+exec "$real" "$@"
+EOF
+chmod +x "$work/fake_myconv"
+cat >"$work/shapes.txt" <<'EOF'
+hang:  mb1ic2ih8oc2kh3
+crash: mb1ic2ih9oc2kh3
+fine:  mb1ic2ih10oc2kh3
+EOF
+
+# A scratch repository holding a copy of the scripts, for --commit.
+repo="$work/repo"
+mkdir -p "$repo"
+cp -r "$root/scripts" "$repo/scripts"
+git -C "$repo" init -q
+git -C "$repo" config user.email test@example.invalid
+git -C "$repo" config user.name "myconv test"
+git -C "$repo" add scripts
+git -C "$repo" commit -q -m "scripts"
+
+limit=15
+start=$(date +%s)
+MYCONV_BIN="$work/fake_myconv" "$repo/scripts/run_all_experiments.sh" --quick --commit \
+  --shapes "$work/shapes.txt" --backends libtorch_cpu,onednn_cpu --timeout $limit \
+  >"$work/console" 2>&1
+rc=$?
+took=$(($(date +%s) - start))
+cat "$work/console"
+[ $rc -eq 0 ] && ok "run exited 0 after ${took}s" || fail "run exited $rc"
+[ $took -lt 120 ] && ok "the hang cost about one time limit" || fail "run took ${took}s"
+run=$(ls -d "$repo"/results/*/ 2>/dev/null | head -1)
+run=${run%/}
+if [ -z "$run" ] || [ ! -f "$run/results.json" ]; then
+  fail "no run folder with results.json"
+  echo "$passes passed, $failures failed"
+  exit 1
+fi
+
+if python3 - "$run" "$limit" <<'PY'; then
+import csv, json, sys
+run, limit = sys.argv[1], sys.argv[2]
+doc = json.load(open(f"{run}/results.json"))
+res = {(r["name"], r["backend"]): r for r in doc["results"]}
+assert len(doc["results"]) == 6 == len(res), f"{len(doc['results'])} results, expected 6 unique"
+assert doc["run"]["complete"], doc["run"]
+def status(name, backend):
+    return res[(name, backend)]["status"]
+# hang: the first backend ran, the second hung.
+assert status("hang", "libtorch_cpu") in ("passed", "skipped"), res[("hang", "libtorch_cpu")]
+t = res[("hang", "onednn_cpu")]
+assert t["status"] == "timeout", t
+assert f"no result within {limit} s" in t["reason"], t["reason"]
+assert t["problem"] == "mb1ic2ih8oc2kh3" and t["params"]["ih"] == 8 and t["suite"] == "conv"
+assert t["command"].endswith("--problem mb1ic2ih8oc2kh3 --backend onednn_cpu"), t["command"]
+assert t["device"] == "cpu" and t["dtype"] == "fp32" and t["flop"] > 0
+# crash: both backends, one at a time.
+for b in ("libtorch_cpu", "onednn_cpu"):
+    r = res[("crash", b)]
+    assert r["status"] == "failed" and r["reason"].startswith("crashed: signal 11"), r
+# fine: the run went on.
+for b in ("libtorch_cpu", "onednn_cpu"):
+    assert status("fine", b) in ("passed", "skipped"), res[("fine", b)]
+rows = list(csv.DictReader(open(f"{run}/results.csv", newline="")))
+assert len(rows) == 6, len(rows)
+by = {(r["name"], r["backend"]): r for r in rows}
+assert by[("hang", "onednn_cpu")]["status"] == "timeout"
+assert by[("hang", "onednn_cpu")]["command"] == t["command"]
+assert by[("crash", "libtorch_cpu")]["reason"].startswith("crashed: signal 11")
+print("ok: timeout, crashes and the other cases recorded; CSV rows for synthesized records")
+PY
+  passes=$((passes + 1))
+else
+  fail "records of the hung and crashed cases"
+fi
+grep -q '^\[[0-9]*/6\] .* mb1ic2ih8oc2kh3 onednn_cpu: timeout' "$work/console" &&
+  ok "progress line of the timeout" || fail "no progress line with status timeout"
+
+# --commit: the run folder is committed, nothing of it is left uncommitted.
+subject=$(git -C "$repo" log -1 --format=%s)
+rel=${run#"$repo"/}
+if [[ "$subject" == "results: shapes shapes.txt run on "* ]] &&
+    git -C "$repo" ls-files --error-unmatch "$rel/results.json" "$rel/results.csv" \
+      "$rel/all_experiments.txt" >/dev/null 2>&1 &&
+    [ -z "$(git -C "$repo" status --porcelain -- "$rel")" ]; then
+  ok "committed: $subject"
+else
+  fail "commit: subject '$subject'; status: $(git -C "$repo" status --porcelain | head -5)"
+fi
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
