@@ -1,10 +1,25 @@
 # Run as a script at every build: writes OUT (a .cpp defining the git commit and version) only
 # when its content changes, so a commit is picked up without re-running the configure step.
-execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
-                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
-                RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0 OR commit STREQUAL "")
-  set(commit "unknown")
+# The source folder must be the top of its own checkout: an archive unpacked inside another
+# repository would otherwise record that repository's commit.
+execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --show-toplevel
+                OUTPUT_VARIABLE top OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+set(commit "")
+if(rc EQUAL 0)
+  file(REAL_PATH "${SOURCE_DIR}" source_real)
+  file(REAL_PATH "${top}" top_real)
+  if(source_real STREQUAL top_real)
+    execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
+                    OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
+                    RESULT_VARIABLE rc)
+  endif()
+endif()
+if(commit STREQUAL "")
+  if(NOT "${GIT_COMMIT}" STREQUAL "")
+    set(commit "${GIT_COMMIT}")
+  else()
+    set(commit "unknown")
+  endif()
 else()
   execute_process(COMMAND git -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
                   OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
