@@ -136,6 +136,21 @@ assert other["algorithm"] and other["traced_calls"] == 3, other
 PY
 then
   passes=$((passes + 1))
+  # The file passes the Trace Event Format checker; a copy with a broken flow event must not.
+  checker="$(dirname "$0")/../scripts/check_chrome_trace.py"
+  trace=$(ls "$work"/trace/*.json)
+  python3 - "$trace" "$work/broken.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["traceEvents"].append({"ph": "f", "cat": "launch", "name": "launch", "id": 999, "pid": 1,
+                           "tid": 1, "ts": 1.0})
+json.dump(doc, open(sys.argv[2], "w"))
+PY
+  if python3 "$checker" "$trace" >/dev/null && ! python3 "$checker" "$work/broken.json" >/dev/null; then
+    passes=$((passes + 1))
+  else
+    fail "scripts/check_chrome_trace.py: the trace should pass and the broken copy fail"
+  fi
 else
   fail "--debug --trace-dir: debug block or trace JSON"; cat "$work/stdout"
 fi
