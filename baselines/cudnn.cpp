@@ -151,21 +151,6 @@ cudnnDataType_t data_type(DataType dt) {
   }
 }
 
-// Host values (already rounded to dt) as dt's bytes in memory.
-std::vector<unsigned char> to_storage(const std::vector<float>& v, DataType dt) {
-  std::vector<unsigned char> out(v.size() * std::size_t(bench::storage_bytes(dt)));
-  if (dt == DataType::fp16 || dt == DataType::bf16) {
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::uint16_t h =
-          dt == DataType::fp16 ? bench::float_to_half_bits(v[i]) : bench::float_to_bf16_bits(v[i]);
-      std::memcpy(out.data() + 2 * i, &h, 2);
-    }
-  } else {
-    std::memcpy(out.data(), v.data(), out.size());
-  }
-  return out;
-}
-
 std::size_t free_device_bytes() {
   std::size_t free = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -184,8 +169,8 @@ class CudnnInstance : public Instance {
         wei_(data.wei.size() * elem_bytes_),
         dst_(std::size_t(p.dst_elements()) * elem_bytes_),
         timer_(stream_.get()) {
-    const std::vector<unsigned char> src = to_storage(data.src, p.dtype);
-    const std::vector<unsigned char> wei = to_storage(data.wei, p.dtype);
+    const std::vector<unsigned char> src = bench::to_storage_bytes(data.src, p.dtype);
+    const std::vector<unsigned char> wei = bench::to_storage_bytes(data.wei, p.dtype);
     src_.upload_async(src.data(), stream_.get());
     wei_.upload_async(wei.data(), stream_.get());
     stream_.synchronize();  // the host vectors end here
@@ -199,17 +184,7 @@ class CudnnInstance : public Instance {
     std::vector<unsigned char> bytes(dst_.bytes());
     dst_.download_async(bytes.data(), stream_.get());
     stream_.synchronize();
-    const std::size_t count = std::size_t(p_.dst_elements());
-    if (elem_bytes_ == 4) {
-      std::memcpy(dst, bytes.data(), count * 4);
-      return;
-    }
-    for (std::size_t i = 0; i < count; ++i) {
-      std::uint16_t h;
-      std::memcpy(&h, bytes.data() + 2 * i, 2);
-      dst[i] =
-          p_.dtype == DataType::fp16 ? bench::half_bits_to_float(h) : bench::bf16_bits_to_float(h);
-    }
+    bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
   }
 
   std::vector<std::int64_t> output_dims() const override { return dims_; }

@@ -118,4 +118,30 @@ float round_to(DataType dt, float v) {
   }
 }
 
+std::vector<unsigned char> to_storage_bytes(const std::vector<float>& values, DataType dt) {
+  std::vector<unsigned char> out(values.size() * std::size_t(storage_bytes(dt)));
+  if (dt == DataType::fp16 || dt == DataType::bf16) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::uint16_t h =
+          dt == DataType::fp16 ? float_to_half_bits(values[i]) : float_to_bf16_bits(values[i]);
+      std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+  } else if (!out.empty()) {
+    std::memcpy(out.data(), values.data(), out.size());
+  }
+  return out;
+}
+
+void from_storage_bytes(const unsigned char* bytes, std::size_t count, DataType dt, float* out) {
+  if (dt != DataType::fp16 && dt != DataType::bf16) {
+    if (count) std::memcpy(out, bytes, count * sizeof(float));
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint16_t h;
+    std::memcpy(&h, bytes + 2 * i, 2);
+    out[i] = dt == DataType::fp16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
+  }
+}
+
 }  // namespace bench

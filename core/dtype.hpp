@@ -1,6 +1,7 @@
 // Data types of the benchmarks and host-side rounding to them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +27,12 @@ std::uint16_t float_to_half_bits(float f);
 float half_bits_to_float(std::uint16_t h);
 std::uint16_t float_to_bf16_bits(float f);
 float bf16_bits_to_float(std::uint16_t b);
+
+// Values (already representable in dt) as dt's bytes in memory: 4 per value for fp32 and tf32,
+// the 16-bit patterns (round to nearest even) for fp16 and bf16.
+std::vector<unsigned char> to_storage_bytes(const std::vector<float>& values, DataType dt);
+// The inverse: count values stored as dt's bytes, written to out as float.
+void from_storage_bytes(const unsigned char* bytes, std::size_t count, DataType dt, float* out);
 
 // Rounds v to the nearest value representable in dt (identity for fp32 and tf32: tf32 rounding
 // happens inside the backend and is covered by the tolerance).

@@ -278,5 +278,22 @@ TEST(RoundTo, RoundsToSixteenBitTypes) {
     for (DataType dt : all_data_types()) EXPECT_EQ(round_to(dt, v), v) << to_string(dt);
 }
 
+TEST(StorageBytes, RoundTripPerDtype) {
+  const std::vector<float> v = {1.0f, -2.5f, 0.0f, 65504.0f, 3.140625f};
+  for (DataType dt : all_data_types()) {
+    const std::vector<unsigned char> bytes = to_storage_bytes(v, dt);
+    ASSERT_EQ(bytes.size(), v.size() * std::size_t(storage_bytes(dt))) << to_string(dt);
+    std::vector<float> back(v.size());
+    from_storage_bytes(bytes.data(), v.size(), dt, back.data());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      EXPECT_EQ(back[i], round_to(dt, v[i])) << to_string(dt) << " value " << v[i];
+  }
+  // The 16-bit patterns are the formats' own: 1.0 is 0x3C00 in half, 0x3F80 in bfloat16.
+  const std::vector<unsigned char> h = to_storage_bytes({1.0f}, DataType::fp16);
+  const std::vector<unsigned char> b = to_storage_bytes({1.0f}, DataType::bf16);
+  EXPECT_EQ(h[0] | (h[1] << 8), 0x3C00);
+  EXPECT_EQ(b[0] | (b[1] << 8), 0x3F80);
+}
+
 }  // namespace
 }  // namespace bench

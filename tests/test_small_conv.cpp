@@ -29,6 +29,7 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/dtype.hpp"
+#include "tests/device_case.hpp"
 #include "tests/random_problems.hpp"
 
 namespace conv {
@@ -220,63 +221,11 @@ TEST(SmallConvConfig, MismatchesAreNamed) {
 
 // ---- GPU: against the reference ---------------------------------------------------------------
 
-std::string gpu_unavailable_reason() {
-  const bench::CudaAvailability a = bench::cuda_device_available();
-  return a.ok ? "" : a.reason;
-}
+using testing::gpu_unavailable_reason;
 
 // One problem's device buffers in the storage type of its dtype (fp32, fp16 or bf16).
-struct DeviceCase {
-  Problem p;
-  Im2colGeometry g;
-  int bytes;
-  bench::Stream stream;
-  bench::DeviceBuffer<unsigned char> src, wei, dst;
-
-  DeviceCase(const Problem& problem, const HostData& data)
-      : p(problem),
-        g(make_im2col_geometry(problem)),
-        bytes(bench::storage_bytes(problem.dtype)),
-        src(data.src.size() * std::size_t(bytes)),
-        wei(data.wei.size() * std::size_t(bytes)),
-        dst(std::size_t(problem.dst_elements()) * std::size_t(bytes)) {
-    const std::vector<unsigned char> s = storage(data.src), w = storage(data.wei);
-    src.upload_async(s.data(), stream.get());
-    wei.upload_async(w.data(), stream.get());
-    stream.synchronize();
-  }
-
-  std::vector<unsigned char> storage(const std::vector<float>& v) const {
-    std::vector<unsigned char> out(v.size() * std::size_t(bytes));
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (bytes == 4) {
-        std::memcpy(out.data() + 4 * i, &v[i], 4);
-      } else {
-        const std::uint16_t h = p.dtype == DataType::fp16 ? bench::float_to_half_bits(v[i])
-                                                          : bench::float_to_bf16_bits(v[i]);
-        std::memcpy(out.data() + 2 * i, &h, 2);
-      }
-    }
-    return out;
-  }
-
-  std::vector<float> output() {
-    std::vector<unsigned char> raw(dst.bytes());
-    dst.download_async(raw.data(), stream.get());
-    stream.synchronize();
-    std::vector<float> out(std::size_t(p.dst_elements()));
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (bytes == 4) {
-        std::memcpy(&out[i], raw.data() + 4 * i, 4);
-      } else {
-        std::uint16_t h;
-        std::memcpy(&h, raw.data() + 2 * i, 2);
-        out[i] =
-            p.dtype == DataType::fp16 ? bench::half_bits_to_float(h) : bench::bf16_bits_to_float(h);
-      }
-    }
-    return out;
-  }
+struct DeviceCase : testing::DeviceBuffers {
+  using DeviceBuffers::DeviceBuffers;
 
   // Launches the kernel for the storage type with configuration c, or the automatic one.
   void launch(const SmallConvConfig* c) {

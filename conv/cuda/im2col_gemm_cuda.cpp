@@ -108,21 +108,6 @@ MmaType mma_type(DataType dt) {
   }
 }
 
-// Host values (already rounded to dt by the harness) as dt's storage bytes.
-std::vector<unsigned char> to_storage(const std::vector<float>& v, DataType dt) {
-  std::vector<unsigned char> out(v.size() * std::size_t(bench::storage_bytes(dt)));
-  if (dt == DataType::fp16 || dt == DataType::bf16) {
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::uint16_t h =
-          dt == DataType::fp16 ? bench::float_to_half_bits(v[i]) : bench::float_to_bf16_bits(v[i]);
-      std::memcpy(out.data() + 2 * i, &h, 2);
-    }
-  } else {
-    std::memcpy(out.data(), v.data(), out.size());
-  }
-  return out;
-}
-
 int sm_count() {
   int device = 0, count = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -209,8 +194,8 @@ class Im2colGemmInstance final : public Instance {
       src_repacked_ = bench::DeviceBuffer<unsigned char>(src_bytes);
       wei_repacked_ = bench::DeviceBuffer<unsigned char>(wei_bytes);
     }
-    const std::vector<unsigned char> src = to_storage(data.src, p.dtype);
-    const std::vector<unsigned char> wei = to_storage(data.wei, p.dtype);
+    const std::vector<unsigned char> src = bench::to_storage_bytes(data.src, p.dtype);
+    const std::vector<unsigned char> wei = bench::to_storage_bytes(data.wei, p.dtype);
     src_.upload_async(src.data(), stream_.get());
     wei_.upload_async(wei.data(), stream_.get());
     stream_.synchronize();  // the host vectors end here
@@ -309,18 +294,10 @@ class Im2colGemmInstance final : public Instance {
   void sync() override { stream_.synchronize(); }
 
   void read_output(float* dst) override {
-    const std::size_t count = std::size_t(p_.dst_elements());
-    if (elem_bytes_ == 4) {
-      dst_.download_async(reinterpret_cast<unsigned char*>(dst), stream_.get());
-      stream_.synchronize();
-      return;
-    }
-    std::vector<std::uint16_t> bits(count);
-    dst_.download_async(reinterpret_cast<unsigned char*>(bits.data()), stream_.get());
+    std::vector<unsigned char> bytes(dst_.bytes());
+    dst_.download_async(bytes.data(), stream_.get());
     stream_.synchronize();
-    for (std::size_t i = 0; i < count; ++i)
-      dst[i] = p_.dtype == DataType::fp16 ? bench::half_bits_to_float(bits[i])
-                                          : bench::bf16_bits_to_float(bits[i]);
+    bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
   }
 
   std::vector<std::int64_t> output_dims() const override {
