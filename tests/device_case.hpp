@@ -8,17 +8,11 @@
 #include "conv/data.hpp"
 #include "conv/im2col_index.hpp"
 #include "conv/problem.hpp"
-#include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/dtype.hpp"
+#include "tests/gpu_skip.hpp"
 
 namespace conv::testing {
-
-// Empty where a CUDA device can run the tests, else why not.
-inline std::string gpu_unavailable_reason() {
-  const bench::CudaAvailability a = bench::cuda_device_available();
-  return a.ok ? "" : a.reason;
-}
 
 // Input and weights uploaded in the storage type (bench::to_storage_bytes); dst uninitialized.
 struct DeviceBuffers {

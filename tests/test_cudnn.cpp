@@ -19,22 +19,11 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_services.hpp"
 #include "core/error.hpp"
+#include "tests/gpu_skip.hpp"
 #include "tests/random_problems.hpp"
 
 namespace conv {
 namespace {
-
-std::string no_gpu_reason() {
-  const bench::CudaAvailability a = bench::cuda_device_available();
-  return a.ok ? "" : a.reason;
-}
-
-#define SKIP_WITHOUT_GPU()                                         \
-  do {                                                             \
-    if (const std::string why_ = no_gpu_reason(); !why_.empty()) { \
-      GTEST_SKIP() << "needs a CUDA device: " << why_;             \
-    }                                                              \
-  } while (0)
 
 BackendOptions options(const std::string& api, const std::string& algo = "heuristic") {
   BackendOptions o;
@@ -116,7 +105,7 @@ TEST(CudnnOptions, IdentifiesItself) {
     EXPECT_EQ(backend->device(), "cuda");
     EXPECT_EQ(backend->library_version().rfind("cuDNN ", 0), 0u) << backend->library_version();
     const Support a = backend->available();
-    EXPECT_EQ(a.ok, no_gpu_reason().empty()) << a.reason;
+    EXPECT_EQ(a.ok, testing::gpu_unavailable_reason().empty()) << a.reason;
   }
 }
 
@@ -124,7 +113,7 @@ TEST(CudnnOptions, IdentifiesItself) {
 
 // Both APIs, every problem, dtype and layout against the float64 reference.
 TEST(CudnnGpu, BothApisMatchTheReference) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   int not_passed = 0;
   for (const char* api : {"legacy", "graph"})
     for (Problem p : problems())
@@ -149,7 +138,7 @@ TEST(CudnnGpu, BothApisMatchTheReference) {
 // The graph API never runs strict FP32 on a tensor-core (TF32) engine, as PyTorch with
 // allow_tf32 off; it says which engine it took and how many the heuristics offered.
 TEST(CudnnGpu, GraphFp32NeverUsesTensorCores) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   for (const char* algo : {"heuristic", "search", "0"})
     for (Problem p : problems())
       for (Layout layout : {Layout::nchw, Layout::nhwc}) {
@@ -171,7 +160,7 @@ TEST(CudnnGpu, GraphFp32NeverUsesTensorCores) {
 // --cudnn-algo search times several plans and keeps the fastest; a fixed number picks that
 // allowed config, or says why not.
 TEST(CudnnGpu, GraphSearchAndFixedConfigs) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   for (const char* d : {"mb2ic4ih64oc8kh5", "mb8ic32ih28oc64kh3ph1", "g4mb2ic16ih14oc16kh3ph1"})
     for (DataType dt : bench::all_data_types()) {
       Problem p = parse_problem(d);
@@ -210,7 +199,7 @@ TEST(CudnnGpu, GraphSearchAndFixedConfigs) {
 // The graph API's run() is one cudnnBackendExecute on the backend's stream: it captures into a
 // CUDA graph and replays correctly (--timing pure).
 TEST(CudnnGpu, BothApisReplayInACudaGraph) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   const std::unique_ptr<bench::DeviceServices> services = bench::make_cuda_services();
   CaseOptions o = tiny_options();
   o.timing = TimingMode::pure;
@@ -227,7 +216,7 @@ TEST(CudnnGpu, BothApisReplayInACudaGraph) {
 // Host time per call in real timing mode, legacy against graph, for the record (no assertion:
 // timings depend on the host).
 TEST(CudnnGpu, HostTimePerCall) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   CaseOptions o;
   o.measure.min_iters = 50;
   o.measure.max_iters = 200;

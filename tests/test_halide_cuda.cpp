@@ -23,22 +23,11 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_services.hpp"
 #include "core/error.hpp"
+#include "tests/gpu_skip.hpp"
 #include "tests/random_problems.hpp"
 
 namespace conv {
 namespace {
-
-std::string no_gpu_reason() {
-  const bench::CudaAvailability a = bench::cuda_device_available();
-  return a.ok ? "" : a.reason;
-}
-
-#define SKIP_WITHOUT_GPU()                                         \
-  do {                                                             \
-    if (const std::string why_ = no_gpu_reason(); !why_.empty()) { \
-      GTEST_SKIP() << "needs a CUDA device: " << why_;             \
-    }                                                              \
-  } while (0)
 
 CaseOptions tiny_options() {
   CaseOptions o;
@@ -92,7 +81,7 @@ TEST(HalideCuda, IdentifiesItself) {
   EXPECT_EQ(version.rfind("Halide 14.", 0), 0u) << version;
   EXPECT_NE(version.find("cuda-cuda_capability_"), std::string::npos) << version;
   const Support a = backend->available();
-  EXPECT_EQ(a.ok, no_gpu_reason().empty()) << a.reason;
+  EXPECT_EQ(a.ok, testing::gpu_unavailable_reason().empty()) << a.reason;
   if (!a.ok) {
     EXPECT_FALSE(a.reason.empty());
   }
@@ -169,7 +158,7 @@ TEST(HalideCuda, Li2018CompilesOrSaysWhy) {
 
 // Every problem, dtype and layout against the float64 reference. tf32 runs as strict fp32.
 TEST(HalideCuda, MatchesTheReference) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   int failed = 0;
   for (Problem p : problems())
     for (DataType dt : bench::all_data_types())
@@ -194,7 +183,7 @@ TEST(HalideCuda, MatchesTheReference) {
 // The output is poisoned on the device: read back without a run it is NaN everywhere and fails
 // the check; after a run it passes; poisoned again after that run, it is NaN again.
 TEST(HalideCuda, UnwrittenOutputFails) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   for (const char* d : {"mb2ic4ih12oc8kh3", "mb2ic16ih10oc32kh3ph1dtbf16nhwc"}) {
     SCOPED_TRACE(d);
     const Problem p = parse_problem(d);
@@ -232,7 +221,7 @@ TEST(HalideCuda, UnwrittenOutputFails) {
 // for a problem of milliseconds most of it (were the events on another stream or context than
 // Halide's launches, GPU time would be microseconds).
 TEST(HalideCuda, GpuTimeIsPositiveAndWithinTotal) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   CaseOptions o = tiny_options();
   o.measure.min_iters = 5;
   o.measure.max_iters = 20;
@@ -261,7 +250,7 @@ TEST(HalideCuda, GpuTimeIsPositiveAndWithinTotal) {
 // Pure timing replays a CUDA graph captured from run() on the backend's stream; the runner checks
 // the output of the replayed graph once more after timing.
 TEST(HalideCuda, GraphReplayPasses) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   const std::unique_ptr<bench::DeviceServices> services = bench::make_cuda_services();
   CaseOptions o = tiny_options();
   o.timing = TimingMode::pure;
@@ -275,7 +264,7 @@ TEST(HalideCuda, GraphReplayPasses) {
 }
 
 TEST(HalideCuda, Li2018PassesOrSaysWhy) {
-  SKIP_WITHOUT_GPU();
+  MYCONV_SKIP_WITHOUT_GPU();
   BackendOptions o;
   o.halide_schedule = "li2018";
   if (const Support a = make_halide_cuda_backend(o)->available(); !a.ok) {

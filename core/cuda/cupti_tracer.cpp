@@ -73,6 +73,17 @@ const char* memcpy_kind(std::uint8_t kind) {
   }
 }
 
+// The fields every GPU-side record (kernel, memcpy, memset) has under the same names.
+template <class Record>
+void copy_gpu_fields(const Record* r, TraceEvent* e) {
+  e->start_ns = static_cast<std::int64_t>(r->start);
+  e->end_ns = static_cast<std::int64_t>(r->end);
+  e->device = static_cast<int>(r->deviceId);
+  e->context = r->contextId;
+  e->stream = r->streamId;
+  e->correlation = r->correlationId;
+}
+
 // One activity record as a TraceEvent; false for kinds not kept and for records without times.
 bool convert(const CUpti_Activity* record, TraceEvent* e) {
   switch (record->kind) {
@@ -83,12 +94,7 @@ bool convert(const CUpti_Activity* record, TraceEvent* e) {
       if (k->start == 0 && k->end == 0) return false;
       e->kind = EventKind::kernel;
       e->name = k->name ? k->name : "(unnamed kernel)";
-      e->start_ns = static_cast<std::int64_t>(k->start);
-      e->end_ns = static_cast<std::int64_t>(k->end);
-      e->device = static_cast<int>(k->deviceId);
-      e->context = k->contextId;
-      e->stream = k->streamId;
-      e->correlation = k->correlationId;
+      copy_gpu_fields(k, e);
       e->detail = "grid " + std::to_string(k->gridX) + "x" + std::to_string(k->gridY) + "x" +
                   std::to_string(k->gridZ) + " block " + std::to_string(k->blockX) + "x" +
                   std::to_string(k->blockY) + "x" + std::to_string(k->blockZ) + ", " +
@@ -100,12 +106,7 @@ bool convert(const CUpti_Activity* record, TraceEvent* e) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       e->kind = EventKind::memcpy;
       e->name = memcpy_kind(m->copyKind);
-      e->start_ns = static_cast<std::int64_t>(m->start);
-      e->end_ns = static_cast<std::int64_t>(m->end);
-      e->device = static_cast<int>(m->deviceId);
-      e->context = m->contextId;
-      e->stream = m->streamId;
-      e->correlation = m->correlationId;
+      copy_gpu_fields(m, e);
       e->bytes = m->bytes;
       return true;
     }
@@ -113,12 +114,7 @@ bool convert(const CUpti_Activity* record, TraceEvent* e) {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       e->kind = EventKind::memset;
       e->name = "Memset";
-      e->start_ns = static_cast<std::int64_t>(m->start);
-      e->end_ns = static_cast<std::int64_t>(m->end);
-      e->device = static_cast<int>(m->deviceId);
-      e->context = m->contextId;
-      e->stream = m->streamId;
-      e->correlation = m->correlationId;
+      copy_gpu_fields(m, e);
       e->bytes = m->bytes;
       return true;
     }
