@@ -128,7 +128,8 @@ endif()
 # CUDA is a language of the project only where a working nvcc is found (check_language); without
 # one every CUDA backend is reported as not built, and the CPU build is unchanged. The default
 # architectures are portable (Turing, Ampere, Hopper); a run on one GPU passes its own, e.g.
-# -DCMAKE_CUDA_ARCHITECTURES=90 for the H100/H200.
+# -DCMAKE_CUDA_ARCHITECTURES=90 or CUDAARCHS=90 for the H100/H200 (the scripts pass the local
+# GPU's own: scripts/lib.sh myconv_cmake_args).
 set(MYCONV_HAVE_CUDA OFF)
 set(MYCONV_WHY_NO_CUDA "")
 set(MYCONV_HAVE_CUDNN OFF)
@@ -146,7 +147,8 @@ else()
   endif()
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # CUDAARCHS in the environment is CMake's own way to choose them (enable_language reads it).
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND "$ENV{CUDAARCHS}" STREQUAL "")
       set(CMAKE_CUDA_ARCHITECTURES "75;80;90" CACHE STRING
           "CUDA architectures to build for (one GPU's own, e.g. 90, builds faster)")
     endif()
