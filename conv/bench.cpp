@@ -65,6 +65,13 @@ static std::string dims_text(const std::vector<std::int64_t>& d) {
   return s;
 }
 
+// " (known issue: ...)" when the backend named a library defect for this case, else "".
+static std::string known_issue_suffix(const nlohmann::ordered_json& extra) {
+  const auto it = extra.find("known_issue");
+  if (it == extra.end() || !it->is_string()) return "";
+  return " (known issue: " + it->get<std::string>() + ")";
+}
+
 CaseOutput run_case(const Backend* backend, const std::string& backend_name,
                     const std::string& device, const std::string& why_missing, const Problem& p,
                     const HostData& data, const CaseOptions& options) {
@@ -118,6 +125,7 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
       r.reason = *r.shape_ok ? r.correctness->message
                              : "output shape " + dims_text(inst->output_dims()) + ", expected " +
                                    dims_text({p.mb, p.oc, p.oh(), p.ow()});
+      r.reason += known_issue_suffix(r.extra);
       return out;
     }
 
@@ -197,7 +205,8 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
         })) {
       r.status = bench::Status::incorrect;
       r.correctness = recheck.correctness;
-      r.reason = "output wrong after the timed runs: " + recheck.correctness->message;
+      r.reason = "output wrong after the timed runs: " + recheck.correctness->message +
+                 known_issue_suffix(r.extra);
       return out;
     }
     r.status = bench::Status::passed;

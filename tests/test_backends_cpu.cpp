@@ -29,7 +29,7 @@ TEST(CpuBackends, MatchTheReferenceOrSayWhyNot) {
   options.measure.min_time_ms = 0;
   options.measure.max_time_ms = 1;
   options.measure.max_iters = 2;
-  int built = 0;
+  int built = 0, known_issue_incorrect = 0;
   for (const auto& e : registry) {
     if (e.device != "cpu") continue;
     if (!e.backend) {
@@ -46,6 +46,17 @@ TEST(CpuBackends, MatchTheReferenceOrSayWhyNot) {
           const bench::Result r =
               run_case(e.backend.get(), e.name, e.device, "", p, data, options).result;
           SCOPED_TRACE(e.name + " " + p.str() + ": " + bench::to_string(r.status) + " " + r.reason);
+          if (r.extra.contains("known_issue")) {
+            // A library defect the backend names (libtorch_cpu bf16 before 2.0 on a CPU without
+            // AVX-512): the answer may be wrong, and then it must be reported as incorrect with
+            // the issue in its reason, never as passed with a loosened tolerance.
+            EXPECT_TRUE(r.status == bench::Status::passed || r.status == bench::Status::incorrect);
+            if (r.status == bench::Status::incorrect) {
+              EXPECT_NE(r.reason.find("(known issue: "), std::string::npos);
+              ++known_issue_incorrect;
+            }
+            continue;
+          }
           if (dt == DataType::fp32) {
             EXPECT_EQ(r.status, bench::Status::passed);  // every backend claims fp32
           } else {
@@ -57,6 +68,9 @@ TEST(CpuBackends, MatchTheReferenceOrSayWhyNot) {
           }
         }
   }
+  if (known_issue_incorrect > 0)
+    std::cout << "[   NOTE   ] " << known_issue_incorrect
+              << " case(s) incorrect through a known library issue (reported as incorrect)\n";
   if (built == 0) GTEST_SKIP() << "no CPU backend is built into this binary";
 }
 

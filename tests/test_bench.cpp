@@ -12,14 +12,16 @@ namespace conv {
 namespace {
 
 enum class Behaviour {
-  correct,       // computes the reference in float
-  wrong_value,   // one element off by 1
-  unwritten,     // leaves the output as poisoned
-  zeros,         // writes all zeros
-  throws,        // run() throws
-  unsupported,   // compile() says Unsupported
-  wrong_shape,   // reports other output dims
-  breaks_later,  // correct on the first run, wrong after the timed runs
+  correct,        // computes the reference in float
+  wrong_value,    // one element off by 1
+  unwritten,      // leaves the output as poisoned
+  zeros,          // writes all zeros
+  throws,         // run() throws
+  unsupported,    // compile() says Unsupported
+  wrong_shape,    // reports other output dims
+  breaks_later,   // correct on the first run, wrong after the timed runs
+  wrong_known,    // wrong_value, and names a known library issue in extra()
+  correct_known,  // correct, and names a known library issue in extra()
 };
 
 class FakeInstance final : public Instance {
@@ -37,8 +39,14 @@ class FakeInstance final : public Instance {
     if (b_ == Behaviour::unwritten) return;
     for (std::size_t i = 0; i < out_.size(); ++i)
       out_[i] = b_ == Behaviour::zeros ? 0.0f : static_cast<float>(data_.ref[i]);
-    if (b_ == Behaviour::wrong_value || (b_ == Behaviour::breaks_later && runs_ > 1))
+    if (b_ == Behaviour::wrong_value || b_ == Behaviour::wrong_known ||
+        (b_ == Behaviour::breaks_later && runs_ > 1))
       out_[out_.size() / 2] += 1.0f;
+  }
+  nlohmann::ordered_json extra() const override {
+    if (b_ == Behaviour::wrong_known || b_ == Behaviour::correct_known)
+      return {{"known_issue", "fakelib#1: sums in the wrong order"}};
+    return nlohmann::ordered_json::object();
   }
   void read_output(float* dst) override { std::copy(out_.begin(), out_.end(), dst); }
   std::vector<std::int64_t> output_dims() const override {
@@ -111,6 +119,21 @@ TEST_F(RunCase, WrongValueIsIncorrectWithTheMismatch) {
   EXPECT_EQ(r.correctness->mismatches, 1u);
   EXPECT_EQ(r.correctness->first_mismatches.at(0).index, data_.ref.size() / 2);
   EXPECT_FALSE(r.total_time_ms);  // a wrong answer is not timed
+}
+
+TEST_F(RunCase, KnownLibraryIssueIsNamedButTheCaseStaysIncorrect) {
+  FakeBackend wrong(Behaviour::wrong_known);
+  const bench::Result r = run(&wrong);
+  EXPECT_EQ(r.status, bench::Status::incorrect);
+  EXPECT_NE(r.reason.find("1 of "), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find(" (known issue: fakelib#1: sums in the wrong order)"), std::string::npos)
+      << r.reason;
+  EXPECT_EQ(r.extra.value("known_issue", ""), "fakelib#1: sums in the wrong order");
+
+  FakeBackend right(Behaviour::correct_known);  // the issue did not bite: passed, no suffix
+  const bench::Result ok = run(&right);
+  EXPECT_EQ(ok.status, bench::Status::passed) << ok.reason;
+  EXPECT_EQ(ok.reason.find("known issue"), std::string::npos);
 }
 
 TEST_F(RunCase, UnwrittenOutputIsCaughtByThePoison) {
