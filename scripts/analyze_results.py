@@ -479,8 +479,27 @@ def winners_section(groups):
            "the fastest per device. Times in ms.", ""]
     if not rows:
         return out + ["No passed case: no winner.", ""]
-    return out + md_table(["problem", "descriptor", "winner", "device", "time ms", "time is"]
-                          + [f"fastest {d}" for d in devices], rows) + [""]
+    out += md_table(["problem", "descriptor", "winner", "device", "time ms", "time is"]
+                    + [f"fastest {d}" for d in devices], rows) + [""]
+    # Wins per backend: of the problems it ran (passed or not), how many it was fastest on,
+    # overall and among the backends of its own device.
+    ran, won, won_dev, dev_of = {}, {}, {}, {}
+    for group in groups.values():
+        best = winner(group)
+        for o in group:
+            if o.status in ("skipped", "unsupported"):
+                continue
+            ran[o.label] = ran.get(o.label, 0) + 1
+            dev_of[o.label] = o.device
+            won[o.label] = won.get(o.label, 0) + (o is best)
+            won_dev[o.label] = won_dev.get(o.label, 0) + (o is winner(group, o.device))
+    order = sorted(ran, key=lambda b: (devices.index(dev_of[b]) if dev_of[b] in devices else 99,
+                                       -won_dev[b], b))
+    wins = [[b, dev_of[b], str(ran[b]), str(won[b]), str(won_dev[b])] for b in order]
+    return out + ["Wins per backend, counted from the table above (problems it ran: passed, "
+                  "incorrect, failed or timed out).", ""] + md_table(
+        ["backend", "device", "problems run", "fastest overall", "fastest on its device"],
+        wins) + [""]
 
 
 def problems_section(groups, bandwidth, peaks):

@@ -111,6 +111,12 @@ class Report(unittest.TestCase):
         # The incorrect backend never wins; the throttled cuDNN case is still the fastest.
         self.assertEqual(table_rows(s, "res2_3x3 fp32")[0][2], "cudnn")
         self.assertEqual(table_rows(s, "res2_3x3 fp16 nhwc")[0][2], "cudnn")
+        # Wins per backend: problems run (not unsupported), fastest overall, on its device.
+        self.assertEqual(table_rows(s, "im2col_gemm_cuda")[0][1:], ["cuda", "2", "1", "1"])
+        self.assertEqual(table_rows(s, "cudnn")[0][1:], ["cuda", "3", "2", "2"])
+        self.assertEqual(table_rows(s, "halide_cuda")[0][1:], ["cuda", "2", "0", "0"])
+        self.assertEqual(table_rows(s, "halide_cpu")[0][1:], ["cpu", "1", "0", "1"])
+        self.assertEqual(table_rows(s, "onednn_cpu")[0][1:], ["cpu", "1", "0", "0"])
 
     def test_per_problem_table_and_speedups(self):
         s = section(self.report, "### in64_k5: `mb2ic4ih64oc8kh5` (fp32, nchw)")
