@@ -79,7 +79,12 @@ if(NOT MYCONV_WITH_ONEDNN)
   set(MYCONV_WHY_NO_ONEDNN "disabled (MYCONV_WITH_ONEDNN=OFF)")
 else()
   find_package(dnnl CONFIG QUIET)
-  if(dnnl_FOUND)
+  if(dnnl_FOUND AND dnnl_VERSION VERSION_GREATER_EQUAL 3)
+    # oneDNN 3 changed the primitive API (e.g. no operation descriptors): a distribution that
+    # ships it (newer Ubuntu) gets the backend reported as not built, not a broken build.
+    set(MYCONV_WHY_NO_ONEDNN "oneDNN ${dnnl_VERSION} found; the backend is written for the 2.x "
+                             "API (Debian 12's libdnnl-dev 2.6, or scripts/bundle_deps.sh)")
+  elseif(dnnl_FOUND)
     set(MYCONV_HAVE_ONEDNN ON)
   else()
     set(MYCONV_WHY_NO_ONEDNN "oneDNN not found (install libdnnl-dev and ocl-icd-opencl-dev)")

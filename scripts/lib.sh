@@ -45,6 +45,9 @@ myconv_cmake_args() {
   local args=(-DCMAKE_BUILD_TYPE=Release)
   if command -v ninja >/dev/null 2>&1; then args+=(-G Ninja); fi
   if [ -d "$MYCONV_PREFIX/usr" ]; then args+=("-DMYCONV_DEPS_PREFIX=$MYCONV_PREFIX"); fi
+  # The Python whose torch (CUDA LibTorch) and nvidia-cudnn wheel the build uses: $MYCONV_PYTHON,
+  # e.g. /opt/pytorch/bin/python3 on AWS's Deep Learning AMI, else python3 on PATH.
+  if [ -n "${MYCONV_PYTHON:-}" ]; then args+=("-DMYCONV_PYTHON3=$MYCONV_PYTHON"); fi
   local archs=${CUDAARCHS:-$(myconv_local_cuda_archs)}
   if [ -n "$archs" ]; then args+=("-DCMAKE_CUDA_ARCHITECTURES=$archs"); fi
   printf '%s\n' "${args[@]}"
