@@ -486,15 +486,15 @@ def winners_section(groups):
     ran, won, won_dev, dev_of = {}, {}, {}, {}
     for group in groups.values():
         best = winner(group)
+        best_on = {dev: winner(group, dev) for dev in devices}
         for o in group:
             if o.status in ("skipped", "unsupported"):
                 continue
             ran[o.label] = ran.get(o.label, 0) + 1
             dev_of[o.label] = o.device
             won[o.label] = won.get(o.label, 0) + (o is best)
-            won_dev[o.label] = won_dev.get(o.label, 0) + (o is winner(group, o.device))
-    order = sorted(ran, key=lambda b: (devices.index(dev_of[b]) if dev_of[b] in devices else 99,
-                                       -won_dev[b], b))
+            won_dev[o.label] = won_dev.get(o.label, 0) + (o is best_on[o.device])
+    order = sorted(ran, key=lambda b: (devices.index(dev_of[b]), -won_dev[b], b))
     wins = [[b, dev_of[b], str(ran[b]), str(won[b]), str(won_dev[b])] for b in order]
     return out + ["Wins per backend, counted from the table above (problems it ran: passed, "
                   "incorrect, failed or timed out).", ""] + md_table(
