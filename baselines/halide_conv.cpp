@@ -1,11 +1,23 @@
 #include "baselines/halide_conv.hpp"
 
+#include <cpuid.h>
+
 #include <limits>
 #include <string>
 
 namespace conv {
 
 using Halide::Expr;
+
+Halide::Target halide_host_target() {
+  Halide::Target t = Halide::get_host_target();
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  // CPUID leaf 7, sub-leaf 0: EDX bit 23 is AVX512-FP16.
+  const bool avx512_fp16 = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx >> 23 & 1u);
+  if (t.has_feature(Halide::Target::AVX512_SapphireRapids) && !avx512_fp16)
+    t = t.without_feature(Halide::Target::AVX512_SapphireRapids);
+  return t;
+}
 
 Halide::Type halide_storage_type(DataType dt, bool bf16_as_bits) {
   switch (dt) {

@@ -18,6 +18,13 @@
 
 namespace conv {
 
+// Halide::get_host_target() without the features this CPU lacks. Halide 14 takes a CPU with
+// AVX512-BF16 and VNNI for a Sapphire Rapids (AMD Zen 4 and 5 have both), and LLVM's
+// sapphirerapids CPU then emits AVX512-FP16 instructions, which those CPUs do not have: JIT code
+// died with SIGILL (seen on an AMD EPYC with avx512_bf16, no avx512_fp16). Every Halide target of
+// this project starts from this one.
+Halide::Target halide_host_target();
+
 // Halide type of a dtype's storage: Float(32) for fp32 and tf32, Float(16), BFloat(16) (UInt(16)
 // with bf16_as_bits, see HalideConvOptions).
 Halide::Type halide_storage_type(DataType dt, bool bf16_as_bits = false);

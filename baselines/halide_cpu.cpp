@@ -1,6 +1,7 @@
 // Halide backend on the host CPU: the algorithm of halide_conv.hpp, JIT-compiled for the host
-// target (get_host_target()) with a hand-written x86 schedule per layout or one of Halide 14's
-// autoschedulers (Adams2019, Mullapudi2016, Li2018, loaded as plugins).
+// target (halide_host_target(): get_host_target() made safe) with a hand-written x86 schedule per
+// layout or one of Halide 14's autoschedulers (Adams2019, Mullapudi2016, Li2018, loaded as
+// plugins).
 //
 // compile() applies the schedule (running the autoscheduler, if any) and JIT-compiles, so that it
 // holds all of Halide's compile time; run() only calls the compiled pipeline into the
@@ -306,7 +307,7 @@ class HalideCpuInstance final : public Instance {
       : p_(p),
         schedule_(std::move(schedule)),
         plugin_dir_(std::move(plugin_dir)),
-        target_(Halide::get_host_target()),
+        target_(halide_host_target()),
         src_(halide_storage_type(p.dtype), halide_src_dims(p)),
         wei_(halide_storage_type(p.dtype), halide_wei_dims(p)),
         dst_(halide_storage_type(p.dtype), halide_dst_dims(p)) {
@@ -398,7 +399,7 @@ class HalideCpuBackend final : public Backend {
 #else
     const std::string version = "14.x";  // Halide 14's headers carry no version macros
 #endif
-    return "Halide " + version + " (target " + Halide::get_host_target().to_string() + ")";
+    return "Halide " + version + " (target " + halide_host_target().to_string() + ")";
   }
 
   Support available() const override {

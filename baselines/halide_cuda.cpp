@@ -94,7 +94,7 @@ Halide::Target cuda_target() {
       {61, Halide::Target::CUDACapability61}, {50, Halide::Target::CUDACapability50},
       {35, Halide::Target::CUDACapability35}, {30, Halide::Target::CUDACapability30}};
   const int cc = device_capability();
-  Halide::Target t = Halide::get_host_target().with_feature(Halide::Target::CUDA);
+  Halide::Target t = halide_host_target().with_feature(Halide::Target::CUDA);
   for (const Capability& c : kCapabilities)
     if (cc == 0 || c.cc <= cc) return t.with_feature(c.feature);
   return t.with_feature(Halide::Target::CUDACapability30);
@@ -756,7 +756,7 @@ void halide_cuda_run_tiling_on_host(const Problem& p, const HostData& data, floa
     wei.store(data.wei);
     h.src.set(src.buffer());
     h.wei.set(wei.buffer());
-    h.output.realize(dst.buffer(), Halide::get_host_target());
+    h.output.realize(dst.buffer(), halide_host_target());
     dst.load(out);
   } catch (const Halide::Error& e) {
     throw std::runtime_error(std::string("Halide: ") + e.what());
