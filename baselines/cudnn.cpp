@@ -270,8 +270,8 @@ class LegacyInstance final : public CudnnInstance {
     CUDNN_CHECK_SUPPORTED(cudnnSetFilter4dDescriptor(w_.get(), dt, format, int(p_.oc),
                                                      int(p_.ic / p_.g), int(p_.kh), int(p_.kw)));
     CUDNN_CHECK_SUPPORTED(cudnnSetConvolution2dDescriptor(
-        conv_.get(), int(p_.ph), int(p_.pw), int(p_.sh), int(p_.sw), int(p_.dh), int(p_.dw),
-        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        conv_.get(), int(p_.ph), int(p_.pw), int(p_.sh), int(p_.sw), int(p_.dilation_h()),
+        int(p_.dilation_w()), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CUDNN_CHECK_SUPPORTED(cudnnSetConvolutionGroupCount(conv_.get(), int(p_.g)));
     math_ = math_type(p_.dtype);
     CUDNN_CHECK_SUPPORTED(cudnnSetConvolutionMathType(conv_.get(), math_));
@@ -696,7 +696,7 @@ class GraphInstance final : public CudnnInstance {
     conv.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial_dims);
     conv.set_int64s(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, {p_.ph, p_.pw});
     conv.set_int64s(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, {p_.ph, p_.pw});
-    conv.set_int64s(CUDNN_ATTR_CONVOLUTION_DILATIONS, {p_.dh, p_.dw});
+    conv.set_int64s(CUDNN_ATTR_CONVOLUTION_DILATIONS, {p_.dilation_h(), p_.dilation_w()});
     conv.set_int64s(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, {p_.sh, p_.sw});
     conv.finalize();
 

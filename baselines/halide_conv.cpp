@@ -103,7 +103,7 @@ HalideConv make_halide_conv(const Problem& p, const HalideConvOptions& options) 
   const int ih = static_cast<int>(p.ih), iw = static_cast<int>(p.iw);
   const int sh = static_cast<int>(p.sh), sw = static_cast<int>(p.sw);
   const int ph = static_cast<int>(p.ph), pw = static_cast<int>(p.pw);
-  const int dh = static_cast<int>(p.dh), dw = static_cast<int>(p.dw);
+  const int dh = static_cast<int>(p.dilation_h()), dw = static_cast<int>(p.dilation_w());
   const int icg = static_cast<int>(p.ic / p.g), ocg = static_cast<int>(p.oc / p.g);
   Halide::Var &x = h.x, &y = h.y, &c = h.c, &n = h.n;
 

@@ -46,7 +46,8 @@ class LibtorchInstance final : public Instance {
 
   void run() override {
     try {
-      dst_ = torch::conv2d(src_, wei_, {}, {p_.sh, p_.sw}, {p_.ph, p_.pw}, {p_.dh, p_.dw}, p_.g);
+      dst_ = torch::conv2d(src_, wei_, {}, {p_.sh, p_.sw}, {p_.ph, p_.pw},
+                           {p_.dilation_h(), p_.dilation_w()}, p_.g);
     } catch (const c10::Error& e) {
       libtorch::rethrow(e, "LibTorch " TORCH_VERSION " on CPU");
     }

@@ -120,7 +120,8 @@ class LibtorchCudaInstance final : public Instance {
       src_ = libtorch::to_tensor(data.src, p.src_shape(), p.layout, p.dtype, stream_.device());
       wei_ = libtorch::to_tensor(data.wei, p.wei_shape(), p.layout, p.dtype, stream_.device());
       const std::vector<std::int64_t> stride = {p_.sh, p_.sw}, padding = {p_.ph, p_.pw},
-                                      dilation = {p_.dh, p_.dw}, output_padding = {0, 0};
+                                      dilation = {p_.dilation_h(), p_.dilation_w()},
+                                      output_padding = {0, 0};
       conv_backend_ = conv_backend_name(at::native::select_conv_backend(
           src_, wei_, std::nullopt, c10::fromIntArrayRefSlow(stride),
           c10::fromIntArrayRefSlow(padding), c10::fromIntArrayRefSlow(dilation),
@@ -157,7 +158,8 @@ class LibtorchCudaInstance final : public Instance {
     set_math_flags(p_.dtype, benchmark_);
     const c10::cuda::CUDAStreamGuard guard(stream_);
     try {
-      dst_ = torch::conv2d(src_, wei_, {}, {p_.sh, p_.sw}, {p_.ph, p_.pw}, {p_.dh, p_.dw}, p_.g);
+      dst_ = torch::conv2d(src_, wei_, {}, {p_.sh, p_.sw}, {p_.ph, p_.pw},
+                           {p_.dilation_h(), p_.dilation_w()}, p_.g);
     } catch (const c10::Error& e) {
       libtorch::rethrow(e, MYCONV_TORCH_WHERE);
     }

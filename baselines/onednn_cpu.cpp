@@ -195,8 +195,8 @@ class OnednnInstance final : public Instance {
   void compile() override {
     bench::WallTimer timer;
     const memory::dims strides = {p_.sh, p_.sw};
-    const memory::dims dilates = {p_.dh - 1, p_.dw - 1};  // oneDNN counts the gaps: 0 = dense
-    const memory::dims padding = {p_.ph, p_.pw};          // same on both sides, as PyTorch
+    const memory::dims dilates = {p_.dh, p_.dw};  // oneDNN, like benchdnn, counts the gaps
+    const memory::dims padding = {p_.ph, p_.pw};  // same on both sides, as PyTorch
     dnnl::primitive_attr attr;
     ONEDNN_CALL(attr.set_scratchpad_mode(dnnl::scratchpad_mode::user));
     const auto desc = ONEDNN_CALL(dnnl::convolution_forward::desc(

@@ -88,6 +88,12 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
     r.reason = a.reason;
     return out;
   }
+  // What no backend here runs (3D, asymmetric padding) is the problem's to say, not each backend's.
+  if (const std::string why = p.unsupported_reason(); !why.empty()) {
+    r.status = bench::Status::unsupported;
+    r.reason = why;
+    return out;
+  }
   if (const Support s = backend->check_support(p); !s.ok) {
     r.status = bench::Status::unsupported;
     r.reason = s.reason;

@@ -60,10 +60,10 @@ void reference_conv(const Problem& p, const float* src, const float* wei, double
           for (std::int64_t i = 0; i < ICg; ++i) {
             const std::int64_t c = grp * ICg + i;
             for (std::int64_t r = 0; r < p.kh; ++r) {
-              const std::int64_t h = oh * p.sh - p.ph + r * p.dh;
+              const std::int64_t h = oh * p.sh - p.ph + r * p.dilation_h();
               if (h < 0 || h >= p.ih) continue;
               for (std::int64_t s = 0; s < p.kw; ++s) {
-                const std::int64_t w = ow * p.sw - p.pw + s * p.dw;
+                const std::int64_t w = ow * p.sw - p.pw + s * p.dilation_w();
                 if (w < 0 || w >= p.iw) continue;
                 acc += static_cast<double>(src[act_offset(nhwc, n, c, h, w, p.ic, p.ih, p.iw)]) *
                        static_cast<double>(wei[wei_offset(nhwc, o, i, r, s, ICg, p.kh, p.kw)]);

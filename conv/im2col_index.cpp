@@ -15,7 +15,8 @@ std::string im2col_index_limits(const Problem& p) {
   if (p.ic * p.ih * p.iw > limit)
     return "one input image (IC*IH*IW = " + std::to_string(p.ic * p.ih * p.iw) +
            " elements) exceeds 2^31-1";
-  if (p.oh() * p.sh + p.kh * p.dh > limit || p.ow() * p.sw + p.kw * p.dw > limit)
+  if (p.oh() * p.sh + p.kh * p.dilation_h() > limit ||
+      p.ow() * p.sw + p.kw * p.dilation_w() > limit)
     return "input coordinates exceed 2^31-1";
   return "";
 }
@@ -35,8 +36,8 @@ Im2colGeometry make_im2col_geometry(const Problem& p) {
   g.sw = int(p.sw);
   g.ph = int(p.ph);
   g.pw = int(p.pw);
-  g.dh = int(p.dh);
-  g.dw = int(p.dw);
+  g.dh = int(p.dilation_h());
+  g.dw = int(p.dilation_w());
   g.groups = int(p.g);
   g.icg = int(p.ic / p.g);
   g.ocg = int(p.oc / p.g);

@@ -1,69 +1,103 @@
 #include "conv/settings.hpp"
 
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "core/error.hpp"
 
 namespace conv {
 
-static std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> read_shape_file(const std::string& path) {
+ShapeFile read_shape_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw bench::UsageError("--shapes: cannot read '" + path + "'");
-  std::vector<std::string> out;
+  ShapeFile out;
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    line = trim(line.substr(0, line.find('#')));
-    if (line.empty()) continue;
-    // "label: descriptor" is the same as descriptor n"label".
-    if (const auto colon = line.find(':'); colon != std::string::npos)
-      line = trim(line.substr(colon + 1)) + "n\"" + trim(line.substr(0, colon)) + "\"";
-    if (line.find_first_of(" \t") != std::string::npos)
-      throw bench::UsageError(path + ":" + std::to_string(number) +
-                              ": one descriptor per line expected, got '" + line + "'");
-    out.push_back(path + ":" + std::to_string(number) + "\t" + line);
+    const std::string origin = path + ":" + std::to_string(number);
+    // Tokens split at whitespace outside quotes; '#' outside quotes ends the line.
+    std::vector<std::string> tokens;
+    std::string token;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      if (!quoted && c == '#') break;
+      if (!quoted && (c == ' ' || c == '\t' || c == '\r')) {
+        if (!token.empty()) tokens.push_back(std::move(token));
+        token.clear();
+        continue;
+      }
+      token += c;
+    }
+    if (!token.empty()) tokens.push_back(std::move(token));
+    for (auto& t : tokens) {
+      if (t.compare(0, 2, "--") == 0)
+        out.notes.push_back(origin + ": benchdnn option '" + t + "' is not supported; ignored");
+      else
+        out.entries.push_back({origin, std::move(t)});
+    }
   }
   return out;
 }
 
-std::vector<Problem> expand(const Settings& s) {
+namespace {
+
+std::string join_options(std::int64_t mb, std::int64_t ic, std::int64_t oc, std::int64_t in,
+                         std::int64_t k, std::int64_t st, std::int64_t pad, std::int64_t dil,
+                         std::int64_t g) {
+  return "--batch_size " + std::to_string(mb) + " --in_channels " + std::to_string(ic) +
+         " --out_channels " + std::to_string(oc) + " --input_size " + std::to_string(in) +
+         " --kernel_size " + std::to_string(k) + " --stride " + std::to_string(st) + " --padding " +
+         std::to_string(pad) + " --dilation " + std::to_string(dil) + " --groups " +
+         std::to_string(g);
+}
+
+}  // namespace
+
+std::vector<Problem> expand(const Settings& s, std::vector<std::string>* notes) {
   std::vector<Problem> out;
   std::set<std::string> seen;
   auto add = [&](const Problem& p) {
     if (seen.insert(p.str_with_name()).second) out.push_back(p);
   };
 
-  // Descriptors carry their origin ("file:line\t") so that errors can point at it.
-  std::vector<std::string> descriptors = s.descriptors;
-  for (const auto& f : s.shape_files)
-    for (auto& d : read_shape_file(f)) descriptors.push_back(std::move(d));
+  // Descriptors with their origin ("--problem" or "file:line"), so that errors can point at it.
+  std::vector<ShapeEntry> descriptors;
+  for (const auto& d : s.descriptors) descriptors.push_back({"", d});
+  for (const auto& f : s.shape_files) {
+    ShapeFile file = read_shape_file(f);
+    if (notes) notes->insert(notes->end(), file.notes.begin(), file.notes.end());
+    if (notes && file.entries.empty()) notes->push_back(f + ": no problem in this file");
+    for (auto& e : file.entries) descriptors.push_back(std::move(e));
+  }
 
+  bool first_pass = true;
   for (DataType dt : s.dtypes)
     for (Layout layout : s.layouts) {
       Problem defaults;
       defaults.dtype = dt;
       defaults.layout = layout;
-      if (!descriptors.empty()) {
+      if (!s.descriptors.empty() || !s.shape_files.empty()) {
+        std::map<std::string, std::string> origin_of;  // a repeated line is noted once
         for (const auto& entry : descriptors) {
-          const auto tab = entry.find('\t');
-          const std::string text = tab == std::string::npos ? entry : entry.substr(tab + 1);
+          Problem p;
           try {
-            add(parse_problem(text, defaults));
+            p = parse_problem(entry.descriptor, defaults);
           } catch (const bench::UsageError& e) {
-            if (tab == std::string::npos)
+            if (entry.origin.empty())
               throw bench::UsageError(std::string("--problem: ") + e.what());
-            throw bench::UsageError(entry.substr(0, tab) + ": " + e.what());
+            throw bench::UsageError(entry.origin + ": " + e.what());
           }
+          const auto [it, fresh] = origin_of.emplace(p.str_with_name(), entry.origin);
+          if (!fresh && first_pass && notes && !entry.origin.empty())
+            notes->push_back(entry.origin + ": the same problem as " +
+                             (it->second.empty() ? std::string("--problem") : it->second) +
+                             "; run once");
+          add(p);
         }
+        first_pass = false;
         continue;
       }
       for (auto mb : s.batch_size)
@@ -75,18 +109,16 @@ std::vector<Problem> expand(const Settings& s) {
                   for (auto pad : s.padding)
                     for (auto dil : s.dilation)
                       for (auto g : s.groups) {
+                        auto invalid = [&](const std::string& why) {
+                          return bench::UsageError(
+                              "invalid problem from " +
+                              join_options(mb, ic, oc, in, k, st, pad, dil, g) + ": " + why);
+                        };
+                        if (dil < 1) throw invalid("--dilation must be at least 1 (1 = dense)");
                         Problem p = defaults;
                         p.mb = mb, p.ic = ic, p.oc = oc, p.ih = p.iw = in, p.kh = p.kw = k;
-                        p.sh = p.sw = st, p.ph = p.pw = pad, p.dh = p.dw = dil, p.g = g;
-                        if (const std::string why = p.validate(); !why.empty())
-                          throw bench::UsageError(
-                              "invalid problem from --batch_size " + std::to_string(mb) +
-                              " --in_channels " + std::to_string(ic) + " --out_channels " +
-                              std::to_string(oc) + " --input_size " + std::to_string(in) +
-                              " --kernel_size " + std::to_string(k) + " --stride " +
-                              std::to_string(st) + " --padding " + std::to_string(pad) +
-                              " --dilation " + std::to_string(dil) + " --groups " +
-                              std::to_string(g) + ": " + why);
+                        p.sh = p.sw = st, p.ph = p.pw = pad, p.dh = p.dw = dil - 1, p.g = g;
+                        if (const std::string why = p.validate(); !why.empty()) throw invalid(why);
                         add(p);
                       }
     }

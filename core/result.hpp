@@ -68,7 +68,7 @@ struct ResultSet {
   std::vector<Result> results;
 };
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // results/README.md: what changed from 1
 
 nlohmann::ordered_json to_json(const Summary& s);
 nlohmann::ordered_json to_json(const Correctness& c);

@@ -106,9 +106,14 @@ int run(const Options& o, const std::string& command_prefix) {
       throw UsageError("--trace-dir: cannot create folder '" + o.trace_dir + "'" +
                        (ec ? ": " + ec.message() : std::string()));
   }
-  std::vector<conv::Problem> problems = conv::expand(o.settings);
+  std::vector<std::string> notes;
+  std::vector<conv::Problem> problems = conv::expand(o.settings, &notes);
+  // Shape-file tokens not run as written (benchdnn options, repeats): one line each, on stderr so
+  // that --list-cases output stays JSON.
+  for (const auto& n : notes) std::cerr << "myconv: note: " << n << "\n";
   const double available = static_cast<double>(bench::available_host_memory_bytes());
   for (const auto& p : problems) {
+    if (!p.unsupported_reason().empty()) continue;  // recorded as unsupported; no data is made
     const double need = conv::host_bytes_needed(p);
     // Listing runs nothing; a runner records the problem that does not fit when it runs it.
     if (!o.list_cases && available > 0 && need > available) {
@@ -186,16 +191,23 @@ int run(const Options& o, const std::string& command_prefix) {
             << set.system["cpu_model"].get<std::string>() << "\n";
   std::cout << problems.size() << " problem(s) x " << selected.size() << " backend(s)\n";
   for (const auto& p : problems) {
-    const conv::GemmShape gm = p.gemm();
-    std::cout << "\n== " << p.str_with_name() << ": " << bench::to_string(p.dtype) << " "
-              << conv::to_string(p.layout) << ", input " << p.mb << "x" << p.ic << "x" << p.ih
-              << "x" << p.iw << ", weights " << p.oc << "x" << p.ic / p.g << "x" << p.kh << "x"
-              << p.kw << ", output " << p.mb << "x" << p.oc << "x" << p.oh() << "x" << p.ow()
-              << ", " << p.flops() / 1e6 << " MFLOP, GEMM M=" << gm.m << " N=" << gm.n
-              << " K=" << gm.k
-              << (gm.groups > 1 ? " x" + std::to_string(gm.groups) + " groups" : "") << " ==\n";
-    const conv::HostData data = conv::make_host_data(p, o.seed);
-    if (!o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
+    // A problem no backend here runs gets no inputs or reference: its cases are unsupported.
+    const bool runnable = p.unsupported_reason().empty();
+    if (runnable) {
+      const conv::GemmShape gm = p.gemm();
+      std::cout << "\n== " << p.str_with_name() << ": " << bench::to_string(p.dtype) << " "
+                << conv::to_string(p.layout) << ", input " << p.mb << "x" << p.ic << "x" << p.ih
+                << "x" << p.iw << ", weights " << p.oc << "x" << p.ic / p.g << "x" << p.kh << "x"
+                << p.kw << ", output " << p.mb << "x" << p.oc << "x" << p.oh() << "x" << p.ow()
+                << ", " << p.flops() / 1e6 << " MFLOP, GEMM M=" << gm.m << " N=" << gm.n
+                << " K=" << gm.k
+                << (gm.groups > 1 ? " x" + std::to_string(gm.groups) + " groups" : "") << " ==\n";
+    } else {
+      std::cout << "\n== " << p.str_with_name() << ": " << bench::to_string(p.dtype) << " "
+                << conv::to_string(p.layout) << ", " << p.flops() / 1e6 << " MFLOP ==\n";
+    }
+    const conv::HostData data = runnable ? conv::make_host_data(p, o.seed) : conv::HostData{};
+    if (runnable && !o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
     for (const auto* e : selected) {
       conv::CaseOutput c = conv::run_case(e->backend.get(), e->name, e->device, e->why_missing, p,
                                           data, case_options);

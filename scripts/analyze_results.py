@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Reads myconv result files (results/README.md, schema_version 1) and writes a Markdown report
+"""Reads myconv result files (results/README.md, schema_version 2, or 1 upgraded as it is read:
+scripts/results_schema.py) and writes a Markdown report
 with plots, or compares two result files case by case.
 
   analyze_results.py RESULTS.json [RESULTS.json ...] [--output-dir DIR]
@@ -27,7 +28,9 @@ import sys
 import tempfile
 import textwrap
 
-SCHEMA_VERSION = 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_schema import SCHEMA_VERSION, DescriptorError, upgrade  # noqa: E402
+
 PROG = "analyze_results.py"
 
 # The reference each backend's speed-up is taken against: LibTorch on the same device.
@@ -78,12 +81,19 @@ def load(path):
     if not isinstance(doc, dict):
         raise InputError(f"'{path}': the top level is not an object (not a myconv results file)")
     version = doc.get("schema_version")
-    if isinstance(version, bool) or version != SCHEMA_VERSION:
+    if isinstance(version, bool) or version not in (1, SCHEMA_VERSION):
         raise InputError(f"'{path}': schema_version {json.dumps(version)}, this script reads "
-                         f"{SCHEMA_VERSION}")
+                         f"1 and {SCHEMA_VERSION}")
     results = doc.get("results")
     if not isinstance(results, list):
         raise InputError(f"'{path}': 'results' is not an array")
+    if not all(isinstance(r, dict) for r in results):
+        bad = next(i for i, r in enumerate(results) if not isinstance(r, dict))
+        raise InputError(f"'{path}': results[{bad}] is not an object")
+    try:
+        upgrade(doc)  # version 1: descriptors and params as version 2 writes them
+    except DescriptorError as e:
+        raise InputError(f"'{path}': {e}")
     for i, r in enumerate(results):
         if not isinstance(r, dict):
             raise InputError(f"'{path}': results[{i}] is not an object")
@@ -92,7 +102,7 @@ def load(path):
                 raise InputError(f"'{path}': results[{i}] has no string '{field}'")
     system = doc.get("system")
     return {"path": path, "system": system if isinstance(system, dict) else {},
-            "results": results}
+            "results": results, "schema_version": version}
 
 
 def stats(r, figure):
@@ -687,7 +697,8 @@ def build_report(inputs, plot_note, plots, bandwidth, peaks, gpu, roof_points):
            f"Made by `{command_line()}` from:", ""]
     for i, d in enumerate(inputs):
         tag = f" (#{i + 1})" if len(inputs) > 1 else ""
-        out.append(f"- `{d['path']}`{tag}: schema_version {SCHEMA_VERSION}, "
+        read_as = "" if d["schema_version"] == SCHEMA_VERSION else f", read as {SCHEMA_VERSION}"
+        out.append(f"- `{d['path']}`{tag}: schema_version {d['schema_version']}{read_as}, "
                    f"{len(d['results'])} results")
     out += ["", "Every number below is read from these files or computed from their fields by the "
             "formula given beside it (rounded to 4 significant digits).", ""]

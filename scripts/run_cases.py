@@ -47,6 +47,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_schema import SCHEMA_VERSION  # noqa: E402
+
 PROG = "run_all_experiments.sh"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -239,7 +242,7 @@ class Runner:
         self.csv_rows = {}  # case key -> CSV row (column -> text) written by myconv
         self.csv_header = None
         self.system = None
-        self.schema_version = 1
+        self.schema_version = SCHEMA_VERSION
         self.next_index = 1
         self.session_start = time.monotonic()
         self.session_done = 0
@@ -267,6 +270,9 @@ class Runner:
         if proc.returncode != 0:
             tail = " ".join(stderr.strip().splitlines()[-3:])
             raise RuntimeError(f"'{shlex.join(cmd)}' exited with {proc.returncode}: {tail}")
+        # Shape-file tokens myconv does not run as written (benchdnn options, repeated lines).
+        self.notes = [line.replace("myconv: note: ", "", 1) for line in stderr.splitlines()
+                      if line.startswith("myconv: note: ")]
         cases = []
         for line in stdout.splitlines():
             if line.startswith("{"):
@@ -286,6 +292,14 @@ class Runner:
         except (OSError, ValueError) as e:
             raise UsageError(f"--resume: '{self.run_dir}' is not a run folder of this script "
                              f"({e.__class__.__name__}: {e})")
+        # Case keys hold descriptors, whose form changed with the schema: an older folder's keys
+        # would not match what myconv records now.
+        version = read_json_results(os.path.join(self.run_dir, "results.json")) or {}
+        version = version.get("schema_version", self.config.get("schema_version"))
+        if version not in (None, SCHEMA_VERSION):
+            raise UsageError(f"--resume: '{self.run_dir}' was written with schema_version "
+                             f"{version}; upgrade it first: scripts/migrate_results.py "
+                             f"{shown(self.run_dir)}")
 
     def new_config(self):
         a = self.args
@@ -295,7 +309,8 @@ class Runner:
             "runner": "scripts/run_all_experiments.sh", "label": a.label or "custom",
             "created_utc": utc_now(), "host": socket.gethostname(), "grid_args": grid,
             "extra_args": extra, "quick": a.quick,
-            "timeout_s": a.timeout if a.timeout is not None else DEFAULT_TIMEOUT_S}
+            "timeout_s": a.timeout if a.timeout is not None else DEFAULT_TIMEOUT_S,
+            "schema_version": SCHEMA_VERSION, "notes": self.notes}
         os.makedirs(self.cases_dir, exist_ok=True)
         write_atomic(os.path.join(self.run_dir, "cases.jsonl"),
                      "".join(json.dumps(c) + "\n" for c in self.cases))
@@ -334,7 +349,7 @@ class Runner:
             return []
         if doc.get("system") and self.system is None:
             self.system = doc["system"]
-            self.schema_version = doc.get("schema_version", 1)
+            self.schema_version = doc.get("schema_version", SCHEMA_VERSION)
         new = []
         for rec in doc["results"]:
             k = case_key(rec)
@@ -588,6 +603,8 @@ class Runner:
                      f"timeout {self.timeout:g} s per case, "
                      f"myconv {shlex.join(self.timing_args()) or '(default timing)'}")
         self.log.say(f"[myconv] run folder {rel} (console log in all_experiments.txt)")
+        for note in self.config.get("notes", []):
+            self.log.say(f"[myconv] note: {note}")
 
         for (problem, name), group in groups.items():
             todo = [c["backend"] for c in group if case_key(c) not in self.records]

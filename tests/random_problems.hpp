@@ -14,7 +14,7 @@ struct RandomProblemLimits {
 };
 
 // `fixed` first, then random valid problems up to `count`: groups 1-3, batch 1/2/3/32, sizes
-// 5-17, kernels 1-4, stride 1-3, dilation 1-2, padding below the kernel.
+// 5-17, kernels 1-4, stride 1-3, dilation 1-2 (PyTorch's; dh 0-1), padding below the kernel.
 inline std::vector<Problem> randomized_problems(std::vector<Problem> fixed, std::size_t count,
                                                 unsigned seed, RandomProblemLimits limits = {}) {
   std::vector<Problem> out = std::move(fixed);
@@ -32,8 +32,8 @@ inline std::vector<Problem> randomized_problems(std::vector<Problem> fixed, std:
     p.kw = pick(1, 4);
     p.sh = pick(1, 3);
     p.sw = pick(1, 3);
-    p.dh = pick(1, 2);
-    p.dw = pick(1, 2);
+    p.dh = pick(0, 1);  // benchdnn: 0 = dense
+    p.dw = pick(0, 1);
     p.ph = pick(0, p.kh - 1);
     p.pw = pick(0, p.kw - 1);
     if (p.validate().empty()) out.push_back(p);

@@ -236,14 +236,35 @@ class EdgeCases(unittest.TestCase):
     def test_bad_input_exits_2_without_writing(self):
         self.expect_bad_input([os.path.join(self.dir, "missing.json")], "cannot read")
         self.expect_bad_input([self.write("bad.json", "not json {")], "is not JSON")
-        self.expect_bad_input([self.write("v2.json", '{"schema_version": 2, "results": []}')],
-                              "schema_version 2")
+        self.expect_bad_input([self.write("v3.json", '{"schema_version": 3, "results": []}')],
+                              "schema_version 3")
+        v1_bad = '{"schema_version": 1, "results": [{"backend": "x", "problem": "mb2zz", ' \
+                 '"status": "passed"}]}'
+        self.expect_bad_input([self.write("v1bad.json", v1_bad)], "not a version-1 descriptor")
         self.expect_bad_input([self.write("rec.json", '{"schema_version": 1, "results": [1]}')],
                               "results[0]")
         # A good file before a bad one: still nothing written.
         self.expect_bad_input([FIXTURE, os.path.join(self.dir, "missing.json")], "cannot read")
         self.expect_bad_input(["--compare", FIXTURE, os.path.join(self.dir, "missing.json")],
                               "cannot read")
+
+    def test_schema_version_1_is_read_as_2(self):
+        # A version-1 file: PyTorch's dilation in the descriptor (dh2 = dilated once) and width
+        # fields following their height partners one by one. The report shows version 2's form.
+        doc = load(FIXTURE)
+        doc["schema_version"] = 1
+        for r in doc["results"]:
+            if r["problem"] == "mb2ic4ih64oc8kh5":
+                r["problem"] = "mb2ic4ih64oc8kh5sw2dh2"
+                r["params"].update(sw=2, dh=2, dw=2)
+        path = os.path.join(self.dir, "v1.json")
+        dump(doc, path)
+        proc = run(path, "--output-dir", self.dir)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        report = read(os.path.join(self.dir, "report.md"))
+        self.assertIn(f"`{path}`: schema_version 1, read as 2", report)
+        self.assertIn("mb2ic4ih64iw64oc8kh5kw5sw2dh1dw1", report)
+        self.assertNotIn("kh5sw2dh2", report)
 
     def test_real_h200_file(self):
         proc = run(REAL, "--output-dir", self.dir)

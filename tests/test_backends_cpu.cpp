@@ -15,8 +15,8 @@ namespace {
 // Deterministic random problems (fixed seed, so that a failure reproduces).
 std::vector<Problem> cpu_problems() {
   std::vector<Problem> out = {parse_problem("mb2ic4ih64oc8kh5"),
-                              parse_problem("mb32ic3ih12iw9oc5kh3sh2ph1"),
-                              parse_problem("g4mb1ic8ih13oc8kh3ph1dh2"),
+                              parse_problem("mb32ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1"),
+                              parse_problem("g4mb1ic8ih13oc8kh3ph1dh1"),
                               parse_problem("g8mb2ic8ih10oc8kh3ph1")};  // depthwise
   return testing::randomized_problems(std::move(out), 10, 2024);
 }

@@ -25,8 +25,8 @@ namespace {
 
 std::vector<Problem> gpu_problems() {
   std::vector<Problem> out = {
-      parse_problem("mb2ic4ih64oc8kh5"),         parse_problem("mb32ic3ih12iw9oc5kh3sh2ph1"),
-      parse_problem("g4mb1ic8ih13oc8kh3ph1dh2"),
+      parse_problem("mb2ic4ih64oc8kh5"),         parse_problem("mb32ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1"),
+      parse_problem("g4mb1ic8ih13oc8kh3ph1dh1"),
       parse_problem("g8mb2ic8ih10oc8kh3ph1"),   // depthwise
       parse_problem("mb2ic64ih20oc128kh3ph1"),  // full 128x128 tiles, float4 paths
       parse_problem("mb1ic32ih17oc64kh3"),      // 64-row tile, odd pixel count

@@ -60,9 +60,9 @@ std::string describe(const bench::Result& r) {
 std::vector<Problem> problems() {
   std::vector<Problem> fixed;
   for (const char* d :
-       {"mb2ic4ih64oc8kh5", "mb32ic3ih12iw9oc5kh3sh2ph1", "g4mb1ic8ih13oc8kh3ph1dh2",
+       {"mb2ic4ih64oc8kh5", "mb32ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1", "g4mb1ic8ih13oc8kh3ph1dh1",
         "g8mb2ic8ih10oc8kh3ph1", "mb2ic64ih20oc128kh3ph1", "mb3ic5ih31oc7kh1",
-        "g2mb3ic6ih13iw11oc4kh3kw2sh2sw1ph2pw1dh2dw3", "mb1ic1ih9oc1kh3"})
+        "g2mb3ic6ih13iw11oc4kh3kw2sh2ph2pw1dh1dw2", "mb1ic1ih9oc1kh3"})
     fixed.push_back(parse_problem(d));
   return testing::randomized_problems(std::move(fixed), 16, 2026, {6, 6});
 }

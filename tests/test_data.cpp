@@ -84,8 +84,8 @@ std::vector<double> padded_reference(const Problem& p, const std::vector<float>&
             for (std::int64_t r = 0; r < p.kh; ++r)
               for (std::int64_t s = 0; s < p.kw; ++s)
                 acc += pad[static_cast<std::size_t>(
-                           ((n * p.ic + grp * ICg + i) * PH + y * p.sh + r * p.dh) * PW + x * p.sw +
-                           s * p.dw)] *
+                           ((n * p.ic + grp * ICg + i) * PH + y * p.sh + r * p.dilation_h()) * PW +
+                           x * p.sw + s * p.dilation_w())] *
                        wei[static_cast<std::size_t>(wei_offset(nhwc, o, i, r, s, ICg, p.kh, p.kw))];
           out[static_cast<std::size_t>(act_offset(nhwc, n, o, y, x, p.oc, p.oh(), p.ow()))] = acc;
         }
@@ -93,9 +93,9 @@ std::vector<double> padded_reference(const Problem& p, const std::vector<float>&
 }
 
 TEST(Reference, MatchesPaddedFormulationOnOddProblems) {
-  const char* problems[] = {"g2mb3ic4ih7iw9oc6kh3kw2sh2sw1ph1pw2dh2dw1", "mb1ic3ih11oc5kh5sh3ph2",
+  const char* problems[] = {"g2mb3ic4ih7iw9oc6kh3kw2sh2ph1pw2dh1", "mb1ic3ih11oc5kh5sh3ph2",
                             "g4mb2ic4ih6oc4kh3ph1nhwc",
-                            "g2mb2ic6ih9iw5oc4kh2kw3sh1sw2ph1dh3dw2nhwc"};
+                            "g2mb2ic6ih9iw5oc4kh2kw3sw2ph1pw1dh2dw1nhwc"};
   for (const char* d : problems) {
     const Problem p = parse_problem(d);
     const HostData data = make_host_data(p, 3);
@@ -108,7 +108,7 @@ TEST(Reference, MatchesPaddedFormulationOnOddProblems) {
 }
 
 TEST(Reference, NhwcIsAPermutationOfNchw) {
-  Problem a = parse_problem("g2mb2ic4ih5iw7oc6kh3ph1sh2");
+  Problem a = parse_problem("g2mb2ic4ih5iw7oc6kh3kw3sh2sw2ph1pw1");
   Problem b = a;
   b.layout = Layout::nhwc;
   const HostData da = make_host_data(a, 9);

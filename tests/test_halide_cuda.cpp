@@ -60,10 +60,10 @@ std::string describe(const bench::Result& r) {
 std::vector<Problem> problems() {
   std::vector<Problem> fixed;
   for (const char* d :
-       {"mb2ic4ih64oc8kh5", "mb1ic3ih5oc1kh3", "mb3ic5ih9iw23oc37kh2", "mb1ic2ih3oc3kh3ph1",
-        "g2mb3ic6ih13iw11oc4kh3kw2sh2sw1ph2pw1dh2dw3", "g16mb2ic16ih10oc16kh3ph1",
-        "mb8ic32ih14oc64kh3ph1", "mb5ic16ih17iw15oc128kh3sh2ph1", "mb4ic24ih20oc48kh1",
-        "g4mb2ic32ih12oc160kh3ph1dh2", "mb1ic3ih40oc32kh7sh2ph3", "mb6ic8ih33oc40kh2sw2",
+       {"mb2ic4ih64oc8kh5", "mb1ic3ih5oc1kh3", "mb3ic5ih9iw23oc37kh2kw2", "mb1ic2ih3oc3kh3ph1",
+        "g2mb3ic6ih13iw11oc4kh3kw2sh2ph2pw1dh1dw2", "g16mb2ic16ih10oc16kh3ph1",
+        "mb8ic32ih14oc64kh3ph1", "mb5ic16ih17iw15oc128kh3kw3sh2sw2ph1pw1", "mb4ic24ih20oc48kh1",
+        "g4mb2ic32ih12oc160kh3ph1dh1", "mb1ic3ih40oc32kh7sh2ph3", "mb6ic8ih33iw33oc40kh2kw2sw2",
         // Outputs large enough for register tiles (4 rows x 4 and x 2 channels in nchw, 14 and 8
         // columns in nhwc) and, for 7 x 7 images, channel groups as a third thread dimension.
         "mb8ic64ih56oc64kh3ph1", "mb4ic32ih31oc256kh3ph1", "mb16ic128ih7oc256kh3ph1"})

@@ -66,7 +66,7 @@ if "$myconv" --input_size 16 --kernel_size 3 "${quick[@]}" --json "$work/good.js
   if python3 - "$work/good.json" "$work/good.csv" <<'PY'
 import csv, json, sys
 doc = json.load(open(sys.argv[1]))
-assert doc["schema_version"] == 1 and "system" in doc and doc["results"], "top level"
+assert doc["schema_version"] == 2 and "system" in doc and doc["results"], "top level"
 for r in doc["results"]:
     for k in ("suite", "backend", "device", "problem", "dtype", "status", "reason",
               "compile_time_ms", "cpu_time_ms", "gpu_time_ms", "total_time_ms", "correctness"):
@@ -154,6 +154,63 @@ PY
 else
   fail "--debug --trace-dir: debug block or trace JSON"; cat "$work/stdout"
 fi
+
+# A shape file in benchdnn's grammar, as its inputs/conv files are written: every problem token
+# is accounted for (a case per distinct problem and backend, a note per option and per repeat),
+# a dilated line has benchdnn's output size, and 3D and asymmetric lines run as unsupported.
+cat >"$work/benchdnn_shapes" <<'EOF'
+# shapes in benchdnn's own words
+--dir=FWD_B
+g1mb2ic3ih32iw32oc8oh16ow16kh7kw7sh2sw2ph3pw3n"net:conv1*2"
+mb2_ic3oc4_ih17oh6kh5sh2ph1dh1_n"dilated_conv:18"
+mb2ic4ih8oc6oh5kh3ph1dh1n"dilated_conv:2"
+mb2ic4id5ih6iw7oc8kd3kh3kw3n"conv3d"
+g2_ic8oc8_iw16kw3_n"1d"
+mb2ic4ih8oc4kh3 mb2ic4ih8oc4kh3
+EOF
+if "$myconv" --shapes "$work/benchdnn_shapes" --backend libtorch_cpu --list-cases \
+    >"$work/stdout" 2>"$work/stderr" &&
+    python3 - "$work/stdout" "$work/stderr" "$work/benchdnn_shapes" <<'PY'
+import json, sys
+cases = [json.loads(l) for l in open(sys.argv[1])]
+notes = open(sys.argv[2]).read().splitlines()
+path = sys.argv[3]
+problems = [c["problem"] for c in cases]
+assert problems == ["mb2ic3ih32oc8kh7sh2ph3", "mb2ic3ih17oc4kh5sh2ph1dh1", "mb2ic4ih8oc6oh5kh3ph1dh1",
+                    "mb2ic4id5ih6iw7oc8kd3kh3kw3", "g2mb2ic8ih1iw16oc8kh1kw3", "mb2ic4ih8oc4kh3"], problems
+assert cases[0]["name"] == "net:conv1*2" and cases[0]["params"]["oh"] == 16, cases[0]
+# benchdnn's output size: (17 - ((5 - 1) * (1 + 1) + 1) + 2 * 1) / 2 + 1 = 6
+assert cases[1]["params"]["oh"] == 6 and cases[1]["params"]["dilation_h"] == 2, cases[1]
+assert notes == [f"myconv: note: {path}:2: benchdnn option '--dir=FWD_B' is not supported; ignored",
+                 f"myconv: note: {path}:8: the same problem as {path}:8; run once"], notes
+PY
+then passes=$((passes + 1)); else fail "benchdnn shape file --list-cases"; cat "$work/stdout" "$work/stderr"; fi
+# Running them: the 3D and the asymmetric line are unsupported with their reason, the others pass.
+if "$myconv" --shapes "$work/benchdnn_shapes" --backend libtorch_cpu "${quick[@]}" \
+    --json "$work/benchdnn.json" >"$work/stdout" 2>"$work/stderr" &&
+    python3 - "$work/benchdnn.json" <<'PY'
+import json, sys
+rs = {r["name"] or r["problem"]: r for r in json.load(open(sys.argv[1]))["results"]}
+assert rs["conv3d"]["status"] == "unsupported" and "3D" in rs["conv3d"]["reason"], rs["conv3d"]
+asym = rs["dilated_conv:2"]
+assert asym["status"] == "unsupported" and "asymmetric padding" in asym["reason"], asym
+assert asym["params"]["ph_r"] == 0, asym["params"]
+for name in ("net:conv1*2", "dilated_conv:18", "1d", "mb2ic4ih8oc4kh3"):
+    assert rs[name]["status"] in ("passed", "skipped"), rs[name]  # skipped: not built here
+PY
+then passes=$((passes + 1)); else fail "benchdnn shape file run"; cat "$work/stdout" "$work/stderr"; fi
+# An option line alone, a bad line: the error names the file and line.
+printf 'mb2ic4ih8oc4kh3\nmb2ic4ih8oc4kh3sw2\n' >"$work/bad_shapes"
+expect_usage_error "benchdnn line missing its width fields" "bad_shapes:2" --shapes "$work/bad_shapes"
+# The version-1 -> 2 descriptor upgrade of scripts/results_schema.py writes what myconv writes.
+for v1 in mb2ic3ih13oc5kh3sw2ph1 g4mb1ic8ih13oc8kh3ph1dh2 g2mb3ic6ih13iw11oc4kh3kw2sh2sw1ph2pw1dh2dw3 \
+    mb2ic4ih13iw17oc8kh1kw7pw3 mb1ic3ih31oc6kh5sh2ph4dh2dtbf16nhwc; do
+  v2=$(python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import results_schema as r; print(r.v1_to_v2_descriptor(sys.argv[2]))" \
+    "$(dirname "$0")/../scripts" "$v1")
+  got=$("$myconv" --problem "$v2" --backend libtorch_cpu --list-cases 2>&1 |
+    python3 -c "import json, sys; print(json.loads(sys.stdin.readline())['problem'])" 2>&1)
+  if [ "$got" = "$v2" ]; then passes=$((passes + 1)); else fail "upgrade of $v1: '$v2', myconv writes '$got'"; fi
+done
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -313,7 +313,7 @@ TEST(WriteJson, ParsesAndHasTheSchema) {
   EXPECT_EQ(text.back(), '\n');
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(text)) << text;
-  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(j.at("schema_version"), 2);
   EXPECT_EQ(j.at("system").at("host"), "testhost");
   ASSERT_EQ(j.at("results").size(), 2u);
 

@@ -90,7 +90,7 @@ expect_error "nothing to fetch" "${r[@]}" --fetch --into "$work/fetched"
 expect_error "unknown option" "${r[@]}" --frobnicate
 expect_error "no host" --status
 
-printf 'a: mb1ic2ih8oc2kh3\nb: mb1ic2ih10oc4kh3ph1\n' >"$work/tiny.txt"
+printf 'mb1ic2ih8oc2kh3n"a"\nmb1ic2ih10oc4kh3ph1n"b"\n' >"$work/tiny.txt"
 # A myconv that waits for the file "go", so that the first run is surely still going when
 # --status looks and when a second start is tried.
 printf '#!/bin/sh\nwhile [ ! -e "%s/go" ]; do sleep 0.2; done\nexec "%s" "$@"\n' "$work" "$myconv" \

@@ -17,8 +17,8 @@ export MYCONV_BIN=$myconv  # no set-up, no build: this binary
 
 cat >"$work/tiny.txt" <<'EOF'
 # two tiny problems
-small:  mb1ic2ih8oc2kh3
-padded: mb1ic2ih10oc4kh3ph1
+mb1ic2ih8oc2kh3n"small"
+mb1ic2ih10oc4kh3ph1n"padded"
 EOF
 backends=libtorch_cpu,onednn_cpu
 mkdir "$work/out"
@@ -82,7 +82,7 @@ cases = [json.loads(l) for l in open(cases_path) if l.startswith("{")]
 key = lambda r: (r["problem"], r["name"], r["backend"])
 assert len(cases) == 8, f"{len(cases)} cases listed, expected 2 problems x 2 dtypes x 2 backends"
 doc = json.load(open(f"{run}/results.json"))
-assert doc["schema_version"] == 1 and doc["system"]["host"], "top level"
+assert doc["schema_version"] == 2 and doc["system"]["host"], "top level"
 res = doc["results"]
 assert [key(r) for r in res] == [key(c) for c in cases], "results = the listed cases, in order"
 assert doc["run"]["complete"] and doc["run"]["recorded"] == 8, doc["run"]

@@ -23,10 +23,10 @@ ok() { echo "ok: $*"; passes=$((passes + 1)); }
 printf '#!/bin/sh\nsleep 1\nexec "%s" "$@"\n' "$myconv" >"$work/slow_myconv"
 chmod +x "$work/slow_myconv"
 cat >"$work/shapes.txt" <<'EOF'
-p1: mb1ic2ih8oc2kh3
-p2: mb1ic2ih9oc2kh3
-p3: mb1ic2ih10oc2kh3
-p4: mb1ic2ih11oc2kh3
+mb1ic2ih8oc2kh3n"p1"
+mb1ic2ih9oc2kh3n"p2"
+mb1ic2ih10oc2kh3n"p3"
+mb1ic2ih11oc2kh3n"p4"
 EOF
 grid=(--quick --shapes "$work/shapes.txt" --backends "libtorch_cpu,onednn_cpu")
 

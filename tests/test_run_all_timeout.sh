@@ -34,9 +34,9 @@ exec "$real" "$@"
 EOF
 chmod +x "$work/fake_myconv"
 cat >"$work/shapes.txt" <<'EOF'
-hang:  mb1ic2ih8oc2kh3
-crash: mb1ic2ih9oc2kh3
-fine:  mb1ic2ih10oc2kh3
+mb1ic2ih8oc2kh3n"hang"
+mb1ic2ih9oc2kh3n"crash"
+mb1ic2ih10oc2kh3n"fine"
 EOF
 
 # A scratch repository holding a copy of the scripts, for --commit.
