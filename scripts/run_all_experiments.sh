@@ -6,7 +6,8 @@
 # run on a fresh machine does the set-up and the build itself.
 #
 #   scripts/run_all_experiments.sh [options] [-- myconv options]
-#     --preset seed|resnet50|all  shapes: experiments/shapes/<preset>.txt, all = every file there
+#     --preset NAME|all           shapes: experiments/shapes/NAME.txt (seed, resnet50, vgg16, ...;
+#                                 --preset list names them), all = every file there
 #     --shapes FILE               a shape file instead (repeatable)
 #     --backends LIST             e.g. libtorch_cpu,onednn_cpu (default: every built backend)
 #     --dtypes LIST               fp32,tf32,fp16,bf16 (default fp32)
@@ -114,10 +115,15 @@ else
     label="shapes $(for s in "${shapes[@]}"; do basename "$s"; done | paste -sd, -)"
   else
     preset=${preset:-seed}
+    presets=$(cd "$MYCONV_ROOT/experiments/shapes" && ls -1 ./*.txt | sed 's|^\./||; s|\.txt$||' |
+      paste -sd' ' -)
     case "$preset" in
-      seed | resnet50) shapes=("$MYCONV_ROOT/experiments/shapes/$preset.txt") ;;
+      list) echo "presets: $presets all"; exit 0 ;;
       all) mapfile -t shapes < <(ls "$MYCONV_ROOT"/experiments/shapes/*.txt) ;;
-      *) usage_error "--preset: expected seed, resnet50 or all, got '$preset'" ;;
+      *)
+        [[ "$preset" =~ ^[A-Za-z0-9_.-]+$ && -f "$MYCONV_ROOT/experiments/shapes/$preset.txt" ]] ||
+          usage_error "--preset: expected one of $presets, all; got '$preset'"
+        shapes=("$MYCONV_ROOT/experiments/shapes/$preset.txt") ;;
     esac
     label="preset $preset"
   fi

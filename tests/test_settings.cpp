@@ -156,7 +156,10 @@ TEST(Settings, ShippedShapeFilesParse) {
   for (const auto& entry :
        std::filesystem::directory_iterator(std::string(MYCONV_SOURCE_DIR) + "/experiments/shapes"))
     if (entry.path().extension() == ".txt") files.insert(entry.path().string());
-  for (const char* f : {"seed.txt", "resnet50.txt", "vgg16.txt", "mobilenet_v2.txt", "tails.txt"})
+  for (const char* f :
+       {"seed.txt", "resnet50.txt", "vgg16.txt", "mobilenet_v2.txt", "tails.txt", "inception_v3.txt",
+        "yolov2.txt", "ssd300.txt", "unet.txt", "deepbench_training.txt",
+        "deepbench_inference_server.txt", "deepbench_inference_device.txt"})
     EXPECT_EQ(files.count(std::string(MYCONV_SOURCE_DIR) + "/experiments/shapes/" + f), 1u) << f;
   for (const auto& f : files) {
     Settings s;
