@@ -401,7 +401,11 @@ Problem parse_problem(const std::string& text, const Problem& defaults) {
   };
   set(axes[1], p.ih, p.out_h, p.kh, p.sh, p.ph, p.dh);
   set(axes[2], p.iw, p.out_w, p.kw, p.sw, p.pw, p.dw);
-  if (present[0]) set(axes[0], p.id, p.out_d, p.kd, p.sd, p.pd, p.dd);
+  // A depth of one image plane under a one-plane kernel, unpadded, is the 2D problem (benchdnn's
+  // *_1d and *_2d inputs write their problems so, with id1kd1od1), as a width alone is a 1D one.
+  const Axis& depth = axes[0];
+  const bool flat = depth.i == 1 && depth.k == 1 && depth.p == 0 && depth.o == 1;
+  if (present[0] && !flat) set(axes[0], p.id, p.out_d, p.kd, p.sd, p.pd, p.dd);
   if (const std::string why = p.validate(); !why.empty())
     throw bench::UsageError("invalid problem '" + text + "': " + why);
   return p;

@@ -151,6 +151,13 @@ TEST(Problem, AsymmetricPaddingAndThreeDimensionsAreKeptButUnsupported) {
   EXPECT_EQ(d.od(), 3);
   EXPECT_NE(d.unsupported_reason().find("3D"), std::string::npos);
   EXPECT_DOUBLE_EQ(d.flops(), 2.0 * 2 * 8 * 3 * 4 * 5 * 4 * 27);
+  // A one-plane depth under a one-plane kernel is the 2D problem (benchdnn's *_2d inputs).
+  const Problem flat =
+      parse_problem("mb1_ic16oc16_kd1kh3kw1_id1ih5iw1_od1oh3ow1_sd1sh1sw1_pd0ph0pw0_dd0dh0dw0");
+  EXPECT_FALSE(flat.is_3d());
+  EXPECT_EQ(flat.str(), "mb1ic16ih5iw1oc16kh3kw1");
+  EXPECT_TRUE(flat.unsupported_reason().empty());
+  EXPECT_TRUE(parse_problem("mb1ic16id2ih5iw1oc16kd1kh3kw1").is_3d());
   // Cubic: height and width copied from the depth.
   const Problem c = parse_problem("mb2ic4id5oc8kd3pd1");
   EXPECT_EQ(c.ih, 5);
