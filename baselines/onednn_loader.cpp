@@ -38,6 +38,15 @@ class MissingBackend final : public Backend {
   std::string why_;
 };
 
+// AddressSanitizer refuses RTLD_DEEPBIND (it would bypass its interceptors): a sanitized build
+// opens the module without it, which is safe beside a LibTorch that bundles no oneDNN of its own
+// (Debian's, which the sanitizer job uses).
+#if defined(MYCONV_SANITIZED)
+constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL;
+#else
+constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#endif
+
 std::string executable_dir() {
   char path[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
@@ -57,7 +66,7 @@ std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions&) {
   candidates.push_back(executable_dir() + "/../baselines/" MYCONV_ONEDNN_MODULE_NAME);
   std::string errors;
   for (const std::string& path : candidates) {
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    void* handle = dlopen(path.c_str(), kDlopenFlags);
     if (!handle) {
       errors += std::string(errors.empty() ? "" : "; ") + dlerror();
       continue;

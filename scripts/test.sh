@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Builds myconv and runs every test (ctest). Does the set-up first when something is missing.
-# GPU tests skip, with a reason, where no GPU is present.
+# Builds myconv and runs every test (ctest), then the sanitizer job (scripts/sanitize.sh: the CPU
+# path under AddressSanitizer + UndefinedBehaviorSanitizer). Does the set-up first when something
+# is missing. GPU tests skip, with a reason, where no GPU is present.
 #
-#   scripts/test.sh [--from-bundle DIR] [--build-dir DIR] [-- extra cmake arguments]
+#   scripts/test.sh [--from-bundle DIR] [--build-dir DIR] [--no-sanitize] [-- extra cmake arguments]
 #   e.g. scripts/test.sh -- -DCMAKE_CUDA_ARCHITECTURES=90
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 build_dir="$MYCONV_ROOT/build"
 bundle=""
+sanitize=1
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --from-bundle) bundle=$2; shift 2 ;;
     --build-dir) build_dir=$2; shift 2 ;;
+    --no-sanitize) sanitize=0; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -31,3 +34,4 @@ mapfile -t args < <(myconv_cmake_args)
 cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DMYCONV_WERROR=ON "${extra[@]}"
 cmake --build "$build_dir" -j "$(myconv_jobs)"
 ctest --test-dir "$build_dir" --output-on-failure -j "$(myconv_jobs)"
+[ $sanitize -eq 0 ] || "$MYCONV_ROOT/scripts/sanitize.sh"

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Runs our own CUDA kernels under compute-sanitizer's four tools (memcheck, racecheck, initcheck,
+# synccheck) on a GPU host: the kernel tests that launch every variant, tile, dtype and layout on
+# their randomized problem sets (tests/test_im2col_gemm_cuda.cpp, tests/test_small_conv.cpp), and
+# myconv over a randomized problem set per variant. One log per tool and program in OUT_DIR, and a
+# summary (errors per tool) last; exit 1 when any tool reports an error.
+#
+#   scripts/gpu_sanitize.sh --build-dir DIR [--out-dir OUT_DIR] [--tools LIST]
+#     --build-dir DIR   a CUDA build of this tree (scripts/test.sh or run_all_experiments.sh made it)
+#     --out-dir DIR     where the logs go (default DIR/compute-sanitizer)
+#     --tools LIST      default memcheck,racecheck,initcheck,synccheck
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+build_dir="" out_dir="" tools=memcheck,racecheck,initcheck,synccheck
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir | --out-dir | --tools)
+      [ $# -ge 2 ] || { echo "gpu_sanitize.sh: error: $1 needs a value" >&2; exit 2; }
+      case "$1" in --build-dir) build_dir=$2 ;; --out-dir) out_dir=$2 ;; --tools) tools=$2 ;; esac
+      shift 2 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gpu_sanitize.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[ -n "$build_dir" ] || { echo "gpu_sanitize.sh: error: --build-dir is required" >&2; exit 2; }
+for t in test_im2col_gemm_cuda test_small_conv; do
+  [ -x "$build_dir/tests/$t" ] ||
+    { echo "gpu_sanitize.sh: error: $build_dir/tests/$t not built (a CUDA build with tests)" >&2; exit 2; }
+done
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+[ -x "$sanitizer" ] || { echo "gpu_sanitize.sh: error: compute-sanitizer not found" >&2; exit 2; }
+out_dir=${out_dir:-$build_dir/compute-sanitizer}
+mkdir -p "$out_dir"
+myconv_use_prefix
+
+# A randomized problem set for myconv (fixed seed): every variant on small odd problems with
+# groups, strides, dilation and padding, in every dtype it takes. Variants 1-3 are FP32, 4-6
+# tensor cores (tf32, fp16, bf16), 7 the direct small-OC kernel (any dtype).
+problems="$out_dir/problems.txt"
+python3 - "$problems" <<'PY'
+import random, sys
+rng = random.Random(20261123)
+lines = []
+while len(lines) < 8:
+    g = rng.choice([1, 1, 2, 3])
+    ic, oc = g * rng.randint(1, 9), g * rng.randint(1, 40)
+    ih, iw = rng.randint(5, 23), rng.randint(5, 23)
+    kh, kw = rng.randint(1, 4), rng.randint(1, 4)
+    sh, sw, dh, dw = rng.randint(1, 3), rng.randint(1, 3), rng.randint(0, 1), rng.randint(0, 1)
+    ph, pw = rng.randint(0, kh - 1), rng.randint(0, kw - 1)
+    if (kh - 1) * (dh + 1) + 1 > ih + 2 * ph or (kw - 1) * (dw + 1) + 1 > iw + 2 * pw:
+        continue
+    lines.append(f"g{g}mb{rng.randint(1, 3)}ic{ic}ih{ih}iw{iw}oc{oc}kh{kh}kw{kw}sh{sh}sw{sw}"
+                 f"ph{ph}pw{pw}dh{dh}dw{dw}")
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+
+quick=(--warmup 0 --min-iters 1 --max-iters 1 --min-time-ms 0 --max-time-ms 1 --strict)
+status=0
+summary=""
+IFS=, read -r -a tool_list <<<"$tools"
+for tool in "${tool_list[@]}"; do
+  runs=(
+    "kernels_im2col:$build_dir/tests/test_im2col_gemm_cuda --gtest_filter=Im2colGemmCuda.*VariantsEvery*"
+    "kernels_small_conv:$build_dir/tests/test_small_conv --gtest_filter=SmallConvCuda.MatchesTheReferenceInEveryConfiguration"
+  )
+  for v in 1 2 3; do
+    runs+=("myconv_variant$v:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant $v --shapes $problems --dtype fp32 --layout nchw,nhwc")
+  done
+  for v in 4 5 6; do
+    runs+=("myconv_variant$v:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant $v --shapes $problems --dtype tf32,fp16,bf16 --layout nchw,nhwc")
+  done
+  runs+=("myconv_variant7:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 7 --shapes $problems --dtype fp32,fp16,bf16 --layout nchw,nhwc")
+  for r in "${runs[@]}"; do
+    name=${r%%:*}
+    cmd=${r#*:}
+    log="$out_dir/${tool}_${name}.log"
+    extra=()
+    [[ "$name" == myconv_* ]] && extra=("${quick[@]}")
+    # --error-exitcode: a report fails the run even when the program itself passes.
+    # shellcheck disable=SC2086
+    set +e
+    "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 50 $cmd "${extra[@]}" >"$log" 2>&1
+    rc=$?
+    set -e
+    errors=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -n 1)
+    line="$tool $name: exit $rc, ${errors:-?} error(s)"
+    summary+="$line"$'\n'
+    echo "[gpu_sanitize] $line"
+    if [ "$rc" -ne 0 ] || [ "${errors:-1}" != 0 ]; then status=1; fi
+  done
+done
+printf '%s' "$summary" >"$out_dir/summary.txt"
+echo "[gpu_sanitize] logs in $out_dir; $(grep -c ', 0 error' "$out_dir/summary.txt") of $(wc -l <"$out_dir/summary.txt") runs clean"
+exit $status

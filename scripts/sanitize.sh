@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The sanitizer job: builds the CPU path with AddressSanitizer + UndefinedBehaviorSanitizer (leak
+# checks on) in its own folder, proves the sanitizers stop a program (tests/sanitizer_canary.cpp),
+# runs the unit tests, the parser and command-line fuzzers, and a myconv sweep of the tails shape
+# set through every CPU backend under them. Any sanitizer report fails the job. scripts/test.sh
+# runs it after the main tests (CI); GPU code is checked by compute-sanitizer on a GPU host
+# instead (scripts/gpu_sanitize.sh).
+#
+#   scripts/sanitize.sh [--build-dir DIR] [--full]
+#     --build-dir DIR   build folder (default build-sanitize/)
+#     --full            every test, the slow ones too (Halide's autoschedulers, the runner scripts)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+build_dir="$MYCONV_ROOT/build-sanitize"
+full=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) [ $# -ge 2 ] || { echo "sanitize.sh: error: --build-dir needs a folder" >&2; exit 2; }
+      build_dir=$2; shift 2 ;;
+    --full) full=1; shift ;;
+    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "sanitize.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+myconv_setup_done || "$MYCONV_ROOT/scripts/setup.sh" --tests
+myconv_use_prefix
+mapfile -t args < <(myconv_cmake_args)
+# -O1: the sanitizers' usual level (readable reports, a third of -O2's build time here).
+cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DMYCONV_WITH_CUDA=OFF -DMYCONV_SANITIZE=address,undefined -DMYCONV_WERROR=ON >/dev/null
+cmake --build "$build_dir" -j "$(myconv_jobs)"
+
+# Every error stops the program with a non-zero status (the build adds -fno-sanitize-recover);
+# leaks are errors too.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+exclude='^$'
+# Halide's autoscheduler test spends minutes inside Halide's own (uninstrumented) library; the
+# runner-script and report tests exercise Python and shell, not this build.
+[ $full -eq 1 ] ||
+  exclude='HalideCpu.AutoschedulersPassOrSayWhy|run_all_|remote_run|analyze_results|committed_reports|results_schema'
+ctest --test-dir "$build_dir" --output-on-failure -j "$(myconv_jobs)" -E "$exclude"
+
+# The tails set (odd sizes, dilation, strides, asymmetric kernels, groups) through every CPU
+# backend, both layouts.
+sweep="$build_dir/sweep_tails.json"
+"$build_dir/experiments/myconv" --shapes "$MYCONV_ROOT/experiments/shapes/tails.txt" \
+  --layout nchw,nhwc --warmup 0 --min-time-ms 0 --max-time-ms 5 --max-iters 3 \
+  --json "$sweep" >"$build_dir/sweep_tails.txt" 2>&1 ||
+  { tail -n 40 "$build_dir/sweep_tails.txt"; echo "sanitize.sh: error: the tails sweep failed" >&2; exit 1; }
+python3 - "$sweep" <<'PY'
+import json, sys
+rs = json.load(open(sys.argv[1]))["results"]
+bad = [f"{r['backend']} {r['problem']}: {r['status']} {r['reason']}" for r in rs
+       if r["status"] in ("failed", "incorrect", "timeout")]
+ran = sum(r["status"] == "passed" for r in rs)
+print(f"[myconv] sanitizer sweep of tails: {len(rs)} cases, {ran} passed" +
+      "".join(f"\n  {b}" for b in bad))
+sys.exit(1 if bad or ran == 0 else 0)
+PY
+myconv_log "sanitizer job clean: $build_dir"
