@@ -9,6 +9,7 @@
 #     --build-dir DIR   a CUDA build of this tree (scripts/test.sh or run_all_experiments.sh made it)
 #     --out-dir DIR     where the logs go (default DIR/compute-sanitizer)
 #     --tools LIST      default memcheck,racecheck,initcheck,synccheck
+# MYCONV_SANITIZE_TIMEOUT (seconds, default 900) bounds each run.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -19,7 +20,7 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || { echo "gpu_sanitize.sh: error: $1 needs a value" >&2; exit 2; }
       case "$1" in --build-dir) build_dir=$2 ;; --out-dir) out_dir=$2 ;; --tools) tools=$2 ;; esac
       shift 2 ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_sanitize.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -81,11 +82,12 @@ for tool in "${tool_list[@]}"; do
     # --error-exitcode: a report fails the run even when the program itself passes.
     # shellcheck disable=SC2086
     set +e
-    "$sanitizer" --tool "$tool" --error-exitcode 99 --print-limit 50 $cmd "${extra[@]}" >"$log" 2>&1
+    timeout "${MYCONV_SANITIZE_TIMEOUT:-900}" "$sanitizer" --tool "$tool" --error-exitcode 99 \
+      --print-limit 50 $cmd "${extra[@]}" >"$log" 2>&1
     rc=$?
     set -e
     errors=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -n 1)
-    line="$tool $name: exit $rc, ${errors:-?} error(s)"
+    line="$tool $name: exit $rc$([ "$rc" -ne 124 ] || echo ' (timed out)'), ${errors:-?} error(s)"
     summary+="$line"$'\n'
     echo "[gpu_sanitize] $line"
     if [ "$rc" -ne 0 ] || [ "${errors:-1}" != 0 ]; then status=1; fi
