@@ -5,22 +5,28 @@
 # myconv over a randomized problem set per variant. One log per tool and program in OUT_DIR, and a
 # summary (errors per tool) last; exit 1 when any tool reports an error.
 #
-#   scripts/gpu_sanitize.sh --build-dir DIR [--out-dir OUT_DIR] [--tools LIST]
+#   scripts/gpu_sanitize.sh --build-dir DIR [--out-dir OUT_DIR] [--tools LIST] [--problems N]
+#                           [--test-problems N]
 #     --build-dir DIR   a CUDA build of this tree (scripts/test.sh or run_all_experiments.sh made it)
 #     --out-dir DIR     where the logs go (default DIR/compute-sanitizer)
 #     --tools LIST      default memcheck,racecheck,initcheck,synccheck
+#     --problems N      myconv's randomized problems per variant (default 8)
+#     --test-problems N the kernel tests' first N problems (default all; racecheck is slow)
 # MYCONV_SANITIZE_TIMEOUT (seconds, default 900) bounds each run.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-build_dir="" out_dir="" tools=memcheck,racecheck,initcheck,synccheck
+build_dir="" out_dir="" tools=memcheck,racecheck,initcheck,synccheck problems_n=8 test_problems=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --build-dir | --out-dir | --tools)
+    --build-dir | --out-dir | --tools | --problems | --test-problems)
       [ $# -ge 2 ] || { echo "gpu_sanitize.sh: error: $1 needs a value" >&2; exit 2; }
-      case "$1" in --build-dir) build_dir=$2 ;; --out-dir) out_dir=$2 ;; --tools) tools=$2 ;; esac
+      case "$1" in
+        --build-dir) build_dir=$2 ;; --out-dir) out_dir=$2 ;; --tools) tools=$2 ;;
+        --problems) problems_n=$2 ;; --test-problems) test_problems=$2 ;;
+      esac
       shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_sanitize.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,11 +45,11 @@ myconv_use_prefix
 # groups, strides, dilation and padding, in every dtype it takes. Variants 1-3 are FP32, 4-6
 # tensor cores (tf32, fp16, bf16), 7 the direct small-OC kernel (any dtype).
 problems="$out_dir/problems.txt"
-python3 - "$problems" <<'PY'
+python3 - "$problems" "$problems_n" <<'PY'
 import random, sys
 rng = random.Random(20261123)
 lines = []
-while len(lines) < 8:
+while len(lines) < int(sys.argv[2]):
     g = rng.choice([1, 1, 2, 3])
     ic, oc = g * rng.randint(1, 9), g * rng.randint(1, 40)
     ih, iw = rng.randint(5, 23), rng.randint(5, 23)
@@ -57,6 +63,8 @@ while len(lines) < 8:
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
 
+# The kernel tests take their first N problems (tests/random_problems.hpp).
+[ "$test_problems" = 0 ] || export MYCONV_TEST_PROBLEMS=$test_problems
 quick=(--warmup 0 --min-iters 1 --max-iters 1 --min-time-ms 0 --max-time-ms 1 --strict)
 status=0
 summary=""

@@ -1,6 +1,7 @@
 // Randomized conv problems shared by the backend tests: fixed seeds, so a failure reproduces.
 #pragma once
 
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -39,6 +40,16 @@ inline std::vector<Problem> randomized_problems(std::vector<Problem> fixed, std:
     if (p.validate().empty()) out.push_back(p);
   }
   return out;
+}
+
+// The first MYCONV_TEST_PROBLEMS problems (fixed ones first) where that is set, else all: the GPU
+// kernel tests under compute-sanitizer's slow tools (scripts/gpu_sanitize.sh) run a few.
+inline std::vector<Problem> limited_by_environment(std::vector<Problem> problems) {
+  if (const char* n = std::getenv("MYCONV_TEST_PROBLEMS"))
+    if (const long count = std::strtol(n, nullptr, 10);
+        count > 0 && std::size_t(count) < problems.size())
+      problems.resize(std::size_t(count));
+  return problems;
 }
 
 }  // namespace conv::testing

@@ -43,7 +43,8 @@ std::vector<Problem> kernel_problems() {
            "mb2ic8ih16oc16kh1",            // OH*OW = 256: vector stores in nchw
        })
     out.push_back(parse_problem(text));
-  return testing::randomized_problems(std::move(out), 28, 4242, {24, 40});
+  return testing::limited_by_environment(
+      testing::randomized_problems(std::move(out), 28, 4242, {24, 40}));
 }
 
 using testing::gpu_unavailable_reason;

@@ -48,23 +48,23 @@ std::vector<Problem> seed_grid() {
 std::vector<Problem> fixed_problems() {
   std::vector<Problem> out = seed_grid();
   for (const char* text : {
-           "mb32ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1",  // stride 2, odd OC/G, batch 32
-           "g4mb1ic8ih13oc8kh3ph1dh1",    // groups, dilation
-           "g8mb2ic8ih10oc8kh3ph1",       // depthwise: OC/G = 1
-           "g32mb2ic32ih14oc32kh3ph1",    // depthwise, 32 groups
-           "g2mb2ic16ih9oc96kh3ph1",      // OC/G = 48: three oc tiles of 16
-           "mb2ic4ih19oc8kh3dh1",         // 3x3 dilated: one tap per unit
-           "mb2ic3ih23oc16kh5sh3ph2",     // stride 3, OC/G = 16
-           "mb1ic5ih15iw21oc12kh3kw5",    // non-square kernel, unrolled kw 5
-           "mb3ic2ih9iw20oc2kh2kw4pw1",   // even kernel width: one tap per unit
-           "mb3ic5ih31oc7kh1",            // 1x1
-           "mb2ic3ih9oc17kh9ph4",         // kernel 9 (not unrolled), OC/G = 17
-           "mb1ic1ih1oc1kh1",             // one output element
-           "mb2ic4ih3iw9oc32kh3kw3",         // one output row, OC/G = 32: two oc tiles
-           "mb1ic4ih7iw6oc4kh7kw7sw2ph3pw3",    // 7x7 at stride 2: one tap per unit
-           "mb4ic6ih8iw3oc8kh3kw3ph1pw1",    // OW = 3 < p
-           "mb1ic64ih9oc8kh5ph2",         // K * 8 > 8192 floats: two weight chunks
-           "mb1ic96ih7oc32kh3ph1",        // K * 16 > 8192 floats: two weight chunks
+           "mb32ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1",     // stride 2, odd OC/G, batch 32
+           "g4mb1ic8ih13oc8kh3ph1dh1",                // groups, dilation
+           "g8mb2ic8ih10oc8kh3ph1",                   // depthwise: OC/G = 1
+           "g32mb2ic32ih14oc32kh3ph1",                // depthwise, 32 groups
+           "g2mb2ic16ih9oc96kh3ph1",                  // OC/G = 48: three oc tiles of 16
+           "mb2ic4ih19oc8kh3dh1",                     // 3x3 dilated: one tap per unit
+           "mb2ic3ih23oc16kh5sh3ph2",                 // stride 3, OC/G = 16
+           "mb1ic5ih15iw21oc12kh3kw5",                // non-square kernel, unrolled kw 5
+           "mb3ic2ih9iw20oc2kh2kw4pw1",               // even kernel width: one tap per unit
+           "mb3ic5ih31oc7kh1",                        // 1x1
+           "mb2ic3ih9oc17kh9ph4",                     // kernel 9 (not unrolled), OC/G = 17
+           "mb1ic1ih1oc1kh1",                         // one output element
+           "mb2ic4ih3iw9oc32kh3kw3",                  // one output row, OC/G = 32: two oc tiles
+           "mb1ic4ih7iw6oc4kh7kw7sw2ph3pw3",          // 7x7 at stride 2: one tap per unit
+           "mb4ic6ih8iw3oc8kh3kw3ph1pw1",             // OW = 3 < p
+           "mb1ic64ih9oc8kh5ph2",                     // K * 8 > 8192 floats: two weight chunks
+           "mb1ic96ih7oc32kh3ph1",                    // K * 16 > 8192 floats: two weight chunks
            "g3mb5ic9ih11iw13oc24kh3kw5sw2ph1pw2dh1",  // everything at once
        })
     out.push_back(parse_problem(text));
@@ -73,8 +73,8 @@ std::vector<Problem> fixed_problems() {
 
 std::vector<Problem> test_problems() {
   // Random geometry with OC/G up to 33 (two oc tiles of 16 and a third nearly empty).
-  return testing::randomized_problems(fixed_problems(), fixed_problems().size() + 24, 5150,
-                                      {8, 33});
+  return testing::limited_by_environment(
+      testing::randomized_problems(fixed_problems(), fixed_problems().size() + 24, 5150, {8, 33}));
 }
 
 // ---- CPU: the configuration -------------------------------------------------------------------
