@@ -94,7 +94,11 @@ for tool in "${tool_list[@]}"; do
       --print-limit 50 $cmd "${extra[@]}" >"$log" 2>&1
     rc=$?
     set -e
-    errors=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -n 1)
+    # memcheck, initcheck, synccheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY:
+    # N hazards displayed (E errors, W warnings)".
+    errors=$(sed -n -e 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' \
+      -e 's/^========= RACECHECK SUMMARY: .*(\([0-9]*\) errors, \([0-9]*\) warnings).*/\1/p' \
+      "$log" | tail -n 1)
     line="$tool $name: exit $rc$([ "$rc" -ne 124 ] || echo ' (timed out)'), ${errors:-?} error(s)"
     summary+="$line"$'\n'
     echo "[gpu_sanitize] $line"
