@@ -58,10 +58,13 @@ std::string executable_dir() {
 }  // namespace
 
 std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions&) {
-  // Where to look: $MYCONV_ONEDNN_MODULE, the build tree's path, then beside the program's
+  // Where to look: $MYCONV_ONEDNN_MODULE, the install tree's place beside the program
+  // (PREFIX/bin/myconv -> PREFIX/lib/myconv/), the build tree's path, then beside the program's
   // build folder (build/experiments/myconv -> build/baselines/).
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("MYCONV_ONEDNN_MODULE")) candidates.emplace_back(env);
+  candidates.push_back(executable_dir() +
+                       "/../" MYCONV_ONEDNN_INSTALL_DIR "/" MYCONV_ONEDNN_MODULE_NAME);
   candidates.emplace_back(MYCONV_ONEDNN_MODULE);
   candidates.push_back(executable_dir() + "/../baselines/" MYCONV_ONEDNN_MODULE_NAME);
   std::string errors;

@@ -13,8 +13,10 @@ if(MYCONV_DEPS_PREFIX)
   # Libraries of the prefix need each other (libHalide -> libLLVM-14 -> libz3): the linker must
   # find them, and DT_RPATH (unlike RUNPATH) also serves those indirect dependencies at run time.
   list(APPEND CMAKE_BUILD_RPATH "${_libdir}" "${_libdir}/halide14")
+  list(APPEND CMAKE_INSTALL_RPATH "${_libdir}" "${_libdir}/halide14")  # cmake --install too
   string(APPEND CMAKE_EXE_LINKER_FLAGS " -Wl,-rpath-link,${_libdir} -Wl,--disable-new-dtags")
   string(APPEND CMAKE_SHARED_LINKER_FLAGS " -Wl,-rpath-link,${_libdir} -Wl,--disable-new-dtags")
+  string(APPEND CMAKE_MODULE_LINKER_FLAGS " -Wl,-rpath-link,${_libdir} -Wl,--disable-new-dtags")
 endif()
 
 find_package(nlohmann_json 3 REQUIRED)
@@ -65,6 +67,10 @@ else()
     else()
       set(MYCONV_HAVE_TORCH ON)
       set(MYCONV_TORCH_VERSION "${Torch_VERSION}")
+      # Python's torch lives outside the system's folders: installed programs keep its path.
+      if(TORCH_INSTALL_PREFIX)
+        list(APPEND CMAKE_INSTALL_RPATH "${TORCH_INSTALL_PREFIX}/lib")
+      endif()
     endif()
   else()
     set(MYCONV_WHY_NO_TORCH "LibTorch not found (install libtorch-dev or pip install torch)")
@@ -120,6 +126,25 @@ else()
       set(Halide_FOUND TRUE)
     endif()
   endif()
+  if(Halide_FOUND AND MYCONV_DEPS_PREFIX)
+    # libLLVM-14 (libHalide's dependency) carries RUNPATH $ORIGIN/../lib, and the loader looks up
+    # the dependencies of an object with a RUNPATH (libz3, libedit) only there and in the system's
+    # folders, never in the RPATH of the program: on a host without them the programs failed to
+    # start (exit 127, "libz3.so.4: cannot open shared object file"; seen on the H100 host). So
+    # the programs name them themselves, from the prefix (the RPATH above finds them), and
+    # libLLVM's requests find them loaded.
+    set(_llvm_deps "")
+    foreach(_dep libz3.so.4 libedit.so.2)
+      if(EXISTS "${_libdir}/${_dep}")
+        list(APPEND _llvm_deps "${_libdir}/${_dep}")
+      endif()
+    endforeach()
+    if(_llvm_deps)
+      list(JOIN _llvm_deps "," _llvm_deps)
+      set_property(TARGET Halide::Halide APPEND PROPERTY INTERFACE_LINK_OPTIONS
+                   "LINKER:--push-state,--no-as-needed,${_llvm_deps},--pop-state")
+    endif()
+  endif()
   if(Halide_FOUND)
     set(MYCONV_HAVE_HALIDE ON)
     get_filename_component(_halide_libdir "${_halide_lib}" DIRECTORY)
@@ -164,6 +189,7 @@ else()
     find_package(CUDAToolkit)
     if(CUDAToolkit_FOUND)
       set(MYCONV_HAVE_CUDA ON)
+      list(APPEND CMAKE_INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
     else()
       set(MYCONV_WHY_NO_CUDA "nvcc works but the CUDA toolkit's libraries were not found")
     endif()
@@ -211,6 +237,8 @@ else()
       set_target_properties(myconv::cudnn PROPERTIES
         IMPORTED_LOCATION "${MYCONV_CUDNN_LIBRARY}"
         INTERFACE_INCLUDE_DIRECTORIES "${MYCONV_CUDNN_INCLUDE_DIR}")
+      get_filename_component(_cudnn_dir "${MYCONV_CUDNN_LIBRARY}" DIRECTORY)
+      list(APPEND CMAKE_INSTALL_RPATH "${_cudnn_dir}")
       message(STATUS "cuDNN ${MYCONV_CUDNN_VERSION}: ${MYCONV_CUDNN_LIBRARY} "
                      "(headers ${MYCONV_CUDNN_INCLUDE_DIR})")
     endif()

@@ -39,7 +39,6 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 [ -x "$sanitizer" ] || { echo "gpu_sanitize.sh: error: compute-sanitizer not found" >&2; exit 2; }
 out_dir=${out_dir:-$build_dir/compute-sanitizer}
 mkdir -p "$out_dir"
-myconv_use_prefix
 
 # A randomized problem set for myconv (fixed seed): every variant on small odd problems with
 # groups, strides, dilation and padding, in every dtype it takes. Variants 1-3 are FP32, 4-6

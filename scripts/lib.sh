@@ -2,8 +2,15 @@
 # defines functions and variables only.
 
 MYCONV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# Where `setup.sh --from-bundle` unpacks packages; the build uses it when it exists.
-MYCONV_PREFIX="$MYCONV_ROOT/.deps/prefix"
+# An install tree (cmake --install): MYCONV_ROOT is PREFIX/share/myconv, whose file `installed`
+# names the folder of the installed programs; the scripts then run those, with no set-up or build.
+MYCONV_INSTALLED_BIN=""
+if [ -f "$MYCONV_ROOT/installed" ]; then
+  MYCONV_INSTALLED_BIN=$(head -n 1 "$MYCONV_ROOT/installed")
+fi
+# Where `setup.sh --from-bundle` unpacks packages; the build uses it when it exists. The
+# environment may name another one (scripts/check_bundle_install.sh uses a scratch prefix).
+MYCONV_PREFIX=${MYCONV_PREFIX:-$MYCONV_ROOT/.deps/prefix}
 
 # Packages of a full CPU build on Debian 12 / Ubuntu. Required ones fail the set-up when missing;
 # optional ones (a backend each) are installed where the distribution has them.
@@ -54,17 +61,6 @@ myconv_cmake_args() {
 }
 
 myconv_jobs() { nproc 2>/dev/null || echo 2; }
-
-# Programs built against the bundle prefix find its libraries (and their dependencies, e.g.
-# libHalide -> libLLVM-14 -> libz3) through LD_LIBRARY_PATH: an RPATH alone is not enough where a
-# dependency's link options add a RUNPATH, which disables the RPATH. Also needed while building,
-# since test discovery runs the test binaries.
-myconv_use_prefix() {
-  if [ -d "$MYCONV_PREFIX/usr" ]; then
-    local lib="$MYCONV_PREFIX/usr/lib/x86_64-linux-gnu"
-    export LD_LIBRARY_PATH="$lib:$lib/halide14${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  fi
-}
 
 # True when every required package is installed (or a bundle prefix provides the libraries).
 myconv_setup_done() {

@@ -28,6 +28,8 @@
 # are rewritten after every case, so Ctrl-C or a kill keeps the finished ones (then --resume).
 # Exit codes: 0 done; 2 bad options (one line); 1 set-up, build or commit failed; 128+N killed.
 # MYCONV_BIN=path skips the set-up and the build and runs that binary (tests, prebuilt binaries).
+# Installed (cmake --install; PREFIX/bin/myconv-run-all), it runs the installed myconv and writes
+# its run folders under ./results by default.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -96,6 +98,10 @@ for arg in "${extra[@]}"; do
       usage_error "'$arg' after --: the runner sets the outputs itself" ;;
   esac
 done
+if [ -n "$MYCONV_INSTALLED_BIN" ]; then
+  [ -z "$bundle" ] || usage_error "--from-bundle: this is an installed myconv; nothing is built"
+  MYCONV_BIN=${MYCONV_BIN:-$MYCONV_INSTALLED_BIN/myconv}
+fi
 if [ -n "${MYCONV_BIN:-}" ] && [ ! -x "$MYCONV_BIN" ]; then
   usage_error "MYCONV_BIN: '$MYCONV_BIN' is not an executable"
 fi
@@ -127,7 +133,9 @@ else
     esac
     label="preset $preset"
   fi
-  out_root=${out_root:-$MYCONV_ROOT/results}
+  default_out=$MYCONV_ROOT/results
+  [ -z "$MYCONV_INSTALLED_BIN" ] || default_out=$PWD/results  # an install tree is not for results
+  out_root=${out_root:-$default_out}
   mkdir -p "$out_root" 2>/dev/null || usage_error "--output-dir: cannot create '$out_root'"
   stamp="$(date -u +%Y%m%d_%H%M%S)_$(hostname -s 2>/dev/null || hostname)"
   run_dir="$(cd "$out_root" && pwd)/$stamp"
@@ -153,7 +161,6 @@ else
     elif [ ! -d "$MYCONV_PREFIX/usr" ]; then
       "$MYCONV_ROOT/scripts/setup.sh"  # quick when everything is installed
     fi
-    myconv_use_prefix
     mapfile -t args < <(myconv_cmake_args)
     cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}"
     cmake --build "$build_dir" -j "$(myconv_jobs)" --target myconv
@@ -162,7 +169,6 @@ else
     tail -n 15 "$log" >&2
     exit 1
   }
-  myconv_use_prefix  # the bundle's libraries for the run as well
   myconv="$build_dir/experiments/myconv"
 fi
 

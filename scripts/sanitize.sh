@@ -25,7 +25,6 @@ while [ $# -gt 0 ]; do
 done
 
 myconv_setup_done || "$MYCONV_ROOT/scripts/setup.sh" --tests
-myconv_use_prefix
 mapfile -t args < <(myconv_cmake_args)
 # -O1: the sanitizers' usual level (readable reports, a third of -O2's build time here).
 cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds myconv and runs every test (ctest), then the sanitizer job (scripts/sanitize.sh: the CPU
-# path under AddressSanitizer + UndefinedBehaviorSanitizer). Does the set-up first when something
+# Builds myconv and runs every test (ctest), the bundle and install check
+# (scripts/check_bundle_install.sh), then the sanitizer job (scripts/sanitize.sh: the CPU path under
+# AddressSanitizer + UndefinedBehaviorSanitizer). Does the set-up first when something
 # is missing. GPU tests skip, with a reason, where no GPU is present.
 #
 #   scripts/test.sh [--from-bundle DIR] [--build-dir DIR] [--no-sanitize] [-- extra cmake arguments]
@@ -29,9 +30,11 @@ elif [ ! -d "$MYCONV_PREFIX/usr" ]; then
   "$MYCONV_ROOT/scripts/setup.sh" --tests  # quick when everything is installed
 fi
 
-myconv_use_prefix
 mapfile -t args < <(myconv_cmake_args)
 cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DMYCONV_WERROR=ON "${extra[@]}"
 cmake --build "$build_dir" -j "$(myconv_jobs)"
 ctest --test-dir "$build_dir" --output-on-failure -j "$(myconv_jobs)"
+# Programs built against a bundle prefix start bare (env -i) and install (cmake --install); 77:
+# skipped, with the reason, where no bundle can be had.
+"$MYCONV_ROOT/scripts/check_bundle_install.sh" || [ $? -eq 77 ]
 [ $sanitize -eq 0 ] || "$MYCONV_ROOT/scripts/sanitize.sh"
