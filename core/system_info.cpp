@@ -7,6 +7,7 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 namespace bench {
@@ -14,12 +15,51 @@ namespace bench {
 // Defined in the generated build_info.cpp (see cmake/BuildInfo.cmake).
 extern const char* const kBuildGitCommit;
 extern const char* const kBuildVersion;
+extern const char* const kSourceCommit;
+extern const char* const kSourceOrigin;
+extern const char* const kSourceDiffSha256;
+extern const char* const kSourceModified;
+extern const unsigned long long kSourceDiffBytes;
+}  // namespace bench
+extern "C" const char myconv_source_diff_begin[];  // kSourceDiffBytes bytes (build_info.cpp)
+namespace bench {
 
 std::string project_version() {
   return kBuildVersion;
 }
 std::string git_commit() {
   return kBuildGitCommit;
+}
+
+std::string_view source_diff() {
+  return {myconv_source_diff_begin, static_cast<std::size_t>(kSourceDiffBytes)};
+}
+
+void write_source_diff(const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const std::string_view diff = source_diff();
+  out.write(diff.data(), static_cast<std::streamsize>(diff.size()));
+  if (!out) throw std::runtime_error("cannot write the source difference to '" + path + "'");
+}
+
+nlohmann::ordered_json source_info() {
+  const std::string commit = kSourceCommit;
+  nlohmann::ordered_json j;
+  j["commit"] = commit.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(commit);
+  j["commit_short"] = git_commit();
+  j["dirty"] = kSourceDiffBytes > 0 || *kSourceModified != '\0';
+  j["origin"] = kSourceOrigin;
+  j["diff_sha256"] = kSourceDiffBytes > 0 ? nlohmann::ordered_json(kSourceDiffSha256) : nullptr;
+  j["diff_bytes"] = kSourceDiffBytes;
+  j["diff_file"] = nullptr;
+  if (std::string(kSourceOrigin) == "stamp") {
+    nlohmann::ordered_json modified = nlohmann::ordered_json::array();
+    std::istringstream lines(kSourceModified);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty()) modified.push_back(line);
+    j["modified_since_stamp"] = modified;
+  }
+  return j;
 }
 
 static std::string first_line_value(const std::string& path, const std::string& key) {
@@ -76,6 +116,7 @@ nlohmann::ordered_json collect_system_info() {
   j["utc_time"] = utc_now_iso8601();
   j["project_version"] = project_version();
   j["git_commit"] = git_commit();
+  j["source"] = source_info();
   j["cpu_model"] = first_line_value("/proc/cpuinfo", "model name");
   j["cpu_logical_cores"] = std::thread::hardware_concurrency();
   j["host_memory_bytes"] = static_cast<unsigned long long>(sysconf(_SC_PHYS_PAGES)) *

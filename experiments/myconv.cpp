@@ -43,6 +43,9 @@ struct Options {
   std::uint64_t seed = 1;
   std::string json_path, csv_path, save_tensors_dir;
   bool list_backends = false, strict = false;
+  bool source_info = false;       // print the source record (system.source) and exit
+  std::string write_source_diff;  // write the built tree's difference from its commit and exit
+  bool no_source_diff = false;    // --json without the difference beside it (the runner's own)
   bool list_cases = false;  // print the cases as JSON lines instead of running them
   bool debug = false;       // a [DEBUG] block after each case's result block
   std::string trace_dir;    // one Chrome trace JSON per case
@@ -86,6 +89,15 @@ void save_tensors(const std::string& dir, const conv::Problem& p, const conv::Ho
 }
 
 int run(const Options& o, const std::string& command_prefix) {
+  if (o.source_info) {
+    std::cout << bench::source_info().dump(2) << "\n";
+    return 0;
+  }
+  if (!o.write_source_diff.empty()) {
+    check_output_path("--write-source-diff", o.write_source_diff);
+    bench::write_source_diff(o.write_source_diff);
+    return 0;
+  }
   std::vector<conv::RegistryEntry> registry = conv::make_registry(o.backend_options);
   if (o.list_backends) {
     print_backend_list(registry);
@@ -139,6 +151,15 @@ int run(const Options& o, const std::string& command_prefix) {
 #endif
   for (const auto* e : selected)
     if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
+  // A build from a tree that differed from its commit: the difference goes beside the JSON
+  // (out.json -> out.source.diff), and the JSON names it.
+  if (!o.json_path.empty() && !o.no_source_diff && !o.list_cases &&
+      !bench::source_diff().empty()) {
+    std::filesystem::path diff = o.json_path;
+    diff.replace_extension(".source.diff");
+    bench::write_source_diff(diff.string());
+    set.system["source"]["diff_file"] = diff.filename().string();
+  }
 
   conv::CaseOptions case_options;
   case_options.measure = o.measure;
@@ -352,6 +373,15 @@ int main(int argc, char** argv) {
   app.add_option("--save-tensors", o.save_tensors_dir,
                  "Write input, weights, reference and each backend's output as .npy under DIR");
   app.add_flag("--list-backends", o.list_backends, "List the backends and exit");
+  app.add_flag("--source-info", o.source_info,
+               "Print the source this myconv was built from (commit, difference, origin) as "
+               "JSON and exit");
+  app.add_option("--write-source-diff", o.write_source_diff,
+                 "Write the built tree's difference from its commit to FILE (empty when none) "
+                 "and exit");
+  app.add_flag("--no-source-diff", o.no_source_diff,
+               "--json: do not write the source difference beside the JSON (a runner writes it "
+               "once per run folder)");
   app.add_flag("--list-cases", o.list_cases,
                "Print the (problem, backend) cases that would run, one JSON record per line, "
                "and exit");

@@ -405,6 +405,22 @@ def system_section(doc):
         elif isinstance(v, (dict, bool)):
             v = json.dumps(v)
         rows.append([title, v])
+    src = s.get("source")
+    if isinstance(src, dict):
+        # What ran: the commit, whether the tree differed (and where the difference is kept), how
+        # the record was made; a corrected record keeps what the file first said, and why.
+        diff = ("no difference" if not src.get("dirty") else
+                f"difference in `{src['diff_file']}`" if src.get("diff_file") else
+                "a difference, not kept" if src.get("diff_lost") or src.get("diff_bytes") is None
+                else f"a difference of {src.get('diff_bytes')} bytes, not beside this file")
+        rows.append(["source", f"{src.get('commit') or 'unknown'} ({src.get('origin')}; {diff})"])
+        for title, field in (("source recorded at first", "recorded_git_commit"),
+                             ("source correction", "correction")):
+            if src.get(field):
+                rows.append([title, src[field]])
+        if src.get("modified_since_stamp"):
+            rows.append(["changed since the source stamp",
+                         ", ".join(src["modified_since_stamp"])])
     cuda = s.get("cuda")
     if isinstance(cuda, dict):
         for field in ("driver_version", "runtime_version"):

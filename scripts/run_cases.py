@@ -282,6 +282,21 @@ class Runner:
                     pass
         return cases
 
+    def source_of(self, myconv):
+        """The source record of a myconv build (`myconv --source-info`): what every result of the
+        run folder names (results/README.md, system.source)."""
+        p = subprocess.run([myconv, "--source-info"], capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            tail = " ".join(p.stderr.strip().splitlines()[-2:])
+            raise RuntimeError(f"'{myconv} --source-info' exited with {p.returncode}: {tail}")
+        return json.loads(p.stdout)
+
+    def write_source_diff(self, myconv, source):
+        """RUN/source.diff: the built tree's difference from its commit, once per run folder."""
+        if source.get("diff_bytes"):
+            subprocess.run([myconv, "--write-source-diff",
+                            os.path.join(self.run_dir, "source.diff")], check=True, timeout=120)
+
     def load_config(self):
         path = os.path.join(self.run_dir, "run.json")
         try:
@@ -300,6 +315,18 @@ class Runner:
             raise UsageError(f"--resume: '{self.run_dir}' was written with schema_version "
                              f"{version}; upgrade it first: scripts/migrate_results.py "
                              f"{shown(self.run_dir)}")
+        # One run folder, one source: a myconv built from other source would mix two programs'
+        # results under one record.
+        before = self.config.get("source")
+        now = self.source_of(self.args.myconv)
+        same = ("commit", "origin", "diff_sha256", "modified_since_stamp")
+        if before is not None and any(before.get(k) != now.get(k) for k in same):
+            def name(s):
+                return (f"{s.get('commit_short')} ({s.get('origin')}"
+                        f"{', difference ' + str(s.get('diff_sha256'))[:12] if s.get('diff_bytes') else ''})")
+            raise UsageError(f"--resume: '{self.run_dir}' was run by a myconv built from "
+                             f"{name(before)}, this one is built from {name(now)}; resume with "
+                             f"that build, or start a new run")
 
     def new_config(self):
         a = self.args
@@ -310,7 +337,9 @@ class Runner:
             "created_utc": utc_now(), "host": socket.gethostname(), "grid_args": grid,
             "extra_args": extra, "quick": a.quick,
             "timeout_s": a.timeout if a.timeout is not None else DEFAULT_TIMEOUT_S,
-            "schema_version": SCHEMA_VERSION, "notes": self.notes}
+            "schema_version": SCHEMA_VERSION, "notes": self.notes,
+            "source": self.source_of(a.myconv)}
+        self.write_source_diff(a.myconv, self.config["source"])
         os.makedirs(self.cases_dir, exist_ok=True)
         write_atomic(os.path.join(self.run_dir, "cases.jsonl"),
                      "".join(json.dumps(c) + "\n" for c in self.cases))
@@ -373,6 +402,9 @@ class Runner:
         keys = [case_key(c) for c in self.cases]
         results = [self.records[k] for k in keys if k in self.records]
         system = self.system or {"host": socket.gethostname(), "utc_time": utc_now()}
+        if isinstance(system.get("source"), dict):
+            has_diff = os.path.exists(os.path.join(self.run_dir, "source.diff"))
+            system["source"]["diff_file"] = "source.diff" if has_diff else None
         run = {"runner": "scripts/run_all_experiments.sh", "label": self.config.get("label"),
                "cases": len(keys), "recorded": len(results),
                "complete": len(results) == len(keys),
@@ -437,7 +469,7 @@ class Runner:
         if problem_case.get("name"):
             desc += f'n"{problem_case["name"]}"'
         cmd = [self.args.myconv, "--problem", desc, "--backend", ",".join(backends),
-               "--json", json_path, "--csv", csv_path] + self.timing_args()
+               "--json", json_path, "--csv", csv_path, "--no-source-diff"] + self.timing_args()
         self.log.detail(f"$ {shlex.join(cmd)}")
         oom_before = oom_kill_count()
         proc = subprocess.Popen(child_wrapper() + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

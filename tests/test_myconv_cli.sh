@@ -212,5 +212,32 @@ for v1 in mb2ic3ih13oc5kh3sw2ph1 g4mb1ic8ih13oc8kh3ph1dh2 g2mb3ic6ih13iw11oc4kh3
   if [ "$got" = "$v2" ]; then passes=$((passes + 1)); else fail "upgrade of $v1: '$v2', myconv writes '$got'"; fi
 done
 
+# The source record: --source-info is system.source; a build from a tree that differed from its
+# commit writes the difference beside --json and names it, a clean one writes none.
+mkdir -p "$work/src"
+if "$myconv" --source-info >"$work/source.json" && "$myconv" --write-source-diff "$work/w.diff" &&
+    "$myconv" --input_size 8 --kernel_size 3 --backend libtorch_cpu "${quick[@]}" \
+      --json "$work/src/out.json" >/dev/null 2>&1 &&
+    python3 - "$work" <<'PY'
+import hashlib, json, os, sys
+work = sys.argv[1]
+info = json.load(open(f"{work}/source.json"))
+doc = json.load(open(f"{work}/src/out.json"))
+src = doc["system"]["source"]
+for k in ("commit", "commit_short", "dirty", "origin", "diff_sha256", "diff_bytes"):
+    assert src[k] == info[k], (k, src[k], info[k])
+assert doc["system"]["git_commit"] == info["commit_short"]
+written = open(f"{work}/w.diff", "rb").read()
+assert len(written) == info["diff_bytes"], (len(written), info["diff_bytes"])
+if info["diff_bytes"]:
+    assert info["dirty"] and hashlib.sha256(written).hexdigest() == info["diff_sha256"]
+    assert src["diff_file"] == "out.source.diff", src
+    assert open(f"{work}/src/out.source.diff", "rb").read() == written
+else:
+    assert src["diff_file"] is None and not os.path.exists(f"{work}/src/out.source.diff"), src
+print("source:", info["commit_short"], info["origin"], info["diff_bytes"], "bytes of difference")
+PY
+then passes=$((passes + 1)); else fail "--source-info, --write-source-diff, the difference beside --json"; fi
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -124,6 +124,13 @@ for copy in tar rsync; do
   [ -f "$remote_dir/scripts/run_all_experiments.sh" ] && [ -d "$remote_dir/.git" ] &&
     ! ls -d "$remote_dir"/build* "$remote_dir/.bundle" "$remote_dir/.deps" >/dev/null 2>&1 &&
     ok "$copy: tree copied without build folders, .deps, .bundle" || fail "$copy: remote tree: $(ls -a "$remote_dir")"
+  # The copy carries a stamp of the local source: a remote build without git names it too.
+  if git -C "$root" rev-parse --show-toplevel >/dev/null 2>&1; then
+    [ "$(cat "$remote_dir/.myconv-source/commit" 2>/dev/null)" = "$(git -C "$root" rev-parse HEAD)" ] &&
+      [ -s "$remote_dir/.myconv-source/manifest.sha256" ] &&
+      ok "$copy: the source stamp travelled (commit $(git -C "$root" rev-parse --short HEAD))" ||
+      fail "$copy: no source stamp of the local HEAD in the copy"
+  fi
   if [ $copy = tar ]; then
     "$remote_run" "${r[@]}" --status >"$work/status" 2>&1
     grep -q ": running (pid" "$work/status" && ok "tar: --status says running" ||

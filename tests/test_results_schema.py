@@ -131,5 +131,41 @@ class Migrate(unittest.TestCase):
         self.assertIn("not a version-1 descriptor", proc.stderr)
 
 
+class CorrectSource(unittest.TestCase):
+    """scripts/correct_source.py: the corrected record, the wrong one kept, idempotent."""
+
+    def test_correct_and_refuse(self):
+        script = os.path.join(ROOT, "scripts", "correct_source.py")
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
+                              text=True)
+        if head.returncode != 0:
+            self.skipTest("the source tree is not a git checkout")
+        head = head.stdout.strip()
+        d = tempfile.mkdtemp()
+        try:
+            path = os.path.join(d, "r.json")
+            with open(path, "w") as f:
+                json.dump({"schema_version": 2, "system": {"git_commit": "0123abcd-dirty"},
+                           "results": []}, f, indent=2)
+            run = lambda *a: subprocess.run([sys.executable, script, *a], capture_output=True,
+                                            text=True, timeout=60)
+            p = run("--commit", head, "--reason", "the README says so", path)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(path) as f:
+                system = json.load(f)["system"]
+            self.assertEqual(system["git_commit"], head[:12])
+            src = system["source"]
+            self.assertEqual((src["commit"], src["origin"], src["dirty"]), (head, "corrected", False))
+            self.assertEqual(src["recorded_git_commit"], "0123abcd-dirty")
+            self.assertEqual(src["correction"], "the README says so")
+            p = run("--commit", head, "--reason", "the README says so", path)
+            self.assertIn("0 file(s) corrected", p.stdout)
+            p = run("--commit", "no-such-commit", "--reason", "x", path)
+            self.assertEqual(p.returncode, 2)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        finally:
+            shutil.rmtree(d)
+
+
 if __name__ == "__main__":
     unittest.main()

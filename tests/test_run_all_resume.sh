@@ -111,6 +111,27 @@ else
   fail "resumed run recorded nothing within 60 s"; cat "$work/run2.log"
 fi
 
+# A myconv built from other source may not finish the run: one folder, one source.
+printf '#!/bin/sh\nif [ "$1" = --source-info ]; then\n  "%s" --source-info | sed %s\n  exit\nfi\nexec "%s" "$@"\n' \
+  "$myconv" "'s/\"diff_sha256\": [^,]*/\"diff_sha256\": \"0000\"/'" "$myconv" >"$work/other_source_myconv"
+chmod +x "$work/other_source_myconv"
+MYCONV_BIN="$work/other_source_myconv" "$runner" --resume "$run" >"$work/other.log" 2>&1
+rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c "run by a myconv built from" "$work/other.log")" -eq 1 ] &&
+  ok "resume by a myconv of other source refused: $(tail -1 "$work/other.log")" ||
+  { fail "resume by a myconv of other source: exit $rc"; cat "$work/other.log"; }
+python3 - "$run" <<'PY' && ok "the run folder names its source (run.json, results.json)" || fail "source record"
+import json, os, sys
+run = sys.argv[1]
+config = json.load(open(f"{run}/run.json"))
+system = json.load(open(f"{run}/results.json"))["system"]
+src = config["source"]
+assert system["source"]["commit"] == src["commit"] and system["git_commit"] == src["commit_short"]
+has_diff = os.path.exists(f"{run}/source.diff")
+assert has_diff == bool(src["diff_bytes"]), (has_diff, src)
+assert system["source"]["diff_file"] == ("source.diff" if has_diff else None)
+PY
+
 # The second resume completes the run.
 if MYCONV_BIN=$myconv "$runner" --resume "$run" >"$work/run3.log" 2>&1; then
   ok "second resume exited 0"
