@@ -54,13 +54,14 @@ cmake -S "$MYCONV_ROOT" -B "$work/build" "${args[@]}" -DMYCONV_WITH_CUDA=OFF \
   -DMYCONV_BUILD_TESTS=OFF -DMYCONV_WERROR=ON >>"$log" 2>&1
 cmake --build "$work/build" -j "$(myconv_jobs)" >>"$log" 2>&1
 
-# loaded_from_prefix PROGRAM: every library the bundle provides that the program loads comes from
-# the prefix, and the ones a full CPU build needs are among them.
+# loaded_from_prefix PROGRAM: every library of the backends' dependencies that the bundle provides
+# (a bundle may leave oneDNN out) is loaded, and from the prefix.
 loaded_from_prefix() {
   local program=$1 loaded lib path missing=0
   loaded=$(cd / && env -i LD_DEBUG=libs "$program" --list-backends 2>&1 >/dev/null |
     sed -n 's/.*calling init: //p' | sort -u)
   for lib in libHalide14.so.0 libLLVM-14.so.1 libz3.so.4 libedit.so.2 libdnnl.so.2 libOpenCL.so.1; do
+    [ -e "$MYCONV_PREFIX/usr/lib/x86_64-linux-gnu/$lib" ] || continue
     path=$(grep "/$lib\$" <<<"$loaded" | head -n 1)
     if [ -z "$path" ]; then
       echo "$program did not load $lib"; missing=1
@@ -77,7 +78,9 @@ starts_bare() {
   local out
   out=$(cd / && env -i "$1" --list-backends) || return 1
   echo "$out"
-  grep -Eq '^ *onednn_cpu +cpu +yes +yes ' <<<"$out" && grep -Eq '^ *halide_cpu +cpu +yes +yes ' <<<"$out"
+  grep -Eq '^ *halide_cpu +cpu +yes +yes ' <<<"$out" || return 1
+  [ ! -e "$MYCONV_PREFIX/usr/lib/x86_64-linux-gnu/libdnnl.so.2" ] ||
+    grep -Eq '^ *onednn_cpu +cpu +yes +yes ' <<<"$out"
 }
 
 check "env -i build/experiments/myconv --list-backends, from /" starts_bare "$work/build/experiments/myconv"
@@ -92,7 +95,8 @@ mv "$work/build" "$work/build.away"
 trap 'mv "$work/build.away" "$work/build" 2>/dev/null || true' EXIT
 check "env -i PREFIX/bin/myconv --list-backends, from /, the build folder gone" starts_bare "$inst/bin/myconv"
 check "the installed myconv loads the prefix's libraries from the prefix" loaded_from_prefix "$inst/bin/myconv"
-check "the installed myconv loads its oneDNN module from the install" \
+[ ! -e "$MYCONV_PREFIX/usr/lib/x86_64-linux-gnu/libdnnl.so.2" ] ||
+  check "the installed myconv loads its oneDNN module from the install" \
   bash -c "cd / && env -i LD_DEBUG=libs '$inst/bin/myconv' --list-backends 2>&1 >/dev/null |
     grep -q 'calling init: $inst/.*/myconv/libmyconv_onednn.so'"
 check "the installed shape sets: resnet50 lists its 6 problems" \
