@@ -60,8 +60,10 @@ loaded_from_prefix() {
   local program=$1 loaded lib path missing=0
   loaded=$(cd / && env -i LD_DEBUG=libs "$program" --list-backends 2>&1 >/dev/null |
     sed -n 's/.*calling init: //p' | sort -u)
-  for lib in libHalide14.so.0 libLLVM-14.so.1 libz3.so.4 libedit.so.2 libdnnl.so.2 libOpenCL.so.1; do
-    [ -e "$MYCONV_PREFIX/usr/lib/x86_64-linux-gnu/$lib" ] || continue
+  local libs=(libHalide14.so.0 libLLVM-14.so.1 libz3.so.4 libedit.so.2)
+  # oneDNN and the OpenCL loader it needs, where the bundle has oneDNN.
+  [ ! -e "$MYCONV_PREFIX/usr/lib/x86_64-linux-gnu/libdnnl.so.2" ] || libs+=(libdnnl.so.2 libOpenCL.so.1)
+  for lib in "${libs[@]}"; do
     path=$(grep "/$lib\$" <<<"$loaded" | head -n 1)
     if [ -z "$path" ]; then
       echo "$program did not load $lib"; missing=1
