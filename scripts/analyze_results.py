@@ -409,7 +409,8 @@ def system_section(doc):
     if isinstance(src, dict):
         # What ran: the commit, whether the tree differed (and where the difference is kept), how
         # the record was made; a corrected record keeps what the file first said, and why.
-        diff = ("no difference" if not src.get("dirty") else
+        diff = ("not known whether the tree differed" if src.get("dirty") is None else
+                "no difference" if not src.get("dirty") else
                 f"difference in `{src['diff_file']}`" if src.get("diff_file") else
                 "a difference, not kept" if src.get("diff_lost") or src.get("diff_bytes") is None
                 else f"a difference of {src.get('diff_bytes')} bytes, not beside this file")

@@ -2,12 +2,13 @@
 """Corrects the source record of result files that named the wrong source, where other evidence
 (a session's README, a device's `git status`) establishes what was built. The wrong value is kept.
 
-  scripts/correct_source.py --commit REV [--dirty] --reason TEXT FILE...
+  scripts/correct_source.py --commit REV [--dirty yes|no|unknown] --reason TEXT FILE...
 
-Sets `system.git_commit` (12 hex digits, "-dirty" with --dirty) and `system.source` (results/
+Sets `system.git_commit` (12 hex digits, "-dirty" with --dirty yes) and `system.source` (results/
 README.md) with `origin: "corrected"`, `recorded_git_commit` (what the file said) and
-`correction` (TEXT: how the source was established). With --dirty the difference was not kept:
-`diff_file` is null and `diff_lost` true. REV must name a commit of this repository. Idempotent:
+`correction` (TEXT: how the source was established). --dirty yes: the tree differed from REV and
+the difference was not kept (`diff_lost`); unknown: the evidence names REV but cannot say whether
+the tree differed (`dirty` null); no (the default): the tree was REV's. REV must name a commit of this repository. Idempotent:
 a file already corrected to the same record is left as it is. Exit codes: 0 done; 2 bad input.
 """
 
@@ -23,7 +24,7 @@ PROG = "correct_source.py"
 def main(argv=None):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     ap.add_argument("--commit", required=True)
-    ap.add_argument("--dirty", action="store_true")
+    ap.add_argument("--dirty", choices=("yes", "no", "unknown"), default="no")
     ap.add_argument("--reason", required=True)
     ap.add_argument("files", nargs="+")
     a = ap.parse_args(argv)
@@ -34,7 +35,8 @@ def main(argv=None):
         print(f"{PROG}: error: --commit: '{a.commit}' is not a commit of {root}", file=sys.stderr)
         return 2
     full = p.stdout.strip()
-    short = full[:12] + ("-dirty" if a.dirty else "")
+    short = full[:12] + ("-dirty" if a.dirty == "yes" else "")
+    dirty = {"yes": True, "no": False, "unknown": None}[a.dirty]
     changed = 0
     for path in a.files:
         try:
@@ -47,9 +49,9 @@ def main(argv=None):
             return 2
         old = system.get("source") or {}
         recorded = old.get("recorded_git_commit", system.get("git_commit"))
-        source = {"commit": full, "commit_short": short, "dirty": a.dirty, "origin": "corrected",
+        source = {"commit": full, "commit_short": short, "dirty": dirty, "origin": "corrected",
                   "diff_sha256": None, "diff_bytes": None, "diff_file": None}
-        if a.dirty:
+        if dirty:
             source["diff_lost"] = True
         source["recorded_git_commit"] = recorded
         source["correction"] = a.reason
