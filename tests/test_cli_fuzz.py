@@ -6,7 +6,8 @@ output file. Most runs end with --list-cases (everything is validated before lis
 test stays quick; some run a tiny problem for real.
 
 Run: python3 tests/test_cli_fuzz.py path/to/myconv (CTest: cli_fuzz). Fixed seed; the environment
-variables MYCONV_FUZZ_SEED and MYCONV_FUZZ_ITERATIONS (a multiplier) change it and scale it.
+variables MYCONV_FUZZ_SEED, MYCONV_FUZZ_RUNS (60) and MYCONV_FUZZ_ITERATIONS (a multiplier) change
+it and scale it.
 """
 
 import os
@@ -56,7 +57,8 @@ FLAGS = ["--strict", "--no-graph", "--cold-cache", "--torch-cudnn-benchmark", "-
 def main():
     myconv = sys.argv[1]
     rng = random.Random(int(os.environ.get("MYCONV_FUZZ_SEED", "20261123")))
-    runs = 60 * max(1, int(os.environ.get("MYCONV_FUZZ_ITERATIONS", "1")))
+    runs = int(os.environ.get("MYCONV_FUZZ_RUNS", "60"))
+    runs *= max(1, int(os.environ.get("MYCONV_FUZZ_ITERATIONS", "1")))
     work = tempfile.mkdtemp()
     files = {"@shapes": os.path.join(work, "shapes.txt"), "@empty": os.path.join(work, "empty.txt"),
              "@bad": os.path.join(work, "bad.txt"), "@missing": os.path.join(work, "missing.txt"),
