@@ -181,33 +181,37 @@ nlohmann::ordered_json Problem::params() const {
 }
 
 std::string Problem::validate() const {
-  // Every size is bounded so that the output-size arithmetic stays far from int64 overflow;
-  // tensor sizes are this suite's limit, not validity (unsupported_reason).
-  constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
+  // Bounds that keep the output-size and padding arithmetic far from int64 overflow (sizes up to
+  // 2^40, window fields up to 2^20: (o - 1) * s and (k - 1) * (d + 1) stay under 2^62). Tensors
+  // past 2^31-1 elements are valid problems, which this suite does not run (unsupported_reason):
+  // benchdnn's shapes_large_conv has a width of 4294967311.
+  constexpr std::int64_t kMaxSize = std::int64_t(1) << 40, kMaxWindow = std::int64_t(1) << 20;
   struct Field {
     const char* field;
-    std::int64_t value, min;
+    std::int64_t value, min, max;
   };
-  std::vector<Field> fields = {{"mb (batch_size)", mb, 1},       {"ic (in_channels)", ic, 1},
-                               {"ih (input height)", ih, 1},     {"iw (input width)", iw, 1},
-                               {"oc (out_channels)", oc, 1},     {"kh (kernel height)", kh, 1},
-                               {"kw (kernel width)", kw, 1},     {"sh (stride)", sh, 1},
-                               {"sw (stride)", sw, 1},           {"ph (padding)", ph, 0},
-                               {"pw (padding)", pw, 0},          {"dh (dilation)", dh, 0},
-                               {"dw (dilation)", dw, 0},         {"g (groups)", g, 1},
-                               {"oh (output height)", out_h, 0}, {"ow (output width)", out_w, 0}};
+  std::vector<Field> fields = {
+      {"mb (batch_size)", mb, 1, kMaxSize},       {"ic (in_channels)", ic, 1, kMaxSize},
+      {"ih (input height)", ih, 1, kMaxSize},     {"iw (input width)", iw, 1, kMaxSize},
+      {"oc (out_channels)", oc, 1, kMaxSize},     {"kh (kernel height)", kh, 1, kMaxWindow},
+      {"kw (kernel width)", kw, 1, kMaxWindow},   {"sh (stride)", sh, 1, kMaxWindow},
+      {"sw (stride)", sw, 1, kMaxWindow},         {"ph (padding)", ph, 0, kMaxWindow},
+      {"pw (padding)", pw, 0, kMaxWindow},        {"dh (dilation)", dh, 0, kMaxWindow},
+      {"dw (dilation)", dw, 0, kMaxWindow},       {"g (groups)", g, 1, kMaxSize},
+      {"oh (output height)", out_h, 0, kMaxSize}, {"ow (output width)", out_w, 0, kMaxSize}};
   if (is_3d())
-    fields.insert(fields.end(), {{"kd (kernel depth)", kd, 1},
-                                 {"sd (stride)", sd, 1},
-                                 {"pd (padding)", pd, 0},
-                                 {"dd (dilation)", dd, 0},
-                                 {"od (output depth)", out_d, 0}});
+    fields.insert(fields.end(), {{"id (input depth)", id, 1, kMaxSize},
+                                 {"kd (kernel depth)", kd, 1, kMaxWindow},
+                                 {"sd (stride)", sd, 1, kMaxWindow},
+                                 {"pd (padding)", pd, 0, kMaxWindow},
+                                 {"dd (dilation)", dd, 0, kMaxWindow},
+                                 {"od (output depth)", out_d, 0, kMaxSize}});
   for (const auto& f : fields) {
     if (f.value < f.min)
       return std::string(f.field) + " must be at least " + std::to_string(f.min) + ", got " +
              std::to_string(f.value);
-    if (f.value > kMaxDim)
-      return std::string(f.field) + " must be at most " + std::to_string(kMaxDim) + ", got " +
+    if (f.value > f.max)
+      return std::string(f.field) + " must be at most " + std::to_string(f.max) + ", got " +
              std::to_string(f.value);
   }
   if (ic % g != 0 || oc % g != 0)
@@ -332,7 +336,7 @@ Problem parse_problem(const std::string& text, const Problem& defaults) {
       while (i + digits < text.size() && std::isdigit(static_cast<unsigned char>(text[i + digits])))
         ++digits;
       if (digits == 0) throw fail(std::string("'") + key->text + "' needs a number");
-      if (digits > 10) throw fail(std::string("'") + key->text + "' is too large");
+      if (digits > 13) throw fail(std::string("'") + key->text + "' is too large");
       *key->value = std::stoll(text.substr(i, digits));
       i += digits;
     }

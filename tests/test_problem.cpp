@@ -228,6 +228,9 @@ TEST(Problem, InvalidProblemsAreRejectedWithTheField) {
             std::string::npos);
   EXPECT_NE(parse_problem("mb1ic32oc1iw134217732kw3").unsupported_reason().find("2^31-1"),
             std::string::npos);  // benchdnn's shapes_large_conv
+  EXPECT_NE(parse_problem("mb1ic1oc1iw4294967311kw3").unsupported_reason().find("2^31-1"),
+            std::string::npos);  // a size past 2^32
+  EXPECT_NE(why_rejected("mb1ic1ih8oc1kh1sh2097152").find("at most 1048576"), std::string::npos);
   Problem named = parse_problem("mb2ic4ih8oc6kh3");
   named.name = "a\"b";
   EXPECT_NE(named.validate().find("name"), std::string::npos);
