@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "conv/problem.hpp"
+#include "core/random.hpp"
 
 namespace conv {
 
@@ -16,9 +17,7 @@ struct HostData {
   double ref_rms = 0;
 };
 
-// Fills v with uniform values in [-1, 1), rounded to dt, from a counter-based generator
-// (splitmix64), so that the values depend only on seed and index, on every platform.
-void fill_random(std::vector<float>& v, std::uint64_t seed, bench::DataType dt);
+using bench::fill_random;  // core/random.hpp
 
 // Seed of a problem's inputs: the user's seed mixed with a hash of the descriptor, so that
 // every problem gets its own inputs and the same problem always gets the same ones.

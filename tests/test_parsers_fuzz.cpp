@@ -19,6 +19,7 @@
 #include "conv/problem.hpp"
 #include "conv/settings.hpp"
 #include "core/error.hpp"
+#include "ops/problem.hpp"
 
 namespace conv {
 namespace {
@@ -133,8 +134,8 @@ bool check_descriptor(const std::string& text) {
   try {
     q = parse_problem(printed);
   } catch (const bench::UsageError& e) {
-    ADD_FAILURE() << "'" << text << "' prints as '" << printed << "', which does not parse: "
-                  << e.what();
+    ADD_FAILURE() << "'" << text << "' prints as '" << printed
+                  << "', which does not parse: " << e.what();
     return true;
   }
   EXPECT_EQ(q.str_with_name(), printed) << text;
@@ -157,11 +158,12 @@ TEST(ParserFuzz, GeneratedDescriptorsRoundTrip) {
 
 TEST(ParserFuzz, MutatedDescriptorsParseOrSayWhy) {
   Fuzzer f(seed() + 1);
-  std::vector<std::string> corpus = {
-      "mb2ic4ih64oc8kh5", "g32mb1ic32ih112oc32kh3ph1dtbf16nhwc",
-      "mb2_ic3oc48_ih227oh111kh5sh2ph1dh1_n\"dilated_conv:18\"",
-      "g1mb50ic3iw224oc64ow112kw7sw2pw3n\"conv1d:2\"", "mb2ic4id5ih6iw7oc8kd3kh3kw3",
-      "mb20ic4ih8oc6oh5kh3ph1dh1"};
+  std::vector<std::string> corpus = {"mb2ic4ih64oc8kh5",
+                                     "g32mb1ic32ih112oc32kh3ph1dtbf16nhwc",
+                                     "mb2_ic3oc48_ih227oh111kh5sh2ph1dh1_n\"dilated_conv:18\"",
+                                     "g1mb50ic3iw224oc64ow112kw7sw2pw3n\"conv1d:2\"",
+                                     "mb2ic4id5ih6iw7oc8kd3kh3kw3",
+                                     "mb20ic4ih8oc6oh5kh3ph1dh1"};
   for (int i = 0; i < 50; ++i) corpus.push_back(f.descriptor());
   int parsed = 0;
   const int n = scaled(100000);
@@ -221,6 +223,42 @@ TEST(ParserFuzz, RandomShapeFilesReadOrSayWhy) {
   }
   EXPECT_GT(read, 0);
   std::remove(path.c_str());
+}
+
+TEST(ParserFuzz, MutatedOpDescriptorsParseOrSayWhy) {
+  Fuzzer f(seed() + 3);
+  const std::vector<std::string> corpus = {"add:4096x4096",
+                                           "add:4096x4096+1x4096:fp16",
+                                           "sum:4x512x896:axis=-1",
+                                           "max:4x512x896:axis=0,1",
+                                           "softmax:4x512x896:bf16",
+                                           "matmul:b8m512n512k64:tf32",
+                                           "permute:8x16x32:perm=2,0,1",
+                                           "concat:64x64:inputs=3:axis=1",
+                                           "gelu_tanh:1024:n\"a:b c\"",
+                                           "transpose:8x512x896"};
+  int parsed = 0;
+  const int n = scaled(50000);
+  for (int i = 0; i < n && !HasFailure(); ++i) {
+    const std::string text =
+        f.mutate(corpus[static_cast<std::size_t>(f.pick(0, int(corpus.size()) - 1))]);
+    ops::Problem p;
+    try {
+      p = ops::parse_problem(text);
+    } catch (const bench::UsageError&) {
+      continue;
+    }
+    ++parsed;
+    EXPECT_EQ(p.validate(), "") << text;
+    const std::string printed = p.str_with_name();
+    try {
+      EXPECT_EQ(ops::parse_problem(printed).str_with_name(), printed) << text;
+    } catch (const bench::UsageError& e) {
+      ADD_FAILURE() << "'" << text << "' prints as '" << printed
+                    << "', which does not parse: " << e.what();
+    }
+  }
+  EXPECT_GT(parsed, 0);
 }
 
 }  // namespace

@@ -1,0 +1,90 @@
+#include "ops/data.hpp"
+
+#include <cmath>
+#include <functional>
+#include <numeric>
+
+#include "core/random.hpp"
+
+namespace ops {
+namespace {
+
+// v in [lo, hi) from uniform [-1, 1), rounded to dt.
+std::vector<float> uniform(std::size_t n, std::uint64_t seed, DataType dt, float lo, float hi) {
+  std::vector<float> v(n);
+  bench::fill_random(v, seed, DataType::fp32);
+  for (float& x : v) x = bench::round_to(dt, lo + (x + 1.0f) * 0.5f * (hi - lo));
+  return v;
+}
+
+std::size_t count(std::int64_t n) {
+  return static_cast<std::size_t>(n);
+}
+
+}  // namespace
+
+HostData make_host_data(const Problem& p, std::uint64_t user_seed) {
+  HostData d;
+  const std::uint64_t seed = bench::descriptor_seed(p.str(), user_seed);
+  const DataType dt = p.dtype;
+  const std::size_t n = count(p.input_elements());
+  auto next = [&](std::size_t size, float lo, float hi) {
+    d.inputs.push_back(uniform(size, bench::splitmix64(seed + d.inputs.size()), dt, lo, hi));
+  };
+  switch (p.category()) {
+    case Category::element: {
+      next(n, -1, 1);
+      const std::vector<std::int64_t> rhs = p.rhs_shape();
+      const std::size_t m =
+          count(std::accumulate(rhs.begin(), rhs.end(), std::int64_t(1), std::multiplies<>()));
+      next(m, -1, 1);
+      if (p.op == Op::div)  // divisors away from zero: magnitude in [0.5, 1.5)
+        for (float& x : d.inputs[1]) x = bench::round_to(dt, (x < 0 ? -0.5f : 0.5f) + x);
+      break;
+    }
+    case Category::activation:
+      next(n, -4, 4);  // across every function's bend and into its tails
+      break;
+    case Category::normalization:
+      next(n, -3, 3);
+      if (p.op != Op::softmax) next(count(p.shape.back()), 0.5f, 1.5f);  // weight
+      if (p.op == Op::layernorm) next(count(p.shape.back()), -1, 1);     // bias
+      break;
+    case Category::matmul:
+      next(count(p.b * p.m * p.k), -1, 1);
+      next(count(p.b * p.k * p.n), -1, 1);
+      break;
+    case Category::memory:
+      for (int t = 0; t < (p.op == Op::concat ? p.inputs : 1); ++t) next(n, -1, 1);
+      break;
+    default:  // reductions
+      next(n, -1, 1);
+  }
+  d.ref = reference(p, d.inputs);
+  d.ref_rms = bench::rms(d.ref.data(), d.ref.size());
+  return d;
+}
+
+bench::Tolerance tolerance(const Problem& p, double ref_rms) {
+  const double u_out = bench::unit_roundoff(p.dtype == DataType::tf32 ? DataType::fp32 : p.dtype);
+  const double u32 = bench::unit_roundoff(DataType::fp32);
+  switch (p.category()) {
+    case Category::element:  // one operation in fp32 (or exact), then the output's rounding
+      return {8 * u32 * ref_rms, 8 * u_out};
+    case Category::activation:  // a few ulps of fp32 functions (exp, erf, tanh), then rounding
+      return {64 * u32 * ref_rms, 8 * u_out};
+    case Category::memory:  // data movement: exact
+      return {0, 0};
+    case Category::reduction:
+      if (p.op == Op::max) return {0, 0};  // one of the inputs, exactly
+      return bench::dot_tolerance(
+          p.dtype, p.input_elements() / std::max<std::int64_t>(p.output_elements(), 1), ref_rms);
+    case Category::normalization:
+      return bench::dot_tolerance(p.dtype, p.shape.back(), ref_rms);
+    case Category::matmul:
+      return bench::dot_tolerance(p.dtype, p.k, ref_rms);
+  }
+  return {};
+}
+
+}  // namespace ops
