@@ -82,8 +82,9 @@ TEST(OpsData, InputsAreRandomNonZeroAndInTheirDtype) {
     EXPECT_EQ(make_host_data(p, 3).inputs, data.inputs) << d;
     EXPECT_NE(make_host_data(p, 4).inputs, data.inputs) << d;
   }
-  for (float v : make_host_data(parse_problem("div:1000+1000"), 1).inputs[1])
-    EXPECT_GE(std::fabs(v), 0.5f);
+  // (Held in a variable: a range-for over inputs[1] of a temporary would read freed memory.)
+  const HostData div = make_host_data(parse_problem("div:1000+1000"), 1);
+  for (float v : div.inputs[1]) EXPECT_GE(std::fabs(v), 0.5f);
 }
 
 TEST(OpsData, TolerancesFollowTheOp) {
