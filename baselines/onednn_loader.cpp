@@ -1,4 +1,5 @@
-// Loads the oneDNN backend from its own module (libmyconv_onednn.so) with RTLD_DEEPBIND.
+// Loads the oneDNN backends (conv's and ops') from their own module (libmyconv_onednn.so) with
+// RTLD_DEEPBIND; each suite's factory takes its entry point from it.
 //
 // Why: pip's LibTorch bundles oneDNN 3.x and exports its vague-linkage symbols (template
 // instantiations, e.g. the std::call_once trampoline of gemm_info_t<...>::jit_init). Linked into
@@ -15,21 +16,22 @@
 #include <string>
 #include <vector>
 
-#include "baselines/backends.hpp"
+#include "baselines/conv/backends.hpp"
+#include "baselines/ops/backends.hpp"
 
-namespace conv {
 namespace {
 
-// Stands in for the backend when its module cannot be loaded: every case is skipped with the
-// loader's error.
+// Stands in for a suite's backend when the module cannot be loaded: every case is skipped with
+// the loader's error.
+template <typename Backend, typename Problem, typename HostData, typename Instance>
 class MissingBackend final : public Backend {
  public:
   explicit MissingBackend(std::string why) : why_(std::move(why)) {}
   std::string name() const override { return "onednn_cpu"; }
   std::string device() const override { return "cpu"; }
   std::string library_version() const override { return "not loaded"; }
-  Support available() const override { return Support::no(why_); }
-  Support check_support(const Problem&) const override { return Support::no(why_); }
+  bench::Support available() const override { return bench::Support::no(why_); }
+  bench::Support check_support(const Problem&) const override { return bench::Support::no(why_); }
   std::unique_ptr<Instance> prepare(const Problem&, const HostData&) const override {
     return nullptr;
   }
@@ -55,31 +57,54 @@ std::string executable_dir() {
   return p.substr(0, p.find_last_of('/'));
 }
 
-}  // namespace
-
-std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions&) {
-  // Where to look: $MYCONV_ONEDNN_MODULE, the install tree's place beside the program
-  // (PREFIX/bin/myconv -> PREFIX/lib/myconv/), the build tree's path, then beside the program's
-  // build folder (build/experiments/myconv -> build/baselines/).
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("MYCONV_ONEDNN_MODULE")) candidates.emplace_back(env);
-  candidates.push_back(executable_dir() +
-                       "/../" MYCONV_ONEDNN_INSTALL_DIR "/" MYCONV_ONEDNN_MODULE_NAME);
-  candidates.emplace_back(MYCONV_ONEDNN_MODULE);
-  candidates.push_back(executable_dir() + "/../baselines/" MYCONV_ONEDNN_MODULE_NAME);
-  std::string errors;
-  for (const std::string& path : candidates) {
-    void* handle = dlopen(path.c_str(), kDlopenFlags);
-    if (!handle) {
+// The module, opened once; null with the loader's errors in *why when it cannot be.
+void* onednn_module(std::string* why) {
+  static std::string errors;
+  static void* const handle = [] {
+    // Where to look: $MYCONV_ONEDNN_MODULE, the install tree's place beside the program
+    // (PREFIX/bin/myconv -> PREFIX/lib/myconv/), the build tree's path, then beside the program's
+    // build folder (build/experiments/myconv -> build/baselines/).
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("MYCONV_ONEDNN_MODULE")) candidates.emplace_back(env);
+    candidates.push_back(executable_dir() + "/../" MYCONV_ONEDNN_INSTALL_DIR
+                                            "/" MYCONV_ONEDNN_MODULE_NAME);
+    candidates.emplace_back(MYCONV_ONEDNN_MODULE);
+    candidates.push_back(executable_dir() + "/../baselines/" MYCONV_ONEDNN_MODULE_NAME);
+    for (const std::string& path : candidates) {
+      if (void* h = dlopen(path.c_str(), kDlopenFlags)) return h;
       errors += std::string(errors.empty() ? "" : "; ") + dlerror();
-      continue;
     }
-    using Factory = Backend* (*)();
-    auto factory = reinterpret_cast<Factory>(dlsym(handle, "myconv_onednn_cpu_backend_new"));
-    if (!factory) return std::make_unique<MissingBackend>(path + ": no backend entry point");
-    return std::unique_ptr<Backend>(factory());
-  }
-  return std::make_unique<MissingBackend>("oneDNN module not loaded: " + errors);
+    return static_cast<void*>(nullptr);
+  }();
+  if (!handle) *why = "oneDNN module not loaded: " + errors;
+  return handle;
 }
 
+// A suite's backend from the module's entry point `symbol`, or the stand-in saying why not.
+template <typename Backend, typename Missing>
+std::unique_ptr<Backend> load(const char* symbol) {
+  std::string why;
+  void* handle = onednn_module(&why);
+  if (!handle) return std::make_unique<Missing>(why);
+  using Factory = Backend* (*)();
+  auto factory = reinterpret_cast<Factory>(dlsym(handle, symbol));
+  if (!factory)
+    return std::make_unique<Missing>(std::string("oneDNN module: no entry point ") + symbol);
+  return std::unique_ptr<Backend>(factory());
+}
+
+}  // namespace
+
+namespace conv {
+std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions&) {
+  return load<Backend, MissingBackend<Backend, Problem, HostData, Instance>>(
+      "myconv_onednn_cpu_backend_new");
+}
 }  // namespace conv
+
+namespace ops {
+std::unique_ptr<Backend> make_onednn_cpu_ops_backend(const BackendOptions&) {
+  return load<Backend, MissingBackend<Backend, Problem, HostData, Instance>>(
+      "myconv_onednn_cpu_ops_backend_new");
+}
+}  // namespace ops

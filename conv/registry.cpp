@@ -2,7 +2,7 @@
 // MYCONV_HAVE_<DEP> and MYCONV_WHY_NO_<DEP> come from CMake (cmake/Dependencies.cmake).
 #include "conv/registry.hpp"
 
-#include "baselines/backends.hpp"
+#include "baselines/conv/backends.hpp"
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
 namespace conv {

@@ -8,40 +8,6 @@
 
 namespace conv {
 
-ShapeFile read_shape_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw bench::UsageError("--shapes: cannot read '" + path + "'");
-  ShapeFile out;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    const std::string origin = path + ":" + std::to_string(number);
-    // Tokens split at whitespace outside quotes; '#' outside quotes ends the line.
-    std::vector<std::string> tokens;
-    std::string token;
-    bool quoted = false;
-    for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      if (!quoted && c == '#') break;
-      if (!quoted && (c == ' ' || c == '\t' || c == '\r')) {
-        if (!token.empty()) tokens.push_back(std::move(token));
-        token.clear();
-        continue;
-      }
-      token += c;
-    }
-    if (!token.empty()) tokens.push_back(std::move(token));
-    for (auto& t : tokens) {
-      if (t.compare(0, 2, "--") == 0)
-        out.notes.push_back(origin + ": benchdnn option '" + t + "' is not supported; ignored");
-      else
-        out.entries.push_back({origin, std::move(t)});
-    }
-  }
-  return out;
-}
-
 namespace {
 
 std::string join_options(std::int64_t mb, std::int64_t ic, std::int64_t oc, std::int64_t in,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "conv/problem.hpp"
+#include "core/shape_file.hpp"
 
 namespace conv {
 
@@ -31,21 +32,9 @@ struct Settings {
 // token that is not run as written: a benchdnn option, or a repeat of an earlier problem.
 std::vector<Problem> expand(const Settings& s, std::vector<std::string>* notes = nullptr);
 
-// One descriptor of a shape file and where it stands ("path:line").
-struct ShapeEntry {
-  std::string origin;
-  std::string descriptor;
-};
-
-struct ShapeFile {
-  std::vector<ShapeEntry> entries;
-  std::vector<std::string> notes;  // "path:line: ..." for each benchdnn option, ignored
-};
-
-// Reads a shape file as benchdnn reads its input files: whitespace separates descriptors (a
-// quoted name may hold any character but '"'), '#' outside quotes starts a comment, blank lines
-// are ignored, and a token starting with "--" is a benchdnn option, which this suite does not
-// take: it is noted, not run. Throws bench::UsageError when the file cannot be read.
-ShapeFile read_shape_file(const std::string& path);
+// Shape files are read by the core's reader (core/shape_file.hpp), as op lists are.
+using bench::read_shape_file;
+using bench::ShapeEntry;
+using bench::ShapeFile;
 
 }  // namespace conv

@@ -110,6 +110,7 @@ nlohmann::ordered_json to_json(const Result& r) {
   j["gbyte_per_s"] = t && *t > 0 ? number(r.bytes / (*t * 1e6)) : nlohmann::ordered_json(nullptr);
   j["params"] = r.params;
   j["extra"] = r.extra;
+  if (!r.metrics.empty()) j["metrics"] = r.metrics;
   j["command"] = r.command;
   return j;
 }

@@ -57,6 +57,9 @@ struct Result {
   double bytes = 0;  // fewest bytes one call must move (inputs read once, output written once)
   nlohmann::ordered_json params = nlohmann::ordered_json::object();  // problem fields, flat
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();   // backend-specific facts
+  // Suite-specific figures derived from the measurement, units in their names (results/README.md),
+  // e.g. the op suite's bandwidth_gbs, bandwidth_efficiency, speedup_vs_pytorch, score_band.
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
   std::string command;  // command line that reproduces this case alone
 
   // The time that ranks backends: median GPU time when measured, else median total time.

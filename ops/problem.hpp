@@ -2,7 +2,8 @@
 // derived number (output shape, elements, FLOPs, the fewest bytes moved). No backend recomputes
 // them. Descriptors, fields separated by ':':
 //   add:4096x4096               element ops: add sub mul div, same shapes
-//   add:4096x4096+1x4096:fp16   the second operand broadcast (row 1xN, column Mx1, scalar 1)
+//   add:4096x4096+1x4096:fp16   the second operand broadcast, of the same rank (row 1xN, column
+//                               Mx1, scalar 1x1)
 //   gelu_tanh:16777216          activations: relu sigmoid tanh gelu_erf gelu_tanh silu
 //   sum:4x512x896:axis=2        reductions: sum mean max over the given axes (default: all)
 //   softmax:4x512x896           normalization over the last axis: softmax layernorm rmsnorm

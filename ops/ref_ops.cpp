@@ -137,12 +137,14 @@ std::vector<double> reference(const Problem& p, const std::vector<std::vector<fl
       for (std::int64_t b = 0; b < p.b; ++b) {
         const float* a = in[0].data() + b * p.m * p.k;
         const float* w = in[1].data() + b * p.k * p.n;
-        for (std::int64_t i = 0; i < p.m; ++i)
-          for (std::int64_t j = 0; j < p.n; ++j) {
-            double acc = 0;
-            for (std::int64_t l = 0; l < p.k; ++l) acc += double(a[i * p.k + l]) * w[l * p.n + j];
-            out[std::size_t((b * p.m + i) * p.n + j)] = acc;
+        for (std::int64_t i = 0; i < p.m; ++i) {  // row by row, B read along its rows
+          double* row = out.data() + (b * p.m + i) * p.n;
+          for (std::int64_t l = 0; l < p.k; ++l) {
+            const double ail = a[i * p.k + l];
+            const float* wl = w + l * p.n;
+            for (std::int64_t j = 0; j < p.n; ++j) row[j] += ail * wl[j];
           }
+        }
       }
       break;
     case Category::memory: {
@@ -182,6 +184,22 @@ std::vector<double> reference(const Problem& p, const std::vector<std::vector<fl
       }
       break;
     }
+  }
+  return out;
+}
+
+std::vector<double> matmul_reference_at(const Problem& p, const std::vector<std::vector<float>>& in,
+                                        const std::vector<std::int64_t>& elements) {
+  if (p.op != Op::matmul) throw std::logic_error("matmul_reference_at: not a matmul");
+  std::vector<double> out;
+  out.reserve(elements.size());
+  for (std::int64_t e : elements) {
+    const std::int64_t b = e / (p.m * p.n), i = e / p.n % p.m, j = e % p.n;
+    const float* a = in[0].data() + (b * p.m + i) * p.k;
+    const float* w = in[1].data() + b * p.k * p.n + j;
+    double acc = 0;
+    for (std::int64_t l = 0; l < p.k; ++l) acc += double(a[l]) * w[l * p.n];
+    out.push_back(acc);
   }
   return out;
 }

@@ -1,4 +1,4 @@
-// Tests of baselines/cudnn.cpp: both of cuDNN's APIs (--cudnn-api legacy | graph), run through
+// Tests of baselines/conv/cudnn.cpp: both of cuDNN's APIs (--cudnn-api legacy | graph), run through
 // the case runner as myconv runs them. The option tests run everywhere; every test that runs on
 // the GPU skips, with the reason, where no CUDA device is present.
 //
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "baselines/backends.hpp"
+#include "baselines/conv/backends.hpp"
 #include "conv/bench.hpp"
 #include "conv/data.hpp"
 #include "conv/registry.hpp"

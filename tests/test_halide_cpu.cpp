@@ -1,11 +1,11 @@
-// Tests of baselines/halide_cpu.cpp (and the algorithm in baselines/halide_conv.cpp), run through
+// Tests of baselines/conv/halide_cpu.cpp (and the algorithm in baselines/conv/halide_conv.cpp), run through
 // the case runner as myconv runs them.
 #include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "baselines/backends.hpp"
+#include "baselines/conv/backends.hpp"
 #include "conv/bench.hpp"
 #include "conv/data.hpp"
 

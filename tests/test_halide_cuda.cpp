@@ -1,4 +1,4 @@
-// Tests of baselines/halide_cuda.cpp (and the algorithm in baselines/halide_conv.cpp), run through
+// Tests of baselines/conv/halide_cuda.cpp (and the algorithm in baselines/conv/halide_conv.cpp), run through
 // the case runner as myconv runs them. Compiling a schedule for the CUDA target needs no device,
 // nor does running the manual schedule's tiling on the host, so those tests run everywhere;
 // every test that runs on the GPU skips, with the reason, where no CUDA device is present.
@@ -15,8 +15,8 @@
 
 #include <gtest/gtest.h>
 
-#include "baselines/backends.hpp"
-#include "baselines/halide_cuda.hpp"
+#include "baselines/conv/backends.hpp"
+#include "baselines/conv/halide_cuda.hpp"
 #include "conv/bench.hpp"
 #include "conv/data.hpp"
 #include "core/compare.hpp"

@@ -1,7 +1,9 @@
-// The index math of the tensor-core kernels (conv/cuda/mma_index.hpp), checked on the CPU:
+// The index math of the tensor-core kernels, checked on the CPU: the generic part shared by conv
+// and the op suite's matmul (core/cuda/mma_index.hpp) and conv's own (conv/cuda/mma_index.hpp):
 //   - ldmatrix, simulated as the PTX ISA describes it, fed the row addresses the kernels give,
 //     delivers exactly the mma.sync fragments the ISA specifies (fp16/bf16 m16n8k16 and tf32
-//     m16n8k8, operands A and B), and the accumulator layout covers the 16x8 tile once;
+//     m16n8k8, operands A and B), and the accumulator layout covers the 16x8 tile once; so does
+//     ldmatrix.trans from B tiles stored with rows k (the matmul's), and its tf32 4-byte loads;
 //   - the shared-memory strides are conflict-free and aligned where the kernels rely on it;
 //   - every vector of a k slice is loaded by exactly one thread;
 //   - the column buffer of variant 5, multiplied by the weights, is the reference convolution;
@@ -30,6 +32,21 @@ std::vector<std::uint32_t> ldmatrix_x4(const std::vector<unsigned char>& shared,
   for (int j = 0; j < 4; ++j) {
     const int address = row_address[std::size_t(8 * j + lane / 4)] + 4 * (lane % 4);
     std::memcpy(&regs[std::size_t(j)], shared.data() + address, 4);
+  }
+  return regs;
+}
+
+// ldmatrix.x4.trans of 16-bit values: lane l receives, in register j, the values (2*(l%4), l/4)
+// and (2*(l%4)+1, l/4) of matrix j (rows as stored, 16 bytes each), the first in the low half.
+std::vector<std::uint32_t> ldmatrix_x4_trans(const std::vector<unsigned char>& shared,
+                                             const std::vector<int>& row_address, int lane) {
+  std::vector<std::uint32_t> regs(4);
+  for (int j = 0; j < 4; ++j) {
+    std::uint16_t lo = 0, hi = 0;
+    const int col = lane / 4, row = 2 * (lane % 4);
+    std::memcpy(&lo, shared.data() + row_address[std::size_t(8 * j + row)] + 2 * col, 2);
+    std::memcpy(&hi, shared.data() + row_address[std::size_t(8 * j + row + 1)] + 2 * col, 2);
+    regs[std::size_t(j)] = std::uint32_t(lo) | (std::uint32_t(hi) << 16);
   }
   return regs;
 }
@@ -98,6 +115,58 @@ TEST(MmaIndex, LdmatrixDeliversTheBFragmentsOfTwoTiles) {
   }
 }
 
+// A B tile stored with rows k and 16 columns n at the matmul's padded stride, each value labelled
+// k * 64 + n (16-bit labels fit: k < 16, n < 16).
+std::vector<unsigned char> labelled_k_rows_tile(int element_bytes) {
+  const int stride = bench::mma_k_rows_stride(16, element_bytes);
+  std::vector<unsigned char> s(std::size_t(16 * stride), 0);
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < 16; ++n) {
+      const std::uint32_t label = std::uint32_t(k * 64 + n);
+      std::memcpy(s.data() + k * stride + n * element_bytes, &label, std::size_t(element_bytes));
+    }
+  return s;
+}
+
+TEST(MmaIndex, LdmatrixTransDeliversTheBFragmentsFromKRows) {
+  const int stride = bench::mma_k_rows_stride(16, 2);
+  const std::vector<unsigned char> tile = labelled_k_rows_tile(2);
+  std::vector<int> address(32);
+  for (int lane = 0; lane < 32; ++lane) {
+    const LdmatrixRow r = bench::ldmatrix_trans_b_row(lane);
+    address[std::size_t(lane)] = r.row * stride + r.chunk * kMmaVecBytes;
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    const std::vector<std::uint32_t> regs = ldmatrix_x4_trans(tile, address, lane);
+    for (int t = 0; t < 2; ++t) {  // registers 2t, 2t+1 are tile t's b0, b1
+      const std::vector<std::uint32_t> frag = {regs[std::size_t(2 * t)],
+                                               regs[std::size_t(2 * t + 1)]};
+      for (int i = 0; i < 4; ++i) {
+        const MmaCoord c = mma_m16n8k16_b(lane, i);  // (k, n)
+        EXPECT_EQ(element(frag, i, 2), std::uint32_t(c.row * 64 + c.col + 8 * t))
+            << "lane " << lane << ", tile " << t << ", element " << i;
+      }
+    }
+  }
+}
+
+// tf32 B from rows k: each lane reads its elements (k, n) of mma_m16n8k8_tf32_b with 4-byte loads
+// at k * stride + n * 4; the 32 lanes of one load hit 32 distinct banks, for every tile width.
+TEST(MmaIndex, Tf32KRowsLoadsAreConflictFree) {
+  for (int bn : {64, 128, 256}) {
+    const int stride = bench::mma_k_rows_stride(bn, 4);
+    EXPECT_EQ(stride % 16, 0);
+    for (int i = 0; i < 2; ++i) {
+      std::set<int> banks;
+      for (int lane = 0; lane < 32; ++lane) {
+        const MmaCoord c = mma_m16n8k8_tf32_b(lane, i);
+        banks.insert((c.row * stride + c.col * 4) / 4 % 32);
+      }
+      EXPECT_EQ(banks.size(), 32u) << "bn " << bn << ", element " << i;
+    }
+  }
+}
+
 // The fragments, as specified, make the MMA a matrix product: A's and B's k indices pair up, and
 // every operand and accumulator element is held exactly once.
 TEST(MmaIndex, FragmentsCoverTheMatricesOnce) {
@@ -140,6 +209,17 @@ TEST(MmaIndex, SharedStridesAreConflictFreeAndAligned) {
       EXPECT_EQ(groups.size(), 8u);
     }
   EXPECT_EQ(kMmaRowStride % 16, 0);
+  // B tiles with rows k (16-bit values, ldmatrix.trans): the 8 rows of a matrix, 16 bytes each,
+  // start in 8 distinct bank quads; rows stay 16-byte aligned (cp.async destinations).
+  for (int bn : {64, 128, 256}) {
+    const int stride = bench::mma_k_rows_stride(bn, 2);
+    EXPECT_EQ(stride % 16, 0);
+    for (int chunk = 0; chunk < bn / 8; ++chunk) {
+      std::set<int> groups;
+      for (int r = 0; r < 8; ++r) groups.insert((r * stride + chunk * 16) / 16 % 8);
+      EXPECT_EQ(groups.size(), 8u) << "bn " << bn;
+    }
+  }
   // Output staging rows stay 16-byte aligned for the vector reads, in every tile and type.
   for (MmaTileShape t : kAllMmaTiles) {
     const MmaTileDims d = mma_tile_dims(t);
@@ -204,9 +284,12 @@ TEST(MmaIndex, EveryVectorOfASliceHasOneOwner) {
 
 std::vector<Problem> problems() {
   std::vector<Problem> out = {
-      parse_problem("mb2ic4ih9oc8kh3"),          parse_problem("mb2ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1"),
-      parse_problem("g4mb1ic8ih13oc8kh3ph1dh1"), parse_problem("g2mb2ic16ih6oc8kh3ph1"),
-      parse_problem("mb1ic8ih5oc3kh2sh2"),       parse_problem("g3mb1ic24ih5oc6kh1"),
+      parse_problem("mb2ic4ih9oc8kh3"),
+      parse_problem("mb2ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1"),
+      parse_problem("g4mb1ic8ih13oc8kh3ph1dh1"),
+      parse_problem("g2mb2ic16ih6oc8kh3ph1"),
+      parse_problem("mb1ic8ih5oc3kh2sh2"),
+      parse_problem("g3mb1ic24ih5oc6kh1"),
   };
   out = testing::randomized_problems(std::move(out), 16, 31, {9, 5});
   std::vector<Problem> both;
@@ -380,6 +463,28 @@ TEST(MmaIndex, SplitKCoversEverySliceOnce) {
         EXPECT_LE(n, slices / splits + 1);
       }
     }
+}
+
+TEST(MmaIndex, GroupedTileOrderCoversTheGridOnce) {
+  for (int tiles_m : {1, 3, 8, 9, 17, 64})
+    for (int tiles_n : {1, 2, 7, 40}) {
+      std::set<std::pair<int, int>> seen;
+      for (int t = 0; t < tiles_m * tiles_n; ++t) {
+        int tm = -1, tn = -1;
+        bench::grouped_tile_coords<8>(t, tiles_m, tiles_n, tm, tn);
+        ASSERT_GE(tm, 0);
+        ASSERT_LT(tm, tiles_m);
+        ASSERT_GE(tn, 0);
+        ASSERT_LT(tn, tiles_n);
+        seen.insert({tm, tn});
+      }
+      EXPECT_EQ(int(seen.size()), tiles_m * tiles_n) << tiles_m << "x" << tiles_n;
+    }
+  // Within a group, consecutive blocks walk down a column of 8 tile rows.
+  int tm = 0, tn = 0;
+  bench::grouped_tile_coords<8>(9, 16, 4, tm, tn);
+  EXPECT_EQ(tm, 1);
+  EXPECT_EQ(tn, 1);
 }
 
 TEST(MmaIndex, PlanSplitsOnlyIdleGridsOfLongK) {

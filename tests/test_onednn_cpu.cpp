@@ -1,4 +1,4 @@
-// Tests of baselines/onednn_cpu.cpp, run through the case runner as myconv runs them.
+// Tests of baselines/conv/onednn_cpu.cpp, run through the case runner as myconv runs them.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "baselines/backends.hpp"
+#include "baselines/conv/backends.hpp"
 #include "conv/bench.hpp"
 #include "conv/data.hpp"
 #include "core/error.hpp"

@@ -48,13 +48,11 @@
 // bf16 runs within 2% of fp16. Split-K (choose_mma_plan in mma_index.hpp) brought fp16 res5
 // from 0.083 (64x64 tiles, 200 blocks) to 0.051 ms (128x128 tiles split 4 ways).
 //
-// Why mma.sync PTX rather than nvcuda::wmma: wmma's fragment layout is opaque, so its epilogue
-// would go through store_matrix_sync to memory and its loads must come from a fixed tile layout;
-// mma.sync's layouts are documented (conv/cuda/mma_index.hpp encodes them and a CPU test checks
-// them), which lets one ldmatrix addressing scheme feed fp16, bf16 and tf32 from the same padded
-// shared tiles and lets the epilogue convert and stage the accumulators itself. wgmma (Hopper's
-// warpgroup MMA) would be faster on the H200 but needs sm_90a-only code, swizzled shared layouts
-// and TMA or asynchronous pipelines of its own: a separate, later variant.
+// The generic tensor-core pieces (PTX wrappers, the warp's compute loop over a shared stage, the
+// row-tile loaders, the accumulator staging, the split-K sum) are core/cuda/mma.cuh, shared with
+// the op suite's matmul; that header says why mma.sync rather than wmma, and what limits it on
+// Hopper. wgmma (Hopper's warpgroup MMA) would be faster on the H200 but needs sm_90a-only code,
+// swizzled shared layouts and TMA or asynchronous pipelines of its own: a separate, later variant.
 //
 // The GEMM, per group: out[oc][m] = sum_k wei[oc][k] * col[k][m] (conv/im2col_index.hpp). One
 // thread block per BM x BN output tile (blockIdx.z = group), k in slices of 64 bytes per row
@@ -86,150 +84,48 @@
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/mma_index.hpp"
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/mma.cuh"
 
 namespace conv {
 namespace {
 
-// ---- Data types and PTX wrappers ----------------------------------------------------------------
+// ---- Data types and the shared device pieces (core/cuda/mma.cuh) --------------------------------
 
+// conv's MmaType (its public header, im2col_gemm_kernels.hpp) as the shared code's MmaDtype.
 template <MmaType T>
-struct MmaTraits {
-  static constexpr int kBytes = T == MmaType::tf32 ? 4 : 2;  // storage bytes per value
-  static constexpr int kVec = kMmaVecBytes / kBytes;         // values per 16-byte vector
-  static constexpr int kSliceK = kMmaSliceBytes / kBytes;    // k values per slice (BK)
-};
-
-// The kernels below are compiled for every architecture of the build, but their bodies exist only
-// for sm_80 and newer; MYCONV_MMA_OK guards them.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define MYCONV_MMA_OK 1
-#else
-#define MYCONV_MMA_OK 0
-#endif
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// Four 8x8 matrices of 16-bit values (or 8x4 of 32-bit ones) from shared memory.
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned address) {
-#if MYCONV_MMA_OK
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-#else
-  (void)address;
-  r[0] = r[1] = r[2] = r[3] = 0;
-#endif
-}
-
-// d += a * b for one 16x8 output tile: one k16 step (fp16, bf16) or one k8 step (tf32).
+constexpr bench::MmaDtype kDtype = T == MmaType::tf32   ? bench::MmaDtype::tf32
+                                   : T == MmaType::fp16 ? bench::MmaDtype::fp16
+                                                        : bench::MmaDtype::bf16;
 template <MmaType T>
-__device__ __forceinline__ void mma_step(float (&d)[4], const unsigned (&a)[4],
-                                         const unsigned (&b)[2]) {
-#if MYCONV_MMA_OK
-  if constexpr (T == MmaType::fp16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else if constexpr (T == MmaType::bf16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-#else
-  (void)d;
-  (void)a;
-  (void)b;
-#endif
-}
-
-// fp32 bits rounded to tf32 (round to nearest, ties away from zero), low 13 bits cleared.
-__device__ __forceinline__ unsigned round_to_tf32(unsigned bits) {
-#if MYCONV_MMA_OK
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(bits)));
-  return r;
-#else
-  return bits;
-#endif
-}
-
-__device__ __forceinline__ uint4 load_vector(const unsigned char* p) {
-  return __ldg(reinterpret_cast<const uint4*>(p));
-}
-
-template <int kBytes>
-__device__ __forceinline__ unsigned load_value(const unsigned char* p) {
-  if constexpr (kBytes == 2)
-    return __ldg(reinterpret_cast<const unsigned short*>(p));
-  else
-    return __ldg(reinterpret_cast<const unsigned*>(p));
-}
-
-// Places value e (its storage bits) of a vector: two 16-bit values per word, or one 32-bit one.
-template <int kBytes>
-__device__ __forceinline__ void set_value(unsigned (&w)[4], int e, unsigned bits) {
-  if constexpr (kBytes == 2)
-    w[e >> 1] |= bits << ((e & 1) * 16);
-  else
-    w[e] = bits;
-}
-
-// Stores one operand vector to shared memory, rounding tf32 operands there (once per value).
+using MmaTraits = bench::MmaTraits<kDtype<T>>;
 template <MmaType T>
 __device__ __forceinline__ void store_operand(unsigned char* p, uint4 v) {
-  if constexpr (T == MmaType::tf32) {
-    v.x = round_to_tf32(v.x);
-    v.y = round_to_tf32(v.y);
-    v.z = round_to_tf32(v.z);
-    v.w = round_to_tf32(v.w);
-  }
-  *reinterpret_cast<uint4*>(p) = v;
+  bench::store_operand<kDtype<T>>(p, v);
 }
+using bench::cp_async_16;
+using bench::cp_async_commit;
+using bench::cp_async_wait;
+using bench::load_value;
+using bench::load_vector;
+using bench::round_stage_vector_to_tf32;
+using bench::set_value;
+using bench::shared_address;
 
-// FP32 accumulator -> storage bits of the output type.
-template <MmaType T>
-__device__ __forceinline__ unsigned output_bits(float x) {
-  if constexpr (T == MmaType::fp16)
-    return __half_as_ushort(__float2half_rn(x));
-  else if constexpr (T == MmaType::bf16)
-    return __bfloat16_as_ushort(__float2bfloat16_rn(x));
-  else
-    return __float_as_uint(x);
-}
-
-// ---- Tiles
-// ----------------------------------------------------------------------------------------
+// ---- Tiles --------------------------------------------------------------------------------------
 
 template <MmaTileShape S, int kMinBlocks_, int kMinBlocksPipelined_>
-struct MmaTile {
-  static constexpr MmaTileDims kDims = mma_tile_dims(S);
-  static constexpr int BM = kDims.bm, BN = kDims.bn, WM = kDims.wm, WN = kDims.wn;
+struct MmaTile : bench::MmaWarpTiling<mma_tile_dims(S).bm, mma_tile_dims(S).bn, mma_tile_dims(S).wm,
+                                      mma_tile_dims(S).wn> {
+  using Base = bench::MmaWarpTiling<mma_tile_dims(S).bm, mma_tile_dims(S).bn, mma_tile_dims(S).wm,
+                                    mma_tile_dims(S).wn>;
+  using Base::BM, Base::BN, Base::kThreads;
   // __launch_bounds__: blocks per SM the register allocation must allow, of the register-staged
   // and of the pipelined kernel (which holds no staging registers).
   static constexpr int kMinBlocks = kMinBlocks_, kMinBlocksPipelined = kMinBlocksPipelined_;
-  static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
-  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
-  static constexpr int MI = WM / 16, NI = WN / 8;  // mma tiles per warp
-  static constexpr int kAVecs = BM * kMmaVecsPerRow;
-  static constexpr int kAPerThread = (kAVecs + kThreads - 1) / kThreads;
   static constexpr int kBPerThread = BN * kMmaVecsPerRow / kThreads;
   static constexpr int kBRowStep = kThreads / kMmaVecsPerRow;  // rows between a thread's pixels
   static constexpr int kStageBytes = (BM + BN) * kMmaRowStride;
-  static_assert(NI % 2 == 0, "B fragments are loaded two n8 tiles at a time");
   static_assert(BN * kMmaVecsPerRow % kThreads == 0, "B slice must split evenly");
-  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0, "warp tiling");
 };
 using MmaTile128x128 = MmaTile<MmaTileShape::t128x128, 1, 2>;
 using MmaTile64x128 = MmaTile<MmaTileShape::t64x128, 2, 3>;
@@ -248,50 +144,14 @@ constexpr int mma_shared_bytes(int kBytes, int stages) {
 
 // ---- Operand loaders --------------------------------------------------------------------------
 
-// The weights' part of a k slice: rows oc0.. of the group's (OC/G x K) matrix.
+// The weights' part of a k slice: rows oc0.. of the group's (OC/G x K) matrix, through registers.
 template <class Tile, MmaType T>
-struct WeightLoader {
-  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
-  const unsigned char* wei;  // this group's matrix
-  int oc0, tid;
-  bool vector_ok;  // K % kVec == 0: rows start 16-byte aligned
-  uint4 v[Tile::kAPerThread];
-
-  __device__ WeightLoader(const Im2colGeometry& g, const void* w, int group, int oc0_, int tid_)
-      : wei(static_cast<const unsigned char*>(w) + std::int64_t(group) * g.ocg * g.k * kBytes),
-        oc0(oc0_),
-        tid(tid_),
-        vector_ok(g.k % kVec == 0) {}
-
-  __device__ __forceinline__ void load(const Im2colGeometry& g, int k0) {
-#pragma unroll
-    for (int j = 0; j < Tile::kAPerThread; ++j) {
-      const int id = tid + j * Tile::kThreads;
-      if (Tile::kAVecs % Tile::kThreads != 0 && id >= Tile::kAVecs) break;
-      const MmaVecSlot s = mma_a_slot(id);
-      const int oc = oc0 + s.mrow, k = k0 + s.kv * kVec;
-      const unsigned char* p = wei + (std::int64_t(oc) * g.k + k) * kBytes;
-      const bool row_ok = oc < g.ocg;
-      if (row_ok && vector_ok && k < g.k) {
-        v[j] = load_vector(p);
-      } else {
-        unsigned w[4] = {0, 0, 0, 0};
-#pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          if (row_ok && k + e < g.k) set_value<kBytes>(w, e, load_value<kBytes>(p + e * kBytes));
-        v[j] = make_uint4(w[0], w[1], w[2], w[3]);
-      }
-    }
-  }
-  __device__ __forceinline__ void store(unsigned char* stage) const {
-#pragma unroll
-    for (int j = 0; j < Tile::kAPerThread; ++j) {
-      const int id = tid + j * Tile::kThreads;
-      if (Tile::kAVecs % Tile::kThreads != 0 && id >= Tile::kAVecs) break;
-      const MmaVecSlot s = mma_a_slot(id);
-      store_operand<T>(stage + s.mrow * kMmaRowStride + s.kv * kMmaVecBytes, v[j]);
-    }
-  }
+struct WeightLoader : bench::MmaRowSliceLoader<Tile::BM, Tile::kThreads, kDtype<T>> {
+  __device__ WeightLoader(const Im2colGeometry& g, const void* w, int group, int oc0, int tid)
+      : bench::MmaRowSliceLoader<Tile::BM, Tile::kThreads, kDtype<T>>(
+            static_cast<const unsigned char*>(w) +
+                std::int64_t(group) * g.ocg * g.k * MmaTraits<T>::kBytes,
+            g.ocg, g.k, oc0, tid) {}
 };
 
 // The column part of a k slice gathered element by element from the input (variant 4 where a
@@ -399,8 +259,7 @@ struct ColumnBufferLoader {
   }
 };
 
-// ---- Pieces of both GEMM kernels
-// ------------------------------------------------------------------
+// ---- Pieces of both GEMM kernels ----------------------------------------------------------------
 
 // Where a lane's ldmatrix rows lie within a stage (a k step adds 32 bytes).
 struct WarpLanes {
@@ -418,26 +277,8 @@ __device__ __forceinline__ WarpLanes warp_lanes(int lane, int warp_m, int warp_n
 template <class Tile, MmaType T>
 __device__ __forceinline__ void multiply_slice(float (&acc)[Tile::MI][Tile::NI][4], unsigned stage,
                                                const WarpLanes& lanes) {
-#pragma unroll
-  for (int step = 0; step < kMmaSliceBytes / kMmaStepBytes; ++step) {
-    unsigned a[Tile::MI][4], b[Tile::NI][2];
-#pragma unroll
-    for (int i = 0; i < Tile::MI; ++i)
-      ldmatrix_x4(a[i], stage + lanes.a + i * 16 * kMmaRowStride + step * kMmaStepBytes);
-#pragma unroll
-    for (int j = 0; j < Tile::NI / 2; ++j) {
-      unsigned r[4];
-      ldmatrix_x4(r, stage + lanes.b + j * 16 * kMmaRowStride + step * kMmaStepBytes);
-      b[2 * j][0] = r[0];
-      b[2 * j][1] = r[1];
-      b[2 * j + 1][0] = r[2];
-      b[2 * j + 1][1] = r[3];
-    }
-#pragma unroll
-    for (int i = 0; i < Tile::MI; ++i)
-#pragma unroll
-      for (int j = 0; j < Tile::NI; ++j) mma_step<T>(acc[i][j], a[i], b[j]);
-  }
+  bench::mma_warp_slice<Tile::MI, Tile::NI, kDtype<T>, bench::MmaBRowsN<kMmaRowStride>>(
+      acc, stage + lanes.a, stage + lanes.b);
 }
 
 // The output tile: accumulators -> output type -> a shared tile in output order -> 16-byte
@@ -456,33 +297,14 @@ __device__ __forceinline__ void store_output(const float (&acc)[Tile::MI][Tile::
   Im2colGeometry go = g;  // the output's layout
   go.nhwc = out_nhwc;
   const int stride = mma_out_stride(out_nhwc, Tile::BM, Tile::BN, kBytes);
-#pragma unroll
-  for (int i = 0; i < Tile::MI; ++i)
-#pragma unroll
-    for (int j = 0; j < Tile::NI; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const MmaCoord c = mma_m16n8_c(lane, 2 * h);  // elements 2h and 2h+1: pixels c.col, +1
-        const int oc = warp_m * Tile::WM + i * 16 + c.row;
-        const int m = warp_n * Tile::WN + j * 8 + c.col;
-        const unsigned x0 = output_bits<T>(acc[i][j][2 * h]);
-        const unsigned x1 = output_bits<T>(acc[i][j][2 * h + 1]);
-        if (!out_nhwc) {
-          unsigned char* p = smem + (oc * stride + m) * kBytes;
-          if constexpr (kBytes == 2)
-            *reinterpret_cast<unsigned*>(p) = x0 | (x1 << 16);
-          else
-            *reinterpret_cast<uint2*>(p) = make_uint2(x0, x1);
-        } else if constexpr (kBytes == 2) {
-          *reinterpret_cast<unsigned short*>(smem + (m * stride + oc) * kBytes) =
-              static_cast<unsigned short>(x0);
-          *reinterpret_cast<unsigned short*>(smem + ((m + 1) * stride + oc) * kBytes) =
-              static_cast<unsigned short>(x1);
-        } else {
-          *reinterpret_cast<unsigned*>(smem + (m * stride + oc) * kBytes) = x0;
-          *reinterpret_cast<unsigned*>(smem + ((m + 1) * stride + oc) * kBytes) = x1;
-        }
-      }
+  // Rows of the staged tile are output channels (A's rows), columns pixels (B's rows): nchw keeps
+  // channel rows, nhwc stages transposed (pixel rows).
+  if (!out_nhwc)
+    bench::stage_accumulators<Tile::MI, Tile::NI, kDtype<T>, false>(
+        acc, smem, stride, warp_m * Tile::WM, warp_n * Tile::WN, lane);
+  else
+    bench::stage_accumulators<Tile::MI, Tile::NI, kDtype<T>, true>(
+        acc, smem, stride, warp_m * Tile::WM, warp_n * Tile::WN, lane);
   __syncthreads();
 
   constexpr int V = kMmaVecBytes / kBytes;
@@ -533,17 +355,7 @@ __device__ __forceinline__ void store_output(const float (&acc)[Tile::MI][Tile::
   }
 }
 
-template <class Tile>
-__device__ __forceinline__ void zero(float (&acc)[Tile::MI][Tile::NI][4]) {
-#pragma unroll
-  for (int i = 0; i < Tile::MI; ++i)
-#pragma unroll
-    for (int j = 0; j < Tile::NI; ++j)
-      acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
-}
-
-// ---- The register-staged GEMM kernel (any operand alignment)
-// ---------------------------------------
+// ---- The register-staged GEMM kernel (any operand alignment) -----------------------------------
 
 // Two shared stages; the next slice is loaded into registers (16-byte vectors assembled from
 // element loads where needed) while the current one is multiplied, then stored.
@@ -551,7 +363,7 @@ template <class Tile, MmaType T, class BLoader>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
     mma_conv_kernel(const Im2colGeometry g, const void* __restrict__ wei,
                     const typename BLoader::Params params, void* __restrict__ dst) {
-#if !MYCONV_MMA_OK
+#if !BENCH_MMA_OK
   // Built for an architecture without these instructions (the wrappers above are empty there);
   // the host never launches it there, and a launch that slips through fails loudly.
   __trap();
@@ -562,14 +374,14 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
 
   WeightLoader<Tile, T> aload(g, wei, group, oc0, tid);
   BLoader bload(g, params, group, m0, tid);
-  aload.load(g, 0);
+  aload.load(0);
   bload.load(g, 0);
   aload.store(smem);
   bload.store(smem);
   __syncthreads();
 
   float acc[Tile::MI][Tile::NI][4];
-  zero<Tile>(acc);
+  bench::zero_accumulators(acc);
   const WarpLanes lanes = warp_lanes<Tile>(lane, warp / Tile::kWarpsN, warp % Tile::kWarpsN);
   const unsigned smem_base = shared_address(smem);
 
@@ -579,7 +391,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
     const int cur = s & 1;
     const bool more = s + 1 < slices;
     if (more) {  // the next slice into registers; its latency hides behind the MMAs below
-      aload.load(g, (s + 1) * slice_k);
+      aload.load((s + 1) * slice_k);
       bload.load(g, (s + 1) * slice_k);
     }
     multiply_slice<Tile, T>(acc, smem_base + cur * Tile::kStageBytes, lanes);
@@ -592,76 +404,16 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
   store_output<Tile, T>(acc, g, g.nhwc, static_cast<unsigned char*>(dst), smem, m0, oc0, group);
 }
 
-// ---- The cp.async pipelined GEMM kernel (16-byte operand vectors)
-// ----------------------------------
-
-// 16 bytes global -> shared without registers; src_bytes 0 writes zeros (padding, edges) and reads
-// nothing (src must still be a valid address: callers pass the tensor's base).
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
-#if MYCONV_MMA_OK
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(src_bytes));
-#else
-  (void)dst;
-  (void)src;
-  (void)src_bytes;
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if MYCONV_MMA_OK
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-#if MYCONV_MMA_OK
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-#endif
-}
-
-// Rounds, in place, the tf32 operand vectors this thread copied into a stage (once per value).
-__device__ __forceinline__ void round_stage_vector_to_tf32(unsigned char* p) {
-  uint4 v = *reinterpret_cast<const uint4*>(p);
-  v.x = round_to_tf32(v.x);
-  v.y = round_to_tf32(v.y);
-  v.z = round_to_tf32(v.z);
-  v.w = round_to_tf32(v.w);
-  *reinterpret_cast<uint4*>(p) = v;
-}
+// ---- The cp.async pipelined GEMM kernel (16-byte operand vectors) ------------------------------
 
 // The weights' part of a k slice by cp.async: needs K % vector == 0 (rows 16-byte aligned).
 template <class Tile, MmaType T>
-struct WeightCopier {
-  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
-  const unsigned char* wei;  // this group's matrix
-  int oc0, tid;
-
-  __device__ WeightCopier(const Im2colGeometry& g, const void* w, int group, int oc0_, int tid_)
-      : wei(static_cast<const unsigned char*>(w) + std::int64_t(group) * g.ocg * g.k * kBytes),
-        oc0(oc0_),
-        tid(tid_) {}
-
-  __device__ __forceinline__ void copy(const Im2colGeometry& g, int k0, unsigned stage) const {
-#pragma unroll
-    for (int j = 0; j < Tile::kAPerThread; ++j) {
-      const int id = tid + j * Tile::kThreads;
-      if (Tile::kAVecs % Tile::kThreads != 0 && id >= Tile::kAVecs) break;
-      const MmaVecSlot s = mma_a_slot(id);
-      const int oc = oc0 + s.mrow, k = k0 + s.kv * kVec;
-      const bool ok = oc < g.ocg && k < g.k;
-      cp_async_16(stage + s.mrow * kMmaRowStride + s.kv * kMmaVecBytes,
-                  ok ? wei + (std::int64_t(oc) * g.k + k) * kBytes : wei, ok ? 16 : 0);
-    }
-  }
-  __device__ __forceinline__ void round_tf32(unsigned char* stage) const {
-#pragma unroll
-    for (int j = 0; j < Tile::kAPerThread; ++j) {
-      const int id = tid + j * Tile::kThreads;
-      if (Tile::kAVecs % Tile::kThreads != 0 && id >= Tile::kAVecs) break;
-      const MmaVecSlot s = mma_a_slot(id);
-      round_stage_vector_to_tf32(stage + s.mrow * kMmaRowStride + s.kv * kMmaVecBytes);
-    }
-  }
+struct WeightCopier : bench::MmaRowSliceCopier<Tile::BM, Tile::kThreads, kDtype<T>> {
+  __device__ WeightCopier(const Im2colGeometry& g, const void* w, int group, int oc0, int tid)
+      : bench::MmaRowSliceCopier<Tile::BM, Tile::kThreads, kDtype<T>>(
+            static_cast<const unsigned char*>(w) +
+                std::int64_t(group) * g.ocg * g.k * MmaTraits<T>::kBytes,
+            g.ocg, g.k, oc0, tid) {}
 };
 
 // The column part of a k slice by cp.async, gathered from nhwc input whose IC/G is a multiple of
@@ -761,7 +513,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPipelined)
     mma_conv_pipelined_kernel(const Im2colGeometry g, bool out_nhwc, const void* __restrict__ wei,
                               const typename BCopier::Params params, void* __restrict__ dst,
                               int splits, float* __restrict__ partial) {
-#if !MYCONV_MMA_OK
+#if !BENCH_MMA_OK
   __trap();  // as in mma_conv_kernel
 #endif
   extern __shared__ __align__(16) unsigned char smem[];
@@ -781,14 +533,14 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPipelined)
 #pragma unroll
   for (int s = 0; s < kMmaStages - 1; ++s) {
     if (s < slices) {
-      acopy.copy(g, (first + s) * slice_k, smem_base + s * Tile::kStageBytes);
+      acopy.copy((first + s) * slice_k, smem_base + s * Tile::kStageBytes);
       bcopy.copy(g, (first + s) * slice_k, smem_base + s * Tile::kStageBytes);
     }
     cp_async_commit();
   }
 
   float acc[Tile::MI][Tile::NI][4];
-  zero<Tile>(acc);
+  bench::zero_accumulators(acc);
   const WarpLanes lanes = warp_lanes<Tile>(lane, warp / Tile::kWarpsN, warp % Tile::kWarpsN);
 
   int stage = 0;  // slice s lives in stage s % kMmaStages
@@ -804,7 +556,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPipelined)
     const int next = s + kMmaStages - 1;
     const int next_stage = stage == 0 ? kMmaStages - 1 : stage - 1;
     if (next < slices) {
-      acopy.copy(g, (first + next) * slice_k, smem_base + next_stage * Tile::kStageBytes);
+      acopy.copy((first + next) * slice_k, smem_base + next_stage * Tile::kStageBytes);
       bcopy.copy(g, (first + next) * slice_k, smem_base + next_stage * Tile::kStageBytes);
     }
     cp_async_commit();
@@ -827,53 +579,15 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPipelined)
 // thread per 4 outputs (16-byte partial loads when the count allows).
 template <MmaType T>
 __global__ void mma_split_reduce_kernel(const float* __restrict__ partial, int splits,
-                                        std::int64_t elements, void* __restrict__ dst_) {
-  constexpr int kBytes = MmaTraits<T>::kBytes;
-  unsigned char* dst = static_cast<unsigned char*>(dst_);
-  const bool vector_ok = elements % 4 == 0;
+                                        std::int64_t elements, void* __restrict__ dst) {
   const std::int64_t quads = (elements + 3) / 4;
   for (std::int64_t q = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; q < quads;
-       q += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t i = 4 * q;
-    if (vector_ok) {
-      float4 sum = __ldg(reinterpret_cast<const float4*>(partial + i));
-      for (int s = 1; s < splits; ++s) {
-        const float4 v = __ldg(reinterpret_cast<const float4*>(partial + s * elements + i));
-        sum.x += v.x;
-        sum.y += v.y;
-        sum.z += v.z;
-        sum.w += v.w;
-      }
-      if constexpr (kBytes == 4) {
-        *reinterpret_cast<float4*>(dst + i * 4) = sum;
-      } else {
-        *reinterpret_cast<uint2*>(dst + i * 2) =
-            make_uint2(output_bits<T>(sum.x) | (output_bits<T>(sum.y) << 16),
-                       output_bits<T>(sum.z) | (output_bits<T>(sum.w) << 16));
-      }
-    } else {
-      for (std::int64_t e = i; e < i + 4 && e < elements; ++e) {
-        float sum = partial[e];
-        for (int s = 1; s < splits; ++s) sum += partial[s * elements + e];
-        if constexpr (kBytes == 4)
-          reinterpret_cast<float*>(dst)[e] = sum;
-        else
-          reinterpret_cast<unsigned short*>(dst)[e] =
-              static_cast<unsigned short>(output_bits<T>(sum));
-      }
-    }
-  }
+       q += std::int64_t(gridDim.x) * blockDim.x)
+    bench::split_reduce_quad<kDtype<T>>(partial, splits, elements, static_cast<unsigned char*>(dst),
+                                        q);
 }
 
-// Above 48 KiB of dynamic shared memory a kernel must opt in. The callers keep the answer in a
-// static of their own instantiation, so that it happens once per kernel and process (a failure
-// throws and is retried at the next launch).
-template <class Kernel>
-bool allow_shared_bytes(Kernel kernel, int bytes) {
-  if (bytes > 48 * 1024)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  return true;
-}
+using bench::allow_shared_bytes;
 
 template <class Tile>
 dim3 mma_grid(const Im2colGeometry& g, int splits) {
@@ -1070,8 +784,7 @@ unsigned grid_for(std::int64_t items) {
 
 }  // namespace
 
-// ---- Public launchers
-// -----------------------------------------------------------------------------
+// ---- Public launchers ---------------------------------------------------------------------------
 
 int mma_type_bytes(MmaType type) {
   return type == MmaType::tf32 ? 4 : 2;

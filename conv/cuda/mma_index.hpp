@@ -1,108 +1,56 @@
-// Index math of the tensor-core kernels (variants 4 and 5 in conv/cuda/im2col_gemm_kernels.cu),
-// shared by host and device so that tests/test_mma_index.cpp checks it on the CPU:
-//   - which matrix element each lane holds in each register of mma.sync fragments (PTX ISA
-//     "Matrix Fragments for mma.m16n8k16 with floating point type" and "... mma.m16n8k8"), and
-//     the ldmatrix row addresses the kernels give so that ldmatrix delivers exactly those
-//     fragments (PTX ISA "Warp-level matrix load instruction: ldmatrix");
-//   - how a k slice of the operand tiles is split into 16-byte vectors and dealt to threads;
-//   - the row-major column buffer of variant 5, col[group][m][k], k padded to whole vectors.
+// Index math of conv's tensor-core kernels (variants 4-6 in conv/cuda/im2col_gemm_mma.cu), shared
+// by host and device so that tests/test_mma_index.cpp checks it on the CPU. The generic part
+// (mma.sync fragment layouts, ldmatrix row addresses, the k-contiguous tile geometry, split-K)
+// lives in core/cuda/mma_index.hpp, shared with the op suite's matmul; here is what is conv's:
+//   - how a k slice of the column tile is dealt to threads (along k or along m);
+//   - the epilogue's staging strides for nchw and nhwc output;
+//   - the row-major column buffer of variant 5, col[group][m][k], k padded to whole vectors, and
+//     the padded nhwc repack of variant 6;
+//   - the tile and split-K plans.
 //
 // Shared-memory operand tiles are row-major with k contiguous: row r of the weight tile is an
-// output channel, row r of the column tile is an output pixel, and a k slice of a row is 64 bytes
-// (32 fp16/bf16 values or 16 fp32 values) stored at a padded stride of 80 bytes. One mma k step
-// covers 32 bytes of a row in every data type (k16 of 16-bit values, k8 of tf32 values), split
-// into two 16-byte chunks; an 8x8 ldmatrix matrix is 8 rows x one 16-byte chunk. With 32-bit
-// (tf32) values the same 16-byte chunk holds 4 values, and ldmatrix's .b16 distribution (lane l
-// gets the 4-byte word l%4 of row l/4) lands each lane the tf32 fragment element it needs, so one
-// addressing scheme serves all three types.
+// output channel, row r of the column tile is an output pixel (core/cuda/mma_index.hpp gives
+// their 64-byte slices at an 80-byte stride and the ldmatrix addressing of both).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "conv/im2col_index.hpp"
+#include "core/cuda/mma_index.hpp"
 
 namespace conv {
 
-// One element of a matrix fragment: row and column in the MMA's matrix (A: M x K, B: K x N,
-// C: M x N).
-struct MmaCoord {
-  int row, col;
-};
-
-// mma.m16n8k16 with .f16/.bf16 operands: A element i (0..7; register i/2, half i%2) of a lane.
-MYCONV_HD MmaCoord mma_m16n8k16_a(int lane, int i) {
-  const int group = lane >> 2, tig = lane & 3;
-  return {group + ((i & 2) ? 8 : 0), tig * 2 + (i & 1) + ((i & 4) ? 8 : 0)};
-}
-// B element i (0..3; register i/2, half i%2): row is k, column is n.
-MYCONV_HD MmaCoord mma_m16n8k16_b(int lane, int i) {
-  const int group = lane >> 2, tig = lane & 3;
-  return {tig * 2 + (i & 1) + ((i & 2) ? 8 : 0), group};
-}
-// Accumulator element i (0..3) of m16n8k16 and m16n8k8 alike (f32 C/D).
-MYCONV_HD MmaCoord mma_m16n8_c(int lane, int i) {
-  const int group = lane >> 2, tig = lane & 3;
-  return {group + ((i & 2) ? 8 : 0), tig * 2 + (i & 1)};
-}
-// mma.m16n8k8 with .tf32 operands: A element i (0..3, one register each).
-MYCONV_HD MmaCoord mma_m16n8k8_tf32_a(int lane, int i) {
-  const int group = lane >> 2, tig = lane & 3;
-  return {group + ((i & 1) ? 8 : 0), tig + ((i & 2) ? 4 : 0)};
-}
-// B element i (0..1): row is k, column is n.
-MYCONV_HD MmaCoord mma_m16n8k8_tf32_b(int lane, int i) {
-  const int group = lane >> 2, tig = lane & 3;
-  return {tig + (i ? 4 : 0), group};
-}
-
-// The shared-memory row a lane addresses in ldmatrix.x4, and which 16-byte chunk of the
-// 32-byte k step. ldmatrix.x4: lanes 8j..8j+7 give the row addresses of matrix j, which lands in
-// register j; lane l receives row l/4 of each matrix, bytes 4*(l%4)..+3.
-struct LdmatrixRow {
-  int row, chunk;
-};
-// A operand, one 16-row tile: matrices (rows 0-7, chunk 0), (8-15, 0), (0-7, 1), (8-15, 1), i.e.
-// registers a0..a3 of both the f16/bf16 m16n8k16 and the tf32 m16n8k8 fragment.
-MYCONV_HD LdmatrixRow ldmatrix_a_row(int lane) {
-  return {lane & 15, lane >> 4};
-}
-// B operand, two 8-column tiles n0 = rows 0-7 and n1 = rows 8-15 (rows of the tile are n):
-// matrices (n0, chunk 0), (n0, chunk 1), (n1, chunk 0), (n1, chunk 1), i.e. registers b0, b1 of
-// tile n0 then b0, b1 of tile n1.
-MYCONV_HD LdmatrixRow ldmatrix_b_row(int lane) {
-  return {(lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1};
-}
-
-// Geometry of the shared-memory operand tiles, the same in bytes for every data type.
-constexpr int kMmaSliceBytes = 64;  // one k slice of one row
-constexpr int kMmaRowStride = 80;  // padded: 8 rows of one 16-byte column hit 8 distinct bank quads
-constexpr int kMmaVecBytes = 16;   // one vector: the unit of global loads and shared stores
-constexpr int kMmaVecsPerRow = kMmaSliceBytes / kMmaVecBytes;  // 4
-constexpr int kMmaStepBytes = 32;                              // one mma k step
-
-// Elements per 16-byte vector: 8 for 16-bit storage, 4 for fp32 (tf32) storage.
-MYCONV_HD int mma_vec_elements(int element_bytes) {
-  return kMmaVecBytes / element_bytes;
-}
+using bench::choose_split_k;
+using bench::kMmaRowStride;
+using bench::kMmaSliceBytes;
+using bench::kMmaStepBytes;
+using bench::kMmaVecBytes;
+using bench::kMmaVecsPerRow;
+using bench::ldmatrix_a_row;
+using bench::ldmatrix_b_row;
+using bench::LdmatrixRow;
+using bench::mma_a_slot;
+using bench::mma_m16n8_c;
+using bench::mma_m16n8k16_a;
+using bench::mma_m16n8k16_b;
+using bench::mma_m16n8k8_tf32_a;
+using bench::mma_m16n8k8_tf32_b;
+using bench::mma_split_begin;
+using bench::mma_vec_elements;
+using bench::MmaCoord;
+using bench::MmaTileDims;
+using bench::MmaVecSlot;
 
 // The vectors of one k slice of the column tile (BN rows x 4 vectors) dealt to `threads` threads:
 // each thread keeps one vector column kv (its 4..8 k values, hence its rows of the im2col table,
 // are the same for all its pixels) and takes pixels mrow, mrow + threads/4, ... Along k (nhwc
 // gathers and the column buffer: the 4 lanes of a pixel read its 64 contiguous bytes) or along m
 // (nchw gathers: 32 lanes read 32 neighbouring pixels of one channel plane).
-struct MmaVecSlot {
-  int kv;    // vector within the row slice, 0..3
-  int mrow;  // first row (pixel) of the thread; the j-th is mrow + j * threads / 4
-};
 MYCONV_HD MmaVecSlot mma_b_slot(int tid, int threads, bool along_k) {
   const int lanes_along_m = threads / kMmaVecsPerRow;
   if (along_k) return {tid % kMmaVecsPerRow, tid / kMmaVecsPerRow};
   return {tid / lanes_along_m, tid % lanes_along_m};
-}
-// Vector `id` of the weight tile's slice (BM rows x 4 vectors), row-major: id = row * 4 + kv.
-MYCONV_HD MmaVecSlot mma_a_slot(int id) {
-  return {id % kMmaVecsPerRow, id / kMmaVecsPerRow};
 }
 
 // The epilogue stages the output tile in shared memory, in the order in which it is stored:
@@ -110,7 +58,7 @@ MYCONV_HD MmaVecSlot mma_a_slot(int id) {
 // channels (channels contiguous). Row strides are padded so that the fragment stores spread over
 // the banks and every row stays 16-byte aligned.
 MYCONV_HD constexpr int mma_out_stride(bool nhwc, int bm, int bn, int element_bytes) {
-  return nhwc ? bm + (element_bytes == 4 ? 4 : 8) : bn + 8;
+  return nhwc ? bm + (element_bytes == 4 ? 4 : 8) : bench::mma_staging_stride(bn);
 }
 
 // Variant 5's column buffer: for each group an M x Kp row-major matrix, Kp = K rounded up to
@@ -175,9 +123,6 @@ enum class MmaTileShape {
   t64x64,    // 4 warps of 32x32: small grids (7x7 and 14x14 maps, small batches)
   t32x64,    // 4 warps of 16x32: OC/G <= 32 (grouped and depthwise layers)
 };
-struct MmaTileDims {
-  int bm, bn, wm, wn;
-};
 constexpr MmaTileDims mma_tile_dims(MmaTileShape t) {
   return t == MmaTileShape::t128x128  ? MmaTileDims{128, 128, 64, 32}
          : t == MmaTileShape::t64x128 ? MmaTileDims{64, 128, 32, 64}
@@ -215,26 +160,9 @@ struct MmaPlan {
   MmaTileShape tile = MmaTileShape::t128x128;
   int splits = 1;
 };
-MYCONV_HD int mma_split_begin(int slices, int splits, int s) {
-  return int(std::int64_t(slices) * s / splits);
-}
 inline int mma_slices(const Im2colGeometry& g, int element_bytes) {
   const int slice_k = kMmaSliceBytes / element_bytes;
   return (g.k + slice_k - 1) / slice_k;
-}
-
-// Split-K of a grid of `blocks` blocks (over `groups` groups) whose K has `slices` slices: 1
-// where the grid has target_blocks or more, else enough splits to reach target_blocks, but each
-// split min_slices long or more, at most max_splits, and groups * splits <= 65535 (grid z).
-// Used by the tensor-core plans and by the FP32 CUDA-core kernels (variants 1-3).
-inline int choose_split_k(std::int64_t blocks, int slices, int groups, int target_blocks,
-                          int min_slices, int max_splits) {
-  if (blocks <= 0 || blocks >= target_blocks) return 1;
-  std::int64_t splits = (target_blocks + blocks - 1) / blocks;
-  if (splits > slices / min_slices) splits = slices / min_slices;
-  if (splits > max_splits) splits = max_splits;
-  if (splits > 65535 / groups) splits = 65535 / groups;
-  return splits > 1 ? int(splits) : 1;
 }
 
 // A grid of this many blocks or more is left unsplit: 1.4 blocks per SM (the 128x128 kernel

@@ -18,8 +18,8 @@
 
 #include <unistd.h>
 
-#include "baselines/backends.hpp"
-#include "baselines/halide_conv.hpp"
+#include "baselines/conv/backends.hpp"
+#include "baselines/conv/halide_conv.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
 

@@ -1,4 +1,4 @@
-#include "baselines/halide_conv.hpp"
+#include "baselines/conv/halide_conv.hpp"
 
 #include <cpuid.h>
 

@@ -35,8 +35,8 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include "baselines/backends.hpp"
-#include "baselines/libtorch_common.hpp"
+#include "baselines/conv/backends.hpp"
+#include "baselines/conv/libtorch_conv.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"

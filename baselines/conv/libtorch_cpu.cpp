@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
-#include "baselines/backends.hpp"
-#include "baselines/libtorch_common.hpp"
+#include "baselines/conv/backends.hpp"
+#include "baselines/conv/libtorch_conv.hpp"
 #include "core/error.hpp"
 
 namespace conv {

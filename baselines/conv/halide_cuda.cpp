@@ -25,7 +25,7 @@
 // output poisoned and read back with cudart copies on our stream. Halide's runtime therefore only
 // touches the device inside realize() and at teardown (device_release, which unloads its modules),
 // always through the hooks above.
-#include "baselines/halide_cuda.hpp"
+#include "baselines/conv/halide_cuda.hpp"
 
 #include <cuda.h>  // driver API types only (CUcontext, CUstream, CUresult); libcuda is not linked
 #include <cudaTypedefs.h>  // PFN_* types of driver entry points
@@ -43,8 +43,8 @@
 #include <string>
 #include <vector>
 
-#include "baselines/backends.hpp"
-#include "baselines/halide_conv.hpp"
+#include "baselines/conv/backends.hpp"
+#include "baselines/conv/halide_conv.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"

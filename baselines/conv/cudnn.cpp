@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "baselines/backends.hpp"
+#include "baselines/conv/backends.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"

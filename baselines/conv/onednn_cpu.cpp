@@ -24,92 +24,20 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "baselines/backends.hpp"
+#include "baselines/conv/backends.hpp"
+#include "baselines/onednn_common.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/timer.hpp"
 
-// Evaluates a oneDNN C++ API expression and returns its value; a dnnl::error becomes
-// bench::Unsupported (status unimplemented) or std::runtime_error naming the call, file and line.
-#define ONEDNN_CALL(...)                                                                       \
-  ::conv::onednn_call([&]() -> decltype(auto) { return __VA_ARGS__; }, #__VA_ARGS__, __FILE__, \
-                      __LINE__)
-
 namespace conv {
 namespace {
 
+using bench::onednn::effective_isa;
+using bench::onednn::onednn_type;
+using bench::onednn::onednn_version;
 using dnnl::memory;
 using Tag = memory::format_tag;
-
-std::string cpu_isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::all:
-      return "all";
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx512_mic:
-      return "avx512_mic";
-    case dnnl::cpu_isa::avx512_mic_4ops:
-      return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-  }
-  return "unknown";
-}
-
-// "oneDNN 2.6.3", from the library actually loaded (not the headers).
-std::string onednn_version() {
-  const dnnl::version_t* v = dnnl::version();
-  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-         std::to_string(v->patch);
-}
-
-std::string effective_isa() {
-  return cpu_isa_name(dnnl::get_effective_cpu_isa());
-}
-
-// Converts a dnnl::error thrown by the call `call` at file:line.
-[[noreturn]] void throw_onednn_error(const dnnl::error& e, const char* call, const char* file,
-                                     int line) {
-  const std::string what = std::string(e.what()) + " (" + dnnl_status2str(e.status) + ")";
-  if (e.status == dnnl_unimplemented)
-    throw bench::Unsupported(onednn_version() + " (cpu isa " + effective_isa() +
-                             ") has no implementation: " + what);
-  throw std::runtime_error("oneDNN error: " + what + " in `" + call + "` at " + file + ":" +
-                           std::to_string(line));
-}
-
-template <class F>
-decltype(auto) onednn_call(F&& f, const char* call, const char* file, int line) {
-  try {
-    return f();
-  } catch (const dnnl::error& e) {
-    throw_onednn_error(e, call, file, line);
-  }
-}
-
-memory::data_type onednn_type(DataType dt) {
-  switch (dt) {
-    case DataType::bf16:
-      return memory::data_type::bf16;
-    case DataType::fp16:
-      return memory::data_type::f16;
-    default:
-      return memory::data_type::f32;  // fp32 (tf32 is refused by check_support)
-  }
-}
 
 // Plain descriptors of the problem's buffers (see conv/problem.hpp). oneDNN's logical dims are
 // always {N, C, H, W} and {[G,] O, I, H, W}; the format tag says how they lie in memory.

@@ -1,3 +1,0 @@
-// No code of its own: it keeps myconv_baselines a valid library in a build where none of the
-// baseline libraries (LibTorch, oneDNN, Halide, cuDNN) was found.
-#include "baselines/backends.hpp"

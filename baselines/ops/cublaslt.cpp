@@ -1,0 +1,391 @@
+// Op backend "cublaslt": cuBLASLt's matmul, the vendor library's bar for matmul (other ops are
+// unsupported: cuBLASLt is a matmul library), with the first algorithm of its heuristic, as
+// PyTorch's own cuBLASLt path takes it. Also the measured matmul ceiling (matmul_ceiling.hpp).
+//
+// Layout: the problem is row-major, C[b][m][n] = A[b][m][k] B[b][k][n]; cuBLASLt is column-major.
+// A row-major matrix read as column-major is its transpose, so the call is C^T = B^T A^T with no
+// operand transposed: B (seen as n x k, ld n) goes first, then A (k x m, ld k), into C (n x m,
+// ld n). Batches are strided (one matrix after the other).
+//
+// Math: fp32 -> CUBLAS_COMPUTE_32F (strict FP32), tf32 -> CUBLAS_COMPUTE_32F_FAST_TF32 on FP32
+// storage, fp16 / bf16 -> 16-bit A, B, C with CUBLAS_COMPUTE_32F (FP32 accumulation); scale type
+// FP32 throughout.
+//
+// compile() asks cublasLtMatmulAlgoGetHeuristic for its first algorithm: that query (what a
+// library pays once per shape) is the compile time. run() is one cublasLtMatmul on the instance's
+// stream with a workspace allocated in prepare(), so the runner's graph capture takes it as it is.
+#include "baselines/ops/matmul_ceiling.hpp"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "baselines/ops/backends.hpp"
+#include "baselines/ops/cublas_check.hpp"
+#include "core/cuda/cuda_check.hpp"
+#include "core/cuda/cuda_info.hpp"
+#include "core/cuda/cuda_raii.hpp"
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "core/random.hpp"
+
+namespace ops {
+namespace {
+
+// 32 MiB: the workspace cuBLAS's documentation recommends for Hopper (cublasSetWorkspace; 4 MiB
+// before it), and what PyTorch gives its cuBLASLt calls on sm_90 and later
+// (pytorch/pytorch#120925), so that the heuristic may choose among the same algorithms (split-K
+// among them) as for PyTorch.
+constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
+
+// Move-only owner of one cuBLASLt object, released by Destroy (never throws).
+template <typename H, cublasStatus_t (*Destroy)(H)>
+class LtOwner {
+ public:
+  LtOwner() = default;
+  explicit LtOwner(H h) : h_(h) {}
+  ~LtOwner() {
+    if (h_) CUBLAS_CHECK_NOTHROW(Destroy(h_));
+  }
+  LtOwner(LtOwner&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  LtOwner& operator=(LtOwner&& o) noexcept {
+    std::swap(h_, o.h_);
+    return *this;
+  }
+  LtOwner(const LtOwner&) = delete;
+  LtOwner& operator=(const LtOwner&) = delete;
+  H get() const { return h_; }
+
+ private:
+  H h_ = nullptr;
+};
+
+using Handle = LtOwner<cublasLtHandle_t, &cublasLtDestroy>;
+using MatmulDesc = LtOwner<cublasLtMatmulDesc_t, &cublasLtMatmulDescDestroy>;
+using MatrixLayout = LtOwner<cublasLtMatrixLayout_t, &cublasLtMatrixLayoutDestroy>;
+using Preference = LtOwner<cublasLtMatmulPreference_t, &cublasLtMatmulPreferenceDestroy>;
+
+Handle make_handle() {
+  cublasLtHandle_t h = nullptr;
+  CUBLAS_CHECK(cublasLtCreate(&h));
+  return Handle(h);
+}
+
+cudaDataType_t data_type(DataType dt) {
+  switch (dt) {
+    case DataType::fp16:
+      return CUDA_R_16F;
+    case DataType::bf16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;  // fp32, and tf32's FP32 storage
+  }
+}
+
+cublasComputeType_t compute_type(DataType dt) {
+  return dt == DataType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+const char* compute_type_name(DataType dt) {
+  return dt == DataType::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+}
+
+// "13.1.0" from cuBLASLt's version number (major * 10000 + minor * 100 + patch).
+std::string cublaslt_version() {
+  const std::size_t v = cublasLtGetVersion();
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         std::to_string(v % 100);
+}
+
+template <typename V>
+V algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+  V v{};
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) !=
+      CUBLAS_STATUS_SUCCESS)
+    return V{};
+  return v;
+}
+
+// cublasLtMatmulTile_t's names for its first ids (the two-dimensional tiles; the enum's values
+// are fixed by the ABI), "id N" past them.
+std::string tile_name(std::uint32_t id) {
+  static const char* const kTiles[] = {
+      "undefined", "8x8",    "8x16",   "16x8",   "8x32",    "16x16",   "32x8",    "8x64",
+      "16x32",     "32x16",  "64x8",   "32x32",  "32x64",   "64x32",   "32x128",  "64x64",
+      "128x32",    "64x128", "128x64", "64x256", "128x128", "256x64",  "64x512",  "128x256",
+      "256x128",   "512x64", "64x96",  "96x64",  "96x128",  "128x160", "160x128", "192x128",
+      "128x192",   "128x96", "32x256", "256x32"};
+  return id < std::size(kTiles) ? kTiles[id] : "id " + std::to_string(id);
+}
+
+// cublasLtMatmulStages_t: ids 1 to 24 are 16, 32, 64, 128 elements by 1 to 6 stages.
+std::string stages_name(std::uint32_t id) {
+  if (id == 0) return "undefined";
+  if (id <= 24)
+    return std::to_string(16u << ((id - 1) / 6)) + "x" + std::to_string((id - 1) % 6 + 1);
+  return "id " + std::to_string(id);
+}
+
+// One matmul shape and dtype as cuBLASLt descriptors, and the algorithm its heuristic picks.
+class LtMatmul {
+ public:
+  LtMatmul(cublasLtHandle_t handle, std::int64_t batch, std::int64_t m, std::int64_t n,
+           std::int64_t k, DataType dt)
+      : handle_(handle), dt_(dt) {
+    cublasLtMatmulDesc_t desc = nullptr;
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, compute_type(dt), CUDA_R_32F));
+    desc_ = MatmulDesc(desc);
+    layout_b_ = layout(n, k, batch, k * n);  // our B, cuBLASLt's A
+    layout_a_ = layout(k, m, batch, m * k);  // our A, cuBLASLt's B
+    layout_c_ = layout(n, m, batch, m * n);
+    cublasLtMatmulPreference_t pref = nullptr;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    preference_ = Preference(pref);
+    const std::uint64_t workspace = kWorkspaceBytes;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace));
+  }
+
+  // The heuristic's first algorithm; bench::Unsupported when it has none for this case.
+  void choose() {
+    int returned = 0;
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+        handle_, desc_.get(), layout_b_.get(), layout_a_.get(), layout_c_.get(), layout_c_.get(),
+        preference_.get(), 1, &heuristic_, &returned);
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && returned == 0))
+      throw bench::Unsupported("cuBLASLt " + cublaslt_version() +
+                               ": the heuristic has no algorithm for this matmul");
+    if (status != CUBLAS_STATUS_SUCCESS)
+      bench::throw_cublas_error("cublasLtMatmulAlgoGetHeuristic", status, __FILE__, __LINE__);
+    chosen_ = true;
+  }
+
+  // C = A B on stream s (row-major; see the header comment for the operand order).
+  void run(const void* a, const void* b, void* c, void* workspace, cudaStream_t s) const {
+    if (!chosen_) throw std::logic_error("cublaslt: run() before compile()");
+    const float alpha = 1.0f, beta = 0.0f;
+    CUBLAS_CHECK(cublasLtMatmul(handle_, desc_.get(), &alpha, b, layout_b_.get(), a,
+                                layout_a_.get(), &beta, c, layout_c_.get(), c, layout_c_.get(),
+                                &heuristic_.algo, workspace, kWorkspaceBytes, s));
+  }
+
+  std::size_t workspace_bytes() const { return heuristic_.workspaceSize; }
+
+  nlohmann::ordered_json algo_json() const {
+    const cublasLtMatmulAlgo_t& a = heuristic_.algo;
+    return {
+        {"heuristic_rank", 1},
+        {"algo_id", algo_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_ID)},
+        {"tile", tile_name(algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_TILE_ID))},
+        {"stages", stages_name(algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_STAGES_ID))},
+        {"split_k", algo_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)},
+        {"reduction_scheme", algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)},
+        {"cta_swizzling", algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)},
+        {"cluster_shape_id", algo_config<std::uint16_t>(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)},
+        {"workspace_bytes", heuristic_.workspaceSize},
+        {"waves", heuristic_.wavesCount}};
+  }
+
+  std::string describe() const {
+    const nlohmann::ordered_json j = algo_json();
+    return std::string("cublasLtMatmul, ") + compute_type_name(dt_) + ", heuristic's first: algo " +
+           std::to_string(j["algo_id"].get<int>()) + ", tile " + j["tile"].get<std::string>() +
+           ", stages " + j["stages"].get<std::string>() + ", split-k " +
+           std::to_string(j["split_k"].get<int>()) + ", workspace " +
+           std::to_string(heuristic_.workspaceSize) + " B";
+  }
+
+ private:
+  // A column-major rows x cols matrix (ld = rows) of the dtype, batched with the given stride.
+  MatrixLayout layout(std::int64_t rows, std::int64_t cols, std::int64_t batch,
+                      std::int64_t stride) const {
+    cublasLtMatrixLayout_t l = nullptr;
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, data_type(dt_), std::uint64_t(rows),
+                                            std::uint64_t(cols), rows));
+    MatrixLayout owned(l);
+    if (batch > 1) {
+      const std::int32_t count = std::int32_t(batch);
+      CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                    sizeof count));
+      CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                    &stride, sizeof stride));
+    }
+    return owned;
+  }
+
+  cublasLtHandle_t handle_;
+  DataType dt_;
+  MatmulDesc desc_;
+  MatrixLayout layout_a_, layout_b_, layout_c_;
+  Preference preference_;
+  cublasLtMatmulHeuristicResult_t heuristic_{};
+  bool chosen_ = false;
+};
+
+class CublasLtInstance final : public Instance {
+ public:
+  CublasLtInstance(const Problem& p, const HostData& data)
+      : p_(p),
+        handle_(make_handle()),
+        matmul_(handle_.get(), p.b, p.m, p.n, p.k, p.dtype),
+        out_(std::size_t(p.output_elements()) * std::size_t(bench::storage_bytes(p.dtype))),
+        workspace_(kWorkspaceBytes),
+        timer_(stream_.get()) {
+    for (const auto& in : data.inputs) {
+      const std::vector<unsigned char> bytes = bench::to_storage_bytes(in, p.dtype);
+      inputs_.emplace_back(bytes.size());
+      inputs_.back().upload_async(bytes.data(), stream_.get());
+      stream_.synchronize();  // the host bytes end here
+    }
+  }
+
+  void compile() override { matmul_.choose(); }
+  void poison_output() override { out_.fill_bytes_async(0xFF, stream_.get()); }  // NaN in all
+  void run() override {
+    matmul_.run(inputs_[0].data(), inputs_[1].data(), out_.data(), workspace_.data(),
+                stream_.get());
+  }
+  void sync() override { stream_.synchronize(); }
+
+  void read_output(float* dst) override {
+    std::vector<unsigned char> bytes(out_.bytes());
+    out_.download_async(bytes.data(), stream_.get());
+    stream_.synchronize();
+    bench::from_storage_bytes(bytes.data(), std::size_t(p_.output_elements()), p_.dtype, dst);
+  }
+
+  std::string algorithm() const override { return matmul_.describe(); }
+  std::optional<std::int64_t> workspace_bytes() const override {
+    return std::int64_t(matmul_.workspace_bytes());
+  }
+  bench::DeviceTimer* device_timer() override { return &timer_; }
+  void* cuda_stream() override { return stream_.get(); }
+  nlohmann::ordered_json extra() const override {
+    return {{"cublaslt_version", cublaslt_version()},
+            {"compute_type", compute_type_name(p_.dtype)},
+            {"cublaslt_algo", matmul_.algo_json()},
+            {"workspace_limit_bytes", kWorkspaceBytes},
+            {"compile_includes", "cublasLtMatmulAlgoGetHeuristic (first result)"}};
+  }
+
+ private:
+  Problem p_;
+  Handle handle_;
+  LtMatmul matmul_;
+  bench::Stream stream_;
+  std::vector<bench::DeviceBuffer<unsigned char>> inputs_;
+  bench::DeviceBuffer<unsigned char> out_, workspace_;
+  bench::CudaEventTimer timer_;
+};
+
+class CublasLtBackend final : public Backend {
+ public:
+  std::string name() const override { return "cublaslt"; }
+  std::string device() const override { return "cuda"; }
+  std::string library_version() const override { return "cuBLASLt " + cublaslt_version(); }
+  Support available() const override {
+    const bench::CudaAvailability a = bench::cuda_device_available();
+    return a.ok ? Support::yes() : Support::no(a.reason);
+  }
+  Support check_support(const Problem& p) const override {
+    if (p.op != Op::matmul)
+      return Support::no("cuBLASLt is a matmul library: it has no " + to_string(p.op));
+    if (p.b > std::numeric_limits<std::int32_t>::max())
+      return Support::no("cuBLASLt's batch count is a 32-bit integer");
+    return Support::yes();
+  }
+  std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
+    return std::make_unique<CublasLtInstance>(p, data);
+  }
+};
+
+// ---- The matmul ceiling ----
+
+constexpr std::int64_t kCeilingSize = 8192;
+constexpr int kCeilingWarmups = 2, kCeilingTimed = 5;
+
+// count elements of dt, random in [-1, 1): a block of 2^20 random values repeated (random enough
+// for the tensor cores' power draw, which zeros would understate; cheap to make on the host).
+bench::DeviceBuffer<unsigned char> random_matrix(std::int64_t count, DataType dt,
+                                                 std::uint64_t seed, cudaStream_t s) {
+  const std::size_t esize = std::size_t(bench::storage_bytes(dt));
+  bench::DeviceBuffer<unsigned char> buf(std::size_t(count) * esize);
+  std::vector<float> block(std::size_t(1) << 20);
+  bench::fill_random(block, seed, dt);
+  const std::vector<unsigned char> bytes = bench::to_storage_bytes(block, dt);
+  for (std::size_t at = 0; at < buf.bytes(); at += bytes.size())
+    CUDA_CHECK(cudaMemcpyAsync(buf.data() + at, bytes.data(),
+                               std::min(bytes.size(), buf.bytes() - at), cudaMemcpyHostToDevice,
+                               s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  return buf;
+}
+
+// TFLOP/s of the best timed call.
+double ceiling_tflops(DataType dt) {
+  const std::int64_t n = kCeilingSize;
+  bench::Stream stream;
+  const auto a = random_matrix(n * n, dt, 1, stream.get());
+  const auto b = random_matrix(n * n, dt, 2, stream.get());
+  bench::DeviceBuffer<unsigned char> c(std::size_t(n * n) * std::size_t(bench::storage_bytes(dt)));
+  bench::DeviceBuffer<unsigned char> workspace(kWorkspaceBytes);
+  const Handle handle = make_handle();
+  LtMatmul matmul(handle.get(), 1, n, n, n, dt);
+  matmul.choose();
+  for (int i = 0; i < kCeilingWarmups; ++i)
+    matmul.run(a.data(), b.data(), c.data(), workspace.data(), stream.get());
+  bench::CudaEventTimer timer(stream.get());
+  double best_ms = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < kCeilingTimed; ++i) {
+    timer.start();
+    matmul.run(a.data(), b.data(), c.data(), workspace.data(), stream.get());
+    timer.stop();
+    best_ms = std::min(best_ms, timer.elapsed().count());
+  }
+  return 2.0 * double(n) * double(n) * double(n) / (best_ms * 1e-3) / 1e12;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cublaslt_backend(const BackendOptions&) {
+  return std::make_unique<CublasLtBackend>();
+}
+
+nlohmann::ordered_json measure_matmul_ceiling(const std::vector<bench::DataType>& dtypes) {
+  const std::string size = std::to_string(kCeilingSize);
+  nlohmann::ordered_json out = {
+      {"method", "cuBLASLt " + size + "x" + size + "x" + size +
+                     " row-major matmul, random inputs, the heuristic's first algorithm, 32 MiB "
+                     "workspace; best of " +
+                     std::to_string(kCeilingTimed) + " calls after " +
+                     std::to_string(kCeilingWarmups) + " warm-ups, timed by CUDA events"}};
+  const bench::CudaAvailability a = bench::cuda_device_available();
+  if (!a.ok) {
+    out["why"] = "no CUDA device: " + a.reason;
+    return out;
+  }
+  out["cublaslt_version"] = cublaslt_version();
+  nlohmann::ordered_json tflops = nlohmann::ordered_json::object();
+  nlohmann::ordered_json failed = nlohmann::ordered_json::object();
+  for (DataType dt : dtypes) {
+    try {
+      tflops[bench::to_string(dt)] = ceiling_tflops(dt);
+    } catch (const std::exception& e) {
+      failed[bench::to_string(dt)] = e.what();
+    }
+  }
+  out["tflops"] = tflops;
+  if (!failed.empty()) out["failed"] = failed;
+  return out;
+}
+
+}  // namespace ops

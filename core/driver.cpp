@@ -1,0 +1,204 @@
+#include "core/driver.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include "core/error.hpp"
+#include "core/printers.hpp"
+#include "core/system_info.hpp"
+#include "core/trace_report.hpp"
+#if MYCONV_HAVE_CUDA
+#include "core/cuda/cuda_info.hpp"
+#include "core/cuda/cuda_services.hpp"
+#endif
+#if MYCONV_HAVE_CUPTI
+#include "core/cuda/cupti_tracer.hpp"
+#endif
+
+namespace bench {
+
+void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both) {
+  std::vector<std::string> modes = {"real", "pure"};
+  if (allow_both) modes.push_back("both");
+  app.add_option("--timing", o.timing,
+                 std::string("real: every call synchronized, overheads included; pure: calls back "
+                             "to back between one timer pair, or a replayed CUDA graph where the "
+                             "backend allows capture") +
+                     (allow_both ? "; both: every case in each mode, every backend alike" : ""))
+      ->capture_default_str()
+      ->check(CLI::IsMember(modes));
+  app.add_flag("--no-graph", o.no_graph, "--timing pure: loop calls instead of replaying a graph");
+  app.add_option("--pure-runs", o.pure_runs,
+                 "--timing pure: calls per sample (default: enough for about 2 ms)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--cold-cache", o.cold_cache,
+               "Flush the GPU's L2 (twice its size written) or the CPU caches before every sample");
+  app.add_option("--warmup", o.measure.warmup_iters, "Warm-up runs before sampling")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--min-iters", o.measure.min_iters, "Samples needed before stopping early")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-iters", o.measure.max_iters, "Most samples per case")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--min-time-ms", o.measure.min_time_ms, "Least sampling time per case")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-time-ms", o.measure.max_time_ms, "Most sampling time per case")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--target-cv", o.measure.target_cv,
+                 "Stop once the coefficient of variation is below this")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str();
+  app.add_option("--json", o.json_path, "Write results as JSON (results/README.md has the schema)");
+  app.add_option("--csv", o.csv_path, "Write results as CSV");
+  app.add_flag("--list-backends", o.list_backends, "List the backends and exit");
+  app.add_flag("--source-info", o.source_info,
+               "Print the source this program was built from (commit, difference, origin) as "
+               "JSON and exit");
+  app.add_option("--write-source-diff", o.write_source_diff,
+                 "Write the built tree's difference from its commit to FILE (empty when none) "
+                 "and exit");
+  app.add_flag("--no-source-diff", o.no_source_diff,
+               "--json: do not write the source difference beside the JSON (a runner writes it "
+               "once per run folder)");
+  app.add_flag("--list-cases", o.list_cases,
+               "Print the (problem, backend) cases that would run, one JSON record per line, "
+               "and exit");
+  app.add_flag("--strict", o.strict, "Exit 1 when any case is incorrect or failed");
+  app.add_flag("--debug", o.debug,
+               "After each case's result block, a [DEBUG] block from traced calls made after the "
+               "timed sampling: events, top GPU kernels (CUPTI), copies, kernels per call, launch "
+               "latency, host phases");
+  app.add_option("--trace-dir", o.trace_dir,
+                 "Write one Chrome trace JSON per backend and problem into DIR (Perfetto, "
+                 "chrome://tracing): host phases, GPU kernels and copies, launch flows");
+  app.add_option("--trace-calls", o.trace_calls,
+                 "Traced calls per case for --debug and --trace-dir, after the timed sampling")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+std::string check_common_options(const CLI::App& app, const DriverOptions& o) {
+  if (o.measure.min_time_ms > o.measure.max_time_ms)
+    throw UsageError("--min-time-ms must not exceed --max-time-ms");
+  std::string s;
+  if (app.count("--seed")) s += " --seed " + std::to_string(o.seed);
+  if (o.timing != "real") s += " --timing " + o.timing;
+  if (o.no_graph) s += " --no-graph";
+  if (o.pure_runs > 0) s += " --pure-runs " + std::to_string(o.pure_runs);
+  if (o.cold_cache) s += " --cold-cache";
+  return s;
+}
+
+bool handle_source_options(const DriverOptions& o) {
+  if (o.source_info) {
+    std::cout << source_info().dump(2) << "\n";
+    return true;
+  }
+  if (!o.write_source_diff.empty()) {
+    check_output_path("--write-source-diff", o.write_source_diff);
+    write_source_diff(o.write_source_diff);
+    return true;
+  }
+  return false;
+}
+
+void check_output_path(const std::string& option, const std::string& path) {
+  if (path.empty()) return;
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent))
+    throw UsageError(option + ": folder '" + parent.string() + "' does not exist");
+}
+
+void start_session(Session& s, const DriverOptions& o, bool uses_gpu,
+                   const std::string& command_prefix) {
+  s.options = &o;
+  check_output_path("--json", o.json_path);
+  check_output_path("--csv", o.csv_path);
+  if (!o.trace_dir.empty() && !o.list_cases) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.trace_dir, ec);
+    if (ec || !std::filesystem::is_directory(o.trace_dir))
+      throw UsageError("--trace-dir: cannot create folder '" + o.trace_dir + "'" +
+                       (ec ? ": " + ec.message() : std::string()));
+  }
+
+  s.case_options.measure = o.measure;
+  s.case_options.command_prefix = command_prefix;
+  s.case_options.timing = o.timing == "pure" ? TimingMode::pure : TimingMode::real;
+  s.case_options.use_graph = !o.no_graph;
+  s.case_options.pure_runs = o.pure_runs;
+  s.case_options.cold_cache = o.cold_cache;
+  if (o.list_cases) return;  // listing runs nothing and needs no system facts
+
+  s.set.system = collect_system_info();
+#if MYCONV_HAVE_CUDA
+  s.set.system["cuda"] = cuda_system_info();
+  if (s.set.system["cuda"].contains("devices"))
+    s.set.system["gpus"] = s.set.system["cuda"]["devices"];
+  if (uses_gpu && cuda_device_available().ok) {
+    s.device_services = make_cuda_services();
+    s.case_options.device_services = s.device_services.get();
+  }
+#else
+  (void)uses_gpu;
+#endif
+  // A build from a tree that differed from its commit: the difference goes beside the JSON
+  // (out.json -> out.source.diff), and the JSON names it.
+  if (!o.json_path.empty() && !o.no_source_diff && !source_diff().empty()) {
+    std::filesystem::path diff = o.json_path;
+    diff.replace_extension(".source.diff");
+    write_source_diff(diff.string());
+    s.set.system["source"]["diff_file"] = diff.filename().string();
+  }
+
+  // Tracing (--debug, --trace-dir) is off unless asked; GPU cases then record CUPTI activity.
+  if (o.debug || !o.trace_dir.empty()) {
+    s.trace_config.calls = o.trace_calls;
+#if MYCONV_HAVE_CUPTI
+    if (const CudaAvailability a = cuda_device_available(); a.ok) {
+      s.device_activity = make_cupti_activity_source();
+      s.trace_config.device_activity = s.device_activity.get();
+    } else {
+      s.trace_config.why_no_device_activity = a.reason;
+    }
+#else
+    s.trace_config.why_no_device_activity = "built without CUPTI: " MYCONV_WHY_NO_CUPTI;
+#endif
+    s.case_options.trace = &s.trace_config;
+  }
+}
+
+void finish_case(std::ostream& os, Session& s, Result result, const std::shared_ptr<Trace>& trace) {
+  const DriverOptions& o = *s.options;
+  print_result_block(os, result);
+  if (trace) {
+    std::string trace_path;
+    if (!o.trace_dir.empty()) {
+      trace_path = (std::filesystem::path(o.trace_dir) / trace_file_name(result)).string();
+      write_chrome_trace(trace_path, *trace, result);
+      result.extra["trace_file"] = trace_path;
+    }
+    if (o.debug) print_debug_block(os, *trace, result, trace_path);
+  }
+  s.set.results.push_back(std::move(result));
+  write_results(s);
+}
+
+void write_results(const Session& s) {
+  if (!s.options->json_path.empty()) write_json(s.options->json_path, s.set);
+  if (!s.options->csv_path.empty()) write_csv(s.options->csv_path, s.set.results);
+}
+
+int count_bad(const ResultSet& set) {
+  int bad = 0;
+  for (const auto& r : set.results)
+    bad += r.status == Status::incorrect || r.status == Status::failed;
+  return bad;
+}
+
+}  // namespace bench

@@ -1,0 +1,85 @@
+// What every driver (myconv, myops, and the model suites') shares around the case runner: the
+// common command-line options (measurement, timing, seed, outputs, listing, source record,
+// tracing), the session they set up (system info, device services, tracing, case options), the
+// per-case trace and debug output, and the result files. A driver adds its own options (problems,
+// backends) and loops over its cases; none copies this.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/device.hpp"
+#include "core/measure.hpp"
+#include "core/result.hpp"
+#include "core/runner.hpp"
+#include "core/trace.hpp"
+
+namespace bench {
+
+struct DriverOptions {
+  MeasureConfig measure;
+  std::string timing = "real";  // real | pure (| both where the driver allows it)
+  bool no_graph = false, cold_cache = false;
+  int pure_runs = 0;
+  std::uint64_t seed = 1;
+  std::string json_path, csv_path;
+  bool list_backends = false, strict = false;
+  bool source_info = false;       // print the source record (system.source) and exit
+  std::string write_source_diff;  // write the built tree's difference from its commit and exit
+  bool no_source_diff = false;    // --json without the difference beside it (the runner's own)
+  bool list_cases = false;        // print the cases as JSON lines instead of running them
+  bool debug = false;             // a [DEBUG] block after each case's result block
+  std::string trace_dir;          // one Chrome trace JSON per case
+  int trace_calls = 3;            // traced calls per case, after the timed sampling
+};
+
+// Adds the shared options to app. allow_both: --timing also takes "both" (every case measured in
+// real and in pure mode).
+void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both = false);
+
+// Checks the shared options after parsing (throws UsageError), and returns the part of each case's
+// reproducing command they give (e.g. " --seed 7 --timing pure"), options left at their defaults
+// omitted.
+std::string check_common_options(const CLI::App& app, const DriverOptions& o);
+
+// --source-info and --write-source-diff: does what they ask and returns true (the driver exits 0).
+bool handle_source_options(const DriverOptions& o);
+
+// An output file's folder must exist before any case runs, so that a bad path fails at once.
+void check_output_path(const std::string& option, const std::string& path);
+
+// The state of one driver run: the result set (with the system facts), the case options, and what
+// they point to (device services, trace configuration and device activity source).
+struct Session {
+  ResultSet set;
+  CaseOptions case_options;
+  std::unique_ptr<DeviceServices> device_services;
+  TraceConfig trace_config;
+  std::unique_ptr<ActivitySource> device_activity;
+  const DriverOptions* options = nullptr;
+};
+
+// Sets the session up: checks the output paths and the trace folder (UsageError), collects the
+// system info (with the CUDA devices where built with CUDA), makes the device services when
+// uses_gpu and a GPU is there, the tracing when asked, and writes the source difference beside
+// the JSON when the built tree differed from its commit. command_prefix starts every case's
+// reproducing command. Session::set.system["libraries"] is for the driver to fill.
+void start_session(Session& s, const DriverOptions& o, bool uses_gpu,
+                   const std::string& command_prefix);
+
+// After one case ran: prints its result block and, when traced, writes its Chrome trace and
+// prints its debug block; appends the result and rewrites the result files (atomically, so that
+// a crash or a kill keeps the finished cases).
+void finish_case(std::ostream& os, Session& s, Result result, const std::shared_ptr<Trace>& trace);
+
+// Rewrites --json and --csv from the session's results.
+void write_results(const Session& s);
+
+// Cases incorrect or failed, for the closing line and --strict.
+int count_bad(const ResultSet& set);
+
+}  // namespace bench

@@ -1,0 +1,52 @@
+// The op backend interface: one implementation of op problems. One file per backend (ours in
+// ops/cuda/, the libraries' in baselines/ops/); all are registered in ops/registry.cpp.
+//
+// Life of one case (core/runner.hpp drives it; ops/bench.cpp gives it the op hooks):
+//   check_support(p) -> prepare(p, data) [untimed: allocate, upload] -> compile() [timed as
+//   compile_time_ms: plans, primitives, heuristics] -> poison_output(), run(), sync() [timed as
+//   first_run_ms], read_output() [checked] -> run()/sync() samples [timed] -> destructor.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/runner.hpp"
+#include "ops/data.hpp"
+#include "ops/problem.hpp"
+
+namespace ops {
+
+using bench::Support;
+
+// One prepared op case (core/runner.hpp: the life the runner gives it), with how its output is read
+// for the check.
+class Instance : public bench::Instance {
+ public:
+  // Copies the output to dst as float: p.output_elements() values, row-major in p.output_shape().
+  virtual void read_output(float* dst) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::string device() const = 0;  // "cpu" or "cuda"
+  // Version of the library behind the backend, e.g. "LibTorch 2.11.0", "CUDA 13.0 (ours)".
+  virtual std::string library_version() const = 0;
+  // Whether the backend can run here at all (e.g. a CUDA device exists).
+  virtual Support available() const { return Support::yes(); }
+  // Whether the backend can run p, judged from the problem alone (op, dtype, rank, axes); a
+  // reason naming what is missing otherwise, e.g. "CUB has no layernorm".
+  virtual Support check_support(const Problem& p) const = 0;
+  // Allocates buffers and copies data.inputs in, converted to p.dtype (not timed).
+  virtual std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const = 0;
+};
+
+// Settings that select a backend's implementation.
+struct BackendOptions {
+  // Kernel variant of own_cuda, e.g. "2" ("" = the best for the op, the default). A variant that
+  // does not exist for an op makes that case unsupported with the list of the op's variants.
+  std::string variant;
+};
+
+}  // namespace ops
