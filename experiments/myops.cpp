@@ -89,8 +89,10 @@ void print_op_list() {
     t.add_row({ops::to_string(c), ops::to_string(op), e});
   }
   t.print(std::cout);
+  const std::string dir = ops::ops_list_dir();
   std::cout << "size classes (--size): " << join(ops::size_classes())
-            << ", all (every class but xlarge)\n";
+            << ", all (every class but xlarge)\nop lists: "
+            << (dir.empty() ? "not found (set MYCONV_OPS_DIR)" : dir) << "\n";
 }
 
 // Host memory one problem needs: its inputs and the output read back as float, the reference in

@@ -104,6 +104,9 @@ check "the installed myconv loads the prefix's libraries from the prefix" loaded
 check "the installed shape sets: resnet50 lists its 6 problems" \
   bash -c "cd / && '$inst/bin/myconv' --shapes '$inst/share/myconv/experiments/shapes/resnet50.txt' \
     --backend libtorch_cpu --list-cases | grep -c '\"problem\"' | grep -qx 6"
+check "the installed myops reads the installed op lists" \
+  bash -c "cd / && env -i '$inst/bin/myops' --list-ops | grep -q '^op lists: $inst/bin/../share/myconv/experiments/ops\$' &&
+    env -i '$inst/bin/myops' --size batched --backend libtorch_cpu --list-cases | grep -q 'qwen2_lm_head'"
 rm -rf "$work/runs"
 mkdir -p "$work/runs"
 check "PREFIX/bin/myconv-run-all --preset seed --quick writes a run folder under ./results" \
