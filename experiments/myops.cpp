@@ -363,8 +363,8 @@ int main(int argc, char** argv) {
     if (o.fast) {  // only what the user did not set
       auto& m = o.common.measure;
       if (!app.count("--warmup")) m.warmup_iters = 1;
-      if (!app.count("--min-time-ms")) m.min_time_ms = 10;
       if (!app.count("--max-time-ms")) m.max_time_ms = 100;
+      if (!app.count("--min-time-ms")) m.min_time_ms = std::min(10.0, m.max_time_ms);
       if (!app.count("--min-iters")) m.min_iters = 3;
     }
     std::string prefix = "myops";

@@ -1,35 +1,50 @@
 #!/usr/bin/env bash
-# Runs the experiment grid through every available backend (no GPU: the CPU backends run, the GPU
-# ones are recorded as skipped) and writes a run folder results/<YYYYMMDD_HHMMSS>_<host>/ with
-# all_experiments.txt (console log, set-up and build output included), results.json and
-# results.csv (results/README.md), report.md and plots/ (scripts/analyze_results.py). The first
-# run on a fresh machine does the set-up and the build itself.
+# Runs the experiment grid of a suite through every available backend (no GPU: the CPU backends
+# run, the GPU ones are recorded as skipped) and writes a run folder
+# results/<YYYYMMDD_HHMMSS>_<host>/ (the op suite's: ..._<host>_ops/) with all_experiments.txt
+# (console log, set-up and build output included), results.json and results.csv
+# (results/README.md), report.md and plots/ (scripts/analyze_results.py). The first run on a
+# fresh machine does the set-up and the build itself.
 #
-#   scripts/run_all_experiments.sh [options] [-- myconv options]
+#   scripts/run_all_experiments.sh [options] [-- program options]
+#     --suite conv|ops|all        conv: myconv's convolutions (default); ops: myops' tensor ops;
+#                                 all: both, one run folder each (cases of both listed first)
+#   conv suite (myconv):
 #     --preset NAME|all           shapes: experiments/shapes/NAME.txt (seed, resnet50, vgg16, ...;
 #                                 --preset list names them), all = every file there
 #     --shapes FILE               a shape file instead (repeatable)
-#     --backends LIST             e.g. libtorch_cpu,onednn_cpu (default: every built backend)
-#     --dtypes LIST               fp32,tf32,fp16,bf16 (default fp32)
 #     --layouts LIST              nchw,nhwc (default nchw)
-#     --quick                     a smoke run: a few samples per case
+#   op suite (myops; default: every op, --sizes all (every size class but xlarge), fp32,bf16):
+#     --sizes LIST                small,medium,large,xlarge,batched or all (experiments/ops/)
+#     --ops-file FILE             an op list instead (repeatable; one descriptor per line)
+#     --categories LIST           only these: element,activation,reduction,normalization,matmul,
+#                                 memory
+#     --ops LIST                  only these ops, e.g. add,softmax,transpose
+#   both:
+#     --backends LIST             e.g. libtorch_cpu,onednn_cpu (default: every built backend;
+#                                 with --suite all, names every suite knows)
+#     --dtypes LIST               fp32,tf32,fp16,bf16 (default: conv fp32; ops fp32,bf16)
+#     --quick                     a smoke run: a few samples per case (ops: --sizes small, fp32
+#                                 unless given)
 #     --timeout SECONDS           per-case limit; a case that exceeds it is recorded as timeout
 #                                 (default 900; 0 = none)
 #     --output-dir DIR            where the run folder goes (default results/)
 #     --resume RUN_DIR            run the cases RUN_DIR has not recorded yet, with its settings
+#                                 (one run folder: with --suite all, resume each)
 #     --commit                    git add + commit the run folder when the run is done
 #     --build-dir DIR             build folder (default build/)
 #     --from-bundle DIR           set up from a package bundle (offline GPU host, see README)
-#     --verbose                   myconv's full output on the console too (always in the log)
+#     --verbose                   the program's full output on the console too (always in the log)
 #   e.g. scripts/run_all_experiments.sh --preset resnet50 --backends cudnn,im2col_gemm_cuda
-#        nohup scripts/run_all_experiments.sh --preset all >run.log 2>&1 &
+#        scripts/run_all_experiments.sh --suite ops --categories reduction --dtypes fp32
+#        nohup scripts/run_all_experiments.sh --suite all --preset all >run.log 2>&1 &
 # One progress line per case: [k/N] elapsed 00:01:23 eta 00:04:10 <problem> <backend>: <status>.
 # A case that fails, crashes or hangs is recorded with its status and the run goes on; results
 # are rewritten after every case, so Ctrl-C or a kill keeps the finished ones (then --resume).
 # Exit codes: 0 done; 2 bad options (one line); 1 set-up, build or commit failed; 128+N killed.
-# MYCONV_BIN=path skips the set-up and the build and runs that binary (tests, prebuilt binaries).
-# Installed (cmake --install; PREFIX/bin/myconv-run-all), it runs the installed myconv and writes
-# its run folders under ./results by default.
+# MYCONV_BIN=path (MYOPS_BIN=path for the op suite) skips the set-up and the build and runs that
+# binary (tests, prebuilt binaries). Installed (cmake --install; PREFIX/bin/myconv-run-all), it
+# runs the installed myconv and myops and writes its run folders under ./results by default.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -39,13 +54,15 @@ usage_error() {
   exit 2
 }
 
-preset="" shapes=() backends="" dtypes="" layouts="" quick=0 timeout="" out_root=""
+suite="" preset="" shapes=() backends="" dtypes="" layouts="" quick=0 timeout="" out_root=""
 resume="" commit=0 build_dir="$MYCONV_ROOT/build" bundle="" verbose=0 extra=()
+sizes="" ops_files=() categories="" ops=""
 while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
     --preset | --shapes | --backends | --dtypes | --layouts | --timeout | --output-dir | \
-      --resume | --build-dir | --from-bundle)
+      --resume | --build-dir | --from-bundle | --suite | --sizes | --ops-file | --categories | \
+      --ops)
       [ $# -ge 2 ] && [ -n "$2" ] && [[ "$2" != --* ]] || usage_error "$opt needs a value"
       val=$2
       shift 2
@@ -60,6 +77,11 @@ while [ $# -gt 0 ]; do
         --resume) resume=$val ;;
         --build-dir) build_dir=$val ;;
         --from-bundle) bundle=$val ;;
+        --suite) suite=$val ;;
+        --sizes) sizes=$val ;;
+        --ops-file) ops_files+=("$val") ;;
+        --categories) categories=$val ;;
+        --ops) ops=$val ;;
       esac
       ;;
     --quick) quick=1; shift ;;
@@ -82,40 +104,85 @@ list_ok() {  # list_ok WHAT LIST ALLOWED...
     usage_error "$what: unknown value '$item' (allowed: $*)"
   done
 }
+[ -z "$suite" ] || [[ "$suite" =~ ^(conv|ops|all)$ ]] ||
+  usage_error "--suite: expected conv, ops or all; got '$suite'"
 [ -z "$dtypes" ] || list_ok --dtypes "$dtypes" fp32 tf32 fp16 bf16
 [ -z "$layouts" ] || list_ok --layouts "$layouts" nchw nhwc
+[ -z "$sizes" ] || list_ok --sizes "$sizes" small medium large xlarge batched all
+[ -z "$categories" ] ||
+  list_ok --categories "$categories" element activation reduction normalization matmul memory
+[ -z "$ops" ] || [ -n "${ops//,/}" ] || usage_error "--ops: empty list"
+conv_opts="$preset$layouts${shapes[*]}" ops_opts="$sizes$categories$ops${ops_files[*]}"
+case "${suite:-conv}" in
+  conv) [ -z "$ops_opts" ] ||
+    usage_error "--sizes, --ops-file, --categories and --ops belong to --suite ops" ;;
+  ops) [ -z "$conv_opts" ] ||
+    usage_error "--preset, --shapes and --layouts belong to --suite conv" ;;
+esac
+[ ${#ops_files[@]} -eq 0 ] || [ -z "$sizes" ] ||
+  usage_error "give --sizes or --ops-file, not both (an op list replaces the size classes)"
+for f in "${ops_files[@]}"; do [ -r "$f" ] || usage_error "--ops-file: cannot read '$f'"; done
 [[ -z "$timeout" || "$timeout" =~ ^[0-9]+([.][0-9]+)?$ ]] ||
   usage_error "--timeout: expected seconds (a number, 0 = none), got '$timeout'"
+prev=""
 for arg in "${extra[@]}"; do
   case "${arg%%=*}" in
     --shapes | --problem | --input_size | --input-size | --kernel_size | --kernel-size | \
       --batch_size | --batch-size | --in_channels | --in-channels | --out_channels | \
       --out-channels | --stride | --padding | --dilation | --groups | --dtype | --layout | \
-      --backend)
-      usage_error "'$arg' after --: the grid comes from --preset/--shapes, --dtypes, --layouts," \
-        "--backends" ;;
-    --json | --csv | --list-cases | --list-backends | --help | -h | --version)
+      --backend | --size | --category | --op | --ops-file)
+      usage_error "'$arg' after --: the grid comes from --preset/--shapes, --sizes/--ops-file," \
+        "--dtypes, --layouts, --backends" ;;
+    --json | --csv | --markdown | --list-cases | --list-backends | --list-ops | --help | -h | \
+      --version)
       usage_error "'$arg' after --: the runner sets the outputs itself" ;;
+    --no-peaks)
+      usage_error "'$arg' after --: the runner has the limits measured once per run" ;;
   esac
+  # Each case of --timing both is two records of one identity: run the two modes as two runs.
+  if [ "$arg" = --timing=both ] || { [ "$prev" = --timing ] && [ "$arg" = both ]; }; then
+    usage_error "'--timing both' after --: run --timing real and --timing pure as two runs"
+  fi
+  prev=$arg
 done
 if [ -n "$MYCONV_INSTALLED_BIN" ]; then
   [ -z "$bundle" ] || usage_error "--from-bundle: this is an installed myconv; nothing is built"
   MYCONV_BIN=${MYCONV_BIN:-$MYCONV_INSTALLED_BIN/myconv}
+  MYOPS_BIN=${MYOPS_BIN:-$MYCONV_INSTALLED_BIN/myops}
 fi
-if [ -n "${MYCONV_BIN:-}" ] && [ ! -x "$MYCONV_BIN" ]; then
-  usage_error "MYCONV_BIN: '$MYCONV_BIN' is not an executable"
-fi
+# The program of each suite, its build target, and the variable that names a prebuilt one.
+program_of() { [ "$1" = ops ] && echo myops || echo myconv; }
+prebuilt_of() { [ "$1" = ops ] && echo "${MYOPS_BIN:-}" || echo "${MYCONV_BIN:-}"; }
 if [ -n "$resume" ]; then
-  if [ -n "$preset$backends$dtypes$layouts$out_root" ] || [ ${#shapes[@]} -gt 0 ] ||
+  if [ -n "$suite$preset$backends$dtypes$layouts$out_root$ops_opts" ] || [ ${#shapes[@]} -gt 0 ] ||
     [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ]; then
     usage_error "--resume takes the run's own settings (run.json); give only --timeout," \
       "--commit, --build-dir, --from-bundle, --verbose"
   fi
   [ -f "$resume/run.json" ] || usage_error "--resume: '$resume' is not a run folder (no run.json)"
-  run_dir=$(cd "$resume" && pwd)
-  label=""
+  resume_suite=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("suite",
+"conv"))' "$resume/run.json" 2>/dev/null) || usage_error "--resume: cannot read '$resume/run.json'"
+  [[ "$resume_suite" =~ ^(conv|ops)$ ]] ||
+    usage_error "--resume: '$resume' holds a run of an unknown suite '$resume_suite'"
+  suites=("$resume_suite")
+  run_dirs=("$(cd "$resume" && pwd)")
+  labels=("")
 else
-  if [ ${#shapes[@]} -gt 0 ]; then
+  suite=${suite:-conv}
+  suites=(conv ops)
+  [ "$suite" = all ] || suites=("$suite")
+fi
+for s in "${suites[@]}"; do
+  bin=$(prebuilt_of "$s")
+  if [ -n "$bin" ] && [ ! -x "$bin" ]; then
+    usage_error "$([ "$s" = ops ] && echo MYOPS_BIN || echo MYCONV_BIN): '$bin' is not an" \
+      "executable"
+  fi
+done
+if [ -z "$resume" ]; then
+  if [ "$suite" = ops ]; then
+    :  # the op suite's grid: below
+  elif [ ${#shapes[@]} -gt 0 ]; then
     [ -z "$preset" ] || usage_error "give --preset or --shapes, not both"
     for s in "${shapes[@]}"; do [ -r "$s" ] || usage_error "--shapes: cannot read '$s'"; done
     label="shapes $(for s in "${shapes[@]}"; do basename "$s"; done | paste -sd, -)"
@@ -133,27 +200,66 @@ else
     esac
     label="preset $preset"
   fi
+  # The op suite's grid: the size classes (every one but xlarge) or op lists, fp32 and bf16;
+  # --quick: the small class in fp32, unless given.
+  ops_grid=()
+  if [ ${#ops_files[@]} -gt 0 ]; then
+    for f in "${ops_files[@]}"; do
+      ops_grid+=("--ops-file" "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")
+    done
+    ops_label="ops files $(for f in "${ops_files[@]}"; do basename "$f"; done | paste -sd, -)"
+  else
+    [ -n "$sizes" ] || { [ $quick -eq 1 ] && sizes=small || sizes=all; }
+    ops_grid+=("--size" "$sizes")
+    ops_label="ops sizes $sizes"
+  fi
+  ops_dtypes=${dtypes:-$([ $quick -eq 1 ] && echo fp32 || echo fp32,bf16)}
+  ops_grid+=("--dtype" "$ops_dtypes")
+  [ -z "$categories" ] || {
+    ops_grid+=("--category" "$categories")
+    ops_label+=" categories $categories"
+  }
+  [ -z "$ops" ] || { ops_grid+=("--op" "$ops"); ops_label+=" ops $ops"; }
   default_out=$MYCONV_ROOT/results
   [ -z "$MYCONV_INSTALLED_BIN" ] || default_out=$PWD/results  # an install tree is not for results
   out_root=${out_root:-$default_out}
   mkdir -p "$out_root" 2>/dev/null || usage_error "--output-dir: cannot create '$out_root'"
   stamp="$(date -u +%Y%m%d_%H%M%S)_$(hostname -s 2>/dev/null || hostname)"
-  run_dir="$(cd "$out_root" && pwd)/$stamp"
-  n=1
-  while ! mkdir "$run_dir" 2>/dev/null; do  # two runs in one second get _2, _3, ...
-    n=$((n + 1))
-    run_dir="$(cd "$out_root" && pwd)/${stamp}_$n"
-    [ $n -lt 100 ] || usage_error "cannot create a run folder in '$out_root'"
+  run_dirs=() labels=()
+  for s in "${suites[@]}"; do
+    base="$(cd "$out_root" && pwd)/$stamp"
+    [ "$s" = conv ] || base+="_$s"
+    run_dir=$base
+    n=1
+    while ! mkdir "$run_dir" 2>/dev/null; do  # two runs in one second get _2, _3, ...
+      n=$((n + 1))
+      run_dir="${base}_$n"
+      [ $n -lt 100 ] || usage_error "cannot create a run folder in '$out_root'"
+    done
+    run_dirs+=("$run_dir")
+    if [ "$s" = ops ]; then labels+=("$ops_label"); else labels+=("$label"); fi
   done
 fi
-log="$run_dir/all_experiments.txt"
+log="${run_dirs[0]}/all_experiments.txt"
 
 # ---- set-up and build: their output goes to the log only ------------------------------------
-if [ -n "${MYCONV_BIN:-}" ]; then
-  myconv=$MYCONV_BIN
-  echo "[myconv] MYCONV_BIN=$myconv: no set-up, no build" >>"$log"
-else
-  myconv_log "set-up and build of myconv in $build_dir (output in $log)"
+targets=() bins=()
+for s in "${suites[@]}"; do
+  program=$(program_of "$s")
+  if [ -n "$(prebuilt_of "$s")" ]; then
+    bins+=("$(prebuilt_of "$s")")
+  else
+    targets+=("$program")
+    bins+=("$build_dir/experiments/$program")
+  fi
+done
+for s in "${suites[@]}"; do
+  [ -z "$(prebuilt_of "$s")" ] ||
+    echo "[myconv] $([ "$s" = ops ] && echo MYOPS_BIN || echo MYCONV_BIN)=$(prebuilt_of "$s"):" \
+      "no set-up, no build" >>"$log"
+done
+if [ ${#targets[@]} -gt 0 ]; then
+  myconv_log "set-up and build of ${targets[*]} in $build_dir (output in $log)"
   {
     echo "== set-up and build, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     if [ -n "$bundle" ]; then
@@ -163,32 +269,88 @@ else
     fi
     mapfile -t args < <(myconv_cmake_args)
     cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}"
-    cmake --build "$build_dir" -j "$(myconv_jobs)" --target myconv
+    cmake --build "$build_dir" -j "$(myconv_jobs)" --target "${targets[@]}"
   } >>"$log" 2>&1 || {
     echo "$prog: error: set-up or build failed; the last lines of $log:" >&2
     tail -n 15 "$log" >&2
     exit 1
   }
-  myconv="$build_dir/experiments/myconv"
+fi
+for d in "${run_dirs[@]:1}"; do  # the other suites' logs start with the same set-up and build
+  cat "$log" >>"$d/all_experiments.txt"
+done
+
+# runner_of INDEX [--prepare-only|--prepared]: the runner's command line for suite INDEX, in
+# `runner`: a new run (listing its cases, then running them; or listing only), a run of a folder
+# listed before, or --resume.
+runner_of() {
+  local i=$1 mode=${2:-} s=${suites[$1]} f
+  runner=(python3 "$MYCONV_ROOT/scripts/run_cases.py" --run-dir "${run_dirs[$i]}"
+    --myconv "${bins[$i]}")
+  [ -z "$timeout" ] || runner+=(--timeout "$timeout")
+  [ $commit -eq 0 ] || runner+=(--commit)
+  [ $verbose -eq 0 ] || runner+=(--verbose)
+  if [ -n "$resume" ] || [ "$mode" = --prepared ]; then
+    runner+=("${mode:---resume}")
+    return
+  fi
+  runner+=(--fresh --label "${labels[$i]}")
+  [ -z "$mode" ] || runner+=("$mode")
+  [ "$s" = conv ] || runner+=(--suite "$s")
+  [ $quick -eq 0 ] || runner+=(--quick)
+  if [ "$s" = ops ]; then
+    for f in "${ops_grid[@]}"; do runner+=("--grid-arg=$f"); done
+    [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")
+  else
+    for f in "${shapes[@]}"; do
+      runner+=("--grid-arg=--shapes" "--grid-arg=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")
+    done
+    [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")
+    [ -z "$dtypes" ] || runner+=("--grid-arg=--dtype" "--grid-arg=$dtypes")
+    [ -z "$layouts" ] || runner+=("--grid-arg=--layout" "--grid-arg=$layouts")
+  fi
+  for f in "${extra[@]}"; do runner+=("--extra-arg=$f"); done
+}
+
+if [ ${#suites[@]} -eq 1 ]; then
+  runner_of 0
+  # exec: the runner gets this PID, so `kill PID` and Ctrl-C reach it (it stops the program,
+  # keeps the finished cases and says how to resume).
+  exec "${runner[@]}"
 fi
 
-runner=(python3 "$MYCONV_ROOT/scripts/run_cases.py" --run-dir "$run_dir" --myconv "$myconv")
-[ -z "$timeout" ] || runner+=(--timeout "$timeout")
-[ $commit -eq 0 ] || runner+=(--commit)
-[ $verbose -eq 0 ] || runner+=(--verbose)
-if [ -n "$resume" ]; then
-  runner+=(--resume)
-else
-  runner+=(--fresh --label "$label")
-  [ $quick -eq 0 ] || runner+=(--quick)
-  for s in "${shapes[@]}"; do
-    runner+=("--grid-arg=--shapes" "--grid-arg=$(cd "$(dirname "$s")" && pwd)/$(basename "$s")")
+# Several suites: every suite's cases are listed first (bad options fail before anything runs),
+# then the suites run one after the other; a signal to this script goes on to the running one.
+for i in "${!suites[@]}"; do
+  runner_of "$i" --prepare-only
+  rc=0
+  "${runner[@]}" || rc=$?
+  if [ $rc -ne 0 ]; then
+    rm -rf "${run_dirs[@]}"  # folders this command made, holding nothing but the build log
+    exit $rc
+  fi
+done
+child=""
+trap '[ -z "$child" ] || kill -TERM "$child" 2>/dev/null' TERM HUP
+trap '[ -z "$child" ] || kill -INT "$child" 2>/dev/null' INT
+status=0
+for i in "${!suites[@]}"; do
+  runner_of "$i" --prepared
+  "${runner[@]}" &
+  child=$!
+  rc=0
+  wait "$child" || rc=$?
+  while kill -0 "$child" 2>/dev/null; do  # wait returned for a trapped signal: wait again
+    rc=0
+    wait "$child" || rc=$?
   done
-  [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")
-  [ -z "$dtypes" ] || runner+=("--grid-arg=--dtype" "--grid-arg=$dtypes")
-  [ -z "$layouts" ] || runner+=("--grid-arg=--layout" "--grid-arg=$layouts")
-  for e in "${extra[@]}"; do runner+=("--extra-arg=$e"); done
-fi
-# exec: the runner gets this PID, so `kill PID` and Ctrl-C reach it (it stops myconv, keeps the
-# finished cases and says how to resume).
-exec "${runner[@]}"
+  child=""
+  [ $status -ne 0 ] || status=$rc
+  if [ $rc -ge 128 ]; then  # stopped: the next suites do not start
+    for d in "${run_dirs[@]:$((i + 1))}"; do
+      myconv_log "not started: $d (run it with: scripts/run_all_experiments.sh --resume $d)"
+    done
+    exit $rc
+  fi
+done
+exit $status

@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Runs the cases of one run folder through myconv; scripts/run_all_experiments.sh calls it after
-the set-up and the build (users call that script, whose --help has the options).
+"""Runs the cases of one run folder through its suite's program (myconv for the conv suite, myops
+for the op suite); scripts/run_all_experiments.sh calls it after the set-up and the build (users
+call that script, whose --help has the options).
 
-  run_cases.py --run-dir RUN --myconv BIN [--grid-arg=ARG ...] [--extra-arg=ARG ...]
-               [--quick] [--timeout S] [--label TEXT] [--commit] [--verbose]
-  run_cases.py --run-dir RUN --myconv BIN --resume [--timeout S] [--commit] [--verbose]
+  run_cases.py --run-dir RUN --myconv BIN [--suite conv|ops] [--grid-arg=ARG ...]
+               [--extra-arg=ARG ...] [--quick] [--timeout S] [--label TEXT] [--commit] [--verbose]
+               [--prepare-only]
+  run_cases.py --run-dir RUN --myconv BIN --resume|--prepared [--timeout S] [--commit] [--verbose]
   run_cases.py --run-dir RUN --merge-only        rebuild results.json/csv from RUN/cases/
+(--myconv names the suite's program, myops too; --prepare-only writes run.json and cases.jsonl
+and stops, --prepared then runs them: run_all_experiments.sh --suite all lists every suite's
+cases before it runs any, so that bad options fail at once.)
 
 Design (why it is built this way):
 - The case list comes from myconv itself (`--list-cases`: the settings expanded into problems, one
@@ -29,6 +34,14 @@ Design (why it is built this way):
 - Progress goes to the console and to RUN/all_experiments.txt as one plain line per case (no
   carriage returns, flushed per line: readable under nohup); myconv's full output goes to the log
   file (and to the console with --verbose).
+- The op suite scores bandwidth against the machine's measured limits (copy bandwidth per device,
+  matmul ceiling per dtype), which myops measures at its start: seconds per invocation, and a
+  slightly different figure each time. The runner has them measured once per run folder
+  (RUN/limits.json, one myops invocation on a tiny matmul per dtype, kept for --resume), runs
+  every case with --no-peaks and writes the measured limits into results.json's `system`, so
+  that every case of the run is scored against the same figures (scripts/analysis/ops_report.py
+  recomputes the efficiencies from them). Should that measurement fail, each invocation measures
+  its own, as myops does alone.
 """
 
 import argparse
@@ -57,6 +70,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK_ARGS = [("--warmup", "1"), ("--min-iters", "3"), ("--min-time-ms", "0"),
               ("--max-time-ms", "20")]
 DEFAULT_TIMEOUT_S = 900
+# The program of each suite, and how a descriptor carries a name (conv: n"x", ops: :n"x").
+PROGRAMS = {"conv": "myconv", "ops": "myops"}
+NAME_SUFFIX = {"conv": 'n"{}"', "ops": ':n"{}"'}
+LIMITS_PROBLEM = "matmul:m64n64k64"  # the tiny case of the op suite's limits invocation
 KILL_GRACE_S = 5  # SIGTERM first; SIGKILL this long after (timeout --kill-after)
 POLL_S = 0.1
 TIME_FIGURES = ("cpu_time_ms", "gpu_time_ms", "total_time_ms", "thread_cpu_time_ms")
@@ -247,12 +264,16 @@ class Runner:
         self.session_start = time.monotonic()
         self.session_done = 0
         self.done_before = 0
+        self.suite = args.suite or "conv"  # a resumed run's own suite comes from run.json
+        self.program = PROGRAMS[self.suite]
+        self.limits = None  # the op suite's measured limits (system fields), once per run
 
     # ---- set-up ---------------------------------------------------------------------------
 
-    def list_cases(self, myconv, args):
-        cmd = [myconv, "--list-cases"] + args
-        # Output through files (no pipe to fill), and a signal to the runner stops it too.
+    def run_quietly(self, cmd, timeout=None):
+        """(exit status, stdout, stderr) of a child; output through files (no pipe to fill); a
+        signal to the runner stops it too (Stopped); past timeout seconds it is killed (None)."""
+        start, timed_out = time.monotonic(), False
         with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
             proc = subprocess.Popen(child_wrapper() + cmd, stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
@@ -260,19 +281,29 @@ class Runner:
                 if self.stop_signal is not None:
                     self.kill_child(proc)
                     raise Stopped()
+                if timeout and time.monotonic() - start > timeout:
+                    self.kill_child(proc)
+                    timed_out = True
+                    break
                 time.sleep(POLL_S)
             out.seek(0)
             err.seek(0)
             stdout, stderr = out.read(), err.read()
-        if proc.returncode == 2:
-            msg = (stderr.strip().splitlines() or ["myconv rejected the options"])[-1]
-            raise UsageError(msg.replace("myconv: error: ", "", 1))
-        if proc.returncode != 0:
+        return (None if timed_out else proc.returncode), stdout, stderr
+
+    def list_cases(self, myconv, args):
+        cmd = [myconv, "--list-cases"] + args
+        rc, stdout, stderr = self.run_quietly(cmd)
+        prog = self.program
+        if rc == 2:
+            msg = (stderr.strip().splitlines() or [f"{prog} rejected the options"])[-1]
+            raise UsageError(msg.replace(f"{prog}: error: ", "", 1))
+        if rc != 0:
             tail = " ".join(stderr.strip().splitlines()[-3:])
-            raise RuntimeError(f"'{shlex.join(cmd)}' exited with {proc.returncode}: {tail}")
+            raise RuntimeError(f"'{shlex.join(cmd)}' exited with {rc}: {tail}")
         # Shape-file tokens myconv does not run as written (benchdnn options, repeated lines).
-        self.notes = [line.replace("myconv: note: ", "", 1) for line in stderr.splitlines()
-                      if line.startswith("myconv: note: ")]
+        self.notes = [line.replace(f"{prog}: note: ", "", 1) for line in stderr.splitlines()
+                      if line.startswith(f"{prog}: note: ")]
         cases = []
         for line in stdout.splitlines():
             if line.startswith("{"):
@@ -307,6 +338,11 @@ class Runner:
         except (OSError, ValueError) as e:
             raise UsageError(f"--resume: '{self.run_dir}' is not a run folder of this script "
                              f"({e.__class__.__name__}: {e})")
+        suite = self.config.get("suite", "conv")  # folders from before the op suite: conv
+        if suite not in PROGRAMS:
+            raise UsageError(f"--resume: '{self.run_dir}' holds a run of suite '{suite}', which "
+                             f"this script does not know")
+        self.suite, self.program = suite, PROGRAMS[suite]
         # Case keys hold descriptors, whose form changed with the schema: an older folder's keys
         # would not match what myconv records now.
         version = read_json_results(os.path.join(self.run_dir, "results.json")) or {}
@@ -324,7 +360,7 @@ class Runner:
             def name(s):
                 return (f"{s.get('commit_short')} ({s.get('origin')}"
                         f"{', difference ' + str(s.get('diff_sha256'))[:12] if s.get('diff_bytes') else ''})")
-            raise UsageError(f"--resume: '{self.run_dir}' was run by a myconv built from "
+            raise UsageError(f"--resume: '{self.run_dir}' was run by a {self.program} built from "
                              f"{name(before)}, this one is built from {name(now)}; resume with "
                              f"that build, or start a new run")
 
@@ -333,7 +369,8 @@ class Runner:
         grid, extra = list(a.grid_arg or []), list(a.extra_arg or [])
         self.cases = self.list_cases(a.myconv, grid + extra)
         self.config = {
-            "runner": "scripts/run_all_experiments.sh", "label": a.label or "custom",
+            "runner": "scripts/run_all_experiments.sh", "suite": self.suite,
+            "label": a.label or "custom",
             "created_utc": utc_now(), "host": socket.gethostname(), "grid_args": grid,
             "extra_args": extra, "quick": a.quick,
             "timeout_s": a.timeout if a.timeout is not None else DEFAULT_TIMEOUT_S,
@@ -345,6 +382,43 @@ class Runner:
                      "".join(json.dumps(c) + "\n" for c in self.cases))
         write_atomic(os.path.join(self.run_dir, "run.json"),
                      json.dumps(self.config, indent=2) + "\n")
+
+    def measure_limits(self, measure=True):
+        """The op suite's limits, once per run folder (see the module docstring): read back from
+        RUN/limits.json when an earlier session measured them, else measured now (measure)."""
+        if self.suite != "ops":
+            return
+        path = os.path.join(self.run_dir, "limits.json")
+
+        def limits_in(doc):
+            system = (doc or {}).get("system") or {}
+            bw = system.get("bandwidth")
+            if not isinstance(bw, dict) or "why" in bw or not (bw.get("cpu") or bw.get("cuda")):
+                return None
+            return {k: system[k] for k in ("bandwidth", "matmul_ceiling") if k in system}
+
+        self.limits = limits_in(read_json_results(path))
+        if self.limits or not measure:
+            return
+        dtypes = sorted({c.get("dtype") or "fp32" for c in self.cases})
+        backends = list(dict.fromkeys(c["backend"] for c in self.cases))
+        cmd = [self.args.myconv, "--problem", LIMITS_PROBLEM, "--dtype", ",".join(dtypes),
+               "--backend", ",".join(backends), "--json", path, "--no-source-diff"]
+        for opt, val in QUICK_ARGS:
+            cmd += [opt, val]
+        self.log.say(f"[myconv] measuring the machine's limits once for the run (copy bandwidth, "
+                     f"matmul ceiling for {', '.join(dtypes)}) into limits.json")
+        self.log.detail(f"$ {shlex.join(cmd)}")
+        rc, stdout, stderr = self.run_quietly(cmd, self.timeout or DEFAULT_TIMEOUT_S)
+        for line in (stdout + stderr).splitlines():
+            self.log.detail(line)
+        # myops writes the system, limits included, before its first case: a case that crashed
+        # afterwards leaves them usable.
+        self.limits = limits_in(read_json_results(path))
+        if not self.limits:
+            last = (stderr.strip().splitlines() or stdout.strip().splitlines() or [""])[-1]
+            self.log.say(f"[myconv] note: the limits could not be measured once ({self.program} "
+                         f"exit {rc}: {last}); every case measures its own")
 
     def timing_args(self):
         extra = self.config["extra_args"]
@@ -402,14 +476,18 @@ class Runner:
         keys = [case_key(c) for c in self.cases]
         results = [self.records[k] for k in keys if k in self.records]
         system = self.system or {"host": socket.gethostname(), "utc_time": utc_now()}
+        if self.limits:  # the op suite's limits, measured once for the whole run
+            system.update(self.limits)
         if isinstance(system.get("source"), dict):
             has_diff = os.path.exists(os.path.join(self.run_dir, "source.diff"))
             system["source"]["diff_file"] = "source.diff" if has_diff else None
-        run = {"runner": "scripts/run_all_experiments.sh", "label": self.config.get("label"),
-               "cases": len(keys), "recorded": len(results),
+        run = {"runner": "scripts/run_all_experiments.sh", "suite": self.suite,
+               "label": self.config.get("label"), "cases": len(keys), "recorded": len(results),
                "complete": len(results) == len(keys),
-               "myconv_args": self.config["grid_args"] + self.timing_args(),
+               f"{self.program}_args": self.config["grid_args"] + self.timing_args(),
                "timeout_s": self.config.get("timeout_s")}
+        if self.limits:
+            run["limits_file"] = "limits.json"
         doc = {"schema_version": self.schema_version, "system": system, "run": run,
                "results": results}
         write_atomic(os.path.join(self.run_dir, "results.json"),
@@ -467,9 +545,11 @@ class Runner:
         json_path, csv_path = base + ".json", base + ".csv"
         desc = problem_case["problem"]
         if problem_case.get("name"):
-            desc += f'n"{problem_case["name"]}"'
+            desc += NAME_SUFFIX[self.suite].format(problem_case["name"])
         cmd = [self.args.myconv, "--problem", desc, "--backend", ",".join(backends),
                "--json", json_path, "--csv", csv_path, "--no-source-diff"] + self.timing_args()
+        if self.limits:
+            cmd.append("--no-peaks")
         self.log.detail(f"$ {shlex.join(cmd)}")
         oom_before = oom_kill_count()
         proc = subprocess.Popen(child_wrapper() + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -543,7 +623,8 @@ class Runner:
         rec["reason"] = reason
         rec["extra"] = dict(rec.get("extra") or {})
         rec["extra"]["runner"] = {
-            "myconv_exit": rc, "output_tail": [line for line in tail if line.strip()][-8:],
+            f"{self.program}_exit": rc,
+            "output_tail": [line for line in tail if line.strip()][-8:],
             "invocation": shlex.join(cmd)}
         synth = base + "-runner.json"
         write_atomic(synth, json.dumps({"schema_version": self.schema_version, "system": {},
@@ -556,7 +637,7 @@ class Runner:
     def classify(self, rc, timed_out, tail, oom_before):
         if timed_out:
             return "timeout", (f"no result within {self.timeout:g} s (the per-case limit, "
-                               "--timeout); myconv was killed")
+                               f"--timeout); {self.program} was killed")
         text = "\n".join(tail)
         if rc is not None and rc < 0:
             sig = -rc
@@ -579,8 +660,8 @@ class Runner:
         if any(s in text for s in ("bad_alloc", "out of memory", "GiB of host memory")):
             return "failed", f"out of memory: {last.strip()}"
         if rc:
-            return "failed", f"myconv exited with code {rc}: {last.strip()}"
-        return "failed", "myconv exited without a result for this case"
+            return "failed", f"{self.program} exited with code {rc}: {last.strip()}"
+        return "failed", f"{self.program} exited without a result for this case"
 
     # ---- top level ------------------------------------------------------------------------
 
@@ -602,10 +683,11 @@ class Runner:
             signal.signal(s, self.on_signal)
         if a.merge_only:
             self.load_config()
+            self.measure_limits(measure=False)
             self.load_case_files()
             self.write_results()
             return 0
-        if a.resume:
+        if a.resume or a.prepared:
             self.load_config()
         else:
             try:
@@ -615,9 +697,13 @@ class Runner:
                     self.lock_file.close()
                     shutil.rmtree(self.run_dir, ignore_errors=True)
                 raise
+            if a.prepare_only:  # the cases are listed; a later --prepared runs them
+                os.unlink(os.path.join(self.run_dir, ".runner.lock"))
+                return 0
         if a.timeout is not None:
             self.config["timeout_s"] = a.timeout
         self.timeout = float(self.config.get("timeout_s") or 0)
+        self.measure_limits(measure=False)
         self.load_case_files()
         self.write_results()
         self.done_before = sum(1 for c in self.cases if case_key(c) in self.records)
@@ -633,10 +719,12 @@ class Runner:
                      f"{total} cases ({len(groups)} problem(s) x {len(backends)} backend(s): "
                      f"{', '.join(backends)}), {done} recorded, "
                      f"timeout {self.timeout:g} s per case, "
-                     f"myconv {shlex.join(self.timing_args()) or '(default timing)'}")
+                     f"{self.program} {shlex.join(self.timing_args()) or '(default timing)'}")
         self.log.say(f"[myconv] run folder {rel} (console log in all_experiments.txt)")
         for note in self.config.get("notes", []):
             self.log.say(f"[myconv] note: {note}")
+        if done < total and not self.limits:
+            self.measure_limits()
 
         for (problem, name), group in groups.items():
             todo = [c["backend"] for c in group if case_key(c) not in self.records]
@@ -698,7 +786,7 @@ class Runner:
             return 1
         commit = (self.system or {}).get("git_commit", "unknown")
         host = (self.system or {}).get("host") or socket.gethostname()
-        msg = (f"results: {self.config.get('label')} run on {host} (myconv {commit}), "
+        msg = (f"results: {self.config.get('label')} run on {host} ({self.program} {commit}), "
                f"{len(self.cases)} cases: {summary or 'none'}\n\n"
                f"Run folder {os.path.relpath(self.run_dir, top.stdout.strip())}, written by "
                "scripts/run_all_experiments.sh.")
@@ -719,9 +807,11 @@ class Runner:
 def main(argv=None):
     p = argparse.ArgumentParser(prog="run_cases.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--run-dir", required=True)
-    p.add_argument("--myconv")
-    p.add_argument("--grid-arg", action="append", help="myconv option of the grid (listing)")
-    p.add_argument("--extra-arg", action="append", help="myconv option for every invocation")
+    p.add_argument("--myconv", help="the suite's program (myconv, myops)")
+    p.add_argument("--suite", choices=sorted(PROGRAMS),
+                   help="a new run's suite (default conv); a resumed run keeps its own")
+    p.add_argument("--grid-arg", action="append", help="program option of the grid (listing)")
+    p.add_argument("--extra-arg", action="append", help="program option for every invocation")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--timeout", type=float)
     p.add_argument("--label")
@@ -730,11 +820,15 @@ def main(argv=None):
     p.add_argument("--commit", action="store_true")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--merge-only", action="store_true")
+    p.add_argument("--prepare-only", action="store_true",
+                   help="list the cases (run.json, cases.jsonl) and stop")
+    p.add_argument("--prepared", action="store_true",
+                   help="run the cases of a folder made with --prepare-only")
     args = p.parse_args(argv)
     if sys.stdout is not None:
         sys.stdout.reconfigure(line_buffering=True)
     if not args.merge_only and not args.myconv:
-        print(f"{PROG}: error: no myconv binary given", file=sys.stderr)
+        print(f"{PROG}: error: no program given (--myconv)", file=sys.stderr)
         return 2
     runner = Runner(args)
     try:
