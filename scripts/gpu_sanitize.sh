@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs our own CUDA kernels under compute-sanitizer's four tools (memcheck, racecheck, initcheck,
 # synccheck) on a GPU host: the kernel tests that launch every variant, tile, dtype and layout on
-# their randomized problem sets (tests/test_im2col_gemm_cuda.cpp, tests/test_small_conv.cpp), and
-# myconv over a randomized problem set per variant. One log per tool and program in OUT_DIR, and a
-# summary (errors per tool) last; exit 1 when any tool reports an error.
+# their randomized problem sets (tests/test_im2col_gemm_cuda.cpp, tests/test_small_conv.cpp),
+# myconv over a randomized problem set per variant, and (where myops is built) our op kernels
+# (own_cuda, ops/cuda/) in each variant over a randomized op set (every op, odd sizes, broadcasts,
+# axis sets, permutations) in fp32, fp16 and bf16 (tf32 too for matmul). One log per tool and
+# program in OUT_DIR, and a summary (errors per tool) last; exit 1 when any tool reports an error.
 #
 #   scripts/gpu_sanitize.sh --build-dir DIR [--out-dir OUT_DIR] [--tools LIST] [--problems N]
 #                           [--test-problems N]
@@ -62,6 +64,40 @@ while len(lines) < int(sys.argv[2]):
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
 
+# A randomized op set for myops (fixed seed): each op twice, odd sizes, broadcasts, axis sets.
+ops_problems="$out_dir/ops_problems.txt"
+python3 - "$ops_problems" <<'PY'
+import random, sys
+rng = random.Random(20261124)
+dims = [1, 3, 7, 33, 129, 1000]
+def shape(rank):
+    return [rng.choice(dims) for _ in range(rank)]
+def text(s):
+    return "x".join(map(str, s))
+lines = []
+for _ in range(2):
+    s = shape(rng.randint(2, 3))
+    r = [d if rng.random() < 0.5 else 1 for d in s]
+    for op in ("add", "sub", "mul", "div"):
+        lines.append(f"{op}:{text(s)}" + (f"+{text(r)}" if r != s else ""))
+    for op in ("relu", "sigmoid", "tanh", "gelu_erf", "gelu_tanh", "silu", "softmax", "layernorm",
+               "rmsnorm", "copy", "transpose"):
+        lines.append(f"{op}:{text(shape(rng.randint(2, 3)))}")
+    for op in ("sum", "mean", "max"):
+        s = shape(3)
+        axes = sorted(rng.sample(range(3), rng.randint(1, 2)))
+        lines.append(f"{op}:{text(s)}:axis=" + ",".join(map(str, axes)))
+        lines.append(f"{op}:{text(s)}")
+    s = shape(3)
+    perm = list(range(3))
+    rng.shuffle(perm)
+    lines.append(f"permute:{text(s)}:perm=" + ",".join(map(str, perm)))
+    lines.append(f"concat:{text(shape(2))}:inputs={rng.randint(2, 5)}:axis={rng.randint(0, 1)}")
+    lines.append(f"matmul:b{rng.randint(1, 3)}m{rng.choice(dims[:5])}n{rng.choice(dims[:5])}"
+                 f"k{rng.choice(dims[:5])}")
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+
 # The kernel tests take their first N problems (tests/random_problems.hpp).
 [ "$test_problems" = 0 ] || export MYCONV_TEST_PROBLEMS=$test_problems
 quick=(--warmup 0 --min-iters 1 --max-iters 1 --min-time-ms 0 --max-time-ms 1 --strict)
@@ -80,12 +116,18 @@ for tool in "${tool_list[@]}"; do
     runs+=("myconv_variant$v:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant $v --shapes $problems --dtype tf32,fp16,bf16 --layout nchw,nhwc")
   done
   runs+=("myconv_variant7:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 7 --shapes $problems --dtype fp32,fp16,bf16 --layout nchw,nhwc")
+  if [ -x "$build_dir/experiments/myops" ]; then
+    # A variant an op does not have is unsupported (no launch); --strict fails a wrong answer.
+    for v in 1 2 3 4; do
+      runs+=("myops_variant$v:$build_dir/experiments/myops --no-peaks --backend own_cuda --variant $v --ops-file $ops_problems --dtype fp32,fp16,bf16,tf32")
+    done
+  fi
   for r in "${runs[@]}"; do
     name=${r%%:*}
     cmd=${r#*:}
     log="$out_dir/${tool}_${name}.log"
     extra=()
-    [[ "$name" == myconv_* ]] && extra=("${quick[@]}")
+    [[ "$name" == myconv_* || "$name" == myops_* ]] && extra=("${quick[@]}")
     # --error-exitcode: a report fails the run even when the program itself passes.
     # shellcheck disable=SC2086
     set +e
