@@ -1,0 +1,597 @@
+"""The conv suite's report (myconv results): report.md with the system and versions, the cases
+that need attention, winners, per problem a table of backends (medians, compile time, first run,
+speed-up vs LibTorch on the same device, correctness), compile overhead, ratios against cuDNN and
+the roofline ceilings; plots/ with a heatmap, times, compile times and a roofline. Every number is
+read from the input files or computed from them by the formula named beside it.
+"""
+
+import math
+import os
+
+from results_schema import SCHEMA_VERSION
+
+from analysis.common import (DTYPE_ORDER, command_line, correctness, device_of, figure_name, fmt,
+                             fmt_x, gpu_info, intensity, md_table, median, number, output_folders,
+                             passed, plot_note, plots_markdown, primary, problem_key,
+                             remove_stale_plots, save_figure, shorten, system_section,
+                             write_atomic)
+
+# The reference each backend's speed-up is taken against: LibTorch on the same device.
+REFERENCE = {"cuda": "libtorch_cuda", "cpu": "libtorch_cpu"}
+# Ratio tables: these GPU backends' GPU medians over cuDNN's.
+RATIO_BASE = "cudnn"
+RATIO_BACKENDS = [("ours/cuDNN", "im2col_gemm_cuda"), ("Halide/cuDNN", "halide_cuda"),
+                  ("LibTorch/cuDNN", "libtorch_cuda")]
+ATTENTION_STATUSES = ("incorrect", "failed", "timeout")
+PLOT_FILES = ["heatmap.png", "times.png", "compile_times.png", "roofline.png"]
+
+
+# ---- the analysis --------------------------------------------------------------------------
+
+class Row:
+    """One result record with what the report derives from it."""
+
+    def __init__(self, r, source, multi):
+        self.r = r
+        self.source = source
+        self.backend = r["backend"]
+        self.label = f"{self.backend} #{source + 1}" if multi else self.backend
+        self.device = device_of(r)
+        self.status = r["status"]
+        self.time, self.figure = primary(r) if passed(r) else (None, None)
+        self.compile = number(r.get("compile_time_ms"))
+        self.throttled = r.get("throttled") is True
+
+
+def group_problems(inputs):
+    multi = len(inputs) > 1
+    groups = {}
+    for i, doc in enumerate(inputs):
+        for r in doc["results"]:
+            groups.setdefault(problem_key(r), []).append(Row(r, i, multi))
+    return groups
+
+
+def reference_row(rows, row):
+    """The passed LibTorch record on the row's device for the same problem (same file first)."""
+    name = REFERENCE.get(row.device)
+    candidates = [o for o in rows if o.backend == name and o.time is not None]
+    same = [o for o in candidates if o.source == row.source]
+    return (same or candidates or [None])[0]
+
+
+def comparable(a, b):
+    """Times of a and b measured the same way: both primary times when they use the same figure,
+    else both total medians."""
+    if a.figure == b.figure:
+        return a.time, b.time
+    return median(a.r, "total_time_ms"), median(b.r, "total_time_ms")
+
+
+def speedup(rows, row):
+    ref = reference_row(rows, row)
+    if ref is None or row.time is None:
+        return None
+    mine, theirs = comparable(row, ref)
+    if mine is None or theirs is None or mine <= 0:
+        return None
+    return theirs / mine
+
+
+def winner(rows, device=None):
+    best = None
+    for o in rows:
+        if o.time is None or (device and o.device != device):
+            continue
+        if best is None or o.time < best.time:
+            best = o
+    return best
+
+
+
+def ceilings(gpu):
+    """(bandwidth GB/s, field) and {dtype: (TFLOP/s, field)} from one system.gpus entry."""
+    if not gpu:
+        return None, {}
+    bandwidth = None
+    for field in ("peak_bandwidth_gbps", "peak_bandwidth_gb_s", "theoretical_memory_bandwidth_gb_s",
+                  "memory_bandwidth_gbps"):
+        if number(gpu.get(field)) is not None:
+            bandwidth = (number(gpu[field]), field)
+            break
+    peaks = {}
+    for dt in DTYPE_ORDER:
+        for field in (f"peak_{dt}_tflops", f"peak_tflops_{dt}"):
+            if number(gpu.get(field)) is not None:
+                peaks[dt] = (number(gpu[field]), field)
+                break
+    for obj_field in ("theoretical_peak_tflops", "peak_tflops"):
+        obj = gpu.get(obj_field)
+        if isinstance(obj, dict):
+            for dt, v in obj.items():
+                if dt not in peaks and number(v) is not None:
+                    peaks[dt] = (number(v), f"{obj_field}.{dt}")
+    return bandwidth, peaks
+
+
+def achieved_tflops(row):
+    flop = number(row.r.get("flop"))
+    gpu = median(row.r, "gpu_time_ms") if row.time is not None else None
+    if flop is None or gpu is None or gpu <= 0:
+        return None
+    return flop / (gpu * 1e-3) / 1e12
+
+
+def roof_tflops(ai, dt, bandwidth, peaks):
+    roofs = []
+    if bandwidth and ai is not None:
+        roofs.append(bandwidth[0] * ai / 1e3)  # GB/s x FLOP/B = GFLOP/s
+    if dt in peaks:
+        roofs.append(peaks[dt][0])
+    return min(roofs) if roofs else None
+
+
+def problem_title(key, rows):
+    suite, problem, dt, lay = key
+    names = sorted({o.r.get("name") for o in rows if isinstance(o.r.get("name"), str)
+                    and o.r.get("name")})
+    label = f"{', '.join(names)}: " if names else ""
+    return f"{label}`{problem}` ({dt}, {lay}" + (f", suite {suite})" if suite != "conv" else ")")
+
+
+def cell_label(key, rows):
+    suite, problem, dt, lay = key
+    names = [o.r.get("name") for o in rows if isinstance(o.r.get("name"), str) and o.r.get("name")]
+    base = names[0] if names else problem
+    return f"{base} {dt}" + (f" {lay}" if lay != "nchw" else "")
+
+
+# ---- the report ----------------------------------------------------------------------------
+
+
+def attention_section(groups):
+    rows = []
+    for key, group in groups.items():
+        for o in group:
+            if o.status not in ATTENTION_STATUSES and not o.throttled:
+                continue
+            c = correctness(o.r)
+            detail = []
+            if o.status == "incorrect":
+                detail.append(f"rel L2 err {fmt(number(c.get('rel_l2_err')))}, max abs err "
+                              f"{fmt(number(c.get('max_abs_err')))}, mismatches "
+                              f"{c.get('mismatches', 'n/a')}/{c.get('elements', 'n/a')}")
+            if o.r.get("reason"):
+                detail.append(shorten(o.r["reason"]))
+            if o.throttled:
+                clk = o.r.get("clocks") if isinstance(o.r.get("clocks"), dict) else {}
+                detail.append("throttled: SM clock " + fmt(number(clk.get("sm_mhz_before"))) +
+                              " -> " + fmt(number(clk.get("sm_mhz_after"))) + " MHz of " +
+                              fmt(number(clk.get("sm_max_mhz"))))
+                reasons = [x for k in ("reasons_before", "reasons_after")
+                           for x in (clk.get(k) if isinstance(clk.get(k), list) else [])]
+                if reasons:
+                    detail.append("reasons: " + ", ".join(dict.fromkeys(map(str, reasons))))
+            rows.append([o.label, o.r["problem"], key[2], key[3], o.status,
+                         "yes" if o.throttled else "no", "; ".join(detail)])
+    out = ["## Needs attention: incorrect, failed, timed-out or throttled cases", ""]
+    if not rows:
+        return out + ["None: no case is incorrect, failed, timed out or throttled.", ""]
+    return out + md_table(["backend", "problem", "dtype", "layout", "status", "throttled",
+                           "detail"], rows) + [""]
+
+
+def devices_present(groups):
+    present = {o.device for g in groups.values() for o in g}
+    return [d for d in ("cuda", "cpu") if d in present] + sorted(present - {"cuda", "cpu"})
+
+
+def winners_section(groups):
+    rows = []
+    devices = devices_present(groups)
+    for key, group in groups.items():
+        best = winner(group)
+        if best is None:
+            continue
+        per_device = []
+        for dev in devices:
+            w = winner(group, dev)
+            per_device.append(f"{w.label} ({fmt(w.time)} ms)" if w else "n/a")
+        rows.append([cell_label(key, group), key[1], best.label, best.device, fmt(best.time),
+                     figure_name(best.figure)] + per_device)
+    out = ["## Winners", "",
+           "The fastest passed backend per problem by its primary time (GPU median when present, "
+           "else total median; across devices this sets a GPU median beside a CPU wall time), and "
+           "the fastest per device. Times in ms.", ""]
+    if not rows:
+        return out + ["No passed case: no winner.", ""]
+    out += md_table(["problem", "descriptor", "winner", "device", "time ms", "time is"]
+                    + [f"fastest {d}" for d in devices], rows) + [""]
+    # Wins per backend: of the problems it ran (passed or not), how many it was fastest on,
+    # overall and among the backends of its own device.
+    ran, won, won_dev, dev_of = {}, {}, {}, {}
+    for group in groups.values():
+        best = winner(group)
+        best_on = {dev: winner(group, dev) for dev in devices}
+        for o in group:
+            if o.status in ("skipped", "unsupported"):
+                continue
+            ran[o.label] = ran.get(o.label, 0) + 1
+            dev_of[o.label] = o.device
+            won[o.label] = won.get(o.label, 0) + (o is best)
+            won_dev[o.label] = won_dev.get(o.label, 0) + (o is best_on[o.device])
+    order = sorted(ran, key=lambda b: (devices.index(dev_of[b]), -won_dev[b], b))
+    wins = [[b, dev_of[b], str(ran[b]), str(won[b]), str(won_dev[b])] for b in order]
+    return out + ["Wins per backend, counted from the table above (problems it ran: passed, "
+                  "incorrect, failed or timed out).", ""] + md_table(
+        ["backend", "device", "problems run", "fastest overall", "fastest on its device"],
+        wins) + [""]
+
+
+def problems_section(groups, bandwidth, peaks):
+    out = ["## Per problem", "",
+           "Times are medians in ms (`cpu_time_ms`, `gpu_time_ms`, `total_time_ms`). Speed-up = "
+           "primary time of LibTorch on the same device (`libtorch_cuda` for cuda backends, "
+           "`libtorch_cpu` for cpu ones) / the backend's primary time, both GPU medians or else "
+           "both total medians. GFLOP/s = `flop` / primary time; % roof = achieved FLOP/s "
+           "(`flop` / GPU median) / min(peak FLOP/s of the dtype, peak bandwidth x `flop`/`bytes`)"
+           " for GPU backends, where `system.gpus[0]` gives the ceilings.", ""]
+    show_mode = any(isinstance(o.r.get("timing_mode"), str) and o.r.get("timing_mode")
+                    for g in groups.values() for o in g)
+    for key, group in groups.items():
+        r0 = group[0].r
+        flop, nbytes = number(r0.get("flop")), number(r0.get("bytes"))
+        ai = intensity(r0)
+        out += [f"### {problem_title(key, group)}", "",
+                f"{fmt(flop)} FLOP, {fmt(nbytes)} bytes, arithmetic intensity {fmt(ai)} FLOP/byte.",
+                ""]
+        headers = ["backend", "device", "status", "GPU ms", "CPU ms", "total ms", "compile ms",
+                   "first run ms", "speed-up vs LibTorch", "GFLOP/s", "% roof", "correct",
+                   "rel L2 err"]
+        if show_mode:
+            headers.append("timing")
+        headers.append("note")
+        rows = []
+        for o in group:
+            c = correctness(o.r)
+            if c:
+                ok = c.get("passed") is True and c.get("shape_ok", True) is not False
+                correct = "yes" if ok else "NO"
+            else:
+                correct = "-"
+            gflops = None
+            if o.time is not None and flop is not None and o.time > 0:
+                gflops = flop / (o.time * 1e-3) / 1e9
+            roof_pct = None
+            if o.device == "cuda":
+                achieved = achieved_tflops(o)
+                roof = roof_tflops(ai, key[2], bandwidth, peaks)
+                if achieved is not None and roof:
+                    roof_pct = 100 * achieved / roof
+            note = []
+            if o.throttled:
+                note.append("THROTTLED")
+            if o.r.get("cold_cache") is True:
+                note.append("cold cache")
+            if o.status != "passed" and o.r.get("reason"):
+                note.append(shorten(o.r["reason"], 90))
+            row = [o.label, o.device, o.status, fmt(median(o.r, "gpu_time_ms")),
+                   fmt(median(o.r, "cpu_time_ms")), fmt(median(o.r, "total_time_ms")),
+                   fmt(o.compile), fmt(number(o.r.get("first_run_ms"))),
+                   fmt_x(speedup(group, o)) if o.time is not None else "n/a", fmt(gflops),
+                   fmt(roof_pct, 3), correct, fmt(number(c.get("rel_l2_err")), 3)]
+            if show_mode:
+                mode = o.r.get("timing_mode") or ""
+                runs = o.r.get("runs_per_sample")
+                row.append(mode + (f" x{runs}" if isinstance(runs, int) and runs > 1 else ""))
+            row.append("; ".join(note))
+            rows.append(row)
+        out += md_table(headers, rows) + [""]
+        best = winner(group)
+        if best is None:
+            out += ["Winner: none (no passed backend).", ""]
+        else:
+            per_dev = [f"{dev}: {w.label} ({fmt(w.time)} ms)" for dev in devices_present(groups)
+                       for w in [winner(group, dev)] if w]
+            out += [f"Winner: **{best.label}** ({best.device}), {figure_name(best.figure)} "
+                    f"{fmt(best.time)} ms. Per device: {', '.join(per_dev)}.", ""]
+    return out
+
+
+def compile_section(groups):
+    rows = []
+    for key, group in groups.items():
+        for o in group:
+            if o.time is None or o.compile is None:
+                continue
+            ref = reference_row(group, o)
+            own_calls = o.compile / o.time if o.time > 0 else None
+            if ref is None:
+                ref_name, ref_time, payback = "n/a", None, "n/a (no passed reference)"
+            elif ref is o:
+                ref_name, ref_time, payback = ref.label, ref.time, "(reference)"
+            else:
+                mine, theirs = comparable(o, ref)
+                ref_name, ref_time = ref.label, theirs
+                if mine is not None and theirs is not None and mine < theirs:
+                    payback = fmt(o.compile / (theirs - mine))
+                else:
+                    payback = "never"
+            rows.append([cell_label(key, group), o.label, fmt(o.compile), fmt(o.time),
+                         fmt(own_calls), ref_name, fmt(ref_time), payback])
+    out = ["## Compile overhead against steady-state time", "",
+           "compile / own = `compile_time_ms` / own primary time (how many calls the compile "
+           "costs). Calls to pay back = `compile_time_ms` / (reference time - own time) when the "
+           "backend is faster than LibTorch on its device, else never.", ""]
+    if not rows:
+        return out + ["No passed case with a compile time.", ""]
+    return out + md_table(["problem", "backend", "compile ms", "own ms", "compile / own",
+                           "reference", "reference ms", "calls to pay back"], rows) + [""]
+
+
+def ratio_section(groups):
+    out = ["## Ratios against cuDNN", "",
+           f"Per dtype: a backend's GPU median / `{RATIO_BASE}`'s GPU median on the same problem "
+           "and layout (below 1: faster than cuDNN). A cell names the status when the backend did "
+           "not pass; n/a when it or cuDNN has no GPU time. Geometric mean over the cells that "
+           "have a ratio.", ""]
+    by_dtype = {}
+    for key, group in groups.items():
+        by_dtype.setdefault(key[2], []).append((key, group))
+    dtypes = [d for d in DTYPE_ORDER if d in by_dtype] + sorted(d for d in by_dtype
+                                                                 if d not in DTYPE_ORDER)
+    any_table = False
+    for dt in dtypes:
+        rows, ratios = [], {title: [] for title, _ in RATIO_BACKENDS}
+        for key, group in by_dtype[dt]:
+            base = [o for o in group if o.backend == RATIO_BASE]
+            base_gpu = median(base[0].r, "gpu_time_ms") if base and passed(base[0].r) else None
+            present = [o for o in group if o.backend in dict((b, t) for t, b in RATIO_BACKENDS)]
+            if not base and not present:
+                continue
+            row = [cell_label(key, group), key[1]]
+            for title, backend in RATIO_BACKENDS:
+                mine = [o for o in group if o.backend == backend]
+                if not mine:
+                    row.append("-")
+                    continue
+                m = mine[0]
+                gpu = median(m.r, "gpu_time_ms") if passed(m.r) else None
+                if not passed(m.r):
+                    row.append(m.status)
+                elif gpu is None or base_gpu is None or base_gpu <= 0:
+                    row.append("n/a")
+                else:
+                    ratios[title].append(gpu / base_gpu)
+                    row.append(fmt(gpu / base_gpu))
+            rows.append(row)
+        if not rows:
+            continue
+        any_table = True
+        geo = ["geometric mean", ""]
+        for title, _ in RATIO_BACKENDS:
+            v = ratios[title]
+            geo.append(f"{fmt(math.exp(sum(map(math.log, v)) / len(v)))} (of {len(v)})" if v
+                       else "n/a")
+        out += [f"### {dt}", ""] + md_table(["problem", "descriptor"] +
+                                            [t for t, _ in RATIO_BACKENDS], rows + [geo]) + [""]
+    if not any_table:
+        out += ["No case of cuDNN or of the compared backends.", ""]
+    return out
+
+
+def roofline_section(bandwidth, peaks, gpu, plotted):
+    out = ["## Roofline", ""]
+    if not gpu:
+        out.append("No GPU in `system`: no ceilings; GPU points, if any, are plotted without them.")
+    elif not bandwidth and not peaks:
+        out.append(f"`system.gpus[0]` ({gpu.get('name', 'unnamed')}) gives no peak bandwidth or "
+                   "peak FLOP/s: the points are plotted without ceilings.")
+    else:
+        parts = []
+        if bandwidth:
+            parts.append(f"peak memory bandwidth {fmt(bandwidth[0])} GB/s (`{bandwidth[1]}`)")
+        else:
+            parts.append("no peak bandwidth recorded (no memory roof)")
+        for dt, (v, field) in peaks.items():
+            parts.append(f"{dt} peak {fmt(v)} TFLOP/s (`{field}`)")
+        if not peaks:
+            parts.append("no peak FLOP/s recorded (no compute roof)")
+        out.append(f"Ceilings of `system.gpus[0]` ({gpu.get('name', 'unnamed')}): "
+                   + "; ".join(parts) + ".")
+    out.append("Points: achieved FLOP/s = `flop` / GPU median against arithmetic intensity = "
+               "`flop` / `bytes` (fewest bytes one call moves), passed GPU backends only."
+               + ("" if plotted else " No GPU point to plot."))
+    return out + [""]
+
+
+def build_report(inputs, plot_note, plots, bandwidth, peaks, gpu, roof_points):
+    groups = group_problems(inputs)
+    n_results = sum(len(d["results"]) for d in inputs)
+    n_passed = sum(1 for d in inputs for r in d["results"] if passed(r))
+    out = ["# myconv results report", "",
+           f"Made by `{command_line()}` from:", ""]
+    for i, d in enumerate(inputs):
+        tag = f" (#{i + 1})" if len(inputs) > 1 else ""
+        read_as = "" if d["schema_version"] == SCHEMA_VERSION else f", read as {SCHEMA_VERSION}"
+        out.append(f"- `{d['path']}`{tag}: schema_version {d['schema_version']}{read_as}, "
+                   f"{len(d['results'])} results")
+    out += ["", "Every number below is read from these files or computed from their fields by the "
+            "formula given beside it (rounded to 4 significant digits).", ""]
+    statuses = {}
+    for d in inputs:
+        for r in d["results"]:
+            statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    out.append(f"{n_results} results, {len(groups)} problems (problem x dtype x layout); status: "
+               + (", ".join(f"{k} {v}" for k, v in statuses.items()) or "none") + ".")
+    out.append("")
+    out += attention_section(groups)
+    if n_passed == 0:
+        out += ["## No passed case", "",
+                "No result in the input has status `passed`: there are no times to compare, no "
+                "winners and no plots.", ""]
+    out += ["## System and versions", ""]
+    for d in inputs:
+        out += system_section(d)
+    if n_passed:
+        out += winners_section(groups)
+        out += problems_section(groups, bandwidth, peaks)
+        out += compile_section(groups)
+        out += ratio_section(groups)
+        out += roofline_section(bandwidth, peaks, gpu, roof_points > 0)
+    out += plots_markdown(plot_note, plots)
+    return "\n".join(out).rstrip() + "\n"
+
+
+# ---- plots ---------------------------------------------------------------------------------
+
+def backend_order(groups):
+    order = []
+    for group in groups.values():
+        for o in group:
+            if o.label not in order:
+                order.append(o.label)
+    return order
+
+
+def make_plots(inputs, plot_dir, bandwidth, peaks):
+    """Writes the plots; returns ([(file, caption)], number of roofline points)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+    import numpy as np
+
+    groups = group_problems(inputs)
+    keys = [k for k, g in groups.items() if any(o.time is not None for o in g)]
+    labels = [cell_label(k, groups[k]) for k in keys]
+    backends = [b for b in backend_order(groups)
+                if any(o.label == b and o.time is not None for k in keys for o in groups[k])]
+    made = []
+
+    def value(k, b, what):
+        for o in groups[k]:
+            if o.label == b:
+                if what == "time":
+                    return o.time
+                return o.compile if o.time is not None else None
+        return None
+
+    # Heatmap: primary time per backend x problem, log colour scale.
+    data = np.array([[value(k, b, "time") or np.nan for k in keys] for b in backends], float)
+    fig, ax = plt.subplots(figsize=(min(40, max(6, 0.6 * len(keys) + 3)),
+                                    max(2.5, 0.5 * len(backends) + 1.5)))
+    masked = np.ma.masked_invalid(data)
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("lightgrey")
+    lo, hi = np.nanmin(data), np.nanmax(data)
+    im = ax.imshow(masked, aspect="auto", cmap=cmap,
+                   norm=LogNorm(vmin=lo, vmax=hi if hi > lo else lo * 1.0001))
+    ax.set_xticks(range(len(keys)), labels, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(len(backends)), backends, fontsize=8)
+    if data.size <= 400:
+        for i in range(len(backends)):
+            for j in range(len(keys)):
+                if not np.isnan(data[i, j]):
+                    light = im.norm(data[i, j]) > 0.6  # viridis is light at the top
+                    ax.text(j, i, f"{data[i, j]:.3g}", ha="center", va="center", fontsize=6,
+                            color="black" if light else "white")
+    fig.colorbar(im, ax=ax, label="ms (GPU median, else total median)")
+    ax.set_title("Time per call, passed cases (grey: not passed or not run)")
+    save_figure(fig, os.path.join(plot_dir, "heatmap.png"))
+    plt.close(fig)
+    made.append(("heatmap.png", "Time per backend and problem (log colour scale)"))
+
+    def grouped_bars(what, ylabel, title, name, caption):
+        fig, ax = plt.subplots(figsize=(min(40, max(6, 0.25 * len(keys) * len(backends) + 3)),
+                                        4.5))
+        width = 0.8 / max(1, len(backends))
+        x = np.arange(len(keys))
+        drawn = False
+        for i, b in enumerate(backends):
+            vals = [value(k, b, what) for k in keys]
+            vals = [v if v is not None and v > 0 else np.nan for v in vals]
+            if all(np.isnan(v) for v in vals):
+                continue
+            ax.bar(x + (i - (len(backends) - 1) / 2) * width, vals, width, label=b)
+            drawn = True
+        if drawn:
+            ax.set_yscale("log")
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+        else:
+            ax.text(0.5, 0.5, "no values", transform=ax.transAxes, ha="center")
+        ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        save_figure(fig, os.path.join(plot_dir, name))
+        plt.close(fig)
+        made.append((name, caption))
+
+    grouped_bars("time", "ms (log)", "Time per call (GPU median, else total median), passed cases",
+                 "times.png", "Time per call, grouped by problem")
+    grouped_bars("compile", "compile_time_ms (log)", "Compile time (setup: JIT, plan, search)",
+                 "compile_times.png", "Compile time per backend and problem")
+
+    # Roofline of the GPU backends.
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    points = 0
+    markers = {"fp32": "o", "tf32": "s", "fp16": "^", "bf16": "v"}
+    colours = {b: plt.get_cmap("tab10")(i % 10) for i, b in enumerate(backends)}
+    seen = set()
+    xs = []
+    for k in keys:
+        for o in groups[k]:
+            if o.device != "cuda":
+                continue
+            ai, tf = intensity(o.r), achieved_tflops(o)
+            if ai is None or tf is None or ai <= 0 or tf <= 0:
+                continue
+            lab = f"{o.label} {k[2]}"
+            ax.scatter([ai], [tf], color=colours.get(o.label, "k"), marker=markers.get(k[2], "x"),
+                       label=None if lab in seen else lab, s=30)
+            seen.add(lab)
+            xs.append(ai)
+            points += 1
+    if points:
+        x_lo, x_hi = min(xs) / 2, max(xs) * 2
+        grid = np.logspace(math.log10(x_lo), math.log10(x_hi), 200)
+        dts = sorted({k[2] for k in keys}, key=lambda d: DTYPE_ORDER.index(d)
+                     if d in DTYPE_ORDER else 99)
+        for dt in dts:
+            if dt in peaks and bandwidth:
+                ax.plot(grid, np.minimum(bandwidth[0] * grid / 1e3, peaks[dt][0]), "--", lw=1,
+                        label=f"roof {dt}: {peaks[dt][0]:.4g} TFLOP/s")
+            elif dt in peaks:
+                ax.axhline(peaks[dt][0], ls="--", lw=1,
+                           label=f"peak {dt}: {peaks[dt][0]:.4g} TFLOP/s")
+        if bandwidth and not any(dt in peaks for dt in dts):
+            ax.plot(grid, bandwidth[0] * grid / 1e3, "--", lw=1,
+                    label=f"memory roof {bandwidth[0]:.4g} GB/s")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.legend(fontsize=6, loc="lower right")
+        if not bandwidth and not peaks:
+            ax.set_title("GPU backends (no ceilings recorded in system.gpus)")
+        else:
+            ax.set_title("Roofline, GPU backends")
+    else:
+        ax.text(0.5, 0.5, "no passed GPU case", transform=ax.transAxes, ha="center")
+        ax.set_title("Roofline, GPU backends")
+    ax.set_xlabel("arithmetic intensity, FLOP/byte (flop / bytes)")
+    ax.set_ylabel("achieved TFLOP/s (flop / GPU median)")
+    save_figure(fig, os.path.join(plot_dir, "roofline.png"))
+    plt.close(fig)
+    made.append(("roofline.png", "Roofline: achieved FLOP/s against arithmetic intensity"))
+    return made, points
+
+
+def report_main(inputs, paths, output_dir):
+    """Writes report.md and plots/ for the loaded inputs (all validated before this is called)."""
+    out_dir, plot_dir = output_folders(paths, output_dir)
+    gpu = next((g for g in (gpu_info(d["system"]) for d in inputs) if g), None)
+    bandwidth, peaks = ceilings(gpu)
+    note = plot_note(any(passed(r) for d in inputs for r in d["results"]))
+    plots, points = make_plots(inputs, plot_dir, bandwidth, peaks) if note is None else ([], 0)
+    remove_stale_plots(plot_dir, PLOT_FILES, [p for p, _ in plots])
+    report = build_report(inputs, note, plots, bandwidth, peaks, gpu, points)
+    path = os.path.join(out_dir, "report.md")
+    write_atomic(path, report)
+    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
