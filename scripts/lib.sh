@@ -19,6 +19,9 @@ MYCONV_REQUIRED_PACKAGES=(build-essential cmake ninja-build git python3 nlohmann
   # scripts/analyze_results.py draws its plots with it; its test checks them
   python3-matplotlib)
 MYCONV_OPTIONAL_PACKAGES=(libtorch-dev libdnnl-dev ocl-icd-opencl-dev libhalide14-0-dev
+  # LibTorch's BLAS as libtorch1.13 recommends it (without it the reference netlib BLAS serves
+  # libtorch_cpu's matmul, 2 GFLOP/s at 512^3 here: not the PyTorch a user gets)
+  libopenblas0-pthread
   python3-pandas
   # scripts/remote_run.sh (ssh, rsync)
   openssh-client rsync)
