@@ -1,0 +1,41 @@
+"""The case runner of scripts/run_cases.py (the entry point; scripts/run_all_experiments.sh calls
+it): session.py (the Runner: top level, progress line, report, --commit) with its parts as mixins,
+cases.py (case list, settings, identity, resume checks), isolation.py (the program's processes,
+per-case limit, crash and OOM records), limits.py (the op suite's limits, measured once),
+output.py (run.json, cases.jsonl, results.json, results.csv); common.py is what they share.
+
+Design (why it is built this way):
+- The case list comes from myconv itself (`--list-cases`: the settings expanded into problems, one
+  JSON identity record per (problem, backend)), so the runner never re-implements the expansion,
+  and N, the ETA and --resume work on exactly the cases myconv would run. It is saved as
+  RUN/cases.jsonl with the settings in RUN/run.json; --resume reads both back.
+- myconv runs once per problem (descriptor with dtype and layout) with all its backends that are
+  not recorded yet, so the inputs and the float64 reference are made once per problem and
+  libraries load once. myconv rewrites its --json/--csv (atomically) after every case, into
+  RUN/cases/NNNN.json/.csv; the runner polls that file, so it knows each case as it finishes.
+- Per-case time limit: a watchdog kills myconv's process group (SIGTERM, SIGKILL after a grace
+  period, like `timeout --kill-after`) when no case has finished for --timeout seconds. Because
+  myconv runs the backends in the listed order and records each one at once, the first missing
+  case is the one that hung or crashed: it gets a synthesized record (status `timeout`, or
+  `failed` with `crashed: signal N` / `out of memory`) in RUN/cases/NNNN-runner.json, and the
+  remaining backends of that problem run in a new invocation. Nothing is run twice.
+- After every case RUN/results.json and RUN/results.csv are rewritten from all case files (temp
+  file + rename), in case-list order: a kill at any moment leaves valid files of the finished
+  cases, and --resume runs only the missing ones. CSV rows are myconv's own (core's write_csv),
+  re-keyed by case; only synthesized records are flattened here, under myconv's header.
+- Progress goes to the console and to RUN/all_experiments.txt as one plain line per case (no
+  carriage returns, flushed per line: readable under nohup); myconv's full output goes to the log
+  file (and to the console with --verbose).
+- The op suite scores bandwidth against the machine's measured limits (copy bandwidth per device,
+  matmul ceiling per dtype), which myops measures at its start: seconds per invocation, and a
+  slightly different figure each time. The runner has them measured once per run folder
+  (RUN/limits.json, one myops invocation on a tiny matmul per dtype, kept for --resume), runs
+  every case with --no-peaks and writes the measured limits into results.json's `system`, so
+  that every case of the run is scored against the same figures (scripts/analysis/ops_report.py
+  recomputes the efficiencies from them). Should that measurement fail, each invocation measures
+  its own, as myops does alone.
+
+The modules import each other as `runner.X` (and results_schema from scripts/): run_cases.py puts
+its own folder on sys.path, which works in the source tree and in an install
+(PREFIX/share/myconv/scripts/, runner/ beside run_cases.py).
+"""

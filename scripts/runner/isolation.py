@@ -1,0 +1,213 @@
+"""Running the suite's program as a child process: quietly for the set-up (listing, limits), and
+per problem with the watchdog of the per-case limit (runner/__init__.py, design), which turns the
+first case an invocation did not record into a synthesized record (timeout, crash, out of memory).
+A mixin of session.Runner, on its state: args, suite, program, cases, records, timeout,
+stop_signal, child, next_index, cases_dir, log."""
+
+import collections
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+from runner.cases import case_key
+from runner.common import NAME_SUFFIX, Stopped, write_atomic
+
+KILL_GRACE_S = 5  # SIGTERM first; SIGKILL this long after (timeout --kill-after)
+POLL_S = 0.1
+
+
+def child_wrapper():
+    """Line-buffered output (the log follows the run), and myconv dies with the runner even when
+    the runner is killed with SIGKILL (setpriv's parent-death signal survives exec)."""
+    wrap = ["stdbuf", "-oL", "-eL"] if shutil.which("stdbuf") else []
+    if shutil.which("setpriv"):
+        wrap = ["setpriv", "--pdeathsig", "KILL", "--"] + wrap
+    return wrap
+
+
+def oom_kill_count():
+    """The cgroup's OOM-kill counter (v2 memory.events, v1 memory.oom_control), None if unknown."""
+    for path in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
+        try:
+            with open(path) as f:
+                for line in f:
+                    k, _, v = line.partition(" ")
+                    if k == "oom_kill":
+                        return int(v)
+        except (OSError, ValueError):
+            pass
+    return None
+
+
+def classify(rc, timed_out, tail, oom_before, timeout, program):
+    """(status, reason) of the case an invocation left unrecorded: exit status rc (None when it
+    ran past the limit), its last output lines, the OOM-kill counter before it."""
+    if timed_out:
+        return "timeout", (f"no result within {timeout:g} s (the per-case limit, "
+                           f"--timeout); {program} was killed")
+    text = "\n".join(tail)
+    if rc is not None and rc < 0:
+        sig = -rc
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = "?"
+        # SIGKILL not sent by the runner: the kernel's OOM killer, confirmed by the cgroup's
+        # counter where it can be read.
+        oom_after = oom_kill_count()
+        if sig == signal.SIGKILL and oom_before is not None and oom_after is not None:
+            if oom_after > oom_before:
+                return "failed", ("out of memory: killed by the kernel's OOM killer "
+                                  f"(signal {sig})")
+        elif sig == signal.SIGKILL:
+            return "failed", (f"out of memory: killed by signal {sig} ({name}), presumably by "
+                              "the kernel's OOM killer")
+        return "failed", f"crashed: signal {sig} ({name})"
+    last = next((line for line in reversed(tail) if line.strip()), "")
+    if any(s in text for s in ("bad_alloc", "out of memory", "GiB of host memory")):
+        return "failed", f"out of memory: {last.strip()}"
+    if rc:
+        return "failed", f"{program} exited with code {rc}: {last.strip()}"
+    return "failed", f"{program} exited without a result for this case"
+
+
+class IsolationMixin:
+    def run_quietly(self, cmd, timeout=None):
+        """(exit status, stdout, stderr) of a child; output through files (no pipe to fill); a
+        signal to the runner stops it too (Stopped); past timeout seconds it is killed (None)."""
+        start, timed_out = time.monotonic(), False
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            proc = subprocess.Popen(child_wrapper() + cmd, stdout=out, stderr=err,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            while proc.poll() is None:
+                if self.stop_signal is not None:
+                    self.kill_child(proc)
+                    raise Stopped()
+                if timeout and time.monotonic() - start > timeout:
+                    self.kill_child(proc)
+                    timed_out = True
+                    break
+                time.sleep(POLL_S)
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read(), err.read()
+        return (None if timed_out else proc.returncode), stdout, stderr
+
+    def kill_child(self, proc):
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+
+    def invoke(self, problem_case, backends):
+        """Runs one myconv invocation; returns the backends still to run after it."""
+        index = self.next_index
+        self.next_index += 1
+        base = os.path.join(self.cases_dir, f"{index:04d}")
+        json_path, csv_path = base + ".json", base + ".csv"
+        desc = problem_case["problem"]
+        if problem_case.get("name"):
+            desc += NAME_SUFFIX[self.suite].format(problem_case["name"])
+        cmd = [self.args.myconv, "--problem", desc, "--backend", ",".join(backends),
+               "--json", json_path, "--csv", csv_path, "--no-source-diff"] + self.timing_args()
+        if self.limits:
+            cmd.append("--no-peaks")
+        self.log.detail(f"$ {shlex.join(cmd)}")
+        oom_before = oom_kill_count()
+        proc = subprocess.Popen(child_wrapper() + cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        self.child = proc
+        tail = collections.deque(maxlen=12)
+
+        def pump():
+            for raw in proc.stdout:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                tail.append(line)
+                self.log.detail(line)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        wanted = {(problem_case["problem"], problem_case.get("name", ""), b) for b in backends}
+        last_mtime = None
+        last_progress = time.monotonic()
+        timed_out = False
+        timeout = self.timeout
+
+        def poll_json():
+            nonlocal last_mtime, last_progress
+            try:
+                st = os.stat(json_path)
+            except OSError:
+                return
+            sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+            if sig == last_mtime:
+                return
+            last_mtime = sig
+            new = self.take_json(json_path, wanted)
+            if new:
+                self.take_csv(csv_path, wanted)
+                self.write_results()
+                last_progress = time.monotonic()
+                for rec in new:
+                    self.progress(rec)
+
+        while True:
+            rc = proc.poll()
+            poll_json()
+            if rc is not None:
+                break
+            if self.stop_signal is not None:
+                self.kill_child(proc)
+                reader.join(2)
+                poll_json()
+                self.child = None
+                return None
+            if timeout and time.monotonic() - last_progress > timeout:
+                timed_out = True
+                self.kill_child(proc)
+                rc = proc.returncode
+                break
+            time.sleep(POLL_S)
+        reader.join(5)
+        self.child = None
+        last_mtime = None
+        poll_json()
+        missing = [b for b in backends if (problem_case["problem"], problem_case.get("name", ""),
+                                           b) not in self.records]
+        if not missing:
+            return []
+        culprit = missing[0]
+        status, reason = classify(rc, timed_out, tail, oom_before, self.timeout,
+                                  self.program)
+        template = next(c for c in self.cases if case_key(c) == (
+            problem_case["problem"], problem_case.get("name", ""), culprit))
+        rec = dict(template)
+        rec["status"] = status
+        rec["reason"] = reason
+        rec["extra"] = dict(rec.get("extra") or {})
+        rec["extra"]["runner"] = {
+            f"{self.program}_exit": rc,
+            "output_tail": [line for line in tail if line.strip()][-8:],
+            "invocation": shlex.join(cmd)}
+        synth = base + "-runner.json"
+        write_atomic(synth, json.dumps({"schema_version": self.schema_version, "system": {},
+                                        "results": [rec]}, indent=2) + "\n")
+        self.take_json(synth)
+        self.write_results()
+        self.progress(rec)
+        return missing[1:]
