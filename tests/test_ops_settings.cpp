@@ -26,11 +26,10 @@ TEST(OpsSettings, EveryShippedOpListParsesAndCoversEveryOp) {
   for (Op op : all_ops())
     EXPECT_TRUE(std::any_of(all.begin(), all.end(), [&](const Problem& p) { return p.op == op; }))
         << to_string(op);
-  // The default class holds every op but permute (3D: the batched class has it).
+  // The default class holds every op.
   s.sizes = {"medium"};
   const std::vector<Problem> medium = expand(s);
   for (Op op : all_ops()) {
-    if (op == Op::permute) continue;
     EXPECT_TRUE(std::any_of(medium.begin(), medium.end(), [&](const Problem& p) {
       return p.op == op;
     })) << to_string(op);
