@@ -9,15 +9,7 @@ namespace conv {
 
 namespace {
 
-using Factory = std::unique_ptr<Backend> (*)(const BackendOptions&);
-
-struct Known {
-  const char* name;
-  const char* device;
-  const char* summary;
-  Factory factory;  // null: not built
-  const char* why_missing;
-};
+using Known = bench::KnownBackend<Backend, BackendOptions>;
 
 // Report order: CPU reference first, then the other CPU backends, then GPU backends.
 const Known kKnown[] = {
@@ -72,22 +64,11 @@ const Known kKnown[] = {
 }  // namespace
 
 std::vector<RegistryEntry> make_registry(const BackendOptions& options) {
-  std::vector<RegistryEntry> r;
-  for (const Known& k : kKnown) {
-    RegistryEntry e{k.name, k.device, k.summary, nullptr, ""};
-    if (k.factory)
-      e.backend = k.factory(options);
-    else
-      e.why_missing = k.why_missing;
-    r.push_back(std::move(e));
-  }
-  return r;
+  return bench::make_entries(kKnown, options);
 }
 
 std::vector<std::string> known_backend_names() {
-  std::vector<std::string> names;
-  for (const Known& k : kKnown) names.push_back(k.name);
-  return names;
+  return bench::names_of(kKnown);
 }
 
 }  // namespace conv

@@ -39,20 +39,6 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   return s;
 }
 
-void print_backend_list(const std::vector<conv::RegistryEntry>& registry) {
-  bench::Table t({"backend", "device", "built", "available", "library / why not"});
-  for (const auto& e : registry) {
-    std::string avail = "-", info = e.why_missing;
-    if (e.backend) {
-      const conv::Support a = e.backend->available();
-      avail = a.ok ? "yes" : "no";
-      info = a.ok ? e.backend->library_version() : a.reason;
-    }
-    t.add_row({e.name, e.device, e.backend ? "yes" : "no", avail, info});
-  }
-  t.print(std::cout);
-}
-
 void save_tensors(const std::string& dir, const conv::Problem& p, const conv::HostData& data) {
   const auto folder = std::filesystem::path(dir) / p.str();
   std::filesystem::create_directories(folder);
@@ -66,7 +52,7 @@ int run(const Options& o, const std::string& command_prefix) {
   if (bench::handle_source_options(c)) return 0;
   std::vector<conv::RegistryEntry> registry = conv::make_registry(o.backend_options);
   if (c.list_backends) {
-    print_backend_list(registry);
+    bench::print_backend_list(std::cout, registry);
     return 0;
   }
 

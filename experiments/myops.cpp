@@ -59,20 +59,6 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
-void print_backend_list(const std::vector<ops::RegistryEntry>& registry) {
-  bench::Table t({"backend", "device", "built", "available", "library / why not"});
-  for (const auto& e : registry) {
-    std::string avail = "-", info = e.why_missing;
-    if (e.backend) {
-      const ops::Support a = e.backend->available();
-      avail = a.ok ? "yes" : "no";
-      info = a.ok ? e.backend->library_version() : a.reason;
-    }
-    t.add_row({e.name, e.device, e.backend ? "yes" : "no", avail, info});
-  }
-  t.print(std::cout);
-}
-
 void print_op_list() {
   bench::Table t({"category", "op", "example"});
   const std::map<ops::Category, std::string> example = {
@@ -195,7 +181,7 @@ int run(const Options& o, const std::string& command_prefix) {
   }
   std::vector<ops::RegistryEntry> registry = ops::make_registry(o.backend_options);
   if (c.list_backends) {
-    print_backend_list(registry);
+    bench::print_backend_list(std::cout, registry);
     return 0;
   }
 

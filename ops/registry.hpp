@@ -5,17 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "core/registry.hpp"
 #include "ops/backend.hpp"
 
 namespace ops {
 
-struct RegistryEntry {
-  std::string name;
-  std::string device;  // "cpu" or "cuda"
-  std::string summary;
-  std::unique_ptr<Backend> backend;  // null when not built into this binary
-  std::string why_missing;           // set when backend is null
-};
+using RegistryEntry = bench::RegistryEntry<Backend>;
 
 // All known backends in report order; see registry.cpp for what each needs.
 std::vector<RegistryEntry> make_registry(const BackendOptions& options);

@@ -55,6 +55,7 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "ops/cuda/kernels.hpp"
+#include "ops/cuda/launch.cuh"
 #include "ops/cuda/memory_index.hpp"
 
 namespace ops::cuda {
@@ -63,31 +64,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kUnroll = 2;  // v2: vectors per thread in flight
 constexpr int kChunk = 2;   // v4: vectors per thread
-
-// Multiprocessors of the current device, asked once: launches size their grids from it without a
-// query per call (they are captured in CUDA graphs).
-int sm_count() {
-  static const int sms = [] {
-    int device = 0, n = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    return n;
-  }();
-  return sms;
-}
-
-// A grid-stride grid for kKernel: at most the blocks of kThreads resident at once (the kernel's
-// occupancy, asked once per kernel, times the SMs), so that no partial second wave follows the
-// first (a kernel of more than 32 registers fits fewer than 8 blocks of 256 per SM).
-template <auto kKernel>
-unsigned persistent_grid(std::int64_t items, std::int64_t items_per_block) {
-  static const std::int64_t resident = [] {
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, kThreads, 0));
-    return std::int64_t(per_sm > 0 ? per_sm : 1) * sm_count();
-  }();
-  return unsigned(grid_blocks(items, items_per_block, resident));
-}
 
 // ---- Storage types and the functions --------------------------------------------------------
 
@@ -474,7 +450,8 @@ void launch(const OpArgs& args, int variant) {
           const unsigned blocks = unsigned(grid_blocks(n / vec, kThreads * kChunk, INT32_MAX));
           unary_v4<kOp, T, kChunk><<<blocks, kThreads, 0, s>>>(a, y, n);
         } else {
-          const unsigned blocks = persistent_grid<&unary_v2<kOp, T>>(n / vec, kThreads * kUnroll);
+          const unsigned blocks =
+              persistent_grid<&unary_v2<kOp, T>, kThreads>(n / vec, kThreads * kUnroll);
           unary_v2<kOp, T><<<blocks, kThreads, 0, s>>>(a, y, n);
         }
         CUDA_CHECK_LAST_LAUNCH();
@@ -495,12 +472,12 @@ void launch(const OpArgs& args, int variant) {
         const std::int64_t per_block = kThreads * kUnroll;
         if (same)
           binary_v2<kOp, T, true>
-              <<<persistent_grid<&binary_v2<kOp, T, true>>(n / vec, per_block), kThreads, 0, s>>>(
-                  a, b, y, n, plan);
+              <<<persistent_grid<&binary_v2<kOp, T, true>, kThreads>(n / vec, per_block), kThreads,
+                 0, s>>>(a, b, y, n, plan);
         else
           binary_v2<kOp, T, false>
-              <<<persistent_grid<&binary_v2<kOp, T, false>>(n / vec, per_block), kThreads, 0, s>>>(
-                  a, b, y, n, plan);
+              <<<persistent_grid<&binary_v2<kOp, T, false>, kThreads>(n / vec, per_block), kThreads,
+                 0, s>>>(a, b, y, n, plan);
       } else {
         const bool wide = v3_vector(p, plan) > 1;
         auto go = [&](auto kind_tag) {
@@ -508,12 +485,12 @@ void launch(const OpArgs& args, int variant) {
           constexpr int kVec = Pack<T>::kSize;
           if (wide)
             binary_v3<kOp, T, kKind, kVec>
-                <<<persistent_grid<&binary_v3<kOp, T, kKind, kVec>>(n / kVec, kThreads), kThreads,
-                   0, s>>>(a, b, y, n, plan);
+                <<<persistent_grid<&binary_v3<kOp, T, kKind, kVec>, kThreads>(n / kVec, kThreads),
+                   kThreads, 0, s>>>(a, b, y, n, plan);
           else
             binary_v3<kOp, T, kKind, 1>
-                <<<persistent_grid<&binary_v3<kOp, T, kKind, 1>>(n, kThreads), kThreads, 0, s>>>(
-                    a, b, y, n, plan);
+                <<<persistent_grid<&binary_v3<kOp, T, kKind, 1>, kThreads>(n, kThreads), kThreads,
+                   0, s>>>(a, b, y, n, plan);
         };
         switch (plan.kind) {
           case Broadcast::scalar:

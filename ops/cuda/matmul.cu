@@ -67,6 +67,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/mma.cuh"
 #include "ops/cuda/kernels.hpp"
+#include "ops/cuda/launch.cuh"
 
 namespace ops::cuda {
 namespace {
@@ -407,13 +408,6 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
 }
 
 // ---- Plans and launches -------------------------------------------------------------------------
-
-int sm_count() {
-  int device = 0, count = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
 
 MmaDtype mma_dtype(DataType dt) {
   return dt == DataType::fp16   ? MmaDtype::fp16

@@ -69,6 +69,7 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "ops/cuda/kernels.hpp"
+#include "ops/cuda/launch.cuh"
 #include "ops/cuda/memory_index.hpp"
 
 namespace ops::cuda {
@@ -76,31 +77,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxInputs = 64;  // concat (ops/problem.cpp)
-
-// Multiprocessors of the current device, asked once: launches size their grids from it without a
-// query per call (they are captured in CUDA graphs).
-int sm_count() {
-  static const int sms = [] {
-    int device = 0, n = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    return n;
-  }();
-  return sms;
-}
-
-// A grid-stride grid for kKernel: at most the blocks of kThreads resident at once (the kernel's
-// occupancy, asked once per kernel, times the SMs), so that no partial second wave follows the
-// first (the row kernels take 48-64 registers: 4-5 blocks of 256 per SM, not 8).
-template <auto kKernel>
-unsigned persistent_grid(std::int64_t items, std::int64_t items_per_block) {
-  static const std::int64_t resident = [] {
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, kThreads, 0));
-    return std::int64_t(per_sm > 0 ? per_sm : 1) * sm_count();
-  }();
-  return unsigned(grid_blocks(items, items_per_block, resident));
-}
 
 __device__ __forceinline__ std::int64_t global_thread() {
   return std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -144,7 +120,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 void launch_copy(const void* src, void* dst, std::int64_t bytes, cudaStream_t s) {
-  const unsigned blocks = persistent_grid<&copy_kernel>(bytes / 16, kThreads * 4);
+  const unsigned blocks = persistent_grid<&copy_kernel, kThreads>(bytes / 16, kThreads * 4);
   copy_kernel<<<blocks, kThreads, 0, s>>>(static_cast<const unsigned char*>(src),
                                           static_cast<unsigned char*>(dst), bytes);
   CUDA_CHECK_LAST_LAUNCH();
@@ -224,7 +200,8 @@ void launch_rows(void* out, const Source& src, std::int64_t rows, std::int64_t r
   int lanes_log2 = 0;
   while ((1 << lanes_log2) < lanes) ++lanes_log2;
   const std::int64_t segments = rows * ((row_vecs + 4 * lanes - 1) / (4 * lanes));
-  const unsigned blocks = persistent_grid<&gather_rows<V, Source>>(segments, kThreads / lanes);
+  const unsigned blocks =
+      persistent_grid<&gather_rows<V, Source>, kThreads>(segments, kThreads / lanes);
   gather_rows<V, Source>
       <<<blocks, kThreads, 0, s>>>(static_cast<V*>(out), src, rows, row_vecs, lanes_log2);
   CUDA_CHECK_LAST_LAUNCH();

@@ -74,6 +74,7 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "ops/cuda/kernels.hpp"
+#include "ops/cuda/launch.cuh"
 #include "ops/cuda/reduction_plan.hpp"
 #include "ops/cuda/warp_reduce.cuh"
 
@@ -456,13 +457,6 @@ void run_plan(const ReductionPlan& plan, const OpArgs& args, float divisor) {
 
 constexpr int kNominalSms = 132;  // H100/H200: only for choosing the variants list
 
-int device_sm_count() {
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 bool takes(const Problem& p) {
   return p.category() == Category::reduction &&
          (p.dtype == DataType::fp32 || p.dtype == DataType::fp16 || p.dtype == DataType::bf16);
@@ -489,7 +483,7 @@ std::vector<int> variants(const Problem& p) {
 
 std::size_t workspace_bytes(const Problem& p, int variant) {
   if (!takes(p) || variant < 2) return 0;
-  return std::size_t(plan_of(p, variant, device_sm_count()).workspace_floats) * sizeof(float);
+  return std::size_t(plan_of(p, variant, sm_count()).workspace_floats) * sizeof(float);
 }
 
 // Enqueues the kernels of `plan` (made for *args.p).
@@ -518,7 +512,7 @@ void launch_plan(const ReductionPlan& plan, const OpArgs& args) {
 void launch(const OpArgs& args, int variant) {
   const Problem& p = *args.p;
   if (!takes(p)) throw std::logic_error("reduction family: not a reduction " + p.str());
-  launch_plan(plan_of(p, variant, device_sm_count()), args);
+  launch_plan(plan_of(p, variant, sm_count()), args);
 }
 
 std::string describe(const Problem& p, int variant) {
