@@ -1,5 +1,5 @@
-// Tests of baselines/conv/halide_cpu.cpp (and the algorithm in baselines/conv/halide_conv.cpp), run through
-// the case runner as myconv runs them.
+// Tests of baselines/conv/halide_cpu.cpp (and the algorithm in baselines/conv/halide_conv.cpp), run
+// through the case runner as myconv runs them.
 #include <memory>
 #include <string>
 
@@ -8,18 +8,12 @@
 #include "baselines/conv/backends.hpp"
 #include "conv/bench.hpp"
 #include "conv/data.hpp"
+#include "tests/case_helpers.hpp"
 
 namespace conv {
 namespace {
 
-CaseOptions tiny_options() {
-  CaseOptions o;
-  o.measure.warmup_iters = 1;
-  o.measure.min_iters = 2;
-  o.measure.min_time_ms = 1;
-  o.measure.max_time_ms = 20;
-  return o;
-}
+using bench::testing::tiny_case_options;
 
 bench::Result run_halide(const std::string& descriptor, const std::string& schedule = "manual") {
   BackendOptions options;
@@ -27,7 +21,8 @@ bench::Result run_halide(const std::string& descriptor, const std::string& sched
   const std::unique_ptr<Backend> backend = make_halide_cpu_backend(options);
   const Problem p = parse_problem(descriptor);
   const HostData data = make_host_data(p, 1);
-  return run_case(backend.get(), backend->name(), backend->device(), "", p, data, tiny_options())
+  return run_case(backend.get(), backend->name(), backend->device(), "", p, data,
+                  tiny_case_options())
       .result;
 }
 
@@ -91,8 +86,8 @@ TEST(HalideCpu, GroupedStridedDilatedPaddedPasses) {
 // Output extents below the vector width and the register tile (the schedules shrink their
 // factors), depthwise, a channel count that is no multiple of the tile.
 TEST(HalideCpu, SmallAndOddExtentsPass) {
-  for (const char* problem : {"mb1ic3ih5oc1kh3", "g16mb2ic16ih10oc16kh3ph1", "mb3ic5ih9iw23oc37kh2kw2",
-                              "mb1ic2ih3oc3kh3ph1"})
+  for (const char* problem : {"mb1ic3ih5oc1kh3", "g16mb2ic16ih10oc16kh3ph1",
+                              "mb3ic5ih9iw23oc37kh2kw2", "mb1ic2ih3oc3kh3ph1"})
     for (const char* layout : {"", "nhwc"}) {
       const bench::Result r = run_halide(std::string(problem) + layout);
       EXPECT_EQ(r.status, bench::Status::passed) << describe(r);
@@ -102,8 +97,9 @@ TEST(HalideCpu, SmallAndOddExtentsPass) {
 // nhwc with fewer output channels than vector lanes but rows of at least one vector takes the
 // x-vectorized schedule with the input transposed per task.
 TEST(HalideCpu, NhwcNarrowChannelsPass) {
-  for (const char* problem : {"mb2ic4ih20oc8kh3ph1nhwc", "g2mb1ic4ih19iw21oc6kh3kw3ph1pw1dh1dw1nhwc",
-                              "mb2ic4ih20oc8kh3dtbf16nhwc"}) {
+  for (const char* problem :
+       {"mb2ic4ih20oc8kh3ph1nhwc", "g2mb1ic4ih19iw21oc6kh3kw3ph1pw1dh1dw1nhwc",
+        "mb2ic4ih20oc8kh3dtbf16nhwc"}) {
     const bench::Result r = run_halide(problem);
     EXPECT_EQ(r.status, bench::Status::passed) << describe(r);
     if (r.extra.value("halide_target", "").find("avx512") != std::string::npos) {  // 16 lanes
@@ -137,8 +133,8 @@ TEST(HalideCpu, AutoschedulersPassOrSayWhy) {
 // schedule paths (input staged or read in place).
 TEST(HalideCpu, Fp16AndBf16Pass) {
   for (const char* dtype : {"dtfp16", "dtbf16"})
-    for (const char* problem : {"mb2ic4ih12oc8kh3", "g2mb3ic6ih13iw11oc4kh3kw2sh2ph2pw1dh1dw2",
-                                "mb2ic16ih10oc32kh3ph1"})
+    for (const char* problem :
+         {"mb2ic4ih12oc8kh3", "g2mb3ic6ih13iw11oc4kh3kw2sh2ph2pw1dh1dw2", "mb2ic16ih10oc32kh3ph1"})
       for (const char* layout : {"", "nhwc"}) {
         const bench::Result r = run_halide(std::string(problem) + dtype + layout);
         EXPECT_EQ(r.status, bench::Status::passed) << describe(r);

@@ -10,31 +10,23 @@
 #include "conv/bench.hpp"
 #include "conv/data.hpp"
 #include "core/error.hpp"
+#include "tests/case_helpers.hpp"
 
 namespace conv {
 namespace {
 
-CaseOptions tiny_options() {
-  CaseOptions o;
-  o.measure.warmup_iters = 1;
-  o.measure.min_iters = 2;
-  o.measure.min_time_ms = 1;
-  o.measure.max_time_ms = 20;
-  return o;
-}
+using bench::testing::tiny_case_options;
 
 bench::Result run_onednn(const std::string& descriptor) {
   const std::unique_ptr<Backend> backend = make_onednn_cpu_backend(BackendOptions());
   const Problem p = parse_problem(descriptor);
   const HostData data = make_host_data(p, 1);
-  return run_case(backend.get(), backend->name(), backend->device(), "", p, data, tiny_options())
+  return run_case(backend.get(), backend->name(), backend->device(), "", p, data,
+                  tiny_case_options())
       .result;
 }
 
-// A failed or incorrect case prints its reason; the tests compare statuses.
-std::string describe(const bench::Result& r) {
-  return r.problem + ": " + bench::to_string(r.status) + " " + r.reason;
-}
+using bench::testing::describe;
 
 TEST(OnednnCpu, IdentifiesItself) {
   const std::unique_ptr<Backend> backend = make_onednn_cpu_backend(BackendOptions());

@@ -11,31 +11,23 @@
 #include "baselines/ops/backends.hpp"
 #include "ops/bench.hpp"
 #include "ops/data.hpp"
+#include "tests/case_helpers.hpp"
 
 namespace ops {
 namespace {
 
-CaseOptions tiny_options() {
-  CaseOptions o;
-  o.measure.warmup_iters = 1;
-  o.measure.min_iters = 2;
-  o.measure.min_time_ms = 1;
-  o.measure.max_time_ms = 20;
-  return o;
-}
+using bench::testing::tiny_case_options;
 
 bench::Result run_torch(const std::string& descriptor) {
   const std::unique_ptr<Backend> backend = make_libtorch_cpu_ops_backend(BackendOptions());
   const Problem p = parse_problem(descriptor);
   const HostData data = make_host_data(p, 1);
-  return run_case(backend.get(), backend->name(), backend->device(), "", p, data, tiny_options())
+  return run_case(backend.get(), backend->name(), backend->device(), "", p, data,
+                  tiny_case_options())
       .result;
 }
 
-// A failed or incorrect case prints its reason; the tests compare statuses.
-std::string describe(const bench::Result& r) {
-  return r.problem + ": " + bench::to_string(r.status) + " " + r.reason;
-}
+using bench::testing::describe;
 
 void expect_passed(const std::vector<std::string>& descriptors) {
   for (const std::string& d : descriptors) {

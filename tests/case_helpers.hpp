@@ -1,0 +1,27 @@
+// What the backend tests share when they run cases through the runner: short sampling (a case
+// takes milliseconds) and a result's one-line description for failure messages.
+#pragma once
+
+#include <string>
+
+#include "core/result.hpp"
+#include "core/runner.hpp"
+
+namespace bench::testing {
+
+// One warm-up, 2 samples at least, 1 to 20 ms of sampling.
+inline CaseOptions tiny_case_options() {
+  CaseOptions o;
+  o.measure.warmup_iters = 1;
+  o.measure.min_iters = 2;
+  o.measure.min_time_ms = 1;
+  o.measure.max_time_ms = 20;
+  return o;
+}
+
+// "problem: status reason", printed by a failed expectation (the tests compare statuses).
+inline std::string describe(const Result& r) {
+  return r.problem + ": " + to_string(r.status) + " " + r.reason;
+}
+
+}  // namespace bench::testing
