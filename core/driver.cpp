@@ -82,6 +82,29 @@ void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both) {
       ->check(CLI::PositiveNumber);
 }
 
+int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
+             const std::function<int()>& body) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << program << ": error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 std::string check_common_options(const CLI::App& app, const DriverOptions& o) {
   if (o.measure.min_time_ms > o.measure.max_time_ms)
     throw UsageError("--min-time-ms must not exceed --max-time-ms");

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -40,6 +41,13 @@ struct DriverOptions {
 // Adds the shared options to app. allow_both: --timing also takes "both" (every case measured in
 // real and in pure mode).
 void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both = false);
+
+// A driver's main() after its options are added: parses the command line (help and version exit
+// 0; a parse error is one line "PROGRAM: error: ... (see --help)" and exit 2), then runs body:
+// bench::UsageError -> one line "PROGRAM: error: ..." and exit 2; any other exception -> "PROGRAM:
+// internal error: ..." and exit 1; else body's exit status.
+int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
+             const std::function<int()>& body);
 
 // Checks the shared options after parsing (throws UsageError), and returns the part of each case's
 // reproducing command they give (e.g. " --seed 7 --timing pure"), options left at their defaults

@@ -4,11 +4,13 @@
 // its options; the table itself stays in the suite's registry.cpp, with its #if guards.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/printers.hpp"
 
 namespace bench {
@@ -52,6 +54,17 @@ std::vector<std::string> names_of(const KnownBackend<Backend, Options> (&known)[
   std::vector<std::string> names;
   for (const auto& k : known) names.push_back(k.name);
   return names;
+}
+
+// --backend's names, each one of `known`; else bench::UsageError naming the ones allowed.
+inline void check_backend_names(const std::vector<std::string>& asked,
+                                const std::vector<std::string>& known) {
+  for (const auto& b : asked)
+    if (std::find(known.begin(), known.end(), b) == known.end()) {
+      std::string allowed;
+      for (std::size_t i = 0; i < known.size(); ++i) allowed += (i ? ", " : "") + known[i];
+      throw UsageError("--backend: unknown backend '" + b + "' (allowed: " + allowed + ")");
+    }
 }
 
 // --list-backends: name, device, built, available here, and the library's version or why not.

@@ -33,12 +33,6 @@ struct Options {
   std::string save_tensors_dir;
 };
 
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
-
 void save_tensors(const std::string& dir, const conv::Problem& p, const conv::HostData& data) {
   const auto folder = std::filesystem::path(dir) / p.str();
   std::filesystem::create_directories(folder);
@@ -57,10 +51,7 @@ int run(const Options& o, const std::string& command_prefix) {
   }
 
   // Validate everything before the first case runs, so bad input leaves no partial output.
-  const std::vector<std::string> known = conv::known_backend_names();
-  for (const auto& b : o.backends)
-    if (std::find(known.begin(), known.end(), b) == known.end())
-      throw UsageError("--backend: unknown backend '" + b + "' (allowed: " + join(known) + ")");
+  bench::check_backend_names(o.backends, conv::known_backend_names());
   bench::check_output_path("--json", c.json_path);
   bench::check_output_path("--csv", c.csv_path);
   std::vector<std::string> notes;
@@ -224,18 +215,7 @@ int main(int argc, char** argv) {
   app.add_option("--save-tensors", o.save_tensors_dir,
                  "Write input, weights, reference and each backend's output as .npy under DIR");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "myconv: error: " << e.what() << " (see --help)\n";
-    return 2;
-  }
-
-  try {
+  return bench::run_main(app, argc, argv, "myconv", [&] {
     const bool dims_given =
         app.count("--input_size") + app.count("--kernel_size") + app.count("--batch_size") +
             app.count("--in_channels") + app.count("--out_channels") + app.count("--stride") +
@@ -259,11 +239,5 @@ int main(int argc, char** argv) {
     if (o.backend_options.torch_cudnn_benchmark) prefix += " --torch-cudnn-benchmark";
     prefix += common;
     return run(o, prefix);
-  } catch (const UsageError& e) {
-    std::cerr << "myconv: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "myconv: internal error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

@@ -186,10 +186,7 @@ int run(const Options& o, const std::string& command_prefix) {
   }
 
   // Validate everything before the first case runs, so bad input leaves no partial output.
-  const std::vector<std::string> known = ops::known_backend_names();
-  for (const auto& b : o.backends)
-    if (std::find(known.begin(), known.end(), b) == known.end())
-      throw UsageError("--backend: unknown backend '" + b + "' (allowed: " + join(known) + ")");
+  bench::check_backend_names(o.backends, ops::known_backend_names());
   bench::check_output_path("--markdown", o.markdown_path);
   std::vector<std::string> notes;
   const std::vector<ops::Problem> problems = ops::expand(o.settings, &notes);
@@ -330,18 +327,7 @@ int main(int argc, char** argv) {
   app.add_flag("--list-ops", o.list_ops, "List the ops and size classes and exit");
   bench::add_common_options(app, o.common, /*allow_both=*/true);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "myops: error: " << e.what() << " (see --help)\n";
-    return 2;
-  }
-
-  try {
+  return bench::run_main(app, argc, argv, "myops", [&] {
     if (app.count("--size") && !(s.descriptors.empty() && s.ops_files.empty()))
       throw UsageError("--problem/--ops-file replace --size; give one or the other");
     s.dtypes.clear();
@@ -358,11 +344,5 @@ int main(int argc, char** argv) {
     if (o.fast) prefix += " --fast";
     prefix += bench::check_common_options(app, o.common);
     return run(o, prefix);
-  } catch (const UsageError& e) {
-    std::cerr << "myops: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "myops: internal error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
