@@ -96,8 +96,10 @@ for r in results:
         continue
     m = r["metrics"]
     assert m["bandwidth_gbs"] > 0 and 0 < m["bandwidth_efficiency"], m
-    if r["backend"] != "libtorch_cpu":
-        assert m["reference_backend"] == "libtorch_cpu" and m["speedup_vs_pytorch"] > 0, m
+    # The reference is PyTorch on the case's own device (libtorch_cuda for the GPU backends).
+    reference = "libtorch_" + r["device"]
+    if r["backend"] != reference:
+        assert m["reference_backend"] == reference and m["speedup_vs_pytorch"] > 0, m
         assert m["score_band"] in ("excellent", "good", "fair", "poor", "critical")
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == len(results)
