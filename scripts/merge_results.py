@@ -135,7 +135,9 @@ def merge(args):
     run = write_merged(out, cases, shards, run, cases_total=total)
     log = Log(os.path.join(out, "all_experiments.txt"), verbose=False)
     statuses = {}
-    for r in json.load(open(os.path.join(out, "results.json"), encoding="utf-8"))["results"]:
+    with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
+        results = json.load(f)["results"]
+    for r in results:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     summary = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "none"
     log.say(f"[myconv] merged {len(shards)} of {count} shard(s) into {shown(out)}: "
@@ -159,7 +161,7 @@ def main(argv=None):
     p.add_argument("--output-dir", metavar="DIR", help="the merged run folder")
     p.add_argument("--partial", action="store_true",
                    help="merge what is there when shards are missing or incomplete")
-    if sys.stdout is not None:
+    if hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(line_buffering=True)
     try:
         args = p.parse_args(argv)
