@@ -13,6 +13,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import merge_results  # noqa: E402
+from analysis.common import gpu_models_note, systems_section  # noqa: E402
 from runner import gpus, shard  # noqa: E402
 from runner.common import UsageError  # noqa: E402
 
@@ -218,6 +219,23 @@ class MergeRefusals(unittest.TestCase):
         self.assertEqual([s["host"] for s in doc["systems"]], ["s1", "s2"])
         self.assertEqual(doc["system"]["host"], "s1, s2")
         self.refused("holds no earlier merge", s1, s2, "--output-dir", s1 + "/..")
+
+
+class MergedReport(unittest.TestCase):
+    def test_mixed_gpu_models_and_systems(self):
+        r = [{"device": "cuda", "gpu": {"name": "NVIDIA H200"}},
+             {"device": "cuda", "gpu": {"name": "NVIDIA H100 80GB HBM3"}},
+             {"device": "cpu"}]
+        note = "\n".join(gpu_models_note(r))
+        self.assertIn("Mixed GPU models", note)
+        self.assertIn("NVIDIA H200 (1 results)", note)
+        self.assertEqual(gpu_models_note(r[:1] + r[2:]), [])
+        doc = {"systems": [{"part": "s1", "system": {"host": "a", "gpus": [{"name": "X"}]}},
+                           {"part": "s2", "system": {"host": "b", "gpus": []}}]}
+        text = "\n".join(systems_section(doc))
+        self.assertIn("| host | a | b |", text)
+        self.assertIn("| GPUs | X | none |", text)
+        self.assertEqual(systems_section({"systems": doc["systems"][:1]}), [])
 
 
 if __name__ == "__main__":
