@@ -70,9 +70,11 @@ def load(path):
                 raise InputError(f"'{path}': results[{i}] has no string '{field}'")
     system = doc.get("system")
     run = doc.get("run")
+    systems = doc.get("systems")  # a merged run's parts (scripts/merge_results.py, --gpus)
     return {"path": path, "system": system if isinstance(system, dict) else {},
             "results": results, "schema_version": version,
-            "run": run if isinstance(run, dict) else {}}
+            "run": run if isinstance(run, dict) else {},
+            "systems": systems if isinstance(systems, list) else []}
 
 
 def stats(r, figure):
