@@ -79,6 +79,21 @@ def merged_system(parts):
             if g not in gpus:
                 gpus.append(g)
     base["gpus"] = gpus
+    # The op suite's limits: each worker measured its own devices' (a GPU worker its GPU's, the
+    # CPU worker the host's); the merged run is scored against the first of each kind.
+    bandwidth = {}
+    for s in systems:
+        b = s.get("bandwidth")
+        for kind in ("cpu", "cuda"):
+            if isinstance(b, dict) and b.get(kind) and kind not in bandwidth:
+                bandwidth[kind] = b[kind]
+    if bandwidth:
+        base["bandwidth"] = bandwidth
+    ceiling = next((s["matmul_ceiling"] for s in systems if isinstance(s.get("matmul_ceiling"),
+                                                                      dict)
+                    and s["matmul_ceiling"].get("tflops")), None)
+    if ceiling:
+        base["matmul_ceiling"] = ceiling
     return base
 
 
