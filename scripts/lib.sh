@@ -27,7 +27,9 @@ MYCONV_OPTIONAL_PACKAGES=(libtorch-dev libdnnl-dev ocl-icd-opencl-dev libhalide1
   openssh-client rsync)
 # Packages only the tests need (scripts/test.sh installs them): the remote_run.sh test starts an
 # sshd of its own on 127.0.0.1.
-MYCONV_TEST_PACKAGES=(openssh-server)
+MYCONV_TEST_PACKAGES=(openssh-server
+  # the Slurm test (tests/test_slurm.sh) starts a single-node cluster of its own
+  slurm-wlm munge)
 
 # Packages a GPU host without network needs from a bundle: everything above except the
 # toolchain (present there) and LibTorch (taken from the host's Python torch). Run-time

@@ -31,6 +31,15 @@
 #     --output-dir DIR            where the run folder goes (default results/)
 #     --resume RUN_DIR            run the cases RUN_DIR has not recorded yet, with its settings
 #                                 (one run folder: with --suite all, resume each)
+#   spreading a sweep out (docs/sweeps.md):
+#     --gpus all|N|LIST           one worker per GPU (LIST: indices or UUIDs), CUDA_VISIBLE_DEVICES
+#                                 each, the CPU backends in a worker of their own on other cores;
+#                                 one run folder (workers/ holds each worker's); no GPU: exit 2
+#     --shard I/N                 run only shard I of N of the case list (deterministic, balanced
+#                                 by estimated cost); scripts/merge_results.py joins the shards
+#     --cost-from RESULTS.json    balance shards and GPU workers by an earlier run's times
+#                                 (default: by FLOPs)
+#     --plan                      list the cases and print the shards' sizes; run nothing
 #     --commit                    git add + commit the run folder when the run is done
 #     --build-dir DIR             build folder (default build/)
 #     --from-bundle DIR           set up from a package bundle (offline GPU host, see README)
@@ -56,13 +65,14 @@ usage_error() {
 
 suite="" preset="" shapes=() backends="" dtypes="" layouts="" quick=0 timeout="" out_root=""
 resume="" commit=0 build_dir="$MYCONV_ROOT/build" bundle="" verbose=0 extra=()
+shard="" gpus="" cost_from="" plan=0
 sizes="" ops_files=() categories="" ops=""
 while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
     --preset | --shapes | --backends | --dtypes | --layouts | --timeout | --output-dir | \
       --resume | --build-dir | --from-bundle | --suite | --sizes | --ops-file | --categories | \
-      --ops)
+      --ops | --shard | --gpus | --cost-from)
       [ $# -ge 2 ] && [ -n "$2" ] && [[ "$2" != --* ]] || usage_error "$opt needs a value"
       val=$2
       shift 2
@@ -82,11 +92,15 @@ while [ $# -gt 0 ]; do
         --ops-file) ops_files+=("$val") ;;
         --categories) categories=$val ;;
         --ops) ops=$val ;;
+        --shard) shard=$val ;;
+        --gpus) gpus=$val ;;
+        --cost-from) cost_from=$val ;;
       esac
       ;;
     --quick) quick=1; shift ;;
     --commit) commit=1; shift ;;
     --verbose) verbose=1; shift ;;
+    --plan) plan=1; shift ;;
     --) shift; extra=("$@"); break ;;
     -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) usage_error "unknown option '$opt'" ;;
@@ -122,6 +136,16 @@ esac
 [ ${#ops_files[@]} -eq 0 ] || [ -z "$sizes" ] ||
   usage_error "give --sizes or --ops-file, not both (an op list replaces the size classes)"
 for f in "${ops_files[@]}"; do [ -r "$f" ] || usage_error "--ops-file: cannot read '$f'"; done
+if [ -n "$shard" ]; then
+  [[ "$shard" =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] &&
+    [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
+    usage_error "--shard: expected I/N with 1 <= I <= N (e.g. 2/4); got '$shard'"
+fi
+[ -z "$gpus" ] || [[ "$gpus" =~ ^(all|[0-9]+|[0-9A-Za-z-]+(,[0-9A-Za-z-]+)*)$ ]] ||
+  usage_error "--gpus: expected all, a count or a list of GPU indices or UUIDs; got '$gpus'"
+[ -z "$cost_from" ] || [ -r "$cost_from" ] || usage_error "--cost-from: cannot read '$cost_from'"
+[ -z "$cost_from" ] || [ -n "$shard$gpus$plan" ] ||
+  usage_error "--cost-from balances --shard or --gpus; give one of them"
 [[ -z "$timeout" || "$timeout" =~ ^[0-9]+([.][0-9]+)?$ ]] ||
   usage_error "--timeout: expected seconds (a number, 0 = none), got '$timeout'"
 prev=""
@@ -155,7 +179,8 @@ program_of() { [ "$1" = ops ] && echo myops || echo myconv; }
 prebuilt_of() { [ "$1" = ops ] && echo "${MYOPS_BIN:-}" || echo "${MYCONV_BIN:-}"; }
 if [ -n "$resume" ]; then
   if [ -n "$suite$preset$backends$dtypes$layouts$out_root$ops_opts" ] || [ ${#shapes[@]} -gt 0 ] ||
-    [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ]; then
+    [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ] || [ -n "$shard$gpus$cost_from" ] ||
+    [ $plan -eq 1 ]; then
     usage_error "--resume takes the run's own settings (run.json); give only --timeout," \
       "--commit, --build-dir, --from-bundle, --verbose"
   fi
@@ -229,6 +254,7 @@ if [ -z "$resume" ]; then
   for s in "${suites[@]}"; do
     base="$(cd "$out_root" && pwd)/$stamp"
     [ "$s" = conv ] || base+="_$s"
+    [ -z "$shard" ] || base+="_shard${shard%/*}of${shard#*/}"
     run_dir=$base
     n=1
     while ! mkdir "$run_dir" 2>/dev/null; do  # two runs in one second get _2, _3, ...
@@ -296,6 +322,10 @@ runner_of() {
   fi
   runner+=(--fresh --label "${labels[$i]}")
   [ -z "$mode" ] || runner+=("$mode")
+  [ -z "$shard" ] || runner+=(--shard "$shard")
+  [ -z "$gpus" ] || runner+=(--gpus "$gpus")
+  [ -z "$cost_from" ] || runner+=(--cost-from "$(cd "$(dirname "$cost_from")" && pwd)/$(basename "$cost_from")")
+  [ $plan -eq 0 ] || runner+=(--plan)
   [ "$s" = conv ] || runner+=(--suite "$s")
   [ $quick -eq 0 ] || runner+=(--quick)
   if [ "$s" = ops ]; then
@@ -312,6 +342,13 @@ runner_of() {
   for f in "${extra[@]}"; do runner+=("--extra-arg=$f"); done
 }
 
+if [ $plan -eq 1 ]; then  # the runner lists the cases and removes the folders it was given
+  for i in "${!suites[@]}"; do
+    runner_of "$i"
+    "${runner[@]}" || exit $?
+  done
+  exit 0
+fi
 if [ ${#suites[@]} -eq 1 ]; then
   runner_of 0
   # exec: the runner gets this PID, so `kill PID` and Ctrl-C reach it (it stops the program,

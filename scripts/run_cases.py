@@ -5,7 +5,8 @@ call that script, whose --help has the options).
 
   run_cases.py --run-dir RUN --myconv BIN [--suite conv|ops] [--grid-arg=ARG ...]
                [--extra-arg=ARG ...] [--quick] [--timeout S] [--label TEXT] [--commit] [--verbose]
-               [--prepare-only]
+               [--prepare-only] [--plan] [--shard I/N] [--cost-from RESULTS.json]
+               [--gpus all|N|LIST] [--no-report]
   run_cases.py --run-dir RUN --myconv BIN --resume|--prepared [--timeout S] [--commit] [--verbose]
   run_cases.py --run-dir RUN --merge-only        rebuild results.json/csv from RUN/cases/
 (--myconv names the suite's program, myops too; --prepare-only writes run.json and cases.jsonl
@@ -46,6 +47,13 @@ def main(argv=None):
                    help="list the cases (run.json, cases.jsonl) and stop")
     p.add_argument("--prepared", action="store_true",
                    help="run the cases of a folder made with --prepare-only")
+    p.add_argument("--plan", action="store_true",
+                   help="list the cases, print their count (and the shards'), run nothing")
+    p.add_argument("--shard", help="I/N: run only shard I of N (runner/shard.py)")
+    p.add_argument("--cost-from", help="an earlier results.json whose times balance the split")
+    p.add_argument("--gpus", help="all|N|LIST: one worker per GPU (runner/workers.py)")
+    p.add_argument("--no-report", action="store_true",
+                   help="no report.md at the end (a --gpus worker: its coordinator reports)")
     args = p.parse_args(argv)
     if sys.stdout is not None:
         sys.stdout.reconfigure(line_buffering=True)

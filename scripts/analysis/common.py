@@ -70,9 +70,11 @@ def load(path):
                 raise InputError(f"'{path}': results[{i}] has no string '{field}'")
     system = doc.get("system")
     run = doc.get("run")
+    systems = doc.get("systems")  # a merged run's parts (scripts/merge_results.py, --gpus)
     return {"path": path, "system": system if isinstance(system, dict) else {},
             "results": results, "schema_version": version,
-            "run": run if isinstance(run, dict) else {}}
+            "run": run if isinstance(run, dict) else {},
+            "systems": systems if isinstance(systems, list) else []}
 
 
 def stats(r, figure):
@@ -299,7 +301,40 @@ def system_section(doc):
         out += md_table(keys, rows)
     elif isinstance(gpus, list):
         out += ["", "No GPU recorded (`system.gpus` is empty)."]
-    return out + [""]
+    return out + [""] + systems_section(doc)
+
+
+def systems_section(doc):
+    """A merged run's (scripts/merge_results.py, --gpus) parts' systems side by side."""
+    parts = [p for p in doc.get("systems") or [] if isinstance(p, dict)]
+    if len(parts) < 2:
+        return []
+    def gpus(s):
+        return ", ".join(str(g.get("name")) for g in s.get("gpus") or [] if isinstance(g, dict))
+    fields = [("host", lambda s: s.get("host")), ("CPU", lambda s: s.get("cpu_model")),
+              ("logical cores", lambda s: s.get("cpu_logical_cores")),
+              ("GPUs", lambda s: gpus(s) or "none"),
+              ("git commit", lambda s: s.get("git_commit")),
+              ("run started (UTC)", lambda s: s.get("utc_time"))]
+    rows = [[title] + ["" if get(p.get("system") or {}) is None else get(p.get("system") or {})
+                       for p in parts] for title, get in fields]
+    return (["The parts this run was merged from, each with its own system (`systems`):", ""]
+            + md_table(["field"] + [f"`{p.get('part')}`" for p in parts], rows) + [""])
+
+
+def gpu_models_note(results):
+    """Lines saying that the GPU results were measured on several GPU models (each result's
+    `gpu.name`); none when they were not."""
+    names = {}
+    for r in results:
+        g = r.get("gpu")
+        if r.get("device") == "cuda" and isinstance(g, dict) and g.get("name"):
+            names[g["name"]] = names.get(g["name"], 0) + 1
+    if len(names) < 2:
+        return []
+    return [f"**Mixed GPU models**: these GPU results come from "
+            + ", ".join(f"{n} ({c} results)" for n, c in sorted(names.items()))
+            + "; a ratio may pair cases measured on different models (each result's `gpu`).", ""]
 
 
 # ---- plots ---------------------------------------------------------------------------------

@@ -11,10 +11,10 @@ import os
 from results_schema import SCHEMA_VERSION
 
 from analysis.common import (DTYPE_ORDER, command_line, correctness, device_of, figure_name, fmt,
-                             fmt_x, gpu_info, intensity, md_table, median, number, output_folders,
-                             passed, plot_note, plots_markdown, primary, problem_key,
-                             remove_stale_plots, save_figure, shorten, system_section,
-                             write_atomic)
+                             fmt_x, gpu_info, gpu_models_note, intensity, md_table, median, number,
+                             output_folders, passed, plot_note, plots_markdown, primary,
+                             problem_key, remove_stale_plots, save_figure, shorten,
+                             system_section, write_atomic)
 
 # The reference each backend's speed-up is taken against: LibTorch on the same device.
 REFERENCE = {"cuda": "libtorch_cuda", "cpu": "libtorch_cpu"}
@@ -335,6 +335,7 @@ def ratio_section(groups):
            "and layout (below 1: faster than cuDNN). A cell names the status when the backend did "
            "not pass; n/a when it or cuDNN has no GPU time. Geometric mean over the cells that "
            "have a ratio.", ""]
+    out += gpu_models_note([o.r for group in groups.values() for o in group])
     by_dtype = {}
     for key, group in groups.items():
         by_dtype.setdefault(key[2], []).append((key, group))

@@ -13,8 +13,8 @@ import os
 from results_schema import SCHEMA_VERSION
 
 from analysis import ops_plots
-from analysis.common import (command_line, correctness, fmt, gpu_info, md_table, number,
-                             output_folders, passed, plot_note, plots_markdown, shorten,
+from analysis.common import (command_line, correctness, fmt, gpu_info, gpu_models_note, md_table,
+                             number, output_folders, passed, plot_note, plots_markdown, shorten,
                              system_section, write_atomic)
 from analysis.ops_model import (BAND_ORDER, BANDWIDTH_BOUND, CATEGORIES, COMPUTE_BOUND,
                                 LAUNCH_IDEAL_MS, LAUNCH_MS, OP_ORDER, SIZE_CLASSES, SMALL_BYTES,
@@ -107,6 +107,7 @@ def summary_section(rows):
            "and back-to-back alike): above 1 the backend is faster. Bands (Genesis): >= 0.9 "
            "excellent, 0.7-0.9 good, 0.5-0.7 fair, 0.2-0.5 poor, < 0.2 critical. Success rate = "
            "passed / cases attempted (all but skipped).", ""]
+    out += gpu_models_note([o.r for o in rows])
     table = []
     for label in backends_in_order(rows):
         mine = [o for o in rows if o.label == label]

@@ -14,8 +14,10 @@ import subprocess
 
 from results_schema import SCHEMA_VERSION
 
+from runner import gpus
 from runner.common import (DEFAULT_TIMEOUT_S, PROGRAMS, QUICK_ARGS, UsageError, read_json_results,
                            shown, utc_now)
+from runner.shard import load_times, parse_shard, shard_of
 
 
 def case_key(rec):
@@ -87,6 +89,9 @@ class CasesMixin:
         if suite not in PROGRAMS:
             raise UsageError(f"--resume: '{self.run_dir}' holds a run of suite '{suite}', which "
                              f"this script does not know")
+        if self.config.get("merged_from"):
+            raise UsageError(f"--resume: '{self.run_dir}' was merged from shards by "
+                             f"merge_results.py; resume the shards, then merge them again")
         self.suite, self.program = suite, PROGRAMS[suite]
         # Case keys hold descriptors, whose form changed with the schema: an older folder's keys
         # would not match what myconv records now.
@@ -116,6 +121,14 @@ class CasesMixin:
         a = self.args
         grid, extra = list(a.grid_arg or []), list(a.extra_arg or [])
         self.cases = self.list_cases(a.myconv, grid + extra)
+        self.full_cases = self.cases
+        # --shard I/N: this shard's part of the list (shard.py), the same on every host.
+        shard = None
+        if a.shard:
+            index, count = parse_shard(a.shard)
+            times = load_times(a.cost_from) if a.cost_from else None
+            cost = f"times of {os.path.abspath(a.cost_from)}" if times else "flop"
+            self.cases, shard = shard_of(self.cases, index, count, times, cost)
         self.config = {
             "runner": "scripts/run_all_experiments.sh", "suite": self.suite,
             "label": a.label or "custom",
@@ -123,9 +136,18 @@ class CasesMixin:
             "extra_args": extra, "quick": a.quick,
             "timeout_s": a.timeout if a.timeout is not None else DEFAULT_TIMEOUT_S,
             "schema_version": SCHEMA_VERSION, "notes": self.notes,
-            "source": self.source_of(a.myconv)}
+            "source": self.source_of(a.myconv),
+            # The GPU every GPU result of the run is on, where that is certain (gpus.py).
+            "gpu": None if a.gpus else gpus.the_single_gpu()}
+        if shard:
+            self.config["shard"] = shard
+        if a.plan:
+            return
         self.write_source_diff(a.myconv, self.config["source"])
-        self.write_config()
+        if a.gpus:
+            self.plan_workers()  # writes the run's and the workers' config
+        else:
+            self.write_config()
 
     def timing_args(self):
         extra = self.config["extra_args"]
@@ -162,9 +184,12 @@ class CasesMixin:
         if doc.get("system") and self.system is None:
             self.system = doc["system"]
             self.schema_version = doc.get("schema_version", SCHEMA_VERSION)
+        gpu = (getattr(self, "config", None) or {}).get("gpu")
         new = []
         for rec in doc["results"]:
             k = case_key(rec)
+            if gpu and rec.get("device") == "cuda":
+                rec.setdefault("gpu", gpu)
             if (wanted is None or k in wanted) and k not in self.records:
                 self.records[k] = rec
                 new.append(rec)

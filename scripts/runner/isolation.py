@@ -187,6 +187,11 @@ class IsolationMixin:
         self.child = None
         last_mtime = None
         poll_json()
+        if self.stop_signal is not None:
+            # Stopped while the program ended: a signal to the whole job (Slurm's SIGTERM at a
+            # time limit reaches every process) ends the program too; its unrecorded case is not
+            # its fault and runs again on --resume.
+            return None
         missing = [b for b in backends if (problem_case["problem"], problem_case.get("name", ""),
                                            b) not in self.records]
         if not missing:

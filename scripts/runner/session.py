@@ -3,7 +3,7 @@
 (scripts/analyze_results.py) and --commit. The work is done by the mixins: cases.py (case list,
 run settings, resume checks), limits.py (the op suite's limits), isolation.py (the program's
 processes, per-case limit, crash and OOM records), output.py (run.json, cases.jsonl,
-results.json, results.csv)."""
+results.json, results.csv), workers.py (--gpus: parallel workers, merged by merge.py)."""
 
 import collections
 import fcntl
@@ -19,16 +19,39 @@ import time
 from results_schema import SCHEMA_VERSION
 
 from runner.cases import CasesMixin, case_key
-from runner.common import PROGRAMS, Log, Stopped, UsageError, hms, shown
+from runner.common import PROGRAMS, Log, Stopped, UsageError, hms, read_json_results, shown
 from runner.isolation import IsolationMixin
 from runner.limits import LimitsMixin
 from runner.output import OutputMixin
+from runner.shard import case_costs, load_times, split
+from runner.workers import WorkersMixin
 
 # The scripts' parent folder (the source tree, or PREFIX/share/myconv in an install).
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin):
+def make_report(run_dir, log):
+    """RUN/report.md and RUN/plots/ (scripts/analyze_results.py); a failure is logged, the
+    results stay."""
+    script = os.path.join(ROOT, "scripts", "analyze_results.py")
+    if not os.path.exists(script):
+        log.say("[myconv] report skipped: scripts/analyze_results.py is not there")
+        return
+    cmd = [sys.executable, script, os.path.join(run_dir, "results.json"), "--output-dir", run_dir]
+    log.detail(f"$ {shlex.join(cmd)}")
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       errors="replace", stdin=subprocess.DEVNULL)
+    for line in p.stdout.splitlines():
+        log.detail(line)
+    rel = shown(run_dir)
+    if p.returncode != 0:
+        last = (p.stdout.strip().splitlines() or [""])[-1]
+        log.say(f"[myconv] report failed (exit {p.returncode}: {last}); the results are kept")
+    else:
+        log.say(f"[myconv] report: {rel}/report.md, {rel}/plots/")
+
+
+class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin):
     def __init__(self, args):
         self.args = args
         self.run_dir = os.path.abspath(args.run_dir)
@@ -82,15 +105,27 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin):
                     self.lock_file.close()
                     shutil.rmtree(self.run_dir, ignore_errors=True)
                 raise
+            if a.plan:  # the cases are listed and counted; nothing runs
+                self.say_plan()
+                self.lock_file.close()
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+                return 0
             if a.prepare_only:  # the cases are listed; a later --prepared runs them
                 os.unlink(os.path.join(self.run_dir, ".runner.lock"))
                 return 0
         if a.timeout is not None:
             self.config["timeout_s"] = a.timeout
         self.timeout = float(self.config.get("timeout_s") or 0)
-        self.measure_limits(measure=False)
-        self.load_case_files()
-        self.write_results()
+        workers = self.config.get("workers")
+        if workers:  # --gpus: the workers' folders hold what is recorded
+            for w in workers:
+                doc = read_json_results(os.path.join(self.worker_dir(w), "results.json"))
+                for rec in (doc or {}).get("results", []):
+                    self.records.setdefault(case_key(rec), rec)
+        else:
+            self.measure_limits(measure=False)
+            self.load_case_files()
+            self.write_results()
         self.done_before = sum(1 for c in self.cases if case_key(c) in self.records)
 
         total = len(self.cases)
@@ -108,19 +143,26 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin):
         self.log.say(f"[myconv] run folder {rel} (console log in all_experiments.txt)")
         for note in self.config.get("notes", []):
             self.log.say(f"[myconv] note: {note}")
-        if done < total and not self.limits:
-            self.measure_limits()
-
-        for (problem, name), group in groups.items():
-            todo = [c["backend"] for c in group if case_key(c) not in self.records]
-            while todo and self.stop_signal is None:
-                todo = self.invoke(group[0], todo)
-                if todo is None:
+        if self.config.get("shard"):
+            sh = self.config["shard"]
+            self.log.say(f"[myconv] shard {sh['index']}/{sh['count']}: {total} of "
+                         f"{sh['cases_total']} cases, estimated cost share "
+                         f"{sh['estimated_cost_share']} (by {sh['cost']})")
+        failed = []
+        if workers:
+            failed = self.run_workers(resume=bool(a.resume))
+        else:
+            if done < total and not self.limits:
+                self.measure_limits()
+            for (problem, name), group in groups.items():
+                todo = [c["backend"] for c in group if case_key(c) not in self.records]
+                while todo and self.stop_signal is None:
+                    todo = self.invoke(group[0], todo)
+                    if todo is None:
+                        break
+                if self.stop_signal is not None:
                     break
-            if self.stop_signal is not None:
-                break
-
-        self.write_results()
+            self.write_results()
         counts = collections.Counter(self.records[case_key(c)]["status"] for c in self.cases
                                      if case_key(c) in self.records)
         summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
@@ -134,16 +176,38 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin):
         self.log.say(f"[myconv] done in {hms(time.monotonic() - self.session_start)}: "
                      f"{recorded} cases ({summary or 'none'}); "
                      f"{rel}/results.json, results.csv")
-        self.report()
+        if failed:
+            self.log.say(f"[myconv] {recorded} of {total} cases recorded; worker(s) "
+                         f"{', '.join(failed)} failed; finish with: "
+                         f"scripts/run_all_experiments.sh --resume {rel}")
+        if not a.no_report:
+            self.report()
         try:  # the lock stays held (on the open file) until exit; the folder is left clean
             os.unlink(os.path.join(self.run_dir, ".runner.lock"))
         except OSError:
             pass
+        if failed:
+            return 1
         return self.commit(summary) if a.commit else 0
+
+    def say_plan(self):
+        """--plan: the case count, and with --shard every shard's share of the estimated cost."""
+        sh = self.config.get("shard")
+        if not sh:
+            cost = sum(case_costs(self.cases))
+            print(f"[myconv] plan: {len(self.cases)} cases, estimated {hms(cost)} (by flop)")
+            return
+        full = self.full_cases
+        times = load_times(self.args.cost_from) if self.args.cost_from else None
+        members, load = split(full, sh["count"], case_costs(full, times))
+        print(f"[myconv] plan: {len(full)} cases in {sh['count']} shards (by {sh['cost']})")
+        for k, (m, c) in enumerate(zip(members, load), 1):
+            mark = "  <- this one" if k == sh["index"] else ""
+            print(f"[myconv] shard {k}/{sh['count']}: {len(m)} cases, estimated {hms(c)}{mark}")
 
     # ---- the progress line, the report, --commit -----------------------------------------
 
-    def progress(self, rec):
+    def progress(self, rec, tag=None):
         # Records arrive in batches (one poll may see several); count them one by one.
         self.session_done += 1
         done = self.done_before + self.session_done
@@ -160,28 +224,12 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin):
             if len(reason) > 100:
                 reason = reason[:97] + "..."
             what = f"{status}: {reason}" if reason else status
+        where = f" [{tag}]" if tag else ""
         self.log.say(f"[{done}/{total}] elapsed {hms(elapsed)} eta {hms(eta)} "
-                     f"{rec.get('problem')} {rec.get('backend')}: {what}")
+                     f"{rec.get('problem')} {rec.get('backend')}: {what}{where}")
 
     def report(self):
-        script = os.path.join(ROOT, "scripts", "analyze_results.py")
-        if not os.path.exists(script):
-            self.log.say("[myconv] report skipped: scripts/analyze_results.py is not there")
-            return
-        cmd = [sys.executable, script, os.path.join(self.run_dir, "results.json"),
-               "--output-dir", self.run_dir]
-        self.log.detail(f"$ {shlex.join(cmd)}")
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           errors="replace", stdin=subprocess.DEVNULL)
-        for line in p.stdout.splitlines():
-            self.log.detail(line)
-        rel = shown(self.run_dir)
-        if p.returncode != 0:
-            last = (p.stdout.strip().splitlines() or [""])[-1]
-            self.log.say(f"[myconv] report failed (exit {p.returncode}: {last}); "
-                         "the results are kept")
-        else:
-            self.log.say(f"[myconv] report: {rel}/report.md, {rel}/plots/")
+        make_report(self.run_dir, self.log)
 
     def commit(self, summary):
         def git(*args):
