@@ -128,6 +128,8 @@ bool sample(Instance& inst, const CaseHooks& hooks, const CaseOptions& options, 
     return false;
   }
   r.status = Status::passed;
+  if (hooks.after_sampling)
+    in_range(tracer, "after sampling", [&] { hooks.after_sampling(inst, r); });
 
   // A few traced calls after all timed runs, so that tracing never touches a recorded time. A
   // failure here is the trace's, not the case's.
