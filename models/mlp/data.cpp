@@ -61,7 +61,8 @@ GradientCheck check_gradients(const MlpProblem& p, double loss,
                 " gradients, expected " + std::to_string(ref.gradients.size());
     return out;
   }
-  const double loss_err = std::abs(loss - ref.loss) / std::max(std::abs(ref.loss), 1e-30);
+  const double loss_err = std::abs(loss - ref.loss) /
+                          std::max({std::abs(ref.loss), ref.loss_scale, 1e-30});
   nlohmann::ordered_json per = nlohmann::ordered_json::object();
   std::size_t worst = 0;
   double worst_err = -1;

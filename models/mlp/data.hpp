@@ -40,6 +40,9 @@ std::vector<std::string> parameter_names(const MlpProblem& p);
 // accumulated over the call's steps, in parameter order.
 struct Reference {
   double loss = 0;
+  // mean(|output|) of the last step: the loss (a mean of signed values) is judged relative to it,
+  // since the mean of outputs of both signs may cancel far below their size.
+  double loss_scale = 0;
   std::vector<std::vector<double>> gradients;
   std::string how;  // e.g. "float64 LibTorch 1.13.0 on cpu, GeLU erf"
 };
