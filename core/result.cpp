@@ -118,7 +118,10 @@ nlohmann::ordered_json to_json(const Result& r) {
 nlohmann::ordered_json to_json(const ResultSet& set) {
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const auto& r : set.results) results.push_back(to_json(r));
-  return {{"schema_version", kSchemaVersion}, {"system", set.system}, {"results", results}};
+  nlohmann::ordered_json out = {
+      {"schema_version", kSchemaVersion}, {"system", set.system}, {"results", results}};
+  for (const auto& [key, value] : set.blocks.items()) out[key] = value;
+  return out;
 }
 
 }  // namespace bench

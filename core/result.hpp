@@ -69,6 +69,9 @@ struct Result {
 struct ResultSet {
   nlohmann::ordered_json system = nlohmann::ordered_json::object();
   std::vector<Result> results;
+  // Suite-level blocks written at the top level after `results`, each under its key (the MLP
+  // suite's `studies`: fits over several cases). Empty for the conv and op suites.
+  nlohmann::ordered_json blocks = nlohmann::ordered_json::object();
 };
 
 inline constexpr int kSchemaVersion = 2;  // results/README.md: what changed from 1

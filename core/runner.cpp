@@ -128,6 +128,8 @@ bool sample(Instance& inst, const CaseHooks& hooks, const CaseOptions& options, 
     return false;
   }
   r.status = Status::passed;
+  if (hooks.after_sampling)
+    in_range(tracer, "after sampling", [&] { hooks.after_sampling(inst, r); });
 
   // A few traced calls after all timed runs, so that tracing never touches a recorded time. A
   // failure here is the trace's, not the case's.
@@ -191,7 +193,11 @@ CaseRun run_case(Result identity, const CaseHooks& hooks, const CaseOptions& opt
           *inst, [&] { inst->run(); }, hooks, r, false, &first_ms);
     });
     r.first_run_ms = first_ms;
-    r.extra = inst->extra();
+    // The backend's facts, then what the suite's check recorded (kept: it ran first).
+    nlohmann::ordered_json extra = inst->extra();
+    for (const auto& [key, value] : r.extra.items())
+      if (!extra.contains(key)) extra[key] = value;
+    r.extra = std::move(extra);
     if (!first.passed) {
       r.status = Status::incorrect;
       r.reason = first.reason + known_issue_suffix(r.extra);

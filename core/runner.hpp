@@ -110,6 +110,10 @@ struct CaseHooks {
   // r.correctness (and r.shape_ok where the suite checks shapes). after_sampling: the second
   // check, of what was timed (the suite need not keep that output).
   std::function<CheckOutcome(Instance&, Result& r, bool after_sampling)> check;
+  // Optional: further measurements of a passed case after its timed sampling and second check,
+  // before the traced calls (a model suite's forward/backward split, peak memory). Outside every
+  // recorded time; what it throws fails the case.
+  std::function<void(Instance&, Result& r)> after_sampling;
 };
 
 struct CaseRun {

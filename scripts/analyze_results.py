@@ -28,12 +28,12 @@ import sys
 import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from analysis import conv_report, ops_report  # noqa: E402
+from analysis import conv_report, mlp_report, ops_report  # noqa: E402
 from analysis.common import (PROG, InputError, load, maybe_reexec_for_matplotlib,  # noqa: E402
                              suite_of_inputs)
 from analysis.compare import COMPARE_RULE, compare_main  # noqa: E402
 
-REPORTS = {"conv": conv_report, "ops": ops_report}
+REPORTS = {"conv": conv_report, "ops": ops_report, "mlp": mlp_report}
 
 
 def report_main(paths, output_dir):
@@ -61,6 +61,7 @@ def main(argv=None):
         "against cuDNN and the roofline ceilings; plots/ holds "
         + ", ".join(conv_report.PLOT_FILES) + ".",
         "ops report: " + ops_report.SUMMARY,
+        "mlp report: " + mlp_report.SUMMARY,
         "compare: " + COMPARE_RULE.replace("`", ""),
         "exit codes: 0 done; 2 bad input or usage (one line on stderr)."]
     parser = Parser(prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,

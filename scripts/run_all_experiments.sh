@@ -7,8 +7,10 @@
 # fresh machine does the set-up and the build itself.
 #
 #   scripts/run_all_experiments.sh [options] [-- program options]
-#     --suite conv|ops|all        conv: myconv's convolutions (default); ops: myops' tensor ops;
-#                                 all: both, one run folder each (cases of both listed first)
+#     --suite conv|ops|mlp|all    conv: myconv's convolutions (default); ops: myops' tensor ops;
+#                                 mlp: mymlp's MLP (the lecture's example, the four scaling
+#                                 studies, the matmul dims, the example's profile in RUN/profile,
+#                                 fp32 and bf16); all: conv and ops, one run folder each
 #   conv suite (myconv):
 #     --preset NAME|all           shapes: experiments/shapes/NAME.txt (seed, resnet50, vgg16, ...;
 #                                 --preset list names them), all = every file there
@@ -118,8 +120,8 @@ list_ok() {  # list_ok WHAT LIST ALLOWED...
     usage_error "$what: unknown value '$item' (allowed: $*)"
   done
 }
-[ -z "$suite" ] || [[ "$suite" =~ ^(conv|ops|all)$ ]] ||
-  usage_error "--suite: expected conv, ops or all; got '$suite'"
+[ -z "$suite" ] || [[ "$suite" =~ ^(conv|ops|mlp|all)$ ]] ||
+  usage_error "--suite: expected conv, ops, mlp or all; got '$suite'"
 [ -z "$dtypes" ] || list_ok --dtypes "$dtypes" fp32 tf32 fp16 bf16
 [ -z "$layouts" ] || list_ok --layouts "$layouts" nchw nhwc
 [ -z "$sizes" ] || list_ok --sizes "$sizes" small medium large xlarge batched all
@@ -132,6 +134,8 @@ case "${suite:-conv}" in
     usage_error "--sizes, --ops-file, --categories and --ops belong to --suite ops" ;;
   ops) [ -z "$conv_opts" ] ||
     usage_error "--preset, --shapes and --layouts belong to --suite conv" ;;
+  mlp) [ -z "$conv_opts$ops_opts" ] ||
+    usage_error "--suite mlp takes none of the conv or op grid options" ;;
 esac
 [ ${#ops_files[@]} -eq 0 ] || [ -z "$sizes" ] ||
   usage_error "give --sizes or --ops-file, not both (an op list replaces the size classes)"
@@ -173,10 +177,14 @@ if [ -n "$MYCONV_INSTALLED_BIN" ]; then
   [ -z "$bundle" ] || usage_error "--from-bundle: this is an installed myconv; nothing is built"
   MYCONV_BIN=${MYCONV_BIN:-$MYCONV_INSTALLED_BIN/myconv}
   MYOPS_BIN=${MYOPS_BIN:-$MYCONV_INSTALLED_BIN/myops}
+  MYMLP_BIN=${MYMLP_BIN:-$MYCONV_INSTALLED_BIN/mymlp}
 fi
 # The program of each suite, its build target, and the variable that names a prebuilt one.
-program_of() { [ "$1" = ops ] && echo myops || echo myconv; }
-prebuilt_of() { [ "$1" = ops ] && echo "${MYOPS_BIN:-}" || echo "${MYCONV_BIN:-}"; }
+program_of() { case "$1" in ops) echo myops ;; mlp) echo mymlp ;; *) echo myconv ;; esac; }
+prebuilt_of() {
+  case "$1" in ops) echo "${MYOPS_BIN:-}" ;; mlp) echo "${MYMLP_BIN:-}" ;; *) echo "${MYCONV_BIN:-}" ;; esac
+}
+bin_var_of() { case "$1" in ops) echo MYOPS_BIN ;; mlp) echo MYMLP_BIN ;; *) echo MYCONV_BIN ;; esac; }
 if [ -n "$resume" ]; then
   if [ -n "$suite$preset$backends$dtypes$layouts$out_root$ops_opts" ] || [ ${#shapes[@]} -gt 0 ] ||
     [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ] || [ -n "$shard$gpus$cost_from" ] ||
@@ -187,26 +195,26 @@ if [ -n "$resume" ]; then
   [ -f "$resume/run.json" ] || usage_error "--resume: '$resume' is not a run folder (no run.json)"
   resume_suite=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("suite",
 "conv"))' "$resume/run.json" 2>/dev/null) || usage_error "--resume: cannot read '$resume/run.json'"
-  [[ "$resume_suite" =~ ^(conv|ops)$ ]] ||
+  [[ "$resume_suite" =~ ^(conv|ops|mlp)$ ]] ||
     usage_error "--resume: '$resume' holds a run of an unknown suite '$resume_suite'"
   suites=("$resume_suite")
   run_dirs=("$(cd "$resume" && pwd)")
   labels=("")
 else
   suite=${suite:-conv}
-  suites=(conv ops)
+  suites=(conv ops)  # all: not yet mlp (its backends' names differ; see docs/mymlp.md)
   [ "$suite" = all ] || suites=("$suite")
 fi
 for s in "${suites[@]}"; do
   bin=$(prebuilt_of "$s")
   if [ -n "$bin" ] && [ ! -x "$bin" ]; then
-    usage_error "$([ "$s" = ops ] && echo MYOPS_BIN || echo MYCONV_BIN): '$bin' is not an" \
+    usage_error "$(bin_var_of "$s"): '$bin' is not an" \
       "executable"
   fi
 done
 if [ -z "$resume" ]; then
-  if [ "$suite" = ops ]; then
-    :  # the op suite's grid: below
+  if [ "$suite" = ops ] || [ "$suite" = mlp ]; then
+    :  # the op and MLP suites' grids: below
   elif [ ${#shapes[@]} -gt 0 ]; then
     [ -z "$preset" ] || usage_error "give --preset or --shapes, not both"
     for s in "${shapes[@]}"; do [ -r "$s" ] || usage_error "--shapes: cannot read '$s'"; done
@@ -245,6 +253,19 @@ if [ -z "$resume" ]; then
     ops_label+=" categories $categories"
   }
   [ -z "$ops" ] || { ops_grid+=("--op" "$ops"); ops_label+=" ops $ops"; }
+  # The MLP suite's grid: the lecture's example, the four scaling studies, the matmul dims, fp32
+  # and bf16 (each case's profile, outside the studies, into RUN/profile: see runner_of); --quick:
+  # a tiny example, base and matmul in fp32.
+  mlp_dtypes=${dtypes:-$([ $quick -eq 1 ] && echo fp32 || echo fp32,bf16)}
+  if [ $quick -eq 1 ]; then
+    mlp_grid=(--dim 16 --num_layers 2 --batch_size 8 --num_steps 2 --scale all
+      --base dim=16,num_layers=2,batch_size=8,num_steps=1 --matmul --matmul-dims 32,64
+      --dtype "$mlp_dtypes")
+    mlp_label="mlp quick"
+  else
+    mlp_grid=(--example --scale all --matmul --dtype "$mlp_dtypes")
+    mlp_label="mlp example, scaling studies, matmul"
+  fi
   default_out=$MYCONV_ROOT/results
   [ -z "$MYCONV_INSTALLED_BIN" ] || default_out=$PWD/results  # an install tree is not for results
   out_root=${out_root:-$default_out}
@@ -263,7 +284,11 @@ if [ -z "$resume" ]; then
       [ $n -lt 100 ] || usage_error "cannot create a run folder in '$out_root'"
     done
     run_dirs+=("$run_dir")
-    if [ "$s" = ops ]; then labels+=("$ops_label"); else labels+=("$label"); fi
+    case "$s" in
+      ops) labels+=("$ops_label") ;;
+      mlp) labels+=("$mlp_label") ;;
+      *) labels+=("$label") ;;
+    esac
   done
 fi
 log="${run_dirs[0]}/all_experiments.txt"
@@ -281,7 +306,7 @@ for s in "${suites[@]}"; do
 done
 for s in "${suites[@]}"; do
   [ -z "$(prebuilt_of "$s")" ] ||
-    echo "[myconv] $([ "$s" = ops ] && echo MYOPS_BIN || echo MYCONV_BIN)=$(prebuilt_of "$s"):" \
+    echo "[myconv] $(bin_var_of "$s")=$(prebuilt_of "$s"):" \
       "no set-up, no build" >>"$log"
 done
 if [ ${#targets[@]} -gt 0 ]; then
@@ -331,6 +356,11 @@ runner_of() {
   if [ "$s" = ops ]; then
     for f in "${ops_grid[@]}"; do runner+=("--grid-arg=$f"); done
     [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")
+  elif [ "$s" = mlp ]; then
+    for f in "${mlp_grid[@]}"; do runner+=("--grid-arg=$f"); done
+    [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")
+    runner+=("--extra-arg=--profile" "--extra-arg=${run_dirs[$i]}/profile")
+    [ $quick -eq 0 ] || runner+=("--extra-arg=--no-ceiling" "--extra-arg=--phase-steps" "--extra-arg=2")
   else
     for f in "${shapes[@]}"; do
       runner+=("--grid-arg=--shapes" "--grid-arg=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")

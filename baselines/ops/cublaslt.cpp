@@ -29,7 +29,8 @@
 #include <vector>
 
 #include "baselines/ops/backends.hpp"
-#include "baselines/ops/cublas_check.hpp"
+#include "core/cuda/cublas_check.hpp"
+#include "core/cuda/cublaslt_raii.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
@@ -46,38 +47,13 @@ namespace {
 // among them) as for PyTorch.
 constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
 
-// Move-only owner of one cuBLASLt object, released by Destroy (never throws).
-template <typename H, cublasStatus_t (*Destroy)(H)>
-class LtOwner {
- public:
-  LtOwner() = default;
-  explicit LtOwner(H h) : h_(h) {}
-  ~LtOwner() {
-    if (h_) CUBLAS_CHECK_NOTHROW(Destroy(h_));
-  }
-  LtOwner(LtOwner&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
-  LtOwner& operator=(LtOwner&& o) noexcept {
-    std::swap(h_, o.h_);
-    return *this;
-  }
-  LtOwner(const LtOwner&) = delete;
-  LtOwner& operator=(const LtOwner&) = delete;
-  H get() const { return h_; }
+using Handle = bench::LtHandle;
+using MatmulDesc = bench::LtMatmulDesc;
+using MatrixLayout = bench::LtMatrixLayout;
+using Preference = bench::LtPreference;
+using bench::cublaslt_version;
 
- private:
-  H h_ = nullptr;
-};
-
-using Handle = LtOwner<cublasLtHandle_t, &cublasLtDestroy>;
-using MatmulDesc = LtOwner<cublasLtMatmulDesc_t, &cublasLtMatmulDescDestroy>;
-using MatrixLayout = LtOwner<cublasLtMatrixLayout_t, &cublasLtMatrixLayoutDestroy>;
-using Preference = LtOwner<cublasLtMatmulPreference_t, &cublasLtMatmulPreferenceDestroy>;
-
-Handle make_handle() {
-  cublasLtHandle_t h = nullptr;
-  CUBLAS_CHECK(cublasLtCreate(&h));
-  return Handle(h);
-}
+Handle make_handle() { return bench::make_lt_handle(); }
 
 cudaDataType_t data_type(DataType dt) {
   switch (dt) {
@@ -96,13 +72,6 @@ cublasComputeType_t compute_type(DataType dt) {
 
 const char* compute_type_name(DataType dt) {
   return dt == DataType::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
-}
-
-// "13.1.0" from cuBLASLt's version number (major * 10000 + minor * 100 + patch).
-std::string cublaslt_version() {
-  const std::size_t v = cublasLtGetVersion();
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-         std::to_string(v % 100);
 }
 
 template <typename V>

@@ -15,8 +15,8 @@ QUICK_ARGS = [("--warmup", "1"), ("--min-iters", "3"), ("--min-time-ms", "0"),
               ("--max-time-ms", "20")]
 DEFAULT_TIMEOUT_S = 900
 # The program of each suite, and how a descriptor carries a name (conv: n"x", ops: :n"x").
-PROGRAMS = {"conv": "myconv", "ops": "myops"}
-NAME_SUFFIX = {"conv": 'n"{}"', "ops": ':n"{}"'}
+PROGRAMS = {"conv": "myconv", "ops": "myops", "mlp": "mymlp"}
+NAME_SUFFIX = {"conv": 'n"{}"', "ops": ':n"{}"', "mlp": ':n"{}"'}
 
 
 class UsageError(Exception):

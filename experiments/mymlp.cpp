@@ -1,0 +1,484 @@
+// mymlp: the lecture's MLP benchmark (run_mlp: num_layers x (Linear(dim, dim) -> GeLU), each step a
+// forward pass, the mean loss and a backward pass) through LibTorch eager (CPU, CUDA), LibTorch
+// replaying a CUDA graph, and cuBLASLt with fused epilogues; per implementation the time per call,
+// per step with the forward and the backward apart, the TFLOP/s against the measured matmul
+// ceiling, the peak memory, and the gradients checked against float64. Also the lecture's scaling
+// studies (--scale), square matmuls (--matmul) and profile (--profile).
+//
+//   mymlp --dim 128 --num_layers 16 --batch_size 128 --num_steps 5     the lecture's example
+//   mymlp --scale all --base dim=256,num_layers=4,batch_size=256,num_steps=2
+//   mymlp --matmul --dtype fp32,bf16
+//   mymlp --profile prof/
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "core/driver.hpp"
+#include "core/error.hpp"
+#include "core/printers.hpp"
+#include "core/system_info.hpp"
+#include "core/trace_report.hpp"
+#include "models/mlp/bench.hpp"
+#include "models/mlp/registry.hpp"
+#include "models/mlp/scaling.hpp"
+#if MYCONV_HAVE_TORCH
+#include "models/mlp/profile.hpp"
+#include "models/mlp/ref_mlp.hpp"
+#endif
+#if MYCONV_HAVE_CUPTI
+#include "core/cuda/cupti_tracer.hpp"
+#endif
+
+namespace {
+
+using bench::UsageError;
+
+struct Options {
+  bench::DriverOptions common;
+  std::int64_t dim = 128, num_layers = 16, batch_size = 128, num_steps = 5;
+  bool example = false, matmul = false, no_ceiling = false;
+  std::vector<std::string> problems, scale, dtypes = {"fp32"}, backends;
+  std::string base = "dim=256,num_layers=4,batch_size=256,num_steps=2";
+  std::vector<std::int64_t> matmul_dims = {1024, 2048, 4096, 8192, 16384};
+  int num_warmups = -1, num_trials = -1, phase_steps = 10;
+  std::int64_t ceiling_n_cpu = 1024, ceiling_n_cuda = 8192;
+  std::string profile_dir;
+};
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << v;
+  return s.str();
+}
+
+std::string problem_flops_text(const mlp::Problem& p) {
+  return std::visit(
+      [](const auto& x) {
+        return fixed(x.flops() / 1e9, 3) + " GFLOP per call, " + fixed(x.bytes() / 1e6, 2) +
+               " MB moved at least";
+      },
+      p);
+}
+
+bool in_study(const mlp::Problem& p) {
+  const std::string& n = std::visit([](const auto& x) -> const std::string& { return x.name; }, p);
+  return n == "base" || n.rfind("scale_", 0) == 0;
+}
+
+// Settings -> problems, in order, without duplicates.
+std::vector<mlp::Problem> expand(const Options& o, const CLI::App& app,
+                                 const std::vector<bench::DataType>& dtypes) {
+  std::vector<mlp::Problem> out;
+  std::set<std::string> seen;
+  auto add = [&](const mlp::Problem& p) {
+    if (seen.insert(mlp::str_with_name(p)).second) out.push_back(p);
+  };
+  const bool dims_given = app.count("--dim") || app.count("--num_layers") ||
+                          app.count("--batch_size") || app.count("--num_steps");
+  const bool run_example =
+      o.example || dims_given || (o.problems.empty() && o.scale.empty() && !o.matmul);
+  for (const auto dt : dtypes) {
+    for (const auto& d : o.problems) {
+      try {
+        add(mlp::parse_problem(d, dt));
+      } catch (const UsageError& e) {
+        throw UsageError(std::string("--problem: ") + e.what());
+      }
+    }
+    if (run_example) {
+      mlp::MlpProblem p;
+      p.dim = o.dim;
+      p.num_layers = o.num_layers;
+      p.batch_size = o.batch_size;
+      p.num_steps = o.num_steps;
+      p.dtype = dt;
+      if (const std::string why = p.validate(); !why.empty()) throw UsageError(why);
+      if (!dims_given) p.name = "example";  // the lecture's example
+      add(p);
+    }
+    if (!o.scale.empty())
+      for (const auto& p : mlp::study_problems(mlp::parse_base(o.base, dt), o.scale)) add(p);
+    if (o.matmul)
+      for (const auto n : o.matmul_dims) {
+        mlp::MatmulProblem p;
+        p.n = n;
+        p.dtype = dt;
+        if (const std::string why = p.validate(); !why.empty())
+          throw UsageError("--matmul-dims: " + why);
+        add(p);
+      }
+  }
+  return out;
+}
+
+// The measured matmul ceiling of each (device, dtype): the best TFLOP/s of every available
+// backend's GEMM on a square matmul (best of 3 synchronized calls after one warm-up).
+nlohmann::ordered_json measure_ceilings(const Options& o,
+                                        const std::vector<const mlp::RegistryEntry*>& selected,
+                                        const std::vector<mlp::Problem>& problems) {
+  nlohmann::ordered_json out = {
+      {"method", "best over the implementations' GEMMs (torch::mm, cuBLASLt) of a square " +
+                     std::to_string(o.ceiling_n_cpu) + "^3 (cpu) or " +
+                     std::to_string(o.ceiling_n_cuda) +
+                     "^3 (cuda) matmul, random inputs, best of 3 synchronized calls after one "
+                     "warm-up, host clock"}};
+  std::set<std::pair<std::string, std::string>> done;
+  for (const auto& p : problems)
+    for (const auto* e : selected) {
+      if (!e->backend || !e->backend->available().ok) continue;
+      const bench::DataType dt = mlp::dtype_of(p);
+      const std::string d = bench::to_string(dt);
+      mlp::MatmulProblem mm;
+      mm.n = e->device == "cuda" ? o.ceiling_n_cuda : o.ceiling_n_cpu;
+      mm.dtype = dt;
+      if (!e->backend->check_matmul_support(mm).ok) continue;
+      if (!done.insert({e->name, d}).second) continue;
+      try {
+        std::cout << "measuring the matmul ceiling: " << e->name << " " << mm.str() << "...\n";
+        const mlp::MatmulData data = mlp::make_matmul_data(mm, 1);
+        auto inst = e->backend->prepare_matmul(mm, data);
+        inst->compile();
+        inst->run();
+        inst->sync();
+        double best = 1e30;
+        for (int i = 0; i < 3; ++i) {
+          bench::WallTimer t;
+          inst->run();
+          inst->sync();
+          best = std::min(best, t.elapsed().count());
+        }
+        const double tflops = mm.flops() / (best * 1e-3) / 1e12;
+        out["by_backend"][e->name][d] = tflops;
+        auto& cur = out["tflops"][e->device][d];
+        if (cur.is_null() || cur.get<double>() < tflops) cur = tflops;
+      } catch (const std::exception& ex) {
+        out["failed"][e->name][d] = ex.what();
+      }
+    }
+  return out;
+}
+
+std::optional<double> ceiling_of(const nlohmann::ordered_json& c, const bench::Result& r) {
+  if (!c.contains("tflops") || !c["tflops"].contains(r.device) ||
+      !c["tflops"][r.device].contains(r.dtype))
+    return std::nullopt;
+  return c["tflops"][r.device][r.dtype].get<double>();
+}
+
+// The lecture's numbers of one passed MLP case, after its result block.
+void print_mlp_summary(std::ostream& os, const bench::Result& r) {
+  if (r.status != bench::Status::passed) return;
+  const auto& m = r.metrics;
+  const auto& p = r.params;
+  const bench::Summary& s = r.gpu_time_ms ? *r.gpu_time_ms : *r.total_time_ms;
+  os << "    config: dim " << p["dim"] << ", num_layers " << p["num_layers"] << ", batch_size "
+     << p["batch_size"] << ", num_steps " << p["num_steps"] << ", " << r.dtype << "\n"
+     << "    run_mlp: median " << bench::format_ms(s.median) << " ms, mean "
+     << bench::format_ms(s.mean) << ", min " << bench::format_ms(s.min) << ", spread (p90-p10) "
+     << bench::format_ms(s.p90 - s.p10) << " over " << s.samples << " trials ("
+     << (r.gpu_time_ms ? "GPU" : "total") << " time)\n";
+  if (m.contains("forward_ms"))
+    os << "    per step: " << bench::format_ms(m.value("step_ms", 0.0)) << " ms = forward "
+       << bench::format_ms(m["forward_ms"].get<double>()) << " + backward "
+       << bench::format_ms(m["backward_ms"].get<double>()) << " (split measured apart)\n";
+  if (m.contains("tflops"))
+    os << "    " << fixed(m["tflops"].get<double>(), 3) << " TFLOP/s (6*B*D^2*L*S = "
+       << r.flop / 1e9 << " GFLOP)"
+       << (m.contains("ceiling_tflops")
+               ? ", ceiling " + fixed(m["ceiling_tflops"].get<double>(), 3) + " TFLOP/s: " +
+                     fixed(100 * m["fraction_of_ceiling"].get<double>(), 1) + "%"
+               : std::string(", no ceiling measured"))
+       << "\n";
+  os << "    peak memory: "
+     << (m.contains("peak_memory_bytes")
+             ? fixed(m["peak_memory_bytes"].get<double>() / (1 << 20), 1) + " MiB"
+             : r.extra.value("peak_memory_not_measured", std::string("n/a")))
+     << "\n";
+}
+
+void print_studies(std::ostream& os, const nlohmann::ordered_json& studies) {
+  if (studies.empty()) return;
+  os << "\n== Scaling studies: time = a x factor^b, least squares in log-log ==\n";
+  bench::Table t({"backend", "dtype", "parameter", "factors", "times ms", "b", "R^2", "expected"});
+  for (const auto& s : studies) {
+    std::string f, ms;
+    for (std::size_t i = 0; i < s["factors"].size(); ++i) {
+      f += (i ? "," : "") + fixed(s["factors"][i].get<double>(), 0);
+      ms += (i ? "," : "") + bench::format_ms(s["time_ms"][i].get<double>(), 3);
+    }
+    t.add_row({s["backend"], s["dtype"], s["parameter"], f, ms,
+               fixed(s["fit_exponent"].get<double>(), 3), fixed(s["fit_r2"].get<double>(), 4),
+               fixed(s["expected_exponent"].get<double>(), 0)});
+  }
+  t.print(os);
+}
+
+void print_summary(std::ostream& os, const std::vector<bench::Result>& results) {
+  bench::Table t({"problem", "name", "backend", "status", "ms/call", "fwd ms", "bwd ms", "TFLOP/s",
+                  "% ceiling", "peak MiB"});
+  for (const auto& r : results) {
+    const auto& m = r.metrics;
+    auto num = [&](const char* k, double scale, int digits) {
+      return m.contains(k) ? fixed(m[k].get<double>() * scale, digits) : std::string("-");
+    };
+    t.add_row({r.problem, r.name, r.backend, bench::to_string(r.status),
+               bench::format_ms(r.primary_time_ms()), num("forward_ms", 1, 4),
+               num("backward_ms", 1, 4), num("tflops", 1, 3), num("fraction_of_ceiling", 100, 1),
+               num("peak_memory_bytes", 1.0 / (1 << 20), 1)});
+  }
+  t.print(os);
+}
+
+std::string file_stem(const bench::Result& r) {
+  std::string s = r.backend + "." + r.problem + (r.name.empty() ? "" : "." + r.name);
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return s;
+}
+
+int run(const Options& o, const CLI::App& app, const std::string& command_prefix) {
+  const bench::DriverOptions& c = o.common;
+  if (bench::handle_source_options(c)) return 0;
+  const std::vector<mlp::RegistryEntry> registry = mlp::make_registry();
+  if (c.list_backends) {
+    bench::print_backend_list(std::cout, registry);
+    return 0;
+  }
+  bench::check_backend_names(o.backends, mlp::known_backend_names());
+  std::vector<bench::DataType> dtypes;
+  for (const auto& d : o.dtypes) {
+    const bench::DataType dt = bench::parse_data_type(d);
+    if (!mlp::is_mlp_dtype(dt))
+      throw UsageError("--dtype: " + d + " is not one of the MLP suite's: fp32, tf32, bf16");
+    dtypes.push_back(dt);
+  }
+  const std::vector<mlp::Problem> problems = expand(o, app, dtypes);
+  if (!o.profile_dir.empty() && !c.list_cases) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.profile_dir, ec);
+    if (ec || !std::filesystem::is_directory(o.profile_dir))
+      throw UsageError("--profile: cannot create folder '" + o.profile_dir + "'");
+  }
+  std::vector<const mlp::RegistryEntry*> selected;
+  for (const auto& e : registry)
+    if (o.backends.empty()
+            ? e.backend != nullptr
+            : std::find(o.backends.begin(), o.backends.end(), e.name) != o.backends.end())
+      selected.push_back(&e);
+  const bool uses_gpu = std::any_of(selected.begin(), selected.end(),
+                                    [](const auto* e) { return e->backend && e->device == "cuda"; });
+
+  bench::Session session;
+  bench::start_session(session, c, uses_gpu, command_prefix);
+  if (o.num_warmups >= 0 || o.num_trials >= 0) {
+    auto& m = session.case_options.measure;
+    if (o.num_warmups >= 0) m.warmup_iters = o.num_warmups;
+    if (o.num_trials >= 0) {  // the lecture's fixed count: no adaptive stop
+      m.min_iters = m.max_iters = o.num_trials;
+      m.min_time_ms = 0;
+      m.max_time_ms = 1e12;
+      m.target_cv = 0;
+    }
+  }
+  if (c.list_cases) {
+    for (const auto& p : problems)
+      for (const auto* e : selected)
+        std::cout << bench::to_json(mlp::make_result(e->name, e->device, p, session.case_options))
+                         .dump()
+                  << "\n";
+    return 0;
+  }
+  bench::ResultSet& set = session.set;
+  for (const auto* e : selected)
+    if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
+  std::cout << "mymlp " << bench::project_version() << " (" << bench::git_commit() << ") on "
+            << set.system["host"].get<std::string>() << ", "
+            << set.system["cpu_model"].get<std::string>() << "\n";
+  if (o.no_ceiling)
+    set.system["mlp_matmul_ceiling"] = {{"why", "not measured (--no-ceiling)"}};
+  else
+    set.system["mlp_matmul_ceiling"] = measure_ceilings(o, selected, problems);
+  const nlohmann::ordered_json& ceilings = set.system["mlp_matmul_ceiling"];
+  bench::write_results(session);
+  std::cout << problems.size() << " problem(s) x " << selected.size() << " backend(s)\n";
+
+#if MYCONV_HAVE_CUPTI
+  // --profile of a backend CUPTI sees (cuBLASLt): the core's tracer, kernels and copies.
+  bench::TraceConfig cupti_config;
+  std::unique_ptr<bench::ActivitySource> cupti;
+  if (!o.profile_dir.empty() && uses_gpu && !session.case_options.trace) {
+    cupti = bench::make_cupti_activity_source();
+    cupti_config.device_activity = cupti.get();
+    cupti_config.calls = 1;
+  }
+#endif
+
+  for (const auto& problem : problems) {
+    std::cout << "\n== " << mlp::str_with_name(problem) << ": " << problem_flops_text(problem)
+              << " ==\n";
+    if (const auto* p = std::get_if<mlp::MlpProblem>(&problem)) {
+      const mlp::MlpData data = mlp::make_data(*p, c.seed);
+      std::map<mlp::Gelu, mlp::Reference> refs;
+      mlp::MlpCaseSettings settings;
+      settings.phase_steps = o.phase_steps;
+      settings.reference = [&](mlp::Gelu g) -> const mlp::Reference& {
+        auto it = refs.find(g);
+        if (it != refs.end()) return it->second;
+#if MYCONV_HAVE_TORCH
+        return refs.emplace(g, mlp::reference(*p, data, g)).first->second;
+#else
+        throw std::runtime_error("no float64 reference: LibTorch is not built");
+#endif
+      };
+      for (const auto* e : selected) {
+        std::string profile_table;
+        bench::CaseOptions options = session.case_options;
+        settings.profile = nullptr;
+        const bool profiled = !o.profile_dir.empty() && !in_study(problem) && e->backend;
+        if (profiled && e->backend->profiler() == "libtorch") {
+#if MYCONV_HAVE_TORCH
+          settings.profile = [&, e](mlp::Instance& inst, bench::Result& r) {
+            const mlp::ProfileOutput po = mlp::profile_libtorch(
+                [&] { inst.run_for_profile(); }, [&] { inst.sync(); }, e->device == "cuda",
+                o.profile_dir, file_stem(r));
+            r.extra["profile"] = mlp::to_json(po);
+            profile_table = po.table;
+          };
+#endif
+        }
+#if MYCONV_HAVE_CUPTI
+        if (profiled && e->backend->profiler() == "cupti" && cupti) options.trace = &cupti_config;
+#endif
+        mlp::CaseOutput out = mlp::run_mlp_case(e->backend.get(), e->name, e->device,
+                                                e->why_missing, *p, data, settings, options);
+        mlp::fill_metrics(out.result, ceiling_of(ceilings, out.result));
+        std::shared_ptr<bench::Trace> trace = out.trace;
+        if (trace && !session.case_options.trace) {  // the CUPTI profile of this case
+          const std::string path =
+              (std::filesystem::path(o.profile_dir) / (file_stem(out.result) + ".trace.json"))
+                  .string();
+          bench::write_chrome_trace(path, *trace, out.result);
+          out.result.extra["profile"] = {{"profiler", "CUPTI (core/cuda/cupti_tracer)"},
+                                         {"trace_file", path}};
+          bench::print_result_block(std::cout, out.result);
+          bench::print_debug_block(std::cout, *trace, out.result, path, 20);
+          trace = nullptr;
+          print_mlp_summary(std::cout, out.result);
+          session.set.results.push_back(std::move(out.result));
+          bench::write_results(session);
+          continue;
+        }
+        const bench::Result copy = out.result;
+        bench::finish_case(std::cout, session, std::move(out.result), trace);
+        print_mlp_summary(std::cout, copy);
+        if (!profile_table.empty())
+          std::cout << "    profile (" << copy.extra["profile"]["sort_by"].get<std::string>()
+                    << "), trace " << copy.extra["profile"]["trace_file"].get<std::string>()
+                    << ", stacks " << copy.extra["profile"]["stacks_file"].get<std::string>()
+                    << ":\n"
+                    << profile_table;
+      }
+    } else {
+      const auto& mm = std::get<mlp::MatmulProblem>(problem);
+      const mlp::MatmulData data = mlp::make_matmul_data(mm, c.seed);
+      for (const auto* e : selected) {
+        mlp::CaseOutput out = mlp::run_matmul_case(e->backend.get(), e->name, e->device,
+                                                   e->why_missing, mm, data, session.case_options);
+        mlp::fill_metrics(out.result, ceiling_of(ceilings, out.result));
+        bench::finish_case(std::cout, session, std::move(out.result), out.trace);
+        const auto& r = session.set.results.back();
+        if (r.metrics.contains("tflops"))
+          std::cout << "    " << fixed(r.metrics["tflops"].get<double>(), 3) << " TFLOP/s\n";
+      }
+    }
+  }
+
+  set.blocks["studies"] = mlp::studies_json(set.results);
+  if (set.blocks["studies"].empty()) set.blocks.erase("studies");
+  bench::write_results(session);
+  std::cout << "\n== Summary ==\n";
+  print_summary(std::cout, set.results);
+  if (set.blocks.contains("studies")) print_studies(std::cout, set.blocks["studies"]);
+  const int bad = bench::count_bad(set);
+  if (bad) std::cout << "\n" << bad << " case(s) incorrect or failed\n";
+  return c.strict && bad ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{
+      "mymlp: the lecture's MLP benchmark (run_mlp) through LibTorch eager, a CUDA graph and "
+      "cuBLASLt: time per call and per step (forward, backward), TFLOP/s against the measured "
+      "matmul ceiling, peak memory, gradients checked against float64; scaling studies, square "
+      "matmuls and a profile"};
+  app.set_version_flag("--version",
+                       bench::project_version() + " (git " + bench::git_commit() + ")");
+  app.add_option("--dim", o.dim, "Width of every Linear layer")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--num_layers", o.num_layers, "Layers")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch_size", o.batch_size, "Rows of the input")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--num_steps", o.num_steps, "Steps (forward, loss, backward) per call")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--example", o.example,
+               "Also run the configuration of --dim/--num_layers/--batch_size/--num_steps with "
+               "--scale, --matmul or --problem (alone it runs by default)");
+  app.add_option("--problem", o.problems,
+                 "Descriptor, e.g. mlp:d128l16b128s5:bf16 or mm:n4096 (repeatable)");
+  app.add_option("--scale", o.scale,
+                 "Scaling studies: num_steps num_layers batch_size dim, or all (list); factors "
+                 "2..5 from --base")
+      ->delimiter(',');
+  app.add_option("--base", o.base, "Base of the scaling studies (key=value list)")
+      ->capture_default_str();
+  app.add_flag("--matmul", o.matmul, "Square matmuls over --matmul-dims for each implementation");
+  app.add_option("--matmul-dims", o.matmul_dims, "Sizes of --matmul (list)")
+      ->capture_default_str()
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dtype", o.dtypes, "Data types: fp32 tf32 bf16 (list)")
+      ->capture_default_str()
+      ->delimiter(',');
+  app.add_option("--backend", o.backends, "Backends to run (list; default: all built)")
+      ->delimiter(',');
+  app.add_option("--num_warmups", o.num_warmups,
+                 "The lecture's fixed warm-up count (default: the core's --warmup)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--num_trials", o.num_trials,
+                 "The lecture's fixed trial count: exactly this many samples, no adaptive stop")
+      ->check(CLI::Range(2, 1000000));
+  app.add_option("--phase-steps", o.phase_steps, "Steps timed for the forward/backward split")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--profile", o.profile_dir,
+                 "Profile the cases outside scaling studies into DIR: top-ops table, Chrome "
+                 "trace, flame-graph stacks (LibTorch profiler; CUPTI for cuBLASLt)");
+  app.add_flag("--no-ceiling", o.no_ceiling,
+               "Do not measure the matmul ceiling (no fraction of ceiling)");
+  app.add_option("--ceiling-n", o.ceiling_n_cuda, "Size of the GPU ceiling matmul")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--ceiling-n-cpu", o.ceiling_n_cpu, "Size of the CPU ceiling matmul")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  bench::add_common_options(app, o.common);
+
+  return bench::run_main(app, argc, argv, "mymlp", [&] {
+    std::string prefix = "mymlp";
+    if (o.num_warmups >= 0) prefix += " --num_warmups " + std::to_string(o.num_warmups);
+    if (o.num_trials >= 0) prefix += " --num_trials " + std::to_string(o.num_trials);
+    prefix += bench::check_common_options(app, o.common);
+    return run(o, app, prefix);
+  });
+}
