@@ -75,7 +75,39 @@ def vendor_ratio(o, rows):
     return ratio_against(o, (same or cands or [None])[0])
 
 
-def evaluate_targets(rows):
+def measured_limit(t, o, rows, l2_bytes):
+    """What the data say limits a missed target's worst case o: where it sits against the
+    measured limits, beside what PyTorch (or cuBLASLt, for matmul) reaches on the same case."""
+    def eff_of(row):
+        return pct(row.eff) if row is not None and row.eff is not None else "n/a"
+    if t.figure == "vendor" or o.is_matmul:
+        vendor = [v for v in rows if v.backend == VENDOR_MATMUL and v.key() == o.key()
+                  and v.compute_eff is not None]
+        theirs = pct(vendor[0].compute_eff) if vendor else "n/a"
+        return (f"compute: {pct(o.compute_eff)} of the measured {o.dtype} matmul ceiling, "
+                f"{VENDOR_MATMUL} {theirs}")
+    ref = o.ref if o.ref is not None and o.ref is not o else None
+    text = f"bandwidth: {eff_of(o)} of the measured copy bandwidth, PyTorch {eff_of(ref)}"
+    if o.bytes and l2_bytes and o.bytes <= l2_bytes:
+        text += (f"; its {o.bytes / 2**20:.3g} MiB fit in the {l2_bytes / 2**20:.3g} MiB L2, so "
+                 "replays run from the cache (efficiency past 100% is the L2's)")
+    elif ref is not None and ref.eff is not None and t.figure == "efficiency" and ref.eff < t.bar:
+        text += ": PyTorch misses this bar too"
+    elif ref is not None and ref.eff is not None and o.eff is not None:
+        text += f": {100 * (ref.eff - o.eff):.2g} points of bandwidth between them"
+    return text
+
+
+def l2_of(inputs):
+    """The L2 size of the (first) GPU the data name, or None."""
+    for doc in inputs:
+        for g in (doc.get("system", {}).get("gpus") or []):
+            if isinstance(g, dict) and isinstance(g.get("l2_cache_bytes"), (int, float)):
+                return g["l2_cache_bytes"]
+    return None
+
+
+def evaluate_targets(rows, l2_bytes=None):
     """(table rows, titles of targets the data have no case of)."""
     table, absent = [], []
     for t in targets():
@@ -106,9 +138,11 @@ def evaluate_targets(rows):
                 notes.insert(0, f"{len(below)} of {len(values)} below")
             table.append([t.title, str(len(scoped)), f"{show(worst)} at {case_name(wo)}",
                           bar, "met" if met else "**missed**", "; ".join([short] + notes
-                                                                         if short else notes)])
+                                                                         if short else notes),
+                          "" if met else measured_limit(t, wo, rows, l2_bytes)])
         else:
-            table.append([t.title, str(len(scoped)), "n/a", bar, "**missed**", "; ".join(notes)])
+            table.append([t.title, str(len(scoped)), "n/a", bar, "**missed**", "; ".join(notes),
+                          ""])
     return table, absent
 
 
