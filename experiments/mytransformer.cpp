@@ -45,7 +45,7 @@ struct Options {
   double temperature = -1, top_p = -1;
   std::vector<std::string> dtypes, impls;
   std::string output_prefix, create, create_output, dump_logits;
-  bool show_presets = false;
+  bool show_presets = false, show_config = false;
 };
 
 std::string fixed(double v, int digits) {
@@ -197,7 +197,12 @@ int run(Options& o, CLI::App& app) {
   if (c.timing != "real")
     throw UsageError("--timing: mytransformer times generations as they run (real); pure mode "
                      "does not apply (libtorch_graph replays the decode steps from a CUDA graph)");
-  bench::check_backend_names(o.impls, known_implementation_names());
+  try {
+    bench::check_backend_names(o.impls, known_implementation_names());
+  } catch (const UsageError& e) {  // the core names the option --backend; here it is --impl
+    std::string what = e.what();
+    throw UsageError("--impl" + what.substr(what.find(':')));
+  }
   const Task task = parse_task(o.task);
   Grid grid = find_preset(load_presets(ppath), o.preset.empty() ? "default" : o.preset);
   if (!o.config_file.empty()) {
@@ -226,6 +231,10 @@ int run(Options& o, CLI::App& app) {
   for (const auto& d : o.dtypes) dtypes.push_back(bench::parse_data_type(d));
   const ModelSource source = resolve_model(o.model, c.seed);
   const ModelConfig& cfg = source.config;
+  if (o.show_config) {
+    std::cout << to_hf_config(cfg).dump(2) << "\n";
+    return 0;
+  }
   const std::vector<Problem> problems = expand(grid, task, dtypes);
   bench::check_output_path("--dump-logits", o.dump_logits);
 
@@ -263,6 +272,37 @@ int run(Options& o, CLI::App& app) {
     prefix += " --max_batch_input_product " + std::to_string(grid.max_batch_input_product);
   prefix += bench::check_common_options(app, c);
 
+  // One model per dtype, made once (training makes the weights require gradients).
+  std::map<bench::DataType, std::unique_ptr<Model>> models;
+  std::map<bench::DataType, std::string> model_errors;
+  auto model_for = [&](bench::DataType dt) -> Model* {
+    if (models.count(dt)) return models[dt].get();
+    if (model_errors.count(dt)) return nullptr;
+    try {
+      const at::ScalarType st = dt == bench::DataType::fp16   ? at::kHalf
+                                : dt == bench::DataType::bf16 ? at::kBFloat16
+                                                              : at::kFloat;
+      if (dt == bench::DataType::tf32) throw bench::Unsupported("tf32 is not a storage dtype");
+      if (source.checkpoint_dir.empty()) {
+        models[dt] = std::make_unique<Model>(Model::random(cfg, c.seed, st, device));
+      } else {
+        const Checkpoint ckpt(source.checkpoint_dir);
+        models[dt] = std::make_unique<Model>(Model::from_checkpoint(cfg, ckpt, st, device));
+      }
+      return models[dt].get();
+    } catch (const UsageError&) {
+      throw;  // a bad checkpoint is bad input
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      model_errors[dt] = "model not made: " + what.substr(0, what.find('\n'));
+      return nullptr;
+    }
+  };
+
+  // Made before anything is written: a bad checkpoint is bad input (exit 2, no partial files).
+  if (!c.list_cases && !c.list_backends)
+    for (const auto dt : dtypes) model_for(dt);
+
   bench::Session session;
   bench::start_session(session, c, device.is_cuda(), prefix);
   if (c.list_cases) {
@@ -296,33 +336,6 @@ int run(Options& o, CLI::App& app) {
             << " config(s) x " << selected.size() << " implementation(s), " << grid.num_runs
             << " run(s) each\n";
   bench::write_results(session);
-
-  // One model per dtype, made once (training makes the weights require gradients).
-  std::map<bench::DataType, std::unique_ptr<Model>> models;
-  std::map<bench::DataType, std::string> model_errors;
-  auto model_for = [&](bench::DataType dt) -> Model* {
-    if (models.count(dt)) return models[dt].get();
-    if (model_errors.count(dt)) return nullptr;
-    try {
-      const at::ScalarType st = dt == bench::DataType::fp16   ? at::kHalf
-                                : dt == bench::DataType::bf16 ? at::kBFloat16
-                                                              : at::kFloat;
-      if (dt == bench::DataType::tf32) throw bench::Unsupported("tf32 is not a storage dtype");
-      if (source.checkpoint_dir.empty()) {
-        models[dt] = std::make_unique<Model>(Model::random(cfg, c.seed, st, device));
-      } else {
-        const Checkpoint ckpt(source.checkpoint_dir);
-        models[dt] = std::make_unique<Model>(Model::from_checkpoint(cfg, ckpt, st, device));
-      }
-      return models[dt].get();
-    } catch (const UsageError&) {
-      throw;  // a bad checkpoint is bad input
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      model_errors[dt] = "model not made: " + what.substr(0, what.find('\n'));
-      return nullptr;
-    }
-  };
 
   if (!o.dump_logits.empty()) {
     Problem p = problems.front();
@@ -412,6 +425,8 @@ int main(int argc, char** argv) {
                  "JSON with the keys batch_sizes, input_lengths, output_length, num_runs, "
                  "temperature, top_p, max_batch_input_product (over the preset)");
   app.add_flag("--show-presets", o.show_presets, "List the presets and exit");
+  app.add_flag("--show-config", o.show_config,
+               "Print the model's config.json (as transformers writes it) and exit");
   app.add_option("--create", o.create, "Write preset PRESET as a config file (with --output)");
   app.add_option("--output", o.create_output, "File --create writes");
   app.add_option("--batch_sizes", o.batch_sizes, "Batch sizes (list)")->delimiter(',');

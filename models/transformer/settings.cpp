@@ -145,7 +145,7 @@ nlohmann::ordered_json to_json(const Grid& g) {
 }
 
 void check_grid(const Grid& g) {
-  const std::string where = g.name.empty() ? "settings" : g.name;
+  const std::string where = "settings (" + (g.name.empty() ? std::string("overrides") : g.name) + ")";
   if (g.batch_sizes.empty() || g.input_lengths.empty())
     throw UsageError(where + ": batch_sizes and input_lengths must not be empty");
   for (auto b : g.batch_sizes)
