@@ -18,8 +18,8 @@
 #include <sstream>
 
 #include <ATen/Parallel.h>
-#include <CLI/CLI.hpp>
 #include <torch/version.h>
+#include <CLI/CLI.hpp>
 
 #include "core/driver.hpp"
 #include "core/error.hpp"
@@ -155,7 +155,8 @@ void dump_logits(const std::string& path, const Model& model, const Problem& p,
         out.push_back(std::vector<std::int64_t>(row.data_ptr<std::int64_t>(),
                                                 row.data_ptr<std::int64_t>() + row.numel()));
       else
-        out.push_back(std::vector<float>(row.data_ptr<float>(), row.data_ptr<float>() + row.numel()));
+        out.push_back(
+            std::vector<float>(row.data_ptr<float>(), row.data_ptr<float>() + row.numel()));
     }
     return out;
   };
@@ -195,8 +196,9 @@ int run(Options& o, CLI::App& app) {
 
   // Everything is validated before the first case runs.
   if (c.timing != "real")
-    throw UsageError("--timing: mytransformer times generations as they run (real); pure mode "
-                     "does not apply (libtorch_graph replays the decode steps from a CUDA graph)");
+    throw UsageError(
+        "--timing: mytransformer times generations as they run (real); pure mode "
+        "does not apply (libtorch_graph replays the decode steps from a CUDA graph)");
   try {
     bench::check_backend_names(o.impls, known_implementation_names());
   } catch (const UsageError& e) {  // the core names the option --backend; here it is --impl
@@ -217,7 +219,8 @@ int run(Options& o, CLI::App& app) {
   if (app.count("--num_runs")) grid.num_runs = o.num_runs;
   if (app.count("--temperature")) grid.temperature = o.temperature;
   if (app.count("--top_p")) grid.top_p = o.top_p;
-  if (app.count("--max_batch_input_product")) grid.max_batch_input_product = o.max_batch_input_product;
+  if (app.count("--max_batch_input_product"))
+    grid.max_batch_input_product = o.max_batch_input_product;
   check_grid(grid);
   if (!o.output_prefix.empty()) {
     const std::string stamp = timestamp();
@@ -308,10 +311,9 @@ int run(Options& o, CLI::App& app) {
   if (c.list_cases) {
     for (const auto& p : problems)
       for (const auto& s : selected)
-        std::cout << bench::to_json(make_result(s.name, device_name, p, cfg,
-                                                session.case_options))
-                         .dump()
-                  << "\n";
+        std::cout
+            << bench::to_json(make_result(s.name, device_name, p, cfg, session.case_options)).dump()
+            << "\n";
     return 0;
   }
   bench::ResultSet& set = session.set;
@@ -331,10 +333,10 @@ int run(Options& o, CLI::App& app) {
   std::cout << "mytransformer " << bench::project_version() << " (" << bench::git_commit()
             << ") on " << set.system["host"].get<std::string>() << ", device " << device.str()
             << ", LibTorch " TORCH_VERSION << "\nmodel " << cfg.name << " (" << to_string(cfg.arch)
-            << ", " << fixed(double(cfg.parameter_count()) / 1e6, 1) << "M parameters): "
-            << source.description << "\ngrid " << grid.name << ": " << problems.size()
-            << " config(s) x " << selected.size() << " implementation(s), " << grid.num_runs
-            << " run(s) each\n";
+            << ", " << fixed(double(cfg.parameter_count()) / 1e6, 1)
+            << "M parameters): " << source.description << "\ngrid " << grid.name << ": "
+            << problems.size() << " config(s) x " << selected.size() << " implementation(s), "
+            << grid.num_runs << " run(s) each\n";
   bench::write_results(session);
 
   if (!o.dump_logits.empty()) {
@@ -362,15 +364,15 @@ int run(Options& o, CLI::App& app) {
     for (const auto& s : selected) {
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::cout << "\n[" << done + 1 << "/" << total << "] " << s.name << " " << device_name
-                << " " << bench::to_string(p.dtype) << " " << p.str() << "  elapsed "
+      std::cout << "\n[" << done + 1 << "/" << total << "] " << s.name << " " << device_name << " "
+                << bench::to_string(p.dtype) << " " << p.str() << "  elapsed "
                 << clock_text(elapsed) << ", ETA "
                 << (done ? clock_text(elapsed / double(done) * double(total - done)) : "?")
                 << std::endl;
       Model* model = s.impl ? model_for(p.dtype) : nullptr;
       const std::string why = s.impl ? (model ? "" : model_errors[p.dtype]) : s.why_missing;
-      CaseOutput out = run_case(model, s.impl, s.name, device_name, why, p, cfg, settings,
-                                session.case_options);
+      CaseOutput out =
+          run_case(model, s.impl, s.name, device_name, why, p, cfg, settings, session.case_options);
       bench::finish_case(std::cout, session, std::move(out.result), out.trace);
       ++done;
     }
@@ -454,8 +456,7 @@ int main(int argc, char** argv) {
   bench::add_common_options(app, o.common);
 
   return bench::run_main(app, argc, argv, "mytransformer", [&] {
-    if (app.count("--num_runs") && o.num_runs < 1)
-      throw UsageError("--num_runs must be positive");
+    if (app.count("--num_runs") && o.num_runs < 1) throw UsageError("--num_runs must be positive");
     if (!o.output_prefix.empty() && (!o.common.json_path.empty() || !o.common.csv_path.empty()))
       throw UsageError("--output-file replaces --json and --csv; give one or the other");
     if (!o.output_prefix.empty())

@@ -135,7 +135,8 @@ void write_checkpoint(const std::filesystem::path& dir, const ModelConfig& c, co
       second(all.begin() + all.size() / 2, all.end());
   write_safetensors((dir / "model-00001-of-00002.safetensors").string(), first);
   write_safetensors((dir / "model-00002-of-00002.safetensors").string(), second);
-  nlohmann::json index = {{"metadata", {{"total_size", 0}}}, {"weight_map", nlohmann::json::object()}};
+  nlohmann::json index = {{"metadata", {{"total_size", 0}}},
+                          {"weight_map", nlohmann::json::object()}};
   for (const auto& t : first) index["weight_map"][t.name] = "model-00001-of-00002.safetensors";
   for (const auto& t : second) index["weight_map"][t.name] = "model-00002-of-00002.safetensors";
   std::ofstream(dir / "model.safetensors.index.json") << index.dump();
@@ -143,7 +144,9 @@ void write_checkpoint(const std::filesystem::path& dir, const ModelConfig& c, co
 
 // ---- a float64 reference written from transformers' modeling code -----------------------------
 
-at::Tensor D(const Weights& w, const std::string& name) { return w.at(name).to(at::kDouble); }
+at::Tensor D(const Weights& w, const std::string& name) {
+  return w.at(name).to(at::kDouble);
+}
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   const std::int64_t t = q.size(2);
@@ -164,12 +167,16 @@ at::Tensor reference_gpt2(const ModelConfig& c, const Weights& w, const at::Tens
                  D(w, p + "wpe.weight").narrow(0, 0, t);
   for (std::int64_t i = 0; i < c.num_layers; ++i) {
     const std::string l = p + "h." + std::to_string(i) + ".";
-    const at::Tensor qkv =
-        at::matmul(ln(x, l + "ln_1"), D(w, l + "attn.c_attn.weight")) + D(w, l + "attn.c_attn.bias");
-    auto heads = [&](int j) { return qkv.narrow(-1, j * h, h).view({b, t, nh, d}).transpose(1, 2); };
-    const at::Tensor a = causal_attention(heads(0), heads(1), heads(2)).transpose(1, 2).reshape({b, t, h});
+    const at::Tensor qkv = at::matmul(ln(x, l + "ln_1"), D(w, l + "attn.c_attn.weight")) +
+                           D(w, l + "attn.c_attn.bias");
+    auto heads = [&](int j) {
+      return qkv.narrow(-1, j * h, h).view({b, t, nh, d}).transpose(1, 2);
+    };
+    const at::Tensor a =
+        causal_attention(heads(0), heads(1), heads(2)).transpose(1, 2).reshape({b, t, h});
     x = x + at::matmul(a, D(w, l + "attn.c_proj.weight")) + D(w, l + "attn.c_proj.bias");
-    const at::Tensor f = at::matmul(ln(x, l + "ln_2"), D(w, l + "mlp.c_fc.weight")) + D(w, l + "mlp.c_fc.bias");
+    const at::Tensor f =
+        at::matmul(ln(x, l + "ln_2"), D(w, l + "mlp.c_fc.weight")) + D(w, l + "mlp.c_fc.bias");
     const at::Tensor g = 0.5 * f * (1 + at::tanh(std::sqrt(2 / M_PI) * (f + 0.044715 * f.pow(3))));
     x = x + at::matmul(g, D(w, l + "mlp.c_proj.weight")) + D(w, l + "mlp.c_proj.bias");
   }
@@ -216,15 +223,18 @@ at::Tensor reference_rope_model(const ModelConfig& c, const Weights& w, const at
     const std::string l = "model.layers." + std::to_string(i) + ".";
     const at::Tensor hn = rms(x, l + "input_layernorm.weight");
     const bool bias = c.attention_bias;
-    const at::Tensor q = rope(linear(hn, l + "self_attn.q_proj", bias).view({b, t, nh, d}).transpose(1, 2));
-    at::Tensor k = rope(linear(hn, l + "self_attn.k_proj", bias).view({b, t, nkv, d}).transpose(1, 2));
+    const at::Tensor q =
+        rope(linear(hn, l + "self_attn.q_proj", bias).view({b, t, nh, d}).transpose(1, 2));
+    at::Tensor k =
+        rope(linear(hn, l + "self_attn.k_proj", bias).view({b, t, nkv, d}).transpose(1, 2));
     at::Tensor v = linear(hn, l + "self_attn.v_proj", bias).view({b, t, nkv, d}).transpose(1, 2);
     k = k.repeat_interleave(nh / nkv, 1);
     v = v.repeat_interleave(nh / nkv, 1);
     const at::Tensor a = causal_attention(q, k, v).transpose(1, 2).reshape({b, t, nh * d});
     x = x + linear(a, l + "self_attn.o_proj", c.o_bias);
     const at::Tensor hm = rms(x, l + "post_attention_layernorm.weight");
-    x = x + linear(at::silu(linear(hm, l + "mlp.gate_proj", false)) * linear(hm, l + "mlp.up_proj", false),
+    x = x + linear(at::silu(linear(hm, l + "mlp.gate_proj", false)) *
+                       linear(hm, l + "mlp.up_proj", false),
                    l + "mlp.down_proj", false);
   }
   const at::Tensor head = c.tie_word_embeddings ? D(w, emb_name) : D(w, "lm_head.weight");
@@ -260,7 +270,8 @@ TEST(TransformerConfig, BuiltinsMatchThePublishedParameterCounts) {
 }
 
 TEST(TransformerConfig, HfConfigRoundTrips) {
-  for (const ModelConfig& c : {tiny_gpt2(), tiny_qwen2(), tiny_llama(), builtin_config("gpt2-large")}) {
+  for (const ModelConfig& c :
+       {tiny_gpt2(), tiny_qwen2(), tiny_llama(), builtin_config("gpt2-large")}) {
     const ModelConfig back = parse_hf_config(nlohmann::json::parse(to_hf_config(c).dump()), "x");
     EXPECT_EQ(back.arch, c.arch);
     EXPECT_EQ(back.parameter_count(), c.parameter_count());
@@ -330,9 +341,12 @@ TEST(Safetensors, BadFilesAreOneLineErrors) {
       {"short", "abc"},
       {"long_header", std::string("\xff\xff\x00\x00\x00\x00\x00\x00", 8) + "{}"},
       {"not_json", with_header("{not json", 0)},
-      {"outside", with_header(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8)},
-      {"size", with_header(R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}})", 16)},
-      {"dtype", with_header(R"({"w": {"dtype": "F33", "shape": [4], "data_offsets": [0, 16]}})", 16)},
+      {"outside",
+       with_header(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8)},
+      {"size",
+       with_header(R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}})", 16)},
+      {"dtype",
+       with_header(R"({"w": {"dtype": "F33", "shape": [4], "data_offsets": [0, 16]}})", 16)},
       {"fields", with_header(R"({"w": {"shape": [4]}})", 16)}};
   for (const auto& [name, bytes] : bad) {
     try {
@@ -382,7 +396,8 @@ TEST_P(TinyModels, LogitsMatchTheFloat64Reference) {
   const double scale = ref.abs().max().item<double>();
   EXPECT_LT(max_abs_diff(got, ref), 2e-5 * std::max(1.0, scale)) << "scale " << scale;
   // bf16 weights and activations stay near (a loose check that the dtype path works).
-  const Model half = Model::from_checkpoint(c, Checkpoint(dir.path().string()), at::kBFloat16, at::kCPU);
+  const Model half =
+      Model::from_checkpoint(c, Checkpoint(dir.path().string()), at::kBFloat16, at::kCPU);
   EXPECT_LT(max_abs_diff(half.forward(ids, 0, nullptr, false), ref), 0.1 * std::max(1.0, scale));
 }
 
@@ -432,8 +447,8 @@ TEST_P(TinyModels, GeneratorModesAgree) {
   EXPECT_GT(t.ttft_ms, 0);
   EXPECT_TRUE(at::equal(eager.prompt(), fixed.prompt()));
   EXPECT_TRUE(at::equal(eager.generated(), fixed.generated()));
-  EXPECT_LT(max_abs_diff(eager.last_logits(), recompute_last_logits(m, eager.prompt(),
-                                                                     eager.generated(), 9)),
+  EXPECT_LT(max_abs_diff(eager.last_logits(),
+                         recompute_last_logits(m, eager.prompt(), eager.generated(), 9)),
             1e-5);
   // Rows differ (a different prompt per row), and runs repeat exactly.
   EXPECT_FALSE(at::equal(eager.prompt().select(0, 0), eager.prompt().select(0, 1)));
@@ -507,8 +522,10 @@ TEST(TransformerCase, GenerationThroughTheRunner) {
   EXPECT_EQ(r.extra["decode_step_ms_runs"][0].size(), 4u);
   EXPECT_EQ(r.metrics["kv_cache_bytes"].get<std::int64_t>(), c.kv_cache_bytes(2, 11, 4));
   EXPECT_NEAR(r.metrics["total_latency_ms"].get<double>(),
-              r.metrics["ttft_ms"].get<double>() + r.metrics["decode_total_ms"].get<double>(), 1e-9);
-  EXPECT_NE(r.command.find("--batch_sizes 2 --input_lengths 6 --output_length 5"), std::string::npos);
+              r.metrics["ttft_ms"].get<double>() + r.metrics["decode_total_ms"].get<double>(),
+              1e-9);
+  EXPECT_NE(r.command.find("--batch_sizes 2 --input_lengths 6 --output_length 5"),
+            std::string::npos);
 
   // Past max_batch_input_product: skipped; past the positions: unsupported; training.
   s.max_batch_input_product = 11;
@@ -520,14 +537,15 @@ TEST(TransformerCase, GenerationThroughTheRunner) {
             bench::Status::unsupported);
   p.task = Task::train;
   p.in = 8;
-  const bench::Result t = run_case(&m, &impl, impl.name(), "cpu", "", p, c, s, quick_options()).result;
+  const bench::Result t =
+      run_case(&m, &impl, impl.name(), "cpu", "", p, c, s, quick_options()).result;
   ASSERT_EQ(t.status, bench::Status::passed) << t.reason;
   EXPECT_TRUE(t.metrics.contains("backward_ms"));
   // Not built: skipped with the reason.
-  EXPECT_EQ(run_case(nullptr, nullptr, "libtorch_graph", "cuda", "needs CUDA", p, c, s,
-                     quick_options())
-                .result.status,
-            bench::Status::skipped);
+  EXPECT_EQ(
+      run_case(nullptr, nullptr, "libtorch_graph", "cuda", "needs CUDA", p, c, s, quick_options())
+          .result.status,
+      bench::Status::skipped);
 }
 
 TEST(TransformerSettings, PresetsAndConfigFiles) {
@@ -537,8 +555,8 @@ TEST(TransformerSettings, PresetsAndConfigFiles) {
   EXPECT_EQ(q.input_lengths, (std::vector<std::int64_t>{32, 64}));
   EXPECT_EQ(q.output_length, 16);
   EXPECT_EQ(q.num_runs, 2);
-  for (const char* n : {"default", "small_scale", "medium_scale", "large_scale",
-                        "batch_size_study", "input_length_study"})
+  for (const char* n : {"default", "small_scale", "medium_scale", "large_scale", "batch_size_study",
+                        "input_length_study"})
     EXPECT_NO_THROW(find_preset(presets, n)) << n;
   EXPECT_THROW(find_preset(presets, "huge"), bench::UsageError);
   TempDir dir;

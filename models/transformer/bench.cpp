@@ -67,7 +67,9 @@ std::string mode_text(DecodeMode m) {
 // cache in the model's dtype), more so through many layers in 16-bit types; a difference beyond
 // this is a cache bug, not rounding.
 bench::Tolerance cache_tolerance(bench::DataType dt, double ref_rms) {
-  const double rel = dt == bench::DataType::fp32 ? 1e-3 : dt == bench::DataType::fp16 ? 5e-2 : 1.5e-1;
+  const double rel = dt == bench::DataType::fp32   ? 1e-3
+                     : dt == bench::DataType::fp16 ? 5e-2
+                                                   : 1.5e-1;
   return {rel * std::max(ref_rms, 1e-6), rel};
 }
 
@@ -76,8 +78,9 @@ class GenerationInstance final : public bench::Instance {
   GenerationInstance(const Model& model, const Problem& p, const CaseSettings& s, DecodeMode mode,
                      std::shared_ptr<RunLog> log)
       : model_(model), p_(p), log_(std::move(log)) {
-    guarded([&] { gen_ = std::make_unique<Generator>(model, p.mb, p.in, p.out, s.sampling, mode,
-                                                    s.seed); });
+    guarded([&] {
+      gen_ = std::make_unique<Generator>(model, p.mb, p.in, p.out, s.sampling, mode, s.seed);
+    });
     sampling_ = s.sampling;
   }
   void compile() override {
@@ -96,9 +99,8 @@ class GenerationInstance final : public bench::Instance {
     guarded([&] { log_->generations.push_back(gen_->finish()); });
   }
   std::string algorithm() const override {
-    return std::string(gen_->mode() == DecodeMode::graph
-                           ? "decode steps replayed from a CUDA graph"
-                           : "eager decode steps") +
+    return std::string(gen_->mode() == DecodeMode::graph ? "decode steps replayed from a CUDA graph"
+                                                         : "eager decode steps") +
            " over a static KV cache; attention: " + Model::attention_kind();
   }
   std::optional<std::int64_t> workspace_bytes() const override { return gen_->kv_cache_bytes(); }
@@ -107,9 +109,10 @@ class GenerationInstance final : public bench::Instance {
     e["decode_mode"] = mode_text(gen_->mode());
     e["attention"] = Model::attention_kind();
     e["kv_cache_positions"] = p_.cache_len();
-    e["sampling"] = sampling_.greedy() ? nlohmann::ordered_json("greedy")
-                                       : nlohmann::ordered_json({{"temperature", sampling_.temperature},
-                                                                 {"top_p", sampling_.top_p}});
+    e["sampling"] = sampling_.greedy()
+                        ? nlohmann::ordered_json("greedy")
+                        : nlohmann::ordered_json(
+                              {{"temperature", sampling_.temperature}, {"top_p", sampling_.top_p}});
     e["prompt"] = "random ids in [0, vocab), a different sequence per row";
     e["workspace_bytes_is"] = "the KV cache";
     e["check"] =
@@ -247,8 +250,7 @@ void fill_train_metrics(bench::Result& r, const Problem& p, const std::vector<Tr
     m["train_tokens_per_s"] = double(p.mb) * double(p.in) / (mean_of(total) / 1e3);
 }
 
-bench::CheckOutcome check_generation(GenerationInstance& inst, const Problem& p,
-                                     bench::Result& r) {
+bench::CheckOutcome check_generation(GenerationInstance& inst, const Problem& p, bench::Result& r) {
   Generator& g = inst.generator();
   at::Tensor got, ref;
   guarded([&] {
@@ -320,8 +322,8 @@ bench::Result make_result(const std::string& impl, const std::string& device, co
   std::ostringstream cmd;
   cmd << (options.command_prefix.empty() ? "mytransformer --model " + cfg.name
                                          : options.command_prefix)
-      << " --device " << device << " --impl " << impl << " --dtype " << r.dtype
-      << " --batch_sizes " << p.mb << " --input_lengths " << p.in;
+      << " --device " << device << " --impl " << impl << " --dtype " << r.dtype << " --batch_sizes "
+      << p.mb << " --input_lengths " << p.in;
   if (p.task == Task::generate) cmd << " --output_length " << p.out;
   r.command = cmd.str();
   return r;

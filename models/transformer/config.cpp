@@ -37,9 +37,9 @@ std::int64_t ModelConfig::parameter_count() const {
     norms = 2 * h;
   }
   std::int64_t total = num_layers * (attn + mlp + norms);
-  total += vocab_size * h;                                 // token embedding
+  total += vocab_size * h;                                       // token embedding
   if (arch == Arch::gpt2) total += max_position_embeddings * h;  // learned positions
-  total += arch == Arch::gpt2 ? 2 * h : h;                 // final norm
+  total += arch == Arch::gpt2 ? 2 * h : h;                       // final norm
   if (!tie_word_embeddings) total += vocab_size * h;
   return total;
 }
@@ -53,8 +53,8 @@ double ModelConfig::forward_flops(double tokens, double context) const {
   const double h = double(hidden_size), q = double(num_heads * head_dim),
                kv = double(num_kv_heads * head_dim), inter = double(intermediate_size);
   const double mlp_mats = arch == Arch::gpt2 ? 2 : 3;
-  const double per_token_layer = 2 * (h * (q + 2 * kv) + q * h + mlp_mats * h * inter) +
-                                 2 * 2 * context * q;  // QK^T and PV
+  const double per_token_layer =
+      2 * (h * (q + 2 * kv) + q * h + mlp_mats * h * inter) + 2 * 2 * context * q;  // QK^T and PV
   return tokens * (double(num_layers) * per_token_layer + 2 * h * double(vocab_size));
 }
 
@@ -104,18 +104,21 @@ void read_rope(const json& j, ModelConfig& c, const std::string& where) {
   s.factor = num_or(scaling, "factor", 1);
   s.low_freq_factor = num_or(scaling, "low_freq_factor", 1);
   s.high_freq_factor = num_or(scaling, "high_freq_factor", 4);
-  s.original_max_position_embeddings =
-      int_or(scaling, "original_max_position_embeddings", 8192);
+  s.original_max_position_embeddings = int_or(scaling, "original_max_position_embeddings", 8192);
   if (!(s.factor > 0) || !(s.high_freq_factor > s.low_freq_factor))
-    throw UsageError(where + ": llama3 rope scaling needs factor > 0 and high_freq_factor > "
-                             "low_freq_factor");
+    throw UsageError(where +
+                     ": llama3 rope scaling needs factor > 0 and high_freq_factor > "
+                     "low_freq_factor");
 }
 
 void check_positive(const ModelConfig& c, const std::string& where) {
   const std::pair<const char*, std::int64_t> dims[] = {
-      {"vocab size", c.vocab_size},       {"hidden size", c.hidden_size},
-      {"layer count", c.num_layers},      {"head count", c.num_heads},
-      {"kv head count", c.num_kv_heads},  {"head dim", c.head_dim},
+      {"vocab size", c.vocab_size},
+      {"hidden size", c.hidden_size},
+      {"layer count", c.num_layers},
+      {"head count", c.num_heads},
+      {"kv head count", c.num_kv_heads},
+      {"head dim", c.head_dim},
       {"intermediate size", c.intermediate_size},
       {"max positions", c.max_position_embeddings}};
   for (const auto& [what, v] : dims)
@@ -155,8 +158,9 @@ ModelConfig parse_hf_config(const json& j, const std::string& where) {
     c.attention_bias = c.o_bias = c.mlp_bias = true;
     if (bool_or(j, "scale_attn_by_inverse_layer_idx", false) ||
         bool_or(j, "reorder_and_upcast_attn", false) || !bool_or(j, "scale_attn_weights", true))
-      throw UsageError(where + ": GPT-2 attention variants (scale_attn_by_inverse_layer_idx, "
-                               "reorder_and_upcast_attn, unscaled) are not implemented");
+      throw UsageError(where +
+                       ": GPT-2 attention variants (scale_attn_by_inverse_layer_idx, "
+                       "reorder_and_upcast_attn, unscaled) are not implemented");
   } else if (type == "qwen2" || type == "llama") {
     c.arch = type == "qwen2" ? Arch::qwen2 : Arch::llama;
     c.vocab_size = need_int(j, "vocab_size", where);
@@ -261,8 +265,8 @@ const std::map<std::string, std::string>& builtin_table() {
 }  // namespace
 
 const std::vector<std::string>& builtin_names() {
-  static const std::vector<std::string> names = {"gpt2",       "gpt2-medium",  "gpt2-large",
-                                                 "distilgpt2", "qwen2-0.5b",   "qwen2.5-0.5b",
+  static const std::vector<std::string> names = {"gpt2",       "gpt2-medium", "gpt2-large",
+                                                 "distilgpt2", "qwen2-0.5b",  "qwen2.5-0.5b",
                                                  "qwen2-1.5b", "llama-3.2-1b"};
   return names;
 }
@@ -273,8 +277,7 @@ std::string builtin_config_json(const std::string& name) {
   if (it == t.end()) {
     std::string known;
     for (const auto& n : builtin_names()) known += (known.empty() ? "" : ", ") + n;
-    throw UsageError("--model: '" + name +
-                     "' is neither a built-in model (" + known +
+    throw UsageError("--model: '" + name + "' is neither a built-in model (" + known +
                      ") nor a checkpoint folder or config.json");
   }
   return it->second;

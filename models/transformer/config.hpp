@@ -34,11 +34,11 @@ struct ModelConfig {
   double rope_theta = 10000;  // qwen2 / llama only
   RopeScaling rope_scaling;
   bool tie_word_embeddings = true;
-  bool attention_bias = false;  // bias on q, k, v (gpt2 and qwen2: yes; llama: attention_bias)
-  bool o_bias = false;          // bias on the output projection (gpt2: yes; llama: attention_bias)
-  bool mlp_bias = false;        // gpt2: yes; llama: mlp_bias
-  std::string activation;       // "gelu_new" (gpt2) or "silu"
-  std::string checkpoint_dtype; // torch_dtype / dtype of config.json, "" when absent
+  bool attention_bias = false;   // bias on q, k, v (gpt2 and qwen2: yes; llama: attention_bias)
+  bool o_bias = false;           // bias on the output projection (gpt2: yes; llama: attention_bias)
+  bool mlp_bias = false;         // gpt2: yes; llama: mlp_bias
+  std::string activation;        // "gelu_new" (gpt2) or "silu"
+  std::string checkpoint_dtype;  // torch_dtype / dtype of config.json, "" when absent
 
   // Parameters of the model (the tied head counted once).
   std::int64_t parameter_count() const;

@@ -18,6 +18,7 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/error.hpp"
 #include "models/transformer/generate.hpp"
 
 namespace transformer {
@@ -121,6 +122,8 @@ void cuda_peak(int device, std::int64_t* allocated, std::int64_t* reserved) {
   *reserved = stats.reserved_bytes[0].peak;
 }
 
-void cuda_empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+void cuda_empty_cache() {
+  c10::cuda::CUDACachingAllocator::emptyCache();
+}
 
 }  // namespace transformer

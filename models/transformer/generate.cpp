@@ -181,9 +181,9 @@ void Generator::poison() {
   if (last_logits_.defined())
     last_logits_.fill_(std::numeric_limits<double>::quiet_NaN());
   else
-    last_logits_ = at::full({batch_, model_.config().vocab_size},
-                            std::numeric_limits<double>::quiet_NaN(),
-                            at::TensorOptions().dtype(model_.dtype()).device(model_.device()));
+    last_logits_ =
+        at::full({batch_, model_.config().vocab_size}, std::numeric_limits<double>::quiet_NaN(),
+                 at::TensorOptions().dtype(model_.dtype()).device(model_.device()));
 }
 
 at::Tensor recompute_last_logits(const Model& model, const at::Tensor& prompt,
@@ -237,7 +237,9 @@ TrainTimes TrainStep::finish() {
   return t;
 }
 
-void TrainStep::poison() { loss_ = at::Tensor(); }
+void TrainStep::poison() {
+  loss_ = at::Tensor();
+}
 
 double TrainStep::loss() const {
   return loss_.defined() ? loss_.item<double>() : std::numeric_limits<double>::quiet_NaN();

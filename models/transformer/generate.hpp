@@ -63,8 +63,8 @@ std::unique_ptr<DecodeGraph> make_decode_graph(const Model& model, KvCache& cach
 bool decode_graph_built(std::string* why);
 
 struct GenerationTimes {
-  double ttft_ms = 0;              // prefill + first token
-  std::vector<double> decode_ms;   // one per decode step (output_len - 1 of them)
+  double ttft_ms = 0;             // prefill + first token
+  std::vector<double> decode_ms;  // one per decode step (output_len - 1 of them)
   double decode_total_ms() const;
 };
 
@@ -72,9 +72,8 @@ class Generator {
  public:
   // A prompt of batch rows x input_len random ids in [0, vocab) (drawn from prompt_seed, a
   // different sequence per row) and a cache of input_len + output_len positions.
-  Generator(const Model& model, std::int64_t batch, std::int64_t input_len,
-            std::int64_t output_len, const Sampling& sampling, DecodeMode mode,
-            std::uint64_t prompt_seed);
+  Generator(const Model& model, std::int64_t batch, std::int64_t input_len, std::int64_t output_len,
+            const Sampling& sampling, DecodeMode mode, std::uint64_t prompt_seed);
   // Graph mode: captures the decode step (throws bench::Unsupported when it cannot).
   void prepare();
   // One generation: enqueues prefill and output_len - 1 decode steps with the clock's marks.
@@ -84,8 +83,8 @@ class Generator {
   // Overwrites the last logits with NaN (the runner's poisoned output).
   void poison();
 
-  const at::Tensor& prompt() const { return prompt_; }          // [B, input_len] int64
-  const at::Tensor& generated() const { return generated_; }    // [B, output_len] int64
+  const at::Tensor& prompt() const { return prompt_; }            // [B, input_len] int64
+  const at::Tensor& generated() const { return generated_; }      // [B, output_len] int64
   const at::Tensor& last_logits() const { return last_logits_; }  // [B, V] of the last step
   std::int64_t kv_cache_bytes() const { return cache_.bytes(); }
   DecodeMode mode() const { return mode_; }

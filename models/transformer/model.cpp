@@ -25,7 +25,9 @@ namespace {
 at::Tensor repeat_kv(const at::Tensor& x, std::int64_t n_rep) {
   if (n_rep == 1) return x;
   const auto s = x.sizes();  // [B, h_kv, L, d]
-  return x.unsqueeze(2).expand({s[0], s[1], n_rep, s[2], s[3]}).reshape({s[0], s[1] * n_rep, s[2], s[3]});
+  return x.unsqueeze(2)
+      .expand({s[0], s[1], n_rep, s[2], s[3]})
+      .reshape({s[0], s[1] * n_rep, s[2], s[3]});
 }
 
 at::Tensor rotate_half(const at::Tensor& x) {
@@ -68,9 +70,8 @@ at::Tensor rope_inv_freq(const ModelConfig& c) {
     const at::Tensor smooth = (at::reciprocal(wavelen) * old_len - s.low_freq_factor) /
                               (s.high_freq_factor - s.low_freq_factor);
     const at::Tensor smoothed = (1 - smooth) * llama / s.factor + smooth * llama;
-    const at::Tensor medium =
-        at::logical_not(wavelen < high_freq_wavelen).logical_and(
-            at::logical_not(wavelen > low_freq_wavelen));
+    const at::Tensor medium = at::logical_not(wavelen < high_freq_wavelen)
+                                  .logical_and(at::logical_not(wavelen > low_freq_wavelen));
     llama = at::where(medium, smoothed, llama);
     inv_freq = llama;
   }
@@ -83,7 +84,8 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
                      const at::Tensor& mask, bool causal) {
   const std::int64_t rep = q.size(1) / k.size(1);
   const at::Tensor kk = repeat_kv(k, rep), vv = repeat_kv(v, rep);
-  if (causal) BENCH_CHECK(q.size(2) == kk.size(2), "causal attention needs as many queries as keys");
+  if (causal)
+    BENCH_CHECK(q.size(2) == kk.size(2), "causal attention needs as many queries as keys");
 #if TORCH_VERSION_MAJOR >= 2
   c10::optional<at::Tensor> m;
   if (mask.defined()) m = mask;
@@ -179,8 +181,8 @@ Model Model::from_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt, at:
                         load(l + "mlp.up_proj.weight", {inter, h})});
       L.down_w = load(l + "mlp.down_proj.weight", {h, inter});
       if (cfg.mlp_bias) {
-        L.up_b = at::cat({load(l + "mlp.gate_proj.bias", {inter}),
-                          load(l + "mlp.up_proj.bias", {inter})});
+        L.up_b = at::cat(
+            {load(l + "mlp.gate_proj.bias", {inter}), load(l + "mlp.up_proj.bias", {inter})});
         L.down_b = load(l + "mlp.down_proj.bias", {h});
       }
       m.layers_.push_back(std::move(L));
@@ -290,10 +292,9 @@ at::Tensor Model::embed(const at::Tensor& ids, const at::Tensor& pos) const {
 }
 
 at::Tensor Model::head(const at::Tensor& x) const {
-  const at::Tensor y = cfg_.arch == Arch::gpt2
-                           ? at::layer_norm(x, {cfg_.hidden_size}, norm_f_w_, norm_f_b_,
-                                            cfg_.norm_eps)
-                           : norm(x, norm_f_w_, {});
+  const at::Tensor y = cfg_.arch == Arch::gpt2 ? at::layer_norm(x, {cfg_.hidden_size}, norm_f_w_,
+                                                                norm_f_b_, cfg_.norm_eps)
+                                               : norm(x, norm_f_w_, {});
   return at::linear(y, lm_head_);
 }
 

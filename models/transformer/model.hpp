@@ -39,8 +39,8 @@ struct KvCache {
 class Model {
  public:
   // Weights read from a checkpoint (any of F32/F16/BF16 there), converted to dtype on device.
-  static Model from_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt,
-                               at::ScalarType dtype, at::Device device);
+  static Model from_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt, at::ScalarType dtype,
+                               at::Device device);
   // Random weights as transformers initializes them (normal(0, 0.02) matrices and embeddings,
   // zero biases, unit norm weights), from seed, made on device.
   static Model random(const ModelConfig& cfg, std::uint64_t seed, at::ScalarType dtype,
@@ -60,8 +60,7 @@ class Model {
   // One decode step with fixed shapes and no host synchronization: ids [B, 1], pos a 1-element
   // int64 device tensor; attends to the whole cache with positions past pos masked. Logits
   // [B, V]. What libtorch_graph captures.
-  at::Tensor decode_step_static(const at::Tensor& ids, const at::Tensor& pos,
-                                KvCache& cache) const;
+  at::Tensor decode_step_static(const at::Tensor& ids, const at::Tensor& pos, KvCache& cache) const;
 
   // Every weight tensor once (the tied head not twice).
   std::vector<at::Tensor> parameters() const;
@@ -72,7 +71,7 @@ class Model {
  private:
   struct Layer {
     at::Tensor norm1_w, norm1_b, norm2_w, norm2_b;
-    at::Tensor qkv_w, qkv_b, o_w, o_b;   // q, k, v fused: [q + 2 kv, hidden]
+    at::Tensor qkv_w, qkv_b, o_w, o_b;      // q, k, v fused: [q + 2 kv, hidden]
     at::Tensor up_w, up_b, down_w, down_b;  // gpt2: c_fc, c_proj; else gate and up fused
   };
   Model(const ModelConfig& cfg, at::ScalarType dtype, at::Device device);

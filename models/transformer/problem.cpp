@@ -6,7 +6,9 @@
 
 namespace transformer {
 
-std::string to_string(Task t) { return t == Task::train ? "train" : "generate"; }
+std::string to_string(Task t) {
+  return t == Task::train ? "train" : "generate";
+}
 
 Task parse_task(const std::string& text) {
   if (text == "generate" || text == "inference") return Task::generate;
@@ -28,9 +30,7 @@ double Problem::flops(const ModelConfig& cfg) const {
 }
 
 nlohmann::ordered_json Problem::params(const ModelConfig& cfg) const {
-  nlohmann::ordered_json p = {{"task", to_string(task)},
-                              {"batch_size", mb},
-                              {"input_length", in}};
+  nlohmann::ordered_json p = {{"task", to_string(task)}, {"batch_size", mb}, {"input_length", in}};
   if (task == Task::generate) p["output_length"] = out;
   p["dtype"] = bench::to_string(dtype);
   p["model"] = cfg.name;

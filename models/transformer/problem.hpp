@@ -20,9 +20,9 @@ Task parse_task(const std::string& text);  // "generate" | "train"; UsageError o
 
 struct Problem {
   Task task = Task::generate;
-  std::int64_t mb = 1;   // batch rows
-  std::int64_t in = 32;  // prompt length (train: sequence length)
-  std::int64_t out = 16; // tokens generated per row, the first from prefill (generate only)
+  std::int64_t mb = 1;    // batch rows
+  std::int64_t in = 32;   // prompt length (train: sequence length)
+  std::int64_t out = 16;  // tokens generated per row, the first from prefill (generate only)
   bench::DataType dtype = bench::DataType::fp32;
 
   std::string str() const;

@@ -30,14 +30,15 @@ const bench::KnownBackend<Implementation, RegistryOptions> kKnown[] = {
     {"libtorch_graph", "cuda",
      "decode steps replayed from a CUDA graph captured per batch size over the static cache",
      MYCONV_TF_CUDA(graph_cuda)},
-    {"hf_transformers", "cuda", "Hugging Face transformers in Python (external reference)",
-     nullptr,
+    {"hf_transformers", "cuda", "Hugging Face transformers in Python (external reference)", nullptr,
      "external reference: scripts/hf_reference.py runs it and writes the same result records"},
 };
 
 }  // namespace
 
-bool cuda_available() { return at::hasCUDA(); }
+bool cuda_available() {
+  return at::hasCUDA();
+}
 
 std::string Implementation::library_version() const {
   return "LibTorch " TORCH_VERSION;
@@ -55,8 +56,7 @@ Support Implementation::check_support(const Problem& p, const ModelConfig& cfg) 
   const std::int64_t positions = p.task == Task::train ? p.in : p.cache_len();
   if (positions > cfg.max_position_embeddings)
     return Support::no(std::to_string(positions) + " positions exceed the model's " +
-                       std::to_string(cfg.max_position_embeddings) +
-                       " (max_position_embeddings)");
+                       std::to_string(cfg.max_position_embeddings) + " (max_position_embeddings)");
   if (p.task == Task::train) {
     if (mode_ == DecodeMode::graph)
       return Support::no("libtorch_graph captures decode steps; training runs in libtorch_eager");
@@ -65,7 +65,9 @@ Support Implementation::check_support(const Problem& p, const ModelConfig& cfg) 
   return Support::yes();
 }
 
-std::vector<RegistryEntry> make_registry() { return bench::make_entries(kKnown, RegistryOptions{}); }
+std::vector<RegistryEntry> make_registry() {
+  return bench::make_entries(kKnown, RegistryOptions{});
+}
 
 std::vector<std::string> known_implementation_names() {
   std::vector<std::string> names;

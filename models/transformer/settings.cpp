@@ -31,8 +31,8 @@ json read_json_file(const std::string& path, const std::string& option) {
     return json::parse(in);
   } catch (const json::exception& e) {
     const std::string what = e.what();
-    throw UsageError(option + ": '" + path + "' is not valid JSON: " +
-                     what.substr(0, what.find('\n')));
+    throw UsageError(option + ": '" + path +
+                     "' is not valid JSON: " + what.substr(0, what.find('\n')));
   }
 }
 
@@ -68,8 +68,7 @@ void apply_grid_json(const json& j, Grid& g, const std::string& where,
   if (!j.is_object()) throw UsageError(where + ": expected a JSON object of settings");
   for (const auto& [key, v] : j.items()) {
     const auto need_integer = [&, &key = key](const json& x) {
-      if (!x.is_number_integer())
-        throw UsageError(where + ": '" + key + "' must be an integer");
+      if (!x.is_number_integer()) throw UsageError(where + ": '" + key + "' must be an integer");
     };
     try {
       if (key == "batch_sizes") {
@@ -102,8 +101,9 @@ void apply_grid_json(const json& j, Grid& g, const std::string& where,
 
 std::vector<Grid> load_presets(const std::string& path) {
   if (path.empty())
-    throw UsageError("--preset: experiments/transformer/presets.json was not found beside the "
-                     "program or in the source tree; set MYCONV_TRANSFORMER_PRESETS");
+    throw UsageError(
+        "--preset: experiments/transformer/presets.json was not found beside the "
+        "program or in the source tree; set MYCONV_TRANSFORMER_PRESETS");
   const json j = read_json_file(path, "--preset");
   if (!j.is_object()) throw UsageError(path + ": expected an object of presets");
   std::vector<Grid> presets;
@@ -145,7 +145,8 @@ nlohmann::ordered_json to_json(const Grid& g) {
 }
 
 void check_grid(const Grid& g) {
-  const std::string where = "settings (" + (g.name.empty() ? std::string("overrides") : g.name) + ")";
+  const std::string where =
+      "settings (" + (g.name.empty() ? std::string("overrides") : g.name) + ")";
   if (g.batch_sizes.empty() || g.input_lengths.empty())
     throw UsageError(where + ": batch_sizes and input_lengths must not be empty");
   for (auto b : g.batch_sizes)
