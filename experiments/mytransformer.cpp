@@ -278,9 +278,16 @@ int run(Options& o, CLI::App& app) {
   // One model per dtype, made once (training makes the weights require gradients).
   std::map<bench::DataType, std::unique_ptr<Model>> models;
   std::map<bench::DataType, std::string> model_errors;
+  // The cases run dtype by dtype: the previous dtype's model is released before the next is
+  // made, so that one model's weights are in memory at a time.
   auto model_for = [&](bench::DataType dt) -> Model* {
     if (models.count(dt)) return models[dt].get();
     if (model_errors.count(dt)) return nullptr;
+    for (auto it = models.begin(); it != models.end();) {
+      const at::Device d = it->second->device();
+      it = models.erase(it);
+      release_cached_memory(d);
+    }
     try {
       const at::ScalarType st = dt == bench::DataType::fp16   ? at::kHalf
                                 : dt == bench::DataType::bf16 ? at::kBFloat16
@@ -302,9 +309,9 @@ int run(Options& o, CLI::App& app) {
     }
   };
 
-  // Made before anything is written: a bad checkpoint is bad input (exit 2, no partial files).
-  if (!c.list_cases && !c.list_backends)
-    for (const auto dt : dtypes) model_for(dt);
+  // Checked before anything is written: a bad checkpoint is bad input (exit 2, no partial files).
+  if (!source.checkpoint_dir.empty())
+    Model::check_checkpoint(cfg, Checkpoint(source.checkpoint_dir));
 
   bench::Session session;
   bench::start_session(session, c, device.is_cuda(), prefix);

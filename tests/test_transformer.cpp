@@ -361,8 +361,20 @@ TEST(Safetensors, BadFilesAreOneLineErrors) {
   // A checkpoint that lacks a tensor, or has one of the wrong shape.
   const ModelConfig c = tiny_gpt2();
   Weights w = random_weights(c, 1);
+  const Checkpoint good = [&] {
+    write_checkpoint(dir.path() / "good", c, w);
+    return Checkpoint((dir.path() / "good").string());
+  }();
+  EXPECT_NO_THROW(Model::check_checkpoint(c, good));
+  Weights wrong = w;
+  wrong["transformer.h.0.attn.c_attn.weight"] = at::zeros({c.hidden_size, c.hidden_size});
+  write_checkpoint(dir.path() / "wrong", c, wrong);
+  EXPECT_THROW(Model::check_checkpoint(c, Checkpoint((dir.path() / "wrong").string())),
+               bench::UsageError);
   w.erase("transformer.h.1.mlp.c_fc.bias");
   write_checkpoint(dir.path() / "missing", c, w);
+  EXPECT_THROW(Model::check_checkpoint(c, Checkpoint((dir.path() / "missing").string())),
+               bench::UsageError);
   EXPECT_THROW(Model::from_checkpoint(c, Checkpoint((dir.path() / "missing").string()), at::kFloat,
                                       at::kCPU),
                bench::UsageError);

@@ -122,6 +122,16 @@ Model::Model(const ModelConfig& cfg, at::ScalarType dtype, at::Device device)
 
 Model Model::from_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt, at::ScalarType dtype,
                              at::Device device) {
+  return read_checkpoint(cfg, ckpt, dtype, device, false);
+}
+
+void Model::check_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt) {
+  read_checkpoint(cfg, ckpt, at::kFloat, at::kCPU, true);
+}
+
+// check_only: every name, shape and dtype checked, each weight an empty placeholder.
+Model Model::read_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt, at::ScalarType dtype,
+                             at::Device device, bool check_only) {
   Model m(cfg, dtype, device);
   const auto opts = at::TensorOptions().dtype(dtype).device(device);
   auto load = [&](const std::string& name, std::vector<std::int64_t> expect) {
@@ -130,8 +140,10 @@ Model Model::from_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt, at:
     if (v.shape != expect)
       throw UsageError(where + " has shape " + shape_text(v.shape) + ", the config says " +
                        shape_text(expect));
-    const at::Tensor t = at::from_blob(const_cast<void*>(v.data), v.shape,
-                                       at::TensorOptions().dtype(scalar_type_of(v.dtype, where)));
+    const at::ScalarType stored = scalar_type_of(v.dtype, where);
+    if (check_only) return at::empty({0}, at::TensorOptions().dtype(stored));
+    const at::Tensor t =
+        at::from_blob(const_cast<void*>(v.data), v.shape, at::TensorOptions().dtype(stored));
     return t.to(opts, /*non_blocking=*/false, /*copy=*/true);
   };
   const std::int64_t h = cfg.hidden_size, q = cfg.num_heads * cfg.head_dim,

@@ -41,6 +41,9 @@ class Model {
   // Weights read from a checkpoint (any of F32/F16/BF16 there), converted to dtype on device.
   static Model from_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt, at::ScalarType dtype,
                                at::Device device);
+  // The checks of from_checkpoint (every tensor present, of the config's shape, a weight dtype)
+  // without reading the weights: a bad checkpoint is found before anything runs. UsageError.
+  static void check_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt);
   // Random weights as transformers initializes them (normal(0, 0.02) matrices and embeddings,
   // zero biases, unit norm weights), from seed, made on device.
   static Model random(const ModelConfig& cfg, std::uint64_t seed, at::ScalarType dtype,
@@ -75,6 +78,8 @@ class Model {
     at::Tensor up_w, up_b, down_w, down_b;  // gpt2: c_fc, c_proj; else gate and up fused
   };
   Model(const ModelConfig& cfg, at::ScalarType dtype, at::Device device);
+  static Model read_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt, at::ScalarType dtype,
+                               at::Device device, bool check_only);
 
   at::Tensor norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const;
   at::Tensor mlp(const Layer& l, const at::Tensor& x) const;
