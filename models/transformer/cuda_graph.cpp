@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -16,8 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda/cuda_check.hpp"
-#include "core/cuda/cuda_raii.hpp"
 #include "core/error.hpp"
 #include "models/transformer/generate.hpp"
 
@@ -25,6 +24,7 @@ namespace transformer {
 
 namespace {
 
+// ATen's events (LibTorch's CUDA runtime, the one its streams belong to), made with timing.
 class CudaStepClock final : public StepClock {
  public:
   explicit CudaStepClock(int max_marks) {
@@ -39,20 +39,17 @@ class CudaStepClock final : public StepClock {
     std::vector<double> ms;
     if (used_ == 0) return ms;
     events_[used_ - 1].synchronize();
-    for (std::size_t i = 1; i < used_; ++i) {
-      float t = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&t, events_[i - 1].get(), events_[i].get()));
-      ms.push_back(double(t));
-    }
+    for (std::size_t i = 1; i < used_; ++i)
+      ms.push_back(double(events_[i - 1].elapsed_time(events_[i])));
     return ms;
   }
 
  private:
   void record() {
     BENCH_CHECK(used_ < events_.size(), "more step marks than the clock was made for");
-    events_[used_++].record(at::cuda::getCurrentCUDAStream().stream());
+    events_[used_++].record();  // on the current stream
   }
-  std::vector<bench::Event> events_;
+  std::vector<at::cuda::CUDAEvent> events_;
   std::size_t used_ = 0;
 };
 
@@ -64,11 +61,11 @@ class CudaDecodeGraph final : public DecodeGraph {
     pos_ = at::zeros({1}, ids);
     const c10::cuda::CUDAStream side = at::cuda::getStreamFromPool();
     const c10::cuda::CUDAStream current = at::cuda::getCurrentCUDAStream();
-    CUDA_CHECK(cudaStreamSynchronize(current.stream()));
+    current.synchronize();
     {
       const c10::cuda::CUDAStreamGuard guard(side);
       for (int i = 0; i < 3; ++i) logits_ = model.decode_step_static(ids_, pos_, cache);
-      CUDA_CHECK(cudaStreamSynchronize(side.stream()));
+      side.synchronize();
       graph_.capture_begin();
       try {
         logits_ = model.decode_step_static(ids_, pos_, cache);
@@ -77,7 +74,7 @@ class CudaDecodeGraph final : public DecodeGraph {
         throw;
       }
       graph_.capture_end();
-      CUDA_CHECK(cudaStreamSynchronize(side.stream()));
+      side.synchronize();
     }
   }
 
@@ -105,7 +102,6 @@ std::unique_ptr<DecodeGraph> capture_decode_graph(const Model& model, KvCache& c
   try {
     return std::make_unique<CudaDecodeGraph>(model, cache);
   } catch (const std::exception& e) {
-    (void)cudaGetLastError();
     if (why) *why = std::string("CUDA graph capture of the decode step failed: ") + e.what();
     return nullptr;
   }
