@@ -85,7 +85,8 @@ def make_model(args, torch, transformers):
             tmp.write(text)
             tmp.close()
             config_path = tmp.name
-        config = transformers.AutoConfig.from_pretrained(config_path)
+        with open(config_path) as f:
+            config = transformers.AutoConfig.for_model(**json.load(f))
         torch.manual_seed(args.seed)
         model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype)
         source = f"random init (torch seed {args.seed}) from {spec}"
