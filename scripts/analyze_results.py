@@ -9,7 +9,8 @@ two result files case by case.
       prints a Markdown table (faster / slower / same per case) to stdout, and to FILE
 
 The report is the suite's own (the results' `suite`: conv, myconv's, by scripts/analysis/
-conv_report.py; ops, myops', by scripts/analysis/ops_report.py); the inputs of one report hold
+conv_report.py; ops, myops', by scripts/analysis/ops_report.py; transformer, mytransformer's and
+scripts/hf_reference.py's, by scripts/analysis/transformer_report.py); the inputs of one report hold
 one suite. Every number in the report is read from the input files or computed from them by the
 formula named beside it. Bad input (a missing file, not JSON, another schema_version, results
 that are not records, results of several suites) prints one line on stderr and exits 2 before
@@ -28,12 +29,13 @@ import sys
 import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from analysis import conv_report, mlp_report, ops_report  # noqa: E402
+from analysis import conv_report, mlp_report, ops_report, transformer_report  # noqa: E402
 from analysis.common import (PROG, InputError, load, maybe_reexec_for_matplotlib,  # noqa: E402
                              suite_of_inputs)
 from analysis.compare import COMPARE_RULE, compare_main  # noqa: E402
 
-REPORTS = {"conv": conv_report, "ops": ops_report, "mlp": mlp_report}
+REPORTS = {"conv": conv_report, "ops": ops_report, "mlp": mlp_report,
+           "transformer": transformer_report}
 
 
 def report_main(paths, output_dir):
@@ -62,6 +64,7 @@ def main(argv=None):
         + ", ".join(conv_report.PLOT_FILES) + ".",
         "ops report: " + ops_report.SUMMARY,
         "mlp report: " + mlp_report.SUMMARY,
+        "transformer report: " + transformer_report.SUMMARY,
         "compare: " + COMPARE_RULE.replace("`", ""),
         "exit codes: 0 done; 2 bad input or usage (one line on stderr)."]
     parser = Parser(prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,

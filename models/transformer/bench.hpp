@@ -1,0 +1,57 @@
+// One transformer case through the core's case runner (core/runner.hpp): the instance is one
+// generation (prefill, then output_len - 1 decode steps from the static cache, each step timed)
+// or one training step; the runner's samples are the num_runs repetitions (min_iters = max_iters
+// = num_runs). The check: the last decode step's logits against a full recompute (no cache) of
+// the prompt and the generated tokens; for training, the loss against a forward without autograd.
+// After the runner, the per-run step times become the suite's metrics (results/README.md): TTFT,
+// decode per token (mean, median, p90), throughputs, memory. Never throws.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/result.hpp"
+#include "core/runner.hpp"
+#include "core/trace.hpp"
+#include "models/transformer/generate.hpp"
+#include "models/transformer/model.hpp"
+#include "models/transformer/problem.hpp"
+#include "models/transformer/registry.hpp"
+
+namespace transformer {
+
+struct CaseSettings {
+  Sampling sampling;
+  int num_runs = 3;
+  std::int64_t max_batch_input_product = 131072;
+  std::uint64_t seed = 1;  // prompt ids (and training ids)
+};
+
+struct CaseOutput {
+  bench::Result result;
+  std::shared_ptr<bench::Trace> trace;
+};
+
+// A record with the case's identity: suite "transformer", implementation, device, problem,
+// work, the model in params, the reproducing command (options.command_prefix, e.g.
+// "mytransformer --model gpt2", then the case's own options).
+bench::Result make_result(const std::string& impl, const std::string& device, const Problem& p,
+                          const ModelConfig& cfg, const bench::CaseOptions& options);
+
+// Runs one case. impl null: not built (skipped with why_missing). model null: the model could not
+// be made for this device and dtype (failed with why_missing). Past max_batch_input_product:
+// skipped with the reason. Out of memory: failed, reason "out of memory".
+CaseOutput run_case(Model* model, const Implementation* impl, const std::string& impl_name,
+                    const std::string& device, const std::string& why_missing, const Problem& p,
+                    const ModelConfig& cfg, const CaseSettings& settings,
+                    bench::CaseOptions options);
+
+// Peak memory: the caching allocator's peaks on a CUDA device (reset per case), the process's
+// peak resident set (VmHWM, reset per case through /proc/self/clear_refs where the kernel
+// allows it).
+void reset_memory_peaks(at::Device device);
+void add_memory_metrics(bench::Result& r, at::Device device);
+// Hands the caching allocator's free blocks back (after an out-of-memory case).
+void release_cached_memory(at::Device device);
+
+}  // namespace transformer

@@ -1,0 +1,79 @@
+#include "models/transformer/registry.hpp"
+
+#include <ATen/Context.h>
+#include <torch/version.h>
+
+namespace transformer {
+
+namespace {
+
+std::unique_ptr<Implementation> eager_cpu(const RegistryOptions&) {
+  return std::make_unique<Implementation>("libtorch_eager", "cpu", DecodeMode::eager);
+}
+#if MYCONV_HAVE_TORCH_CUDA
+std::unique_ptr<Implementation> eager_cuda(const RegistryOptions&) {
+  return std::make_unique<Implementation>("libtorch_eager", "cuda", DecodeMode::eager);
+}
+std::unique_ptr<Implementation> graph_cuda(const RegistryOptions&) {
+  return std::make_unique<Implementation>("libtorch_graph", "cuda", DecodeMode::graph);
+}
+#define MYCONV_TF_CUDA(factory) factory, ""
+#else
+#define MYCONV_TF_CUDA(factory) nullptr, "needs a CUDA LibTorch: " MYCONV_WHY_NO_TORCH_CUDA
+#endif
+
+const bench::KnownBackend<Implementation, RegistryOptions> kKnown[] = {
+    {"libtorch_eager", "cpu", "prefill and every decode step as ATen calls over the static cache",
+     eager_cpu, ""},
+    {"libtorch_eager", "cuda", "prefill and every decode step as ATen calls over the static cache",
+     MYCONV_TF_CUDA(eager_cuda)},
+    {"libtorch_graph", "cuda",
+     "decode steps replayed from a CUDA graph captured per batch size over the static cache",
+     MYCONV_TF_CUDA(graph_cuda)},
+    {"hf_transformers", "cuda", "Hugging Face transformers in Python (external reference)", nullptr,
+     "external reference: scripts/hf_reference.py runs it and writes the same result records"},
+};
+
+}  // namespace
+
+bool cuda_available() {
+  return at::hasCUDA();
+}
+
+std::string Implementation::library_version() const {
+  return "LibTorch " TORCH_VERSION;
+}
+
+Support Implementation::available() const {
+  if (device_ == "cuda" && !cuda_available())
+    return Support::no("LibTorch " TORCH_VERSION " finds no CUDA device");
+  return Support::yes();
+}
+
+Support Implementation::check_support(const Problem& p, const ModelConfig& cfg) const {
+  if (p.dtype == bench::DataType::tf32)
+    return Support::no("tf32 is a math mode, not a storage dtype: use fp32, fp16 or bf16");
+  const std::int64_t positions = p.task == Task::train ? p.in : p.cache_len();
+  if (positions > cfg.max_position_embeddings)
+    return Support::no(std::to_string(positions) + " positions exceed the model's " +
+                       std::to_string(cfg.max_position_embeddings) + " (max_position_embeddings)");
+  if (p.task == Task::train) {
+    if (mode_ == DecodeMode::graph)
+      return Support::no("libtorch_graph captures decode steps; training runs in libtorch_eager");
+    if (p.in < 2) return Support::no("training needs sequences of 2 tokens at least");
+  }
+  return Support::yes();
+}
+
+std::vector<RegistryEntry> make_registry() {
+  return bench::make_entries(kKnown, RegistryOptions{});
+}
+
+std::vector<std::string> known_implementation_names() {
+  std::vector<std::string> names;
+  for (const auto& n : bench::names_of(kKnown))
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  return names;
+}
+
+}  // namespace transformer

@@ -1,0 +1,46 @@
+// Every implementation of the transformer suite, built or not, in one explicit table
+// (registry.cpp) with the reason where one is missing: libtorch_eager (CPU and CUDA),
+// libtorch_graph (CUDA graphs, a CUDA LibTorch only) and hf_transformers (the external Python
+// reference, scripts/hf_reference.py, which writes the same result records).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/registry.hpp"
+#include "core/runner.hpp"
+#include "models/transformer/generate.hpp"
+#include "models/transformer/problem.hpp"
+
+namespace transformer {
+
+using bench::Support;
+
+class Implementation {
+ public:
+  Implementation(std::string name, std::string device, DecodeMode mode)
+      : name_(std::move(name)), device_(std::move(device)), mode_(mode) {}
+  const std::string& name() const { return name_; }
+  const std::string& device() const { return device_; }
+  DecodeMode mode() const { return mode_; }
+  std::string library_version() const;
+  // Whether it can run here at all (a CUDA device for the cuda ones).
+  Support available() const;
+  // Whether it runs p on cfg: positions within the model's, dtypes, training lengths.
+  Support check_support(const Problem& p, const ModelConfig& cfg) const;
+
+ private:
+  std::string name_, device_;
+  DecodeMode mode_;
+};
+
+struct RegistryOptions {};
+using RegistryEntry = bench::RegistryEntry<Implementation>;
+
+std::vector<RegistryEntry> make_registry();
+std::vector<std::string> known_implementation_names();
+// Whether LibTorch sees a CUDA device.
+bool cuda_available();
+
+}  // namespace transformer

@@ -1,0 +1,180 @@
+#include "models/transformer/settings.hpp"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace transformer {
+
+using bench::UsageError;
+using nlohmann::json;
+
+namespace {
+
+std::string executable_dir() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return "";
+  const std::string p(path, static_cast<std::size_t>(n));
+  return p.substr(0, p.find_last_of('/'));
+}
+
+json read_json_file(const std::string& path, const std::string& option) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(option + ": cannot open '" + path + "'");
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    const std::string what = e.what();
+    throw UsageError(option + ": '" + path +
+                     "' is not valid JSON: " + what.substr(0, what.find('\n')));
+  }
+}
+
+std::vector<std::int64_t> int_list(const json& v, const std::string& where, const char* key) {
+  if (v.is_number_integer()) return {v.get<std::int64_t>()};
+  if (!v.is_array() || v.empty())
+    throw UsageError(where + ": '" + key + "' must be a non-empty list of integers");
+  std::vector<std::int64_t> out;
+  for (const auto& x : v) {
+    if (!x.is_number_integer())
+      throw UsageError(where + ": '" + key + "' must be a non-empty list of integers");
+    out.push_back(x.get<std::int64_t>());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string presets_path() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("MYCONV_TRANSFORMER_PRESETS")) candidates.emplace_back(env);
+  candidates.push_back(executable_dir() + "/../share/myconv/experiments/transformer/presets.json");
+#ifdef MYCONV_SOURCE_DIR
+  candidates.emplace_back(MYCONV_SOURCE_DIR "/experiments/transformer/presets.json");
+#endif
+  for (const auto& c : candidates)
+    if (std::filesystem::is_regular_file(c)) return c;
+  return "";
+}
+
+void apply_grid_json(const json& j, Grid& g, const std::string& where,
+                     std::vector<std::string>* ignored) {
+  if (!j.is_object()) throw UsageError(where + ": expected a JSON object of settings");
+  for (const auto& [key, v] : j.items()) {
+    const auto need_integer = [&, &key = key](const json& x) {
+      if (!x.is_number_integer()) throw UsageError(where + ": '" + key + "' must be an integer");
+    };
+    try {
+      if (key == "batch_sizes") {
+        g.batch_sizes = int_list(v, where, "batch_sizes");
+      } else if (key == "input_lengths") {
+        g.input_lengths = int_list(v, where, "input_lengths");
+      } else if (key == "output_length") {
+        need_integer(v);
+        g.output_length = v.get<std::int64_t>();
+      } else if (key == "num_runs") {
+        need_integer(v);
+        g.num_runs = v.get<int>();
+      } else if (key == "temperature") {
+        g.temperature = v.get<double>();
+      } else if (key == "top_p") {
+        g.top_p = v.get<double>();
+      } else if (key == "max_batch_input_product") {
+        need_integer(v);
+        g.max_batch_input_product = v.get<std::int64_t>();
+      } else if (key == "description") {
+        g.description = v.get<std::string>();
+      } else if (ignored) {
+        ignored->push_back(key);
+      }
+    } catch (const json::exception&) {
+      throw UsageError(where + ": '" + key + "' has a value of the wrong type");
+    }
+  }
+}
+
+std::vector<Grid> load_presets(const std::string& path) {
+  if (path.empty())
+    throw UsageError(
+        "--preset: experiments/transformer/presets.json was not found beside the "
+        "program or in the source tree; set MYCONV_TRANSFORMER_PRESETS");
+  const json j = read_json_file(path, "--preset");
+  if (!j.is_object()) throw UsageError(path + ": expected an object of presets");
+  std::vector<Grid> presets;
+  for (const auto& [name, entry] : j.items()) {
+    if (!name.empty() && name[0] == '_') continue;  // comments
+    Grid g;
+    g.name = name;
+    apply_grid_json(entry, g, path + ": preset '" + name + "'", nullptr);
+    check_grid(g);
+    presets.push_back(std::move(g));
+  }
+  return presets;
+}
+
+Grid find_preset(const std::vector<Grid>& presets, const std::string& name) {
+  std::string known;
+  for (const auto& p : presets) {
+    if (p.name == name) return p;
+    known += (known.empty() ? "" : ", ") + p.name;
+  }
+  throw UsageError("--preset: unknown preset '" + name + "' (known: " + known + ")");
+}
+
+Grid read_grid_file(const std::string& path, const Grid& base, std::vector<std::string>* ignored) {
+  Grid g = base;
+  g.name = path;
+  apply_grid_json(read_json_file(path, "--config-file"), g, "--config-file " + path, ignored);
+  return g;
+}
+
+nlohmann::ordered_json to_json(const Grid& g) {
+  return {{"batch_sizes", g.batch_sizes},
+          {"input_lengths", g.input_lengths},
+          {"output_length", g.output_length},
+          {"num_runs", g.num_runs},
+          {"temperature", g.temperature},
+          {"top_p", g.top_p},
+          {"max_batch_input_product", g.max_batch_input_product}};
+}
+
+void check_grid(const Grid& g) {
+  const std::string where =
+      "settings (" + (g.name.empty() ? std::string("overrides") : g.name) + ")";
+  if (g.batch_sizes.empty() || g.input_lengths.empty())
+    throw UsageError(where + ": batch_sizes and input_lengths must not be empty");
+  for (auto b : g.batch_sizes)
+    if (b < 1) throw UsageError(where + ": batch sizes must be positive");
+  for (auto l : g.input_lengths)
+    if (l < 1) throw UsageError(where + ": input lengths must be positive");
+  if (g.output_length < 1) throw UsageError(where + ": output_length must be positive");
+  if (g.num_runs < 1) throw UsageError(where + ": num_runs must be positive");
+  if (!(g.temperature >= 0)) throw UsageError(where + ": temperature must be >= 0");
+  if (!(g.top_p > 0 && g.top_p <= 1)) throw UsageError(where + ": top_p must be in (0, 1]");
+  if (g.max_batch_input_product < 1)
+    throw UsageError(where + ": max_batch_input_product must be positive");
+}
+
+std::vector<Problem> expand(const Grid& g, Task task, const std::vector<bench::DataType>& dtypes) {
+  std::vector<Problem> out;
+  for (const auto dt : dtypes)
+    for (const auto b : g.batch_sizes)
+      for (const auto l : g.input_lengths) {
+        Problem p;
+        p.task = task;
+        p.mb = b;
+        p.in = l;
+        p.out = task == Task::train ? 0 : g.output_length;
+        p.dtype = dt;
+        out.push_back(p);
+      }
+  return out;
+}
+
+}  // namespace transformer

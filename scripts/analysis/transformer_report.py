@@ -1,0 +1,243 @@
+"""The transformer suite's report (mytransformer and scripts/hf_reference.py results, suite
+"transformer"): report.md with the system and the model, a table per model, device and dtype of
+every generation (TTFT, decode per token, throughputs, memory), the implementations against each
+other on the same case (libtorch_graph and hf_transformers against libtorch_eager), the training
+steps, and the cases that did not pass with their reasons; plots/ with TTFT against input length,
+decode time per token and decode throughput against batch size, peak memory against batch x
+input length, and the distribution of the decode steps. Figures are read from the records'
+`metrics` (results/README.md names them), recomputed only where a ratio is shown.
+"""
+
+import os
+
+
+from analysis.common import (fmt, md_table, number, output_folders, passed, plot_note,
+                             plots_markdown, remove_stale_plots, save_figure, shorten,
+                             system_section, write_atomic)
+
+PLOT_NAMES = ["ttft_vs_input_length.png", "decode_ms_per_token_vs_batch.png",
+              "decode_tokens_per_s_vs_batch.png", "peak_memory_vs_batch_input.png",
+              "decode_step_distribution.png"]
+SUMMARY = ("report.md holds the system and the model, a table per model, device and dtype of "
+           "every generation (TTFT, decode per token, throughputs, memory), the implementations "
+           "compared on the same cases, the training steps and the cases that did not pass; "
+           "plots/ holds " + ", ".join(PLOT_NAMES) + ".")
+REFERENCE_IMPL = "libtorch_eager"
+
+
+class Row:
+    """One record with what the report reads of it."""
+
+    def __init__(self, r):
+        self.r = r
+        p = r.get("params") if isinstance(r.get("params"), dict) else {}
+        self.task = p.get("task", "generate")
+        self.batch = p.get("batch_size")
+        self.input = p.get("input_length")
+        self.output = p.get("output_length")
+        self.model = p.get("model") or r.get("name") or "?"
+        self.impl = r.get("backend")
+        self.method = (r.get("extra") or {}).get("method") if isinstance(r.get("extra"), dict) \
+            else None
+        if self.impl == "hf_transformers" and self.method:
+            self.impl = f"hf_transformers ({self.method})"
+        self.device = r.get("device", "?")
+        self.dtype = r.get("dtype", "?")
+        self.metrics = r.get("metrics") if isinstance(r.get("metrics"), dict) else {}
+
+    def m(self, key):
+        return number(self.metrics.get(key))
+
+    def group(self):
+        return (self.model, self.device, self.dtype)
+
+    def case(self):
+        return self.r.get("problem")
+
+
+def mib(x):
+    return "n/a" if x is None else f"{x / 2**20:.1f}"
+
+
+def generation_tables(rows):
+    out = []
+    groups = sorted({r.group() for r in rows if r.task == "generate"})
+    for g in groups:
+        model, device, dtype = g
+        out += [f"### {model}, {device}, {dtype}", ""]
+        table = []
+        for r in sorted((r for r in rows if r.group() == g and r.task == "generate"),
+                        key=lambda r: (r.impl or "", r.batch or 0, r.input or 0)):
+            if not passed(r.r):
+                table.append([r.impl, r.case(), r.r.get("status")] + [""] * 8 +
+                             [shorten(r.r.get("reason", ""), 80)])
+                continue
+            mem = r.m("peak_allocated_bytes")
+            table.append([r.impl, r.case(), "passed", fmt(r.m("ttft_ms")),
+                          fmt(r.m("decode_ms_per_token_median")),
+                          fmt(r.m("decode_ms_per_token_p90")),
+                          fmt(r.m("total_latency_ms")), fmt(r.m("prefill_tokens_per_s")),
+                          fmt(r.m("decode_tokens_per_s")), fmt(r.m("e2e_tokens_per_s")),
+                          mib(mem if mem is not None else r.m("host_peak_rss_bytes")), ""])
+        out += md_table(["impl", "case", "status", "TTFT ms", "ms/token median", "ms/token p90",
+                         "total ms", "prefill tok/s", "decode tok/s", "e2e tok/s",
+                         "peak MiB (GPU allocated, else host RSS)", "reason"], table)
+        out.append("")
+    return out or ["No generation in these files.", ""]
+
+
+def comparison(rows):
+    """Each implementation's decode time per token and TTFT against libtorch_eager's on the same
+    model, device, dtype and case (ratio > 1: faster than eager)."""
+    ref = {(r.group(), r.case()): r for r in rows
+           if r.impl == REFERENCE_IMPL and passed(r.r) and r.task == "generate"}
+    table = []
+    for r in rows:
+        if r.impl == REFERENCE_IMPL or not passed(r.r) or r.task != "generate":
+            continue
+        base = ref.get((r.group(), r.case()))
+        if base is None:
+            continue
+        def ratio(key):
+            a, b = base.m(key), r.m(key)
+            return None if a is None or not b else a / b
+        table.append([r.impl, "/".join(r.group()), r.case(),
+                      fmt(ratio("decode_ms_per_token_median"), 3), fmt(ratio("ttft_ms"), 3),
+                      fmt(ratio("total_latency_ms"), 3)])
+    out = ["## Implementations against libtorch_eager", "",
+           "Speed-up = libtorch_eager's time / the implementation's, same model, device, dtype and "
+           "case (> 1: faster).", ""]
+    if not table:
+        return out + ["No case ran in libtorch_eager and another implementation.", ""]
+    return out + md_table(["impl", "model/device/dtype", "case", "decode per token",
+                           "TTFT", "total latency"], table) + [""]
+
+
+def training(rows):
+    table = [[r.impl, "/".join(r.group()), r.case(), r.r.get("status"), fmt(r.m("forward_ms")),
+              fmt(r.m("loss_ms")), fmt(r.m("backward_ms")), fmt(r.m("train_step_ms")),
+              fmt(r.m("train_tokens_per_s")), mib(r.m("peak_allocated_bytes"))]
+             for r in rows if r.task == "train"]
+    if not table:
+        return []
+    return ["## Training steps", ""] + md_table(
+        ["impl", "model/device/dtype", "case", "status", "forward ms", "loss ms", "backward ms",
+         "step ms", "tokens/s", "peak GPU MiB"], table) + [""]
+
+
+def not_passed(rows):
+    bad = [[r.impl, "/".join(r.group()), r.case(), r.r.get("status"),
+            shorten(r.r.get("reason", ""), 160)] for r in rows if not passed(r.r)]
+    out = ["## Cases that did not pass", ""]
+    if not bad:
+        return out + ["Every case passed.", ""]
+    return out + md_table(["impl", "model/device/dtype", "case", "status", "reason"], bad) + [""]
+
+
+def make_plots(rows, plot_dir):
+    import matplotlib.pyplot as plt
+
+    gen = [r for r in rows if r.task == "generate" and passed(r.r)]
+    made = []
+
+    def series(key_x, key_y, split):
+        lines = {}
+        for r in gen:
+            x, y = key_x(r), r.m(key_y)
+            if x is None or y is None:
+                continue
+            lines.setdefault(split(r), []).append((x, y))
+        return {k: sorted(v) for k, v in lines.items()}
+
+    def line_plot(name, title, xlabel, ylabel, lines, logx=True):
+        if not lines:
+            return
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for label, pts in sorted(lines.items()):
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
+        if logx:
+            ax.set_xscale("log", base=2)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        save_figure(fig, os.path.join(plot_dir, name))
+        plt.close(fig)
+        made.append((name, title))
+
+    label = lambda r, extra: f"{r.impl} {r.device} {r.dtype} {extra}"
+    line_plot(PLOT_NAMES[0], "Time to first token against input length", "input length (tokens)",
+              "TTFT (ms)", series(lambda r: r.input, "ttft_ms",
+                                  lambda r: label(r, f"batch {r.batch}")))
+    line_plot(PLOT_NAMES[1], "Decode time per token (median) against batch size", "batch size",
+              "ms per token", series(lambda r: r.batch, "decode_ms_per_token_median",
+                                     lambda r: label(r, f"input {r.input}")))
+    line_plot(PLOT_NAMES[2], "Decode throughput against batch size", "batch size",
+              "decode tokens/s", series(lambda r: r.batch, "decode_tokens_per_s",
+                                        lambda r: label(r, f"input {r.input}")))
+    mem_key = "peak_allocated_bytes" if any(r.m("peak_allocated_bytes") for r in gen) \
+        else "host_peak_rss_bytes"
+    lines = {}
+    for r in gen:
+        if r.batch and r.input and r.m(mem_key) is not None:
+            lines.setdefault(label(r, ""), []).append((r.batch * r.input, r.m(mem_key) / 2**20))
+    line_plot(PLOT_NAMES[3], f"Peak memory ({mem_key}) against batch x input length",
+              "batch x input length", "MiB", {k: sorted(v) for k, v in lines.items()})
+    # The distribution of the decode steps of up to 8 cases (every timed step of every run).
+    dist = [(f"{r.impl}\n{r.dtype} {r.case()}",
+             [s for run in (r.r.get("extra") or {}).get("decode_step_ms_runs", []) for s in run])
+            for r in gen][:8]
+    dist = [(k, v) for k, v in dist if v]
+    if dist:
+        fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(dist)), 4.5))
+        ax.boxplot([v for _, v in dist])
+        ax.set_xticks(range(1, len(dist) + 1))
+        ax.set_xticklabels([k for k, _ in dist], fontsize=6)
+        ax.set_ylabel("ms per decode step")
+        ax.set_title("Decode steps (every timed step of every run)")
+        save_figure(fig, os.path.join(plot_dir, PLOT_NAMES[4]))
+        plt.close(fig)
+        made.append((PLOT_NAMES[4], "Decode steps (every timed step of every run)"))
+    return made
+
+
+def model_section(inputs):
+    out = ["## Model", ""]
+    rows = []
+    for doc in inputs:
+        m = doc["system"].get("model")
+        if isinstance(m, dict):
+            rows.append([doc["path"], m.get("name"), m.get("arch", ""), m.get("parameters"),
+                         shorten(str(m.get("source", "")), 100),
+                         shorten(str(m.get("attention", "")), 60)])
+    if not rows:
+        return out + ["No model recorded (`system.model`).", ""]
+    return out + md_table(["file", "model", "arch", "parameters", "weights", "attention"],
+                          rows) + [""]
+
+
+def report_main(inputs, paths, output_dir):
+    """Writes report.md and plots/ for the loaded inputs (all validated before this is called)."""
+    out_dir, plot_dir = output_folders(paths, output_dir)
+    rows = [Row(r) for doc in inputs for r in doc["results"]]
+    note = plot_note(any(passed(r.r) for r in rows))
+    plots = make_plots(rows, plot_dir) if note is None else []
+    remove_stale_plots(plot_dir, PLOT_NAMES, [name for name, _ in plots])
+    n_pass = sum(passed(r.r) for r in rows)
+    lines = ["# mytransformer report", "",
+             f"{len(rows)} case(s) from {len(inputs)} file(s), {n_pass} passed. Times are means "
+             "over each case's timed runs (`metrics`, results/README.md).", ""]
+    lines += model_section(inputs)
+    lines += ["## Generations", ""] + generation_tables(rows)
+    lines += comparison(rows) + training(rows) + not_passed(rows)
+    lines += plots_markdown(note, plots)
+    lines += ["## System", ""]
+    for doc in inputs:
+        lines += system_section(doc)
+    path = os.path.join(out_dir, "report.md")
+    write_atomic(path, "\n".join(lines) + "\n")
+    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+
+
+

@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""The external reference of mytransformer: Hugging Face transformers on the same model, the same
+grid and random prompts, writing result records in mytransformer's schema (results/README.md,
+suite "transformer", backend "hf_transformers"), so that one report reads both.
+
+Two ways of timing, chosen with --method (both by default, one record each):
+  generate  the seed's way: TTFT from model.generate(max_new_tokens=1), the whole generation from
+            model.generate(max_new_tokens=N); decode = (total - TTFT) / (N - 1). It re-runs prefill
+            to time decode (what mytransformer never does); kept to compare with the seed's numbers.
+  manual    the correct loop: one forward over the prompt with use_cache=True (prefill + first
+            token = TTFT), then one forward per token from the KV cache, each step timed with CUDA
+            events (host clock on the CPU) without synchronizing between steps.
+
+Usage (GPU host, torch + transformers in /opt/torch/.venv):
+  python3 scripts/hf_reference.py --model DIR|config.json|gpt2 --preset quick_test --device cuda \
+      --dtype fp16 --output results/hf_quick.json
+A built-in name (gpt2, qwen2-0.5b, ...) takes its config.json from mytransformer --show-config
+(--mytransformer BIN; random weights from --seed).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(HERE)
+DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+SEED_KEYS = ("batch_sizes", "input_lengths", "output_length", "num_runs", "temperature", "top_p",
+             "max_batch_input_product")
+
+
+def fail(msg):
+    print(f"hf_reference.py: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load_grid(args):
+    path = os.environ.get("MYCONV_TRANSFORMER_PRESETS",
+                          os.path.join(SOURCE, "experiments", "transformer", "presets.json"))
+    with open(path) as f:
+        presets = json.load(f)
+    name = args.preset or "default"
+    if name not in presets or name.startswith("_"):
+        fail(f"unknown preset '{name}'")
+    grid = {k: presets[name][k] for k in SEED_KEYS if k in presets[name]}
+    grid["name"] = name
+    if args.config_file:
+        with open(args.config_file) as f:
+            grid.update({k: v for k, v in json.load(f).items() if k in SEED_KEYS})
+        grid["name"] = args.config_file
+    for key in ("batch_sizes", "input_lengths"):
+        if getattr(args, key):
+            grid[key] = [int(x) for x in getattr(args, key).split(",")]
+    for key in ("output_length", "num_runs", "temperature", "top_p", "max_batch_input_product"):
+        if getattr(args, key) is not None:
+            grid[key] = getattr(args, key)
+    return grid
+
+
+def make_model(args, torch, transformers):
+    dtype = getattr(torch, DTYPES[args.dtype])
+    spec = args.model
+    if os.path.isdir(spec) and any(os.path.exists(os.path.join(spec, f)) for f in
+                                   ("model.safetensors", "model.safetensors.index.json")):
+        model = transformers.AutoModelForCausalLM.from_pretrained(spec, dtype=dtype)
+        source = f"checkpoint {spec}"
+    else:
+        if os.path.isdir(spec):
+            config_path = os.path.join(spec, "config.json")
+        elif os.path.isfile(spec):
+            config_path = spec
+        else:  # a built-in name: mytransformer's config.json for it
+            text = subprocess.run([args.mytransformer, "--model", spec, "--device", "cpu",
+                                   "--show-config"], check=True, capture_output=True,
+                                  text=True).stdout
+            tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+            tmp.write(text)
+            tmp.close()
+            config_path = tmp.name
+        with open(config_path) as f:
+            config = transformers.AutoConfig.for_model(**json.load(f))
+        torch.manual_seed(args.seed)
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype)
+        source = f"random init (torch seed {args.seed}) from {spec}"
+    return model.to(args.device).eval(), source
+
+
+def summary(values):
+    v = sorted(values)
+    if not v:
+        return None
+    q = lambda p: v[0] if len(v) == 1 else v[int(round(p * (len(v) - 1)))]
+    mean = statistics.fmean(v)
+    sd = statistics.stdev(v) if len(v) > 1 else 0.0
+    return {"median": statistics.median(v), "min": v[0], "mean": mean, "max": v[-1],
+            "p10": q(0.1), "p90": q(0.9), "stddev": sd, "cv": sd / mean if mean else 0.0,
+            "samples": len(v), "outliers": 0, "outlier_rule": "none"}
+
+
+class Clock:
+    """Step marks: CUDA events on the current stream, or the host clock on the CPU."""
+
+    def __init__(self, torch, cuda):
+        self.torch, self.cuda, self.marks = torch, cuda, []
+
+    def mark(self):
+        if self.cuda:
+            e = self.torch.cuda.Event(enable_timing=True)
+            e.record()
+            self.marks.append(e)
+        else:
+            self.marks.append(time.perf_counter())
+
+    def intervals_ms(self):
+        if self.cuda:
+            self.marks[-1].synchronize()
+            return [a.elapsed_time(b) for a, b in zip(self.marks, self.marks[1:])]
+        return [(b - a) * 1e3 for a, b in zip(self.marks, self.marks[1:])]
+
+
+def pick(torch, logits, grid, generator):
+    if grid.get("temperature", 0) <= 0:
+        return logits.argmax(-1)
+    scores = logits.float() / grid["temperature"]
+    top_p = grid.get("top_p", 1.0)
+    if top_p < 1.0:
+        sorted_scores, index = torch.sort(scores, descending=False)
+        remove = sorted_scores.softmax(-1).cumsum(-1) <= (1 - top_p)
+        remove[..., -1:] = False
+        scores = scores.masked_fill(remove.scatter(1, index, remove), float("-inf"))
+    return torch.multinomial(scores.softmax(-1), 1, generator=generator).squeeze(1)
+
+
+def manual_run(torch, model, prompt, n, grid, cuda, seed):
+    """Prefill + first token, then n - 1 steps from the cache; times of each."""
+    generator = torch.Generator(device=prompt.device).manual_seed(seed)
+    clock = Clock(torch, cuda)
+    clock.mark()
+    out = model(input_ids=prompt, use_cache=True, logits_to_keep=1)
+    token = pick(torch, out.logits[:, -1, :], grid, generator)
+    past = out.past_key_values
+    clock.mark()
+    for _ in range(n - 1):
+        out = model(input_ids=token[:, None], past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        token = pick(torch, out.logits[:, -1, :], grid, generator)
+        clock.mark()
+    ms = clock.intervals_ms()
+    return ms[0], ms[1:]
+
+
+def generate_run(torch, model, prompt, n, grid, cuda):
+    """The seed's way: a 1-token generate for TTFT, an n-token generate for the total."""
+    sample = grid.get("temperature", 0) > 0
+    kwargs = dict(do_sample=sample, min_new_tokens=n, pad_token_id=0, eos_token_id=None)
+    if sample:
+        kwargs.update(temperature=grid["temperature"], top_p=grid.get("top_p", 1.0))
+
+    def timed(tokens):
+        if cuda:
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        model.generate(prompt, max_new_tokens=tokens, **dict(kwargs, min_new_tokens=tokens))
+        if cuda:
+            torch.cuda.synchronize()
+        return (time.perf_counter() - t) * 1e3
+
+    ttft = timed(1)
+    total = timed(n)
+    per = (total - ttft) / (n - 1) if n > 1 else 0.0
+    return ttft, [per] * (n - 1)
+
+
+def metrics_of(b, n_in, n_out, runs):
+    ttft = [r[0] for r in runs]
+    dec_total = [sum(r[1]) for r in runs]
+    total = [a + d for a, d in zip(ttft, dec_total)]
+    steps = sorted(s for r in runs for s in r[1])
+    m = {"num_runs": len(runs), "ttft_ms": statistics.fmean(ttft),
+         "ttft_ms_std": statistics.stdev(ttft) if len(ttft) > 1 else 0.0,
+         "decoded_tokens_per_row": n_out - 1}
+    if steps:
+        m["decode_ms_per_token_mean"] = statistics.fmean(steps)
+        m["decode_ms_per_token_median"] = statistics.median(steps)
+        m["decode_ms_per_token_p90"] = steps[min(len(steps) - 1, int(round(0.9 * (len(steps) - 1))))]
+        m["decode_ms_per_token_std"] = statistics.stdev(steps) if len(steps) > 1 else 0.0
+    m["decode_total_ms"] = statistics.fmean(dec_total)
+    m["decode_total_ms_std"] = statistics.stdev(dec_total) if len(dec_total) > 1 else 0.0
+    m["total_latency_ms"] = statistics.fmean(total)
+    m["total_latency_ms_std"] = statistics.stdev(total) if len(total) > 1 else 0.0
+    if m["ttft_ms"] > 0:
+        m["prefill_tokens_per_s"] = b * n_in / (m["ttft_ms"] / 1e3)
+    if n_out > 1 and m["decode_total_ms"] > 0:
+        m["decode_tokens_per_s"] = b * (n_out - 1) / (m["decode_total_ms"] / 1e3)
+    if m["total_latency_ms"] > 0:
+        m["e2e_tokens_per_s"] = b * n_out / (m["total_latency_ms"] / 1e3)
+    return m, summary(total)
+
+
+def record(method, args, b, n_in, n_out):
+    return {"suite": "transformer", "backend": "hf_transformers", "device": args.device,
+            "problem": f"mb{b}in{n_in}out{n_out}", "name": args.model, "dtype": args.dtype,
+            "status": "passed", "reason": "", "algorithm": method, "workspace_bytes": None,
+            "compile_time_ms": None, "first_run_ms": None, "cpu_time_ms": None,
+            "gpu_time_ms": None, "total_time_ms": None, "thread_cpu_time_ms": None,
+            "stop_reason": "max_iters", "timing_mode": "real", "runs_per_sample": 1,
+            "cold_cache": False, "clocks": None, "throttled": None, "correctness": None,
+            "flop": 0, "bytes": 0, "gflop_per_s": None, "gbyte_per_s": None,
+            "params": {"task": "generate", "batch_size": b, "input_length": n_in,
+                       "output_length": n_out, "dtype": args.dtype, "model": args.model},
+            "extra": {}, "metrics": {},
+            "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--dtype", default="fp16", choices=sorted(DTYPES))
+    ap.add_argument("--preset")
+    ap.add_argument("--config-file")
+    ap.add_argument("--batch_sizes")
+    ap.add_argument("--input_lengths")
+    ap.add_argument("--output_length", type=int)
+    ap.add_argument("--num_runs", type=int)
+    ap.add_argument("--temperature", type=float)
+    ap.add_argument("--top_p", type=float)
+    ap.add_argument("--max_batch_input_product", type=int)
+    ap.add_argument("--method", choices=("generate", "manual", "both"), default="both")
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--output", required=True, help="JSON file (mytransformer's schema)")
+    ap.add_argument("--mytransformer", default=os.path.join(SOURCE, "build", "experiments",
+                                                            "mytransformer"))
+    args = ap.parse_args()
+    if os.path.dirname(args.output) and not os.path.isdir(os.path.dirname(args.output)):
+        fail(f"--output: folder '{os.path.dirname(args.output)}' does not exist")
+    grid = load_grid(args)
+
+    import torch
+    import transformers
+
+    cuda = args.device.startswith("cuda")
+    model, source = make_model(args, torch, transformers)
+    vocab = model.config.vocab_size
+    methods = ["generate", "manual"] if args.method == "both" else [args.method]
+    doc = {"schema_version": 2,
+           "system": {"host": socket.gethostname(),
+                      "utc_time": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                      "os": platform.platform(), "python": sys.version.split()[0],
+                      "libraries": {"hf_transformers": f"transformers {transformers.__version__}, "
+                                                       f"torch {torch.__version__}"},
+                      "gpus": [torch.cuda.get_device_name(0)] if cuda else [],
+                      "model": {"name": args.model, "source": source,
+                                "parameters": sum(p.numel() for p in model.parameters()),
+                                "config": model.config.to_dict()},
+                      "grid": grid, "task": "generate"},
+           "results": []}
+    weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    with torch.inference_mode():
+        for b in grid["batch_sizes"]:
+            for n_in in grid["input_lengths"]:
+                n_out = grid["output_length"]
+                for method in methods:
+                    name = ("generate(): TTFT from a 1-token generate, decode = (total - TTFT) / "
+                            "(N - 1) (the seed's way; re-runs prefill)" if method == "generate"
+                            else "manual KV-cache loop: prefill forward, then one forward per "
+                                 "token from the cache, each step timed")
+                    r = record(name, args, b, n_in, n_out)
+                    print(f"[hf_transformers {method}] mb{b}in{n_in}out{n_out}", flush=True)
+                    if b * n_in > grid.get("max_batch_input_product", 131072):
+                        r.update(status="skipped", reason=f"batch x input length = {b * n_in} "
+                                 f"exceeds max_batch_input_product")
+                        doc["results"].append(r)
+                        continue
+                    gen = torch.Generator().manual_seed(args.seed)
+                    prompt = torch.randint(vocab, (b, n_in), generator=gen).to(args.device)
+                    try:
+                        if cuda:
+                            torch.cuda.empty_cache()
+                            torch.cuda.reset_peak_memory_stats()
+                        run = (lambda: manual_run(torch, model, prompt, n_out, grid, cuda, args.seed)
+                               if method == "manual" else
+                               lambda: generate_run(torch, model, prompt, n_out, grid, cuda))
+                        for _ in range(args.warmup):
+                            run()
+                        runs = [run() for _ in range(grid["num_runs"])]
+                        r["metrics"], r["total_time_ms"] = metrics_of(b, n_in, n_out, runs)
+                        r["metrics"]["weight_bytes"] = weight_bytes
+                        if cuda:
+                            r["metrics"]["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
+                            r["metrics"]["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
+                        r["metrics"]["host_peak_rss_bytes"] = \
+                            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+                        r["extra"] = {"method": method, "ttft_ms_runs": [x[0] for x in runs],
+                                      "decode_step_ms_runs": [x[1] for x in runs],
+                                      "host_peak_rss_is": "the process's peak so far"}
+                    except torch.cuda.OutOfMemoryError:
+                        r.update(status="failed", reason="out of memory")
+                        torch.cuda.empty_cache()
+                    except Exception as e:  # one bad config never ends the grid
+                        r.update(status="failed", reason=str(e).splitlines()[0] if str(e) else repr(e))
+                    doc["results"].append(r)
+                    with open(args.output + ".tmp", "w") as f:
+                        json.dump(doc, f, indent=1)
+                    os.replace(args.output + ".tmp", args.output)
+    print(f"results: {args.output}")
+
+
+if __name__ == "__main__":
+    main()

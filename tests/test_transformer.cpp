@@ -1,0 +1,601 @@
+// The transformer suite (models/transformer/) on the CPU: config.json parsing and the built-in
+// configs, the safetensors reader (round trip, shards, one-line errors), GPT-2 / Qwen2 / Llama
+// on tiny checkpoints written here in the Hugging Face layout, checked against a float64
+// reference written from transformers' modeling code; the KV-cache decode against a full
+// recompute at every step; the static (graph) step against the eager one; the case through the
+// core's runner; presets and config files; a training step.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "core/error.hpp"
+#include "models/transformer/bench.hpp"
+#include "models/transformer/config.hpp"
+#include "models/transformer/generate.hpp"
+#include "models/transformer/model.hpp"
+#include "models/transformer/problem.hpp"
+#include "models/transformer/safetensors.hpp"
+#include "models/transformer/settings.hpp"
+#include "tests/temp_dir.hpp"
+
+namespace transformer {
+namespace {
+
+using bench::testing::TempDir;
+using Weights = std::map<std::string, at::Tensor>;  // HF names -> float32 tensors
+
+// ---- tiny checkpoints in the Hugging Face layout ---------------------------------------------
+
+ModelConfig tiny_gpt2() {
+  return parse_hf_config(nlohmann::json::parse(R"({"model_type": "gpt2", "vocab_size": 97,
+      "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64, "layer_norm_epsilon": 1e-5})"),
+                         "tiny-gpt2");
+}
+
+ModelConfig tiny_qwen2() {  // grouped-query attention, q/k/v bias, untied head
+  return parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2", "vocab_size": 101,
+      "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,
+      "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": false})"),
+                         "tiny-qwen2");
+}
+
+ModelConfig tiny_llama() {  // one kv head, explicit head_dim, llama3 rope scaling, tied head
+  return parse_hf_config(nlohmann::json::parse(R"({"model_type": "llama", "vocab_size": 89,
+      "hidden_size": 32, "head_dim": 8, "intermediate_size": 40, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 1, "max_position_embeddings": 64,
+      "rms_norm_eps": 1e-5, "tie_word_embeddings": true, "rope_parameters": {"rope_type": "llama3",
+      "rope_theta": 500.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+      "original_max_position_embeddings": 16}})"),
+                         "tiny-llama");
+}
+
+// Random weights under transformers' names and shapes (GPT-2's Conv1D as [in, out]); norm weights
+// near 1 and nonzero biases, so that every tensor matters.
+Weights random_weights(const ModelConfig& c, std::uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  auto rnd = [&](std::vector<std::int64_t> shape, double scale, double offset = 0) {
+    return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat)) * scale + offset;
+  };
+  const std::int64_t h = c.hidden_size, q = c.num_heads * c.head_dim,
+                     kv = c.num_kv_heads * c.head_dim, in = c.intermediate_size;
+  Weights w;
+  if (c.arch == Arch::gpt2) {
+    const std::string p = "transformer.";
+    w[p + "wte.weight"] = rnd({c.vocab_size, h}, 0.3);
+    w[p + "wpe.weight"] = rnd({c.max_position_embeddings, h}, 0.1);
+    for (std::int64_t i = 0; i < c.num_layers; ++i) {
+      const std::string l = p + "h." + std::to_string(i) + ".";
+      w[l + "ln_1.weight"] = rnd({h}, 0.1, 1);
+      w[l + "ln_1.bias"] = rnd({h}, 0.1);
+      w[l + "ln_2.weight"] = rnd({h}, 0.1, 1);
+      w[l + "ln_2.bias"] = rnd({h}, 0.1);
+      w[l + "attn.c_attn.weight"] = rnd({h, 3 * h}, 0.2);
+      w[l + "attn.c_attn.bias"] = rnd({3 * h}, 0.1);
+      w[l + "attn.c_proj.weight"] = rnd({h, h}, 0.2);
+      w[l + "attn.c_proj.bias"] = rnd({h}, 0.1);
+      w[l + "mlp.c_fc.weight"] = rnd({h, in}, 0.2);
+      w[l + "mlp.c_fc.bias"] = rnd({in}, 0.1);
+      w[l + "mlp.c_proj.weight"] = rnd({in, h}, 0.2);
+      w[l + "mlp.c_proj.bias"] = rnd({h}, 0.1);
+    }
+    w[p + "ln_f.weight"] = rnd({h}, 0.1, 1);
+    w[p + "ln_f.bias"] = rnd({h}, 0.1);
+    return w;
+  }
+  w["model.embed_tokens.weight"] = rnd({c.vocab_size, h}, 0.3);
+  for (std::int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string l = "model.layers." + std::to_string(i) + ".";
+    w[l + "input_layernorm.weight"] = rnd({h}, 0.1, 1);
+    w[l + "post_attention_layernorm.weight"] = rnd({h}, 0.1, 1);
+    w[l + "self_attn.q_proj.weight"] = rnd({q, h}, 0.2);
+    w[l + "self_attn.k_proj.weight"] = rnd({kv, h}, 0.2);
+    w[l + "self_attn.v_proj.weight"] = rnd({kv, h}, 0.2);
+    w[l + "self_attn.o_proj.weight"] = rnd({h, q}, 0.2);
+    if (c.attention_bias) {
+      w[l + "self_attn.q_proj.bias"] = rnd({q}, 0.1);
+      w[l + "self_attn.k_proj.bias"] = rnd({kv}, 0.1);
+      w[l + "self_attn.v_proj.bias"] = rnd({kv}, 0.1);
+    }
+    w[l + "mlp.gate_proj.weight"] = rnd({in, h}, 0.2);
+    w[l + "mlp.up_proj.weight"] = rnd({in, h}, 0.2);
+    w[l + "mlp.down_proj.weight"] = rnd({h, in}, 0.2);
+  }
+  w["model.norm.weight"] = rnd({h}, 0.1, 1);
+  if (!c.tie_word_embeddings) w["lm_head.weight"] = rnd({c.vocab_size, h}, 0.2);
+  return w;
+}
+
+TensorBytes to_bytes(const std::string& name, const at::Tensor& t) {
+  const at::Tensor c = t.contiguous();
+  TensorBytes b{name, "F32", c.sizes().vec(), {}};
+  const auto* p = static_cast<const unsigned char*>(c.data_ptr());
+  b.bytes.assign(p, p + c.numel() * 4);
+  return b;
+}
+
+// config.json and model.safetensors (or two shards and the index) in dir.
+void write_checkpoint(const std::filesystem::path& dir, const ModelConfig& c, const Weights& w,
+                      bool sharded = false) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << to_hf_config(c).dump(2);
+  std::vector<TensorBytes> all;
+  for (const auto& [name, t] : w) all.push_back(to_bytes(name, t));
+  if (!sharded) {
+    write_safetensors((dir / "model.safetensors").string(), all, {{"format", "pt"}});
+    return;
+  }
+  std::vector<TensorBytes> first(all.begin(), all.begin() + all.size() / 2),
+      second(all.begin() + all.size() / 2, all.end());
+  write_safetensors((dir / "model-00001-of-00002.safetensors").string(), first);
+  write_safetensors((dir / "model-00002-of-00002.safetensors").string(), second);
+  nlohmann::json index = {{"metadata", {{"total_size", 0}}},
+                          {"weight_map", nlohmann::json::object()}};
+  for (const auto& t : first) index["weight_map"][t.name] = "model-00001-of-00002.safetensors";
+  for (const auto& t : second) index["weight_map"][t.name] = "model-00002-of-00002.safetensors";
+  std::ofstream(dir / "model.safetensors.index.json") << index.dump();
+}
+
+// ---- a float64 reference written from transformers' modeling code -----------------------------
+
+at::Tensor D(const Weights& w, const std::string& name) {
+  return w.at(name).to(at::kDouble);
+}
+
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const std::int64_t t = q.size(2);
+  at::Tensor s = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(q.size(-1)));
+  s = s.masked_fill(at::ones({t, t}, at::kBool).triu(1), -INFINITY);
+  return at::matmul(at::softmax(s, -1), v);
+}
+
+// modeling_gpt2.py: Conv1D is x @ W + b; gelu_new; tied head.
+at::Tensor reference_gpt2(const ModelConfig& c, const Weights& w, const at::Tensor& ids) {
+  const std::int64_t b = ids.size(0), t = ids.size(1), h = c.hidden_size, nh = c.num_heads,
+                     d = c.head_dim;
+  const std::string p = "transformer.";
+  auto ln = [&](const at::Tensor& x, const std::string& n) {
+    return at::layer_norm(x, {h}, D(w, n + ".weight"), D(w, n + ".bias"), c.norm_eps);
+  };
+  at::Tensor x = D(w, p + "wte.weight").index_select(0, ids.flatten()).view({b, t, h}) +
+                 D(w, p + "wpe.weight").narrow(0, 0, t);
+  for (std::int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string l = p + "h." + std::to_string(i) + ".";
+    const at::Tensor qkv = at::matmul(ln(x, l + "ln_1"), D(w, l + "attn.c_attn.weight")) +
+                           D(w, l + "attn.c_attn.bias");
+    auto heads = [&](int j) {
+      return qkv.narrow(-1, j * h, h).view({b, t, nh, d}).transpose(1, 2);
+    };
+    const at::Tensor a =
+        causal_attention(heads(0), heads(1), heads(2)).transpose(1, 2).reshape({b, t, h});
+    x = x + at::matmul(a, D(w, l + "attn.c_proj.weight")) + D(w, l + "attn.c_proj.bias");
+    const at::Tensor f =
+        at::matmul(ln(x, l + "ln_2"), D(w, l + "mlp.c_fc.weight")) + D(w, l + "mlp.c_fc.bias");
+    const at::Tensor g = 0.5 * f * (1 + at::tanh(std::sqrt(2 / M_PI) * (f + 0.044715 * f.pow(3))));
+    x = x + at::matmul(g, D(w, l + "mlp.c_proj.weight")) + D(w, l + "mlp.c_proj.bias");
+  }
+  return at::matmul(ln(x, p + "ln_f"), D(w, p + "wte.weight").t());
+}
+
+// modeling_qwen2.py / modeling_llama.py, with _compute_llama3_parameters for the rope scaling.
+at::Tensor reference_rope_model(const ModelConfig& c, const Weights& w, const at::Tensor& ids) {
+  const std::int64_t b = ids.size(0), t = ids.size(1), h = c.hidden_size, nh = c.num_heads,
+                     nkv = c.num_kv_heads, d = c.head_dim;
+  auto rms = [&](const at::Tensor& x, const std::string& n) {
+    return x * at::rsqrt(x.pow(2).mean(-1, true) + c.norm_eps) * D(w, n);
+  };
+  auto linear = [&](const at::Tensor& x, const std::string& n, bool bias) {
+    at::Tensor y = at::matmul(x, D(w, n + ".weight").t());
+    return bias ? y + D(w, n + ".bias") : y;
+  };
+  std::vector<double> inv(d / 2);
+  for (std::int64_t i = 0; i < d / 2; ++i) {
+    double f = 1.0 / std::pow(c.rope_theta, double(2 * i) / double(d));
+    if (c.rope_scaling.type == "llama3") {
+      const auto& s = c.rope_scaling;
+      const double wl = 2 * M_PI / f, old = double(s.original_max_position_embeddings);
+      if (wl > old / s.low_freq_factor) {
+        f = f / s.factor;
+      } else if (wl >= old / s.high_freq_factor) {
+        const double sm = (old / wl - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        f = (1 - sm) * f / s.factor + sm * f;
+      }
+    }
+    inv[i] = f;
+  }
+  const at::Tensor freqs = at::outer(at::arange(t, at::kDouble),
+                                     at::from_blob(inv.data(), {d / 2}, at::kDouble).clone());
+  const at::Tensor emb = at::cat({freqs, freqs}, -1);
+  const at::Tensor cos = emb.cos(), sin = emb.sin();
+  auto rope = [&](const at::Tensor& x) {
+    const at::Tensor rot = at::cat({-x.narrow(-1, d / 2, d / 2), x.narrow(-1, 0, d / 2)}, -1);
+    return x * cos + rot * sin;
+  };
+  const std::string emb_name = "model.embed_tokens.weight";
+  at::Tensor x = D(w, emb_name).index_select(0, ids.flatten()).view({b, t, h});
+  for (std::int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string l = "model.layers." + std::to_string(i) + ".";
+    const at::Tensor hn = rms(x, l + "input_layernorm.weight");
+    const bool bias = c.attention_bias;
+    const at::Tensor q =
+        rope(linear(hn, l + "self_attn.q_proj", bias).view({b, t, nh, d}).transpose(1, 2));
+    at::Tensor k =
+        rope(linear(hn, l + "self_attn.k_proj", bias).view({b, t, nkv, d}).transpose(1, 2));
+    at::Tensor v = linear(hn, l + "self_attn.v_proj", bias).view({b, t, nkv, d}).transpose(1, 2);
+    k = k.repeat_interleave(nh / nkv, 1);
+    v = v.repeat_interleave(nh / nkv, 1);
+    const at::Tensor a = causal_attention(q, k, v).transpose(1, 2).reshape({b, t, nh * d});
+    x = x + linear(a, l + "self_attn.o_proj", c.o_bias);
+    const at::Tensor hm = rms(x, l + "post_attention_layernorm.weight");
+    x = x + linear(at::silu(linear(hm, l + "mlp.gate_proj", false)) *
+                       linear(hm, l + "mlp.up_proj", false),
+                   l + "mlp.down_proj", false);
+  }
+  const at::Tensor head = c.tie_word_embeddings ? D(w, emb_name) : D(w, "lm_head.weight");
+  return at::matmul(rms(x, "model.norm.weight"), head.t());
+}
+
+at::Tensor reference_logits(const ModelConfig& c, const Weights& w, const at::Tensor& ids) {
+  return c.arch == Arch::gpt2 ? reference_gpt2(c, w, ids) : reference_rope_model(c, w, ids);
+}
+
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+}
+
+at::Tensor random_ids(const ModelConfig& c, std::int64_t b, std::int64_t t, std::uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  return at::randint(c.vocab_size, {b, t}, gen, at::TensorOptions().dtype(at::kLong));
+}
+
+// ---- config -----------------------------------------------------------------------------------
+
+TEST(TransformerConfig, BuiltinsMatchThePublishedParameterCounts) {
+  // GPT-2 small 124,439,808; Qwen2-0.5B 494,032,768; Llama-3.2-1B 1,235,814,400 (tied heads).
+  EXPECT_EQ(builtin_config("gpt2").parameter_count(), 124439808);
+  EXPECT_EQ(builtin_config("qwen2-0.5b").parameter_count(), 494032768);
+  EXPECT_EQ(builtin_config("llama-3.2-1b").parameter_count(), 1235814400);
+  const ModelConfig llama = builtin_config("llama-3.2-1b");
+  EXPECT_EQ(llama.rope_scaling.type, "llama3");
+  EXPECT_EQ(llama.head_dim, 64);
+  EXPECT_EQ(builtin_config("qwen2.5-0.5b").max_position_embeddings, 32768);
+  for (const auto& n : builtin_names()) EXPECT_NO_THROW(builtin_config(n)) << n;
+  EXPECT_THROW(builtin_config("gpt5"), bench::UsageError);
+}
+
+TEST(TransformerConfig, HfConfigRoundTrips) {
+  for (const ModelConfig& c :
+       {tiny_gpt2(), tiny_qwen2(), tiny_llama(), builtin_config("gpt2-large")}) {
+    const ModelConfig back = parse_hf_config(nlohmann::json::parse(to_hf_config(c).dump()), "x");
+    EXPECT_EQ(back.arch, c.arch);
+    EXPECT_EQ(back.parameter_count(), c.parameter_count());
+    EXPECT_EQ(back.num_kv_heads, c.num_kv_heads);
+    EXPECT_EQ(back.head_dim, c.head_dim);
+    EXPECT_EQ(back.tie_word_embeddings, c.tie_word_embeddings);
+    EXPECT_EQ(back.rope_scaling.type, c.rope_scaling.type);
+    EXPECT_DOUBLE_EQ(back.rope_theta, c.rope_theta);
+  }
+}
+
+TEST(TransformerConfig, BadConfigsAreOneLineErrors) {
+  const char* bad[] = {R"({"model_type": "bert"})", R"({"model_type": "gpt2", "n_embd": 32})",
+                       R"({"model_type": "qwen2", "vocab_size": 10, "hidden_size": 30,
+                          "num_hidden_layers": 1, "num_attention_heads": 4,
+                          "num_key_value_heads": 3, "intermediate_size": 8})",
+                       R"({"model_type": "llama", "vocab_size": 10, "hidden_size": 32,
+                          "num_hidden_layers": 1, "num_attention_heads": 4,
+                          "intermediate_size": 8, "rope_scaling": {"rope_type": "yarn"}})",
+                       "[1, 2]"};
+  for (const char* text : bad) {
+    try {
+      parse_hf_config(nlohmann::json::parse(text), "cfg");
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const bench::UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  }
+}
+
+// ---- safetensors ------------------------------------------------------------------------------
+
+TEST(Safetensors, RoundTripsAndShards) {
+  TempDir dir;
+  const ModelConfig c = tiny_qwen2();
+  const Weights w = random_weights(c, 3);
+  write_checkpoint(dir.path() / "one", c, w);
+  write_checkpoint(dir.path() / "two", c, w, /*sharded=*/true);
+  const Checkpoint one((dir.path() / "one").string()), two((dir.path() / "two").string());
+  EXPECT_FALSE(one.sharded());
+  EXPECT_TRUE(two.sharded());
+  EXPECT_EQ(two.file_count(), 2u);
+  EXPECT_EQ(one.names(), two.names());
+  for (const auto& [name, t] : w) {
+    const TensorView& v = two.get(name);
+    EXPECT_EQ(v.shape, t.sizes().vec());
+    EXPECT_EQ(std::memcmp(v.data, t.contiguous().data_ptr(), v.nbytes), 0) << name;
+  }
+  const at::Tensor ids = random_ids(c, 2, 5, 1);
+  const Model a = Model::from_checkpoint(c, one, at::kFloat, at::kCPU);
+  const Model b = Model::from_checkpoint(c, two, at::kFloat, at::kCPU);
+  EXPECT_TRUE(at::equal(a.forward(ids, 0, nullptr, false), b.forward(ids, 0, nullptr, false)));
+}
+
+TEST(Safetensors, BadFilesAreOneLineErrors) {
+  TempDir dir;
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream((dir.path() / name).string(), std::ios::binary) << bytes;
+    return (dir.path() / name).string();
+  };
+  auto with_header = [](const std::string& json, std::size_t data_bytes) {
+    std::string s(8, '\0');
+    for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
+    return s + json + std::string(data_bytes, '\0');
+  };
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"short", "abc"},
+      {"long_header", std::string("\xff\xff\x00\x00\x00\x00\x00\x00", 8) + "{}"},
+      {"not_json", with_header("{not json", 0)},
+      {"outside",
+       with_header(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8)},
+      {"size",
+       with_header(R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}})", 16)},
+      {"dtype",
+       with_header(R"({"w": {"dtype": "F33", "shape": [4], "data_offsets": [0, 16]}})", 16)},
+      {"fields", with_header(R"({"w": {"shape": [4]}})", 16)}};
+  for (const auto& [name, bytes] : bad) {
+    try {
+      SafetensorsFile f(write(name, bytes));
+      ADD_FAILURE() << name << " accepted";
+    } catch (const bench::UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(Checkpoint((dir.path() / "nothing").string()), bench::UsageError);
+  // A checkpoint that lacks a tensor, or has one of the wrong shape.
+  const ModelConfig c = tiny_gpt2();
+  Weights w = random_weights(c, 1);
+  const Checkpoint good = [&] {
+    write_checkpoint(dir.path() / "good", c, w);
+    return Checkpoint((dir.path() / "good").string());
+  }();
+  EXPECT_NO_THROW(Model::check_checkpoint(c, good));
+  Weights wrong = w;
+  wrong["transformer.h.0.attn.c_attn.weight"] = at::zeros({c.hidden_size, c.hidden_size});
+  write_checkpoint(dir.path() / "wrong", c, wrong);
+  EXPECT_THROW(Model::check_checkpoint(c, Checkpoint((dir.path() / "wrong").string())),
+               bench::UsageError);
+  w.erase("transformer.h.1.mlp.c_fc.bias");
+  write_checkpoint(dir.path() / "missing", c, w);
+  EXPECT_THROW(Model::check_checkpoint(c, Checkpoint((dir.path() / "missing").string())),
+               bench::UsageError);
+  EXPECT_THROW(Model::from_checkpoint(c, Checkpoint((dir.path() / "missing").string()), at::kFloat,
+                                      at::kCPU),
+               bench::UsageError);
+}
+
+// ---- the models against the float64 reference, the cache against a recompute ------------------
+
+class TinyModels : public ::testing::TestWithParam<int> {
+ protected:
+  ModelConfig config() const {
+    switch (GetParam()) {
+      case 0:
+        return tiny_gpt2();
+      case 1:
+        return tiny_qwen2();
+      default:
+        return tiny_llama();
+    }
+  }
+};
+
+TEST_P(TinyModels, LogitsMatchTheFloat64Reference) {
+  TempDir dir;
+  const ModelConfig c = config();
+  const Weights w = random_weights(c, 11);
+  write_checkpoint(dir.path(), c, w);
+  const Model m = Model::from_checkpoint(c, Checkpoint(dir.path().string()), at::kFloat, at::kCPU);
+  const at::Tensor ids = random_ids(c, 2, 20, 5);
+  const at::Tensor ref = reference_logits(c, w, ids);
+  const at::Tensor got = m.forward(ids, 0, nullptr, false);
+  const double scale = ref.abs().max().item<double>();
+  EXPECT_LT(max_abs_diff(got, ref), 2e-5 * std::max(1.0, scale)) << "scale " << scale;
+  // bf16 weights and activations stay near (a loose check that the dtype path works).
+  const Model half =
+      Model::from_checkpoint(c, Checkpoint(dir.path().string()), at::kBFloat16, at::kCPU);
+  EXPECT_LT(max_abs_diff(half.forward(ids, 0, nullptr, false), ref), 0.1 * std::max(1.0, scale));
+}
+
+TEST_P(TinyModels, CachedDecodeEqualsFullRecomputeAtEveryStep) {
+  const ModelConfig c = config();
+  TempDir dir;
+  write_checkpoint(dir.path(), c, random_weights(c, 21));
+  const Model m = Model::from_checkpoint(c, Checkpoint(dir.path().string()), at::kFloat, at::kCPU);
+  const at::NoGradGuard no_grad;
+  const std::int64_t b = 3, in = 7, steps = 12;
+  at::Tensor seq = random_ids(c, b, in, 9);
+  KvCache eager = m.make_cache(b, in + steps), fixed = m.make_cache(b, in + steps);
+  at::Tensor logits = m.forward(seq, 0, &eager, true).select(1, 0);
+  m.forward(seq, 0, &fixed, true);
+  at::Tensor pos = at::zeros({1}, at::kLong);
+  for (std::int64_t s = 0; s < steps; ++s) {
+    const at::Tensor full = m.forward(seq, 0, nullptr, false).select(1, seq.size(1) - 1);
+    const double scale = std::max(1.0, full.abs().max().item<double>());
+    ASSERT_LT(max_abs_diff(logits, full), 1e-5 * scale) << "step " << s;
+    const at::Tensor next = logits.argmax(-1);
+    ASSERT_TRUE(at::equal(next, full.argmax(-1))) << "step " << s;
+    const std::int64_t p = seq.size(1);
+    seq = at::cat({seq, next.view({b, 1})}, 1);
+    logits = m.forward(next.view({b, 1}), p, &eager, true).select(1, 0);
+    pos.fill_(p);
+    const at::Tensor static_logits = m.decode_step_static(next.view({b, 1}), pos, fixed);
+    ASSERT_LT(max_abs_diff(static_logits, logits), 1e-5 * scale) << "static step " << s;
+  }
+  // A chunk of several tokens after a prefix (a masked, non-causal-aligned attention).
+  KvCache chunked = m.make_cache(b, seq.size(1));
+  m.forward(seq.narrow(1, 0, 4), 0, &chunked, false);
+  const at::Tensor rest = m.forward(seq.narrow(1, 4, seq.size(1) - 4), 4, &chunked, false);
+  const at::Tensor full = m.forward(seq, 0, nullptr, false).narrow(1, 4, seq.size(1) - 4);
+  EXPECT_LT(max_abs_diff(rest, full), 1e-5 * std::max(1.0, full.abs().max().item<double>()));
+}
+
+TEST_P(TinyModels, GeneratorModesAgree) {
+  const ModelConfig c = config();
+  const Model m = Model::random(c, 4, at::kFloat, at::kCPU);
+  Generator eager(m, 2, 9, 10, Sampling{}, DecodeMode::eager, 3);
+  Generator fixed(m, 2, 9, 10, Sampling{}, DecodeMode::static_shape, 3);
+  eager.run();
+  fixed.run();
+  const GenerationTimes t = eager.finish();
+  fixed.finish();
+  EXPECT_EQ(t.decode_ms.size(), 9u);
+  EXPECT_GT(t.ttft_ms, 0);
+  EXPECT_TRUE(at::equal(eager.prompt(), fixed.prompt()));
+  EXPECT_TRUE(at::equal(eager.generated(), fixed.generated()));
+  EXPECT_LT(max_abs_diff(eager.last_logits(),
+                         recompute_last_logits(m, eager.prompt(), eager.generated(), 9)),
+            1e-5);
+  // Rows differ (a different prompt per row), and runs repeat exactly.
+  EXPECT_FALSE(at::equal(eager.prompt().select(0, 0), eager.prompt().select(0, 1)));
+  const at::Tensor first = eager.generated().clone();
+  eager.run();
+  eager.finish();
+  EXPECT_TRUE(at::equal(first, eager.generated()));
+  // Sampling draws the same tokens every run (seeded per generation) and stays in the vocab.
+  Sampling s;
+  s.temperature = 0.8;
+  s.top_p = 0.9;
+  Generator sampled(m, 2, 5, 6, s, DecodeMode::eager, 3);
+  sampled.run();
+  sampled.finish();
+  const at::Tensor drawn = sampled.generated().clone();
+  sampled.run();
+  sampled.finish();
+  EXPECT_TRUE(at::equal(drawn, sampled.generated()));
+  EXPECT_LT(drawn.max().item<std::int64_t>(), c.vocab_size);
+  // No CUDA LibTorch here: the graph mode says why it cannot run.
+  Generator graph(m, 1, 4, 3, Sampling{}, DecodeMode::graph, 3);
+  EXPECT_THROW(graph.prepare(), bench::Unsupported);
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, TinyModels, ::testing::Values(0, 1, 2));
+
+TEST(TransformerTrain, LossAndGradients) {
+  const ModelConfig c = tiny_qwen2();
+  Model m = Model::random(c, 2, at::kFloat, at::kCPU);
+  TrainStep step(m, 2, 8, 5);
+  step.run();
+  const TrainTimes t = step.finish();
+  EXPECT_GT(t.forward_ms, 0);
+  EXPECT_GT(t.backward_ms, 0);
+  EXPECT_NEAR(step.loss(), step.reference_loss(), 1e-5);
+  EXPECT_NEAR(step.loss(), std::log(double(c.vocab_size)), 0.5);  // near uniform at init
+  for (const auto& p : m.parameters()) EXPECT_TRUE(p.grad().defined());
+}
+
+// ---- the case through the runner, presets and settings -----------------------------------------
+
+bench::CaseOptions quick_options() {
+  bench::CaseOptions o;
+  o.measure.warmup_iters = 1;
+  o.command_prefix = "mytransformer --model tiny";
+  return o;
+}
+
+TEST(TransformerCase, GenerationThroughTheRunner) {
+  const ModelConfig c = tiny_gpt2();
+  Model m = Model::random(c, 1, at::kFloat, at::kCPU);
+  const Implementation impl("libtorch_eager", "cpu", DecodeMode::eager);
+  CaseSettings s;
+  s.num_runs = 3;
+  Problem p;
+  p.mb = 2;
+  p.in = 6;
+  p.out = 5;
+  CaseOutput out = run_case(&m, &impl, impl.name(), "cpu", "", p, c, s, quick_options());
+  const bench::Result& r = out.result;
+  ASSERT_EQ(r.status, bench::Status::passed) << r.reason;
+  EXPECT_EQ(r.suite, "transformer");
+  EXPECT_EQ(r.total_time_ms->samples, 3u);
+  for (const char* key : {"ttft_ms", "decode_ms_per_token_mean", "decode_ms_per_token_median",
+                          "decode_ms_per_token_p90", "decode_total_ms", "total_latency_ms",
+                          "prefill_tokens_per_s", "decode_tokens_per_s", "e2e_tokens_per_s",
+                          "kv_cache_bytes", "weight_bytes", "host_peak_rss_bytes"})
+    EXPECT_TRUE(r.metrics.contains(key)) << key;
+  EXPECT_EQ(r.metrics["num_runs"].get<int>(), 3);
+  EXPECT_EQ(r.extra["decode_step_ms_runs"].size(), 3u);
+  EXPECT_EQ(r.extra["decode_step_ms_runs"][0].size(), 4u);
+  EXPECT_EQ(r.metrics["kv_cache_bytes"].get<std::int64_t>(), c.kv_cache_bytes(2, 11, 4));
+  EXPECT_NEAR(r.metrics["total_latency_ms"].get<double>(),
+              r.metrics["ttft_ms"].get<double>() + r.metrics["decode_total_ms"].get<double>(),
+              1e-9);
+  EXPECT_NE(r.command.find("--batch_sizes 2 --input_lengths 6 --output_length 5"),
+            std::string::npos);
+
+  // Past max_batch_input_product: skipped; past the positions: unsupported; training.
+  s.max_batch_input_product = 11;
+  EXPECT_EQ(run_case(&m, &impl, impl.name(), "cpu", "", p, c, s, quick_options()).result.status,
+            bench::Status::skipped);
+  s.max_batch_input_product = 131072;
+  p.in = 60;
+  EXPECT_EQ(run_case(&m, &impl, impl.name(), "cpu", "", p, c, s, quick_options()).result.status,
+            bench::Status::unsupported);
+  p.task = Task::train;
+  p.in = 8;
+  const bench::Result t =
+      run_case(&m, &impl, impl.name(), "cpu", "", p, c, s, quick_options()).result;
+  ASSERT_EQ(t.status, bench::Status::passed) << t.reason;
+  EXPECT_TRUE(t.metrics.contains("backward_ms"));
+  // Not built: skipped with the reason.
+  EXPECT_EQ(
+      run_case(nullptr, nullptr, "libtorch_graph", "cuda", "needs CUDA", p, c, s, quick_options())
+          .result.status,
+      bench::Status::skipped);
+}
+
+TEST(TransformerSettings, PresetsAndConfigFiles) {
+  const std::vector<Grid> presets = load_presets(presets_path());
+  const Grid q = find_preset(presets, "quick_test");
+  EXPECT_EQ(q.batch_sizes, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(q.input_lengths, (std::vector<std::int64_t>{32, 64}));
+  EXPECT_EQ(q.output_length, 16);
+  EXPECT_EQ(q.num_runs, 2);
+  for (const char* n : {"default", "small_scale", "medium_scale", "large_scale", "batch_size_study",
+                        "input_length_study"})
+    EXPECT_NO_THROW(find_preset(presets, n)) << n;
+  EXPECT_THROW(find_preset(presets, "huge"), bench::UsageError);
+  TempDir dir;
+  const std::string file = (dir.path() / "c.json").string();
+  std::ofstream(file) << R"({"batch_sizes": [3], "output_length": 7, "model_name": "x"})";
+  std::vector<std::string> ignored;
+  const Grid g = read_grid_file(file, q, &ignored);
+  EXPECT_EQ(g.batch_sizes, (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(g.input_lengths, q.input_lengths);
+  EXPECT_EQ(g.output_length, 7);
+  EXPECT_EQ(ignored, (std::vector<std::string>{"model_name"}));
+  std::ofstream(file) << R"({"batch_sizes": "many"})";
+  EXPECT_THROW(read_grid_file(file, q, nullptr), bench::UsageError);
+  EXPECT_EQ(expand(g, Task::generate, {bench::DataType::fp32, bench::DataType::bf16}).size(), 4u);
+  // The created file reads back as the preset.
+  std::ofstream(file) << to_json(q).dump();
+  const Grid back = read_grid_file(file, Grid{}, nullptr);
+  EXPECT_EQ(back.batch_sizes, q.batch_sizes);
+  EXPECT_EQ(back.num_runs, q.num_runs);
+}
+
+TEST(TransformerProblem, DescriptorRoundTrips) {
+  for (const char* s : {"mb1in32out16", "mb64in4096out256", "train_mb4in512"})
+    EXPECT_EQ(parse_problem(s).str(), s);
+  for (const char* s : {"mb0in3out2", "mb1in2", "x", "train_mb1in2out3"})
+    EXPECT_THROW(parse_problem(s), bench::UsageError) << s;
+}
+
+}  // namespace
+}  // namespace transformer

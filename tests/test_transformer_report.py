@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Tests of the transformer suite's report (scripts/analyze_results.py on results of suite
+"transformer", written by scripts/analysis/transformer_report.py) from a fixture
+(tests/fixtures/transformer_results.json): mytransformer's records of a tiny random GPT-2 on the
+CPU (batch 1, 2, 4 x input 4, 8, output 4; mb4in8out4 skipped by max_batch_input_product 16),
+plus one fabricated libtorch_graph record (mb1in4out4, decode times halved: extra.fixture_note).
+
+Run: python3 tests/test_transformer_report.py (CTest: transformer_report).
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "scripts", "analyze_results.py")
+FIXTURE = os.path.join(ROOT, "tests", "fixtures", "transformer_results.json")
+
+
+class TransformerReport(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_report(self):
+        p = subprocess.run([sys.executable, SCRIPT, FIXTURE, "--output-dir", self.dir],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.dir, "report.md")) as f:
+            md = f.read()
+        self.assertIn("# mytransformer report", md)
+        self.assertIn("7 case(s) from 1 file(s), 6 passed", md)
+        self.assertIn("### tiny, cpu, fp32", md)
+        # The graph record against eager on the same case: decode twice as fast.
+        self.assertRegex(md, r"\| libtorch_graph \| tiny/cpu/fp32 \| mb1in4out4 \| 2 \|")
+        self.assertRegex(md, r"mb4in8out4 \| skipped \| batch x input length = 32 exceeds")
+        plots = os.path.join(self.dir, "plots")
+        if "No plots:" not in md:
+            for name in ("ttft_vs_input_length.png", "decode_ms_per_token_vs_batch.png",
+                         "decode_tokens_per_s_vs_batch.png", "peak_memory_vs_batch_input.png",
+                         "decode_step_distribution.png"):
+                self.assertTrue(os.path.exists(os.path.join(plots, name)), name)
+
+    def test_mixed_suites_refused(self):
+        ops = os.path.join(ROOT, "tests", "fixtures", "ops_results.json")
+        p = subprocess.run([sys.executable, SCRIPT, FIXTURE, ops, "--output-dir", self.dir],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1)
+        self.assertTrue(re.search("different suites", p.stderr), p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
