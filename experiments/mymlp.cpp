@@ -68,7 +68,7 @@ std::string problem_flops_text(const mlp::Problem& p) {
 }
 
 bool in_study(const mlp::Problem& p) {
-  const std::string& n = std::visit([](const auto& x) -> const std::string& { return x.name; }, p);
+  const std::string n = std::visit([](const auto& x) { return x.name; }, p);
   return n == "base" || n.rfind("scale_", 0) == 0;
 }
 

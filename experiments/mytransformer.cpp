@@ -17,6 +17,7 @@
 #include <map>
 #include <sstream>
 
+#include <c10/core/GradMode.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 #include <CLI/CLI.hpp>
@@ -140,7 +141,7 @@ std::string timestamp() {
 // row) and the generated tokens. scripts/hf_agreement.py compares them with transformers.
 void dump_logits(const std::string& path, const Model& model, const Problem& p,
                  std::uint64_t seed) {
-  const at::NoGradGuard no_grad;
+  const c10::NoGradGuard no_grad;
   Sampling greedy;
   Generator gen(model, p.mb, p.in, p.out, greedy, DecodeMode::eager, seed);
   gen.run();

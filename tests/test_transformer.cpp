@@ -6,6 +6,7 @@
 // core's runner; presets and config files; a training step.
 #include <gtest/gtest.h>
 
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -418,7 +419,7 @@ TEST_P(TinyModels, CachedDecodeEqualsFullRecomputeAtEveryStep) {
   TempDir dir;
   write_checkpoint(dir.path(), c, random_weights(c, 21));
   const Model m = Model::from_checkpoint(c, Checkpoint(dir.path().string()), at::kFloat, at::kCPU);
-  const at::NoGradGuard no_grad;
+  const c10::NoGradGuard no_grad;
   const std::int64_t b = 3, in = 7, steps = 12;
   at::Tensor seq = random_ids(c, b, in, 9);
   KvCache eager = m.make_cache(b, in + steps), fixed = m.make_cache(b, in + steps);

@@ -89,8 +89,13 @@ ProfileOutput profile_libtorch(const std::function<void()>& run, const std::func
   for (const auto& k : result->events()) {
     Ev e;
     e.name = k.name();
+#if TORCH_VERSION_MAJOR >= 2  // KinetoEvent counts nanoseconds from 2.x on (startNs/durationNs)
+    e.start = k.startNs() / 1000;
+    e.dur = k.durationNs() / 1000;
+#else
     e.start = k.startUs();
     e.dur = k.durationUs();
+#endif
     e.tid = k.startThreadId();
     e.corr = k.correlationId();
     e.linked = k.linkedCorrelationId();

@@ -1,5 +1,6 @@
 #include "models/transformer/generate.hpp"
 
+#include <c10/core/GradMode.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <chrono>
@@ -117,7 +118,7 @@ Generator::Generator(const Model& model, std::int64_t batch, std::int64_t input_
       mode_(mode) {
   BENCH_CHECK(batch >= 1 && input_len >= 1 && output_len >= 1,
               "batch, input and output lengths must be positive");
-  const at::NoGradGuard no_grad;
+  const c10::NoGradGuard no_grad;
   at::Generator gen = at::detail::createCPUGenerator(prompt_seed);
   prompt_ = at::randint(model.config().vocab_size, {batch, input_len}, gen,
                         at::TensorOptions().dtype(at::kLong))
@@ -131,7 +132,7 @@ Generator::Generator(const Model& model, std::int64_t batch, std::int64_t input_
 
 void Generator::prepare() {
   if (mode_ != DecodeMode::graph) return;
-  const at::NoGradGuard no_grad;
+  const c10::NoGradGuard no_grad;
   std::string why;
   graph_ = make_decode_graph(model_, cache_, &why);
   if (!graph_) throw bench::Unsupported(why);
@@ -151,7 +152,7 @@ at::Tensor Generator::decode(const at::Tensor& ids, std::int64_t pos) {
 }
 
 void Generator::run() {
-  const at::NoGradGuard no_grad;
+  const c10::NoGradGuard no_grad;
   if (!sampling_.greedy()) seed_default_generator(model_.device(), sampling_.seed);
   clock_->start();
   at::Tensor logits = model_.forward(prompt_, 0, &cache_, true).select(1, 0);
@@ -177,7 +178,7 @@ GenerationTimes Generator::finish() {
 }
 
 void Generator::poison() {
-  const at::NoGradGuard no_grad;
+  const c10::NoGradGuard no_grad;
   if (last_logits_.defined())
     last_logits_.fill_(std::numeric_limits<double>::quiet_NaN());
   else
@@ -188,7 +189,7 @@ void Generator::poison() {
 
 at::Tensor recompute_last_logits(const Model& model, const at::Tensor& prompt,
                                  const at::Tensor& generated, std::int64_t generated_count) {
-  const at::NoGradGuard no_grad;
+  const c10::NoGradGuard no_grad;
   const at::Tensor seq = at::cat({prompt, generated.narrow(1, 0, generated_count)}, 1);
   return model.forward(seq, 0, nullptr, true).select(1, 0);
 }
@@ -246,7 +247,7 @@ double TrainStep::loss() const {
 }
 
 double TrainStep::reference_loss() const {
-  const at::NoGradGuard no_grad;
+  const c10::NoGradGuard no_grad;
   return causal_lm_loss(model_.forward(ids_, 0, nullptr, false), ids_).item<double>();
 }
 
