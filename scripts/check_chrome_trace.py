@@ -40,8 +40,11 @@ def check(path):
             continue
         if not isinstance(e.get("name"), str):
             errors.append(f"{where}: no name")
-        if not isinstance(e.get("pid"), int) or not isinstance(e.get("tid"), int):
-            errors.append(f"{where}: pid/tid not integers")
+        # Integers, or names: Kineto (LibTorch 2.x) writes its profiler span rows as
+        # "pid": "Spans", "tid": "PyTorch Profiler", which the trace viewers take as labels.
+        if not all(isinstance(e.get(k), (int, str)) and not isinstance(e.get(k), bool)
+                   for k in ("pid", "tid")):
+            errors.append(f"{where}: pid/tid neither integers nor names")
         if ph == "M":
             if not isinstance(e.get("args"), dict):
                 errors.append(f"{where}: metadata without args")

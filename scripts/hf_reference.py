@@ -287,9 +287,16 @@ def main():
                         if cuda:
                             torch.cuda.empty_cache()
                             torch.cuda.reset_peak_memory_stats()
-                        run = (lambda: manual_run(torch, model, prompt, n_out, grid, cuda, args.seed)
-                               if method == "manual" else
-                               lambda: generate_run(torch, model, prompt, n_out, grid, cuda))
+                        # (A conditional inside one lambda's body made run() return the
+                        # generate lambda itself: the first H200 run recorded every generate()
+                        # case failed, "'function' object is not subscriptable".)
+                        if method == "manual":
+                            def run():
+                                return manual_run(torch, model, prompt, n_out, grid, cuda,
+                                                  args.seed)
+                        else:
+                            def run():
+                                return generate_run(torch, model, prompt, n_out, grid, cuda)
                         for _ in range(args.warmup):
                             run()
                         runs = [run() for _ in range(grid["num_runs"])]
