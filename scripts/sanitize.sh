@@ -41,9 +41,9 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export MYCONV_FUZZ_RUNS=${MYCONV_FUZZ_RUNS:-25}
 exclude='^$'
 # Halide's autoscheduler test spends minutes inside Halide's own (uninstrumented) library; the
-# runner-script and report tests exercise Python and shell, not this build.
+# runner-script, report, sweep and Slurm tests exercise Python and shell, not this build.
 [ $full -eq 1 ] ||
-  exclude='HalideCpu.AutoschedulersPassOrSayWhy|run_all_|remote_run|analyze_results|committed_reports|results_schema|ops_report|myops_cli'
+  exclude='HalideCpu.AutoschedulersPassOrSayWhy|run_all_|remote_run|analyze_results|committed_reports|results_schema|ops_report|transformer_report|shard_split|slurm|myops_cli'
 ctest --test-dir "$build_dir" --output-on-failure -j "$(myconv_jobs)" -E "$exclude"
 
 # The tails set (odd sizes, dilation, strides, asymmetric kernels, groups) through every CPU

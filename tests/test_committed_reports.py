@@ -96,9 +96,12 @@ class CommittedReports(unittest.TestCase):
                 continue  # several inputs: rows carry a file column; covered by the test above
             doc = json.loads(read(os.path.join(ROOT, inputs[0])))
             if "## Per problem" not in text:
-                # An op report (scripts/analysis/ops_report.py) has its own tables; the test above
-                # holds it to its command's output, and tests/test_ops_report.py checks its figures.
-                self.assertTrue(all(r.get("suite") == "ops" for r in doc["results"]), path)
+                # An op, MLP or transformer report (scripts/analysis/{ops,mlp,transformer}_report.py)
+                # has its own tables; the test above holds it to its command's output, and the
+                # suites' report tests (tests/test_ops_report.py, test_transformer_report.py)
+                # check their figures.
+                self.assertTrue(all(r.get("suite") in ("ops", "mlp", "transformer")
+                                    for r in doc["results"]), path)
                 continue
             with self.subTest(report=os.path.relpath(path, ROOT)):
                 rows = {}

@@ -11,7 +11,7 @@ input length, and the distribution of the decode steps. Figures are read from th
 import os
 
 
-from analysis.common import (fmt, md_table, number, output_folders, passed, plot_note,
+from analysis.common import (command_line, fmt, md_table, number, output_folders, passed, plot_note,
                              plots_markdown, remove_stale_plots, save_figure, shorten,
                              system_section, write_atomic)
 
@@ -225,8 +225,9 @@ def report_main(inputs, paths, output_dir):
     plots = make_plots(rows, plot_dir) if note is None else []
     remove_stale_plots(plot_dir, PLOT_NAMES, [name for name, _ in plots])
     n_pass = sum(passed(r.r) for r in rows)
-    lines = ["# mytransformer report", "",
-             f"{len(rows)} case(s) from {len(inputs)} file(s), {n_pass} passed. Times are means "
+    lines = ["# mytransformer report", "", f"Made by `{command_line()}` from:", ""]
+    lines += [f"- `{p}`" for p in paths] + [""]
+    lines += [f"{len(rows)} case(s) from {len(inputs)} file(s), {n_pass} passed. Times are means "
              "over each case's timed runs (`metrics`, results/README.md).", ""]
     lines += model_section(inputs)
     lines += ["## Generations", ""] + generation_tables(rows)
