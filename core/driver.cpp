@@ -224,4 +224,10 @@ int count_bad(const ResultSet& set) {
   return bad;
 }
 
+int closing_status(std::ostream& os, const ResultSet& set, bool strict) {
+  const int bad = count_bad(set);
+  if (bad) os << "\n" << bad << " case(s) incorrect or failed\n";
+  return strict && bad ? 1 : 0;
+}
+
 }  // namespace bench

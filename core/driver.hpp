@@ -90,4 +90,8 @@ void write_results(const Session& s);
 // Cases incorrect or failed, for the closing line and --strict.
 int count_bad(const ResultSet& set);
 
+// A driver's last lines: how many cases were incorrect or failed (printed when any), and its exit
+// status: 1 with --strict when any were, else 0.
+int closing_status(std::ostream& os, const ResultSet& set, bool strict);
+
 }  // namespace bench

@@ -59,6 +59,12 @@ std::string format_ms(const std::optional<double>& ms, int digits) {
   return os.str();
 }
 
+std::string format_fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
 void write_file_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {

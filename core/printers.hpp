@@ -24,6 +24,9 @@ class Table {
 // "1.234" style with `digits` significant digits, or "n/a" for a missing value.
 std::string format_ms(const std::optional<double>& ms, int digits = 4);
 
+// "12.35" style: `digits` digits after the point (tables of figures that share a unit).
+std::string format_fixed(double v, int digits);
+
 // Writes text to path through a temporary file and a rename, so that readers never see a
 // partial file. Throws std::runtime_error on I/O failure.
 void write_file_atomic(const std::string& path, const std::string& text);

@@ -136,9 +136,7 @@ int run(const Options& o, const std::string& command_prefix) {
   bench::print_comparison(std::cout, set.results, "libtorch_cpu", "libtorch_cuda");
   bench::write_results(session);
 
-  const int bad = bench::count_bad(set);
-  if (bad) std::cout << "\n" << bad << " case(s) incorrect or failed\n";
-  return c.strict && bad ? 1 : 0;
+  return bench::closing_status(std::cout, set, c.strict);
 }
 
 }  // namespace

@@ -50,19 +50,11 @@ struct Options {
   std::string profile_dir;
 };
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(digits);
-  s << v;
-  return s.str();
-}
-
 std::string problem_flops_text(const mlp::Problem& p) {
   return std::visit(
       [](const auto& x) {
-        return fixed(x.flops() / 1e9, 3) + " GFLOP per call, " + fixed(x.bytes() / 1e6, 2) +
-               " MB moved at least";
+        return bench::format_fixed(x.flops() / 1e9, 3) + " GFLOP per call, " +
+               bench::format_fixed(x.bytes() / 1e6, 2) + " MB moved at least";
       },
       p);
 }
@@ -189,16 +181,17 @@ void print_mlp_summary(std::ostream& os, const bench::Result& r) {
        << bench::format_ms(m["forward_ms"].get<double>()) << " + backward "
        << bench::format_ms(m["backward_ms"].get<double>()) << " (split measured apart)\n";
   if (m.contains("tflops"))
-    os << "    " << fixed(m["tflops"].get<double>(), 3) << " TFLOP/s (6*B*D^2*L*S = "
-       << r.flop / 1e9 << " GFLOP)"
+    os << "    " << bench::format_fixed(m["tflops"].get<double>(), 3)
+       << " TFLOP/s (6*B*D^2*L*S = " << r.flop / 1e9 << " GFLOP)"
        << (m.contains("ceiling_tflops")
-               ? ", ceiling " + fixed(m["ceiling_tflops"].get<double>(), 3) + " TFLOP/s: " +
-                     fixed(100 * m["fraction_of_ceiling"].get<double>(), 1) + "%"
+               ? ", ceiling " + bench::format_fixed(m["ceiling_tflops"].get<double>(), 3) +
+                     " TFLOP/s: " +
+                     bench::format_fixed(100 * m["fraction_of_ceiling"].get<double>(), 1) + "%"
                : std::string(", no ceiling measured"))
        << "\n";
   os << "    peak memory: "
      << (m.contains("peak_memory_bytes")
-             ? fixed(m["peak_memory_bytes"].get<double>() / (1 << 20), 1) + " MiB"
+             ? bench::format_fixed(m["peak_memory_bytes"].get<double>() / (1 << 20), 1) + " MiB"
              : r.extra.value("peak_memory_not_measured", std::string("n/a")))
      << "\n";
 }
@@ -210,12 +203,13 @@ void print_studies(std::ostream& os, const nlohmann::ordered_json& studies) {
   for (const auto& s : studies) {
     std::string f, ms;
     for (std::size_t i = 0; i < s["factors"].size(); ++i) {
-      f += (i ? "," : "") + fixed(s["factors"][i].get<double>(), 0);
+      f += (i ? "," : "") + bench::format_fixed(s["factors"][i].get<double>(), 0);
       ms += (i ? "," : "") + bench::format_ms(s["time_ms"][i].get<double>(), 3);
     }
     t.add_row({s["backend"], s["dtype"], s["parameter"], f, ms,
-               fixed(s["fit_exponent"].get<double>(), 3), fixed(s["fit_r2"].get<double>(), 4),
-               fixed(s["expected_exponent"].get<double>(), 0)});
+               bench::format_fixed(s["fit_exponent"].get<double>(), 3),
+               bench::format_fixed(s["fit_r2"].get<double>(), 4),
+               bench::format_fixed(s["expected_exponent"].get<double>(), 0)});
   }
   t.print(os);
 }
@@ -226,7 +220,8 @@ void print_summary(std::ostream& os, const std::vector<bench::Result>& results) 
   for (const auto& r : results) {
     const auto& m = r.metrics;
     auto num = [&](const char* k, double scale, int digits) {
-      return m.contains(k) ? fixed(m[k].get<double>() * scale, digits) : std::string("-");
+      return m.contains(k) ? bench::format_fixed(m[k].get<double>() * scale, digits)
+                           : std::string("-");
     };
     t.add_row({r.problem, r.name, r.backend, bench::to_string(r.status),
                bench::format_ms(r.primary_time_ms()), num("forward_ms", 1, 4),
@@ -272,8 +267,9 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
             ? e.backend != nullptr
             : std::find(o.backends.begin(), o.backends.end(), e.name) != o.backends.end())
       selected.push_back(&e);
-  const bool uses_gpu = std::any_of(selected.begin(), selected.end(),
-                                    [](const auto* e) { return e->backend && e->device == "cuda"; });
+  const bool uses_gpu = std::any_of(selected.begin(), selected.end(), [](const auto* e) {
+    return e->backend && e->device == "cuda";
+  });
 
   bench::Session session;
   bench::start_session(session, c, uses_gpu, command_prefix);
@@ -290,9 +286,9 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
   if (c.list_cases) {
     for (const auto& p : problems)
       for (const auto* e : selected)
-        std::cout << bench::to_json(mlp::make_result(e->name, e->device, p, session.case_options))
-                         .dump()
-                  << "\n";
+        std::cout
+            << bench::to_json(mlp::make_result(e->name, e->device, p, session.case_options)).dump()
+            << "\n";
     return 0;
   }
   bench::ResultSet& set = session.set;
@@ -345,9 +341,9 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
         if (profiled && e->backend->profiler() == "libtorch") {
 #if MYCONV_HAVE_TORCH
           settings.profile = [&, e](mlp::Instance& inst, bench::Result& r) {
-            const mlp::ProfileOutput po = mlp::profile_libtorch(
-                [&] { inst.run_for_profile(); }, [&] { inst.sync(); }, e->device == "cuda",
-                o.profile_dir, file_stem(r));
+            const mlp::ProfileOutput po =
+                mlp::profile_libtorch([&] { inst.run_for_profile(); }, [&] { inst.sync(); },
+                                      e->device == "cuda", o.profile_dir, file_stem(r));
             r.extra["profile"] = mlp::to_json(po);
             profile_table = po.table;
           };
@@ -395,7 +391,8 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
         bench::finish_case(std::cout, session, std::move(out.result), out.trace);
         const auto& r = session.set.results.back();
         if (r.metrics.contains("tflops"))
-          std::cout << "    " << fixed(r.metrics["tflops"].get<double>(), 3) << " TFLOP/s\n";
+          std::cout << "    " << bench::format_fixed(r.metrics["tflops"].get<double>(), 3)
+                    << " TFLOP/s\n";
       }
     }
   }
@@ -406,9 +403,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
   std::cout << "\n== Summary ==\n";
   print_summary(std::cout, set.results);
   if (set.blocks.contains("studies")) print_studies(std::cout, set.blocks["studies"]);
-  const int bad = bench::count_bad(set);
-  if (bad) std::cout << "\n" << bad << " case(s) incorrect or failed\n";
-  return c.strict && bad ? 1 : 0;
+  return bench::closing_status(std::cout, set, c.strict);
 }
 
 }  // namespace
@@ -422,11 +417,14 @@ int main(int argc, char** argv) {
       "matmuls and a profile"};
   app.set_version_flag("--version",
                        bench::project_version() + " (git " + bench::git_commit() + ")");
-  app.add_option("--dim", o.dim, "Width of every Linear layer")->capture_default_str()
+  app.add_option("--dim", o.dim, "Width of every Linear layer")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--num_layers", o.num_layers, "Layers")->capture_default_str()
+  app.add_option("--num_layers", o.num_layers, "Layers")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--batch_size", o.batch_size, "Rows of the input")->capture_default_str()
+  app.add_option("--batch_size", o.batch_size, "Rows of the input")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--num_steps", o.num_steps, "Steps (forward, loss, backward) per call")
       ->capture_default_str()

@@ -51,14 +51,6 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   return s;
 }
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(digits);
-  s << v;
-  return s.str();
-}
-
 void print_op_list() {
   bench::Table t({"category", "op", "example"});
   const std::map<ops::Category, std::string> example = {
@@ -128,7 +120,8 @@ void print_scores(std::ostream& os, const std::vector<bench::Result>& results) {
   for (const auto& r : results) {
     const auto& m = r.metrics;
     auto num = [&](const char* key, double scale, int digits) {
-      return m.contains(key) ? fixed(m[key].get<double>() * scale, digits) : std::string("-");
+      return m.contains(key) ? bench::format_fixed(m[key].get<double>() * scale, digits)
+                             : std::string("-");
     };
     t.add_row({r.problem, r.backend, r.timing_mode, bench::to_string(r.status),
                bench::format_ms(r.primary_time_ms()), num("bandwidth_gbs", 1, 1),
@@ -150,7 +143,8 @@ void write_markdown(const std::string& path, const bench::ResultSet& set) {
   for (const auto& r : set.results) {
     const auto& m = r.metrics;
     auto num = [&](const char* key, double scale, int digits) {
-      return m.contains(key) ? fixed(m[key].get<double>() * scale, digits) : std::string("");
+      return m.contains(key) ? bench::format_fixed(m[key].get<double>() * scale, digits)
+                             : std::string("");
     };
     md << "| `" << r.problem << "` | " << r.dtype << " | " << r.backend << " | " << r.timing_mode
        << " | " << bench::to_string(r.status) << " | " << bench::format_ms(r.primary_time_ms())
@@ -258,7 +252,8 @@ int run(const Options& o, const std::string& command_prefix) {
   for (const auto& p : problems) {
     std::cout << "\n== " << p.str_with_name() << ": " << ops::to_string(p.category()) << ", "
               << p.input_elements() << " input elements, " << p.bytes() / 1e6 << " MB moved at "
-              << "least" << (p.flops() > 0 ? ", " + fixed(p.flops() / 1e6, 1) + " MFLOP" : "")
+              << "least"
+              << (p.flops() > 0 ? ", " + bench::format_fixed(p.flops() / 1e6, 1) + " MFLOP" : "")
               << " ==\n";
     const ops::HostData data = ops::make_host_data(p, c.seed);
     for (const auto mode : modes) {
@@ -278,9 +273,7 @@ int run(const Options& o, const std::string& command_prefix) {
   bench::write_results(session);
   if (!o.markdown_path.empty()) write_markdown(o.markdown_path, set);
 
-  const int bad = bench::count_bad(set);
-  if (bad) std::cout << "\n" << bad << " case(s) incorrect or failed\n";
-  return c.strict && bad ? 1 : 0;
+  return bench::closing_status(std::cout, set, c.strict);
 }
 
 }  // namespace

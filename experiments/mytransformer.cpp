@@ -17,8 +17,8 @@
 #include <map>
 #include <sstream>
 
-#include <c10/core/GradMode.h>
 #include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
 #include <torch/version.h>
 #include <CLI/CLI.hpp>
 
@@ -48,14 +48,6 @@ struct Options {
   std::string output_prefix, create, create_output, dump_logits;
   bool show_presets = false, show_config = false;
 };
-
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(digits);
-  s << v;
-  return s.str();
-}
 
 std::string clock_text(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
@@ -270,7 +262,8 @@ int run(Options& o, CLI::App& app) {
   std::string prefix = "mytransformer --model " + o.model;
   if (task == Task::train) prefix += " --task train";
   if (grid.temperature > 0)
-    prefix += " --temperature " + fixed(grid.temperature, 3) + " --top_p " + fixed(grid.top_p, 3);
+    prefix += " --temperature " + bench::format_fixed(grid.temperature, 3) + " --top_p " +
+              bench::format_fixed(grid.top_p, 3);
   prefix += " --num_runs " + std::to_string(grid.num_runs);
   if (grid.max_batch_input_product != kDefaultMaxBatchInputProduct)
     prefix += " --max_batch_input_product " + std::to_string(grid.max_batch_input_product);
@@ -341,7 +334,7 @@ int run(Options& o, CLI::App& app) {
   std::cout << "mytransformer " << bench::project_version() << " (" << bench::git_commit()
             << ") on " << set.system["host"].get<std::string>() << ", device " << device.str()
             << ", LibTorch " TORCH_VERSION << "\nmodel " << cfg.name << " (" << to_string(cfg.arch)
-            << ", " << fixed(double(cfg.parameter_count()) / 1e6, 1)
+            << ", " << bench::format_fixed(double(cfg.parameter_count()) / 1e6, 1)
             << "M parameters): " << source.description << "\ngrid " << grid.name << ": "
             << problems.size() << " config(s) x " << selected.size() << " implementation(s), "
             << grid.num_runs << " run(s) each\n";
@@ -394,7 +387,7 @@ int run(Options& o, CLI::App& app) {
   for (const auto& r : set.results) {
     const auto& m = r.metrics;
     auto num = [&](const char* key, int digits) {
-      return m.contains(key) ? fixed(m[key].get<double>(), digits) : std::string("-");
+      return m.contains(key) ? bench::format_fixed(m[key].get<double>(), digits) : std::string("-");
     };
     if (train)
       t.add_row({r.backend, r.dtype, r.problem, bench::to_string(r.status), num("forward_ms", 2),
@@ -408,9 +401,7 @@ int run(Options& o, CLI::App& app) {
   bench::write_results(session);
   if (!c.json_path.empty()) std::cout << "results: " << c.json_path << "\n";
   if (!c.csv_path.empty()) std::cout << "results: " << c.csv_path << "\n";
-  const int bad = bench::count_bad(set);
-  if (bad) std::cout << "\n" << bad << " case(s) incorrect or failed\n";
-  return c.strict && bad ? 1 : 0;
+  return bench::closing_status(std::cout, set, c.strict);
 }
 
 }  // namespace

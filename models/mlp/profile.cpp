@@ -29,14 +29,6 @@ struct Ev {
   std::vector<int> children;
 };
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(digits);
-  s << v;
-  return s.str();
-}
-
 void write_own_trace(const std::string& path, const std::vector<Ev>& evs) {
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   for (const auto& e : evs)
@@ -186,13 +178,15 @@ ProfileOutput profile_libtorch(const std::function<void()>& run, const std::func
     all_self_cpu += r.self_cpu;
     all_self_cuda += r.self_cuda;
   }
-  bench::Table t({"Name", "Self CPU %", "Self CPU", "CPU total", "Self CUDA", "CUDA total",
-                  "# of Calls"});
-  auto us = [](double v) { return v >= 1000 ? fixed(v / 1000, 3) + "ms" : fixed(v, 3) + "us"; };
+  bench::Table t(
+      {"Name", "Self CPU %", "Self CPU", "CPU total", "Self CUDA", "CUDA total", "# of Calls"});
+  auto us = [](double v) {
+    return v >= 1000 ? bench::format_fixed(v / 1000, 3) + "ms" : bench::format_fixed(v, 3) + "us";
+  };
   for (std::size_t i = 0; i < sorted.size() && int(i) < top_rows; ++i) {
     const Row& r = sorted[i];
     t.add_row({r.name.size() > 48 ? r.name.substr(0, 45) + "..." : r.name,
-               fixed(all_self_cpu > 0 ? 100 * r.self_cpu / all_self_cpu : 0, 2) + "%",
+               bench::format_fixed(all_self_cpu > 0 ? 100 * r.self_cpu / all_self_cpu : 0, 2) + "%",
                us(r.self_cpu), us(r.total_cpu), us(r.self_cuda), us(r.total_cuda),
                std::to_string(r.calls)});
     out.top_ops.push_back({{"name", r.name},
@@ -225,7 +219,8 @@ ProfileOutput profile_libtorch(const std::function<void()>& run, const std::func
     const double v = any_cuda ? e.self_cuda : e.self_cpu;
     if (v <= 0) continue;
     std::vector<std::string> frames;
-    for (int p = i; p >= 0; p = evs[std::size_t(p)].parent) frames.push_back(evs[std::size_t(p)].name);
+    for (int p = i; p >= 0; p = evs[std::size_t(p)].parent)
+      frames.push_back(evs[std::size_t(p)].name);
     std::string path;
     for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
       std::string frame = *f;
@@ -236,16 +231,17 @@ ProfileOutput profile_libtorch(const std::function<void()>& run, const std::func
     folded[path] += v;
   }
   std::ostringstream stacks;
-  for (const auto& [path, v] : folded) stacks << path << " " << static_cast<long long>(v + 0.5) << "\n";
+  for (const auto& [path, v] : folded)
+    stacks << path << " " << static_cast<long long>(v + 0.5) << "\n";
   out.stacks_path = (std::filesystem::path(dir) / (stem + ".stacks.txt")).string();
   bench::write_file_atomic(out.stacks_path, stacks.str());
   return out;
 }
 
 nlohmann::ordered_json to_json(const ProfileOutput& p) {
-  return {{"profiler", p.profiler},   {"events", p.events},
-          {"sort_by", p.sort_key},    {"top_ops", p.top_ops},
-          {"trace_file", p.trace_path}, {"trace_writer", p.trace_writer},
+  return {{"profiler", p.profiler},       {"events", p.events},
+          {"sort_by", p.sort_key},        {"top_ops", p.top_ops},
+          {"trace_file", p.trace_path},   {"trace_writer", p.trace_writer},
           {"stacks_file", p.stacks_path}, {"stacks_metric", p.stacks_metric}};
 }
 
