@@ -264,6 +264,19 @@ def main():
                                 "config": model.config.to_dict()},
                       "grid": grid, "task": "generate"},
            "results": []}
+    # The source this script ran from, as every result names it: the record of the mytransformer
+    # built from the same tree (its commit and the tree's difference, written beside the JSON).
+    try:
+        rec = json.loads(subprocess.run([args.mytransformer, "--source-info"], check=True,
+                                        capture_output=True, text=True).stdout)
+        if rec.get("dirty"):
+            diff = args.output.rsplit(".json", 1)[0] + ".source.diff"
+            subprocess.run([args.mytransformer, "--write-source-diff", diff], check=True)
+            rec["diff_file"] = os.path.basename(diff)
+        doc["system"]["source"] = rec
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        doc["system"]["source"] = {"commit": None, "origin": "unknown",
+                                   "why": f"{args.mytransformer} --source-info: {e}"}
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     with torch.inference_mode():
         for b in grid["batch_sizes"]:

@@ -13,19 +13,24 @@ fp32, PyTorch's default); bf16: parameters and input in bf16.
 
   scripts/mlp_reference.py [--config mlp:d128l16b128s5 ...] [--dtype fp32,tf32,bf16]
                            [--device cuda|cpu] [--num_warmups N] [--num_trials N] [--graph]
-                           [--json FILE]
+                           [--json FILE] [--mymlp BIN]
 
 --graph adds the lecture's CUDA-graph form (torch.cuda.graph over one call, replayed) as
 `pytorch_python_graph`. The JSON holds records of the shared result schema (suite `mlp`,
 backend `pytorch_python_eager`/`pytorch_python_graph`, the problem as mymlp writes it,
 `total_time_ms`: host-clock statistics of whole calls, each ended by a synchronize, the
 lecture's clock; mymlp's `total_time_ms` is the same clock), and `system` with the torch version and the device name.
-Correctness is not checked here (mymlp checks its own implementations against float64).
+With --mymlp (a mymlp built from this tree), `system.source` is that program's source record
+(`mymlp --source-info`: the commit and the tree's difference from it), so that the file names
+the source it ran as every other result does; and `--write-source-diff` writes the difference
+beside the JSON. Correctness is not checked here (mymlp checks its own implementations against
+float64).
 Exit 2 with one line on bad input.
 """
 
 import argparse
 import json
+import os
 import platform
 import re
 import statistics
@@ -59,6 +64,7 @@ def main():
     ap.add_argument("--num_trials", type=int, default=20)
     ap.add_argument("--graph", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--mymlp", help="mymlp of this tree: its source record goes into the JSON")
     args = ap.parse_args()
     configs = [parse_config(c) for c in (args.config or ["mlp:d128l16b128s5"])]
     dtypes = args.dtype.split(",")
@@ -71,6 +77,14 @@ def main():
         usage_error("--num_warmups must be >= 0 and --num_trials >= 1")
     if args.graph and args.device != "cuda":
         usage_error("--graph needs --device cuda")
+    source = None
+    if args.mymlp:
+        import subprocess
+        try:
+            source = json.loads(subprocess.run([args.mymlp, "--source-info"], check=True,
+                                               capture_output=True, text=True).stdout)
+        except (OSError, subprocess.CalledProcessError, ValueError) as e:
+            usage_error(f"--mymlp: cannot read the source record of '{args.mymlp}': {e}")
 
     import torch
     from torch import nn
@@ -178,6 +192,13 @@ def main():
         system = {"host": platform.node(), "python": platform.python_version(),
                   "torch": torch.__version__,
                   "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu"}
+        if source is not None:
+            system["source"] = source
+            if source.get("dirty"):
+                diff = args.json.rsplit(".json", 1)[0] + ".source.diff"
+                import subprocess
+                subprocess.run([args.mymlp, "--write-source-diff", diff], check=True)
+                system["source"]["diff_file"] = os.path.basename(diff)
         with open(args.json, "w") as f:
             json.dump({"schema_version": 2, "system": system, "results": results}, f, indent=1)
 
