@@ -5,14 +5,8 @@
 # bad options exit 2 with one line and leave no run folder.
 set -u
 myconv=$(realpath "$1")
-root=$(cd "$(dirname "$0")/.." && pwd)
-runner="$root/scripts/run_all_experiments.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; passes=$((passes + 1)); }
+# shellcheck source=runner_test_lib.sh
+source "$(dirname "$0")/runner_test_lib.sh"
 export MYCONV_BIN=$myconv  # no set-up, no build: this binary
 
 cat >"$work/tiny.txt" <<'EOF'
@@ -21,20 +15,7 @@ mb1ic2ih8oc2kh3n"small"
 mb1ic2ih10oc4kh3ph1n"padded"
 EOF
 backends=libtorch_cpu,onednn_cpu
-mkdir "$work/out"
 
-# Bad options: exit 2, one line on stderr, no run folder.
-expect_usage_error() {
-  local what=$1
-  shift
-  "$runner" --output-dir "$work/out" "$@" >"$work/stdout" 2>"$work/stderr"
-  local rc=$? lines
-  lines=$(wc -l <"$work/stderr")
-  if [ $rc -ne 2 ]; then fail "$what: exit $rc, expected 2"; cat "$work/stderr"; return; fi
-  if [ "$lines" -ne 1 ]; then fail "$what: $lines lines on stderr"; cat "$work/stderr"; return; fi
-  if [ -n "$(ls -A "$work/out")" ]; then fail "$what: left $(ls "$work/out")"; rm -rf "$work/out"/*; return; fi
-  ok "$what -> $(cat "$work/stderr")"
-}
 expect_usage_error "unknown option" --frobnicate
 expect_usage_error "bad preset" --preset nosuch
 expect_usage_error "missing value" --shapes
@@ -60,7 +41,7 @@ fi
 runs=("$work/out"/*/)
 if [ ${#runs[@]} -ne 1 ] || [ ! -d "${runs[0]}" ]; then
   fail "expected one run folder, got: $(ls "$work/out")"
-  echo "$passes passed, $failures failed"
+  finish
   exit 1
 fi
 run=${runs[0]%/}
@@ -155,5 +136,4 @@ else
   fail "resume of a finished run"; cat "$work/console2"
 fi
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

@@ -7,28 +7,10 @@
 # input likewise.
 set -u
 mymlp=$(realpath "$1")
-root=$(cd "$(dirname "$0")/.." && pwd)
-runner="$root/scripts/run_all_experiments.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; passes=$((passes + 1)); }
+# shellcheck source=runner_test_lib.sh
+source "$(dirname "$0")/runner_test_lib.sh"
 export MYMLP_BIN=$mymlp  # no set-up, no build: this binary
-mkdir "$work/out"
 
-expect_usage_error() {
-  local what=$1
-  shift
-  "$runner" --output-dir "$work/out" "$@" >"$work/stdout" 2>"$work/stderr"
-  local rc=$? lines
-  lines=$(wc -l <"$work/stderr")
-  if [ $rc -ne 2 ]; then fail "$what: exit $rc, expected 2"; cat "$work/stderr"; return; fi
-  if [ "$lines" -ne 1 ]; then fail "$what: $lines lines on stderr"; cat "$work/stderr"; return; fi
-  if [ -n "$(ls -A "$work/out")" ]; then fail "$what: left $(ls "$work/out")"; rm -rf "$work/out"/*; return; fi
-  ok "$what -> $(cat "$work/stderr")"
-}
 expect_usage_error "conv option with --suite mlp" --suite mlp --preset seed
 expect_usage_error "op option with --suite mlp" --suite mlp --sizes small
 expect_usage_error "fp16 (mymlp's check)" --suite mlp --quick --dtypes fp16
@@ -93,5 +75,4 @@ for args in "--config mlp:d0l1b1s1" "--config bogus" "--dtype fp16" "--device tp
   fi
 done
 
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish

@@ -9,14 +9,8 @@
 set -u
 myops=$(realpath "$1")
 myconv=${2:+$(realpath "$2")}
-root=$(cd "$(dirname "$0")/.." && pwd)
-runner="$root/scripts/run_all_experiments.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; passes=$((passes + 1)); }
+# shellcheck source=runner_test_lib.sh
+source "$(dirname "$0")/runner_test_lib.sh"
 export MYOPS_BIN=$myops  # no set-up, no build: these binaries
 [ -z "$myconv" ] || export MYCONV_BIN=$myconv
 
@@ -28,20 +22,7 @@ transpose:64x128
 matmul:m32n32k32
 EOF
 backends=libtorch_cpu,onednn_cpu
-mkdir "$work/out"
 
-# Bad options: exit 2, one line on stderr, no run folder.
-expect_usage_error() {
-  local what=$1
-  shift
-  "$runner" --output-dir "$work/out" "$@" >"$work/stdout" 2>"$work/stderr"
-  local rc=$? lines
-  lines=$(wc -l <"$work/stderr")
-  if [ $rc -ne 2 ]; then fail "$what: exit $rc, expected 2"; cat "$work/stderr"; return; fi
-  if [ "$lines" -ne 1 ]; then fail "$what: $lines lines on stderr"; cat "$work/stderr"; return; fi
-  if [ -n "$(ls -A "$work/out")" ]; then fail "$what: left $(ls "$work/out")"; rm -rf "$work/out"/*; return; fi
-  ok "$what -> $(cat "$work/stderr")"
-}
 expect_usage_error "unknown suite" --suite nosuch
 expect_usage_error "conv option with --suite ops" --suite ops --preset seed
 expect_usage_error "op option with the conv suite" --sizes small
@@ -67,7 +48,7 @@ fi
 runs=("$work/out"/*/)
 if [ ${#runs[@]} -ne 1 ] || [ ! -d "${runs[0]}" ]; then
   fail "expected one run folder, got: $(ls "$work/out")"
-  echo "$passes passed, $failures failed"
+  finish
   exit 1
 fi
 run=${runs[0]%/}
@@ -165,5 +146,4 @@ PY
     --shapes "$work/tiny_conv.txt" --ops-file "$work/tiny_ops.txt" --backends cudnn
 fi
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

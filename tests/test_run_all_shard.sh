@@ -10,14 +10,8 @@
 # (CUDA_VISIBLE_DEVICES=""): the statuses compare on a GPU host as well.
 set -u
 myconv=$(realpath "$1")
-root=$(cd "$(dirname "$0")/.." && pwd)
-runner="$root/scripts/run_all_experiments.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; passes=$((passes + 1)); }
+# shellcheck source=runner_test_lib.sh
+source "$(dirname "$0")/runner_test_lib.sh"
 export MYCONV_BIN=$myconv
 unset CUDA_VISIBLE_DEVICES
 
@@ -119,5 +113,4 @@ one_line_exit2 "--shard 3/2" "$runner" "${grid[@]}" --shard 3/2
 one_line_exit2 "--gpus all without a GPU" env MYCONV_NVIDIA_SMI=/nonexistent "$runner" "${grid[@]}" --gpus all
 one_line_exit2 "--gpus 3 of 2" env MYCONV_NVIDIA_SMI="$(fake_smi 2)" "$runner" "${grid[@]}" --gpus 3
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish
