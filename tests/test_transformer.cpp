@@ -533,7 +533,8 @@ TEST(TransformerCase, GenerationThroughTheRunner) {
   EXPECT_EQ(r.metrics["num_runs"].get<int>(), 3);
   EXPECT_EQ(r.extra["decode_step_ms_runs"].size(), 3u);
   EXPECT_EQ(r.extra["decode_step_ms_runs"][0].size(), 4u);
-  EXPECT_EQ(r.metrics["kv_cache_bytes"].get<std::int64_t>(), c.kv_cache_bytes(2, 11, 4));
+  EXPECT_EQ(r.metrics["kv_cache_bytes"].get<std::int64_t>(),
+            c.kv_cache_bytes(2, static_cache_len(11), 4));
   EXPECT_NEAR(r.metrics["total_latency_ms"].get<double>(),
               r.metrics["ttft_ms"].get<double>() + r.metrics["decode_total_ms"].get<double>(),
               1e-9);

@@ -20,11 +20,16 @@
 //   Bias gradients: the epilogue overwrites its vector, so steps after the first write a scratch
 //   vector added in (add kernel).
 // The algorithm of every GEMM is the first of cuBLASLt's heuristic (compile()). A call: gradients
-// zeroed (memset), then num_steps steps on the instance's stream; capturable in a CUDA graph.
+// zeroed (memset), then num_steps steps on the instance's stream. compile() captures the call once
+// into a CUDA graph and run() replays it, as libtorch_graph replays its capture: both are then
+// launched alike, so the two compare the work on the device (the fused epilogues against
+// autograd's separate GELU passes), not how many launches the host issues.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,6 +40,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/cuda_services.hpp"
 #include "core/error.hpp"
 
 namespace mlp {
@@ -180,19 +186,17 @@ class FusedInstance final : public Instance {
       for (auto& g : dh_[f]) g.choose("backward dX (DGELU_BGRAD)");
     }
     dw_gemm_->choose("weight gradient");
+    call();  // warm-up: cuBLASLt's lazy set-up happens outside the capture
+    stream_.synchronize();
+    graph_ = capture("call", [this] { call(); });
+    forward_graph_ = capture("forward", [this] { forward(); });
   }
   void poison_output() override {
     for (auto& g : dw_) g.fill_bytes_async(0xFF, stream_.get());
     for (auto& g : db_) g.fill_bytes_async(0xFF, stream_.get());
     CUDA_CHECK(cudaMemsetAsync(loss_sum_.data(), 0xFF, sizeof(float), stream_.get()));
   }
-  void run() override {
-    for (auto& g : dw_) g.fill_bytes_async(0, stream_.get());
-    for (std::int64_t s = 0; s < p_.num_steps; ++s) {
-      forward();
-      backward(s == 0);
-    }
-  }
+  void run() override { graph_->launch(); }
   void sync() override { stream_.synchronize(); }
   double loss() override {
     float sum = 0;
@@ -209,22 +213,25 @@ class FusedInstance final : public Instance {
     }
     return out;
   }
+  // As libtorch_graph splits its graph's step: forward = a replay of the forward alone,
+  // backward = one step's share of a call's replay minus the forward.
   PhaseTimes time_phases(int steps) override {
     PhaseTimes t;
-    t.clock = "CUDA events around each phase of single steps";
+    t.clock = "CUDA events: forward = a replay of a graph of the forward alone; backward = "
+              "(a replay of the call's graph) / num_steps - forward";
     bench::Event e0, e1, e2;
     for (int i = 0; i < steps; ++i) {
       e0.record(stream_.get());
-      forward();
+      forward_graph_->launch();
       e1.record(stream_.get());
-      backward(true);
+      graph_->launch();
       e2.record(stream_.get());
       e2.synchronize();
-      float f = 0, b = 0;
+      float f = 0, call = 0;
       CUDA_CHECK(cudaEventElapsedTime(&f, e0.get(), e1.get()));
-      CUDA_CHECK(cudaEventElapsedTime(&b, e1.get(), e2.get()));
+      CUDA_CHECK(cudaEventElapsedTime(&call, e1.get(), e2.get()));
       t.forward_ms.push_back(f);
-      t.backward_ms.push_back(b);
+      t.backward_ms.push_back(call / float(p_.num_steps) - f);
     }
     return t;
   }
@@ -238,8 +245,13 @@ class FusedInstance final : public Instance {
   }
   bench::DeviceTimer* device_timer() override { return &timer_; }
   void* cuda_stream() override { return stream_.get(); }
+  std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices&, int, std::string* why) override {
+    if (why) *why = "cublaslt_fused is a replayed graph already";
+    return nullptr;
+  }
   std::string algorithm() const override {
-    return std::string("cuBLASLt GEMMs, forward GELU_AUX_BIAS, backward DGELU_BGRAD, ") +
+    return std::string("CUDA graph replay of cuBLASLt GEMMs, forward GELU_AUX_BIAS, backward "
+                       "DGELU_BGRAD, ") +
            (p_.dtype == DataType::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F");
   }
   nlohmann::ordered_json extra() const override {
@@ -248,12 +260,30 @@ class FusedInstance final : public Instance {
             {"parameters_dtype", p_.dtype == DataType::bf16 ? "bf16" : "fp32"},
             {"master_weights", "none: parameters, activations and gradients in the dtype"},
             {"workspace_limit_bytes", kWorkspaceBytes},
-            {"compile_includes", "cublasLtMatmulAlgoGetHeuristic for each GEMM (first result)"}};
+            {"launch", "one CUDA graph of the whole call (captured in compile()), replayed"},
+            {"compile_includes", "cublasLtMatmulAlgoGetHeuristic for each GEMM (first result), "
+                                 "one warm-up call, the graph captures"}};
   }
 
  private:
   DataType store_type() const { return p_.dtype == DataType::bf16 ? DataType::bf16 : DataType::fp32; }
   std::size_t esize() const { return std::size_t(bench::storage_bytes(store_type())); }
+
+  // One call of run_mlp as enqueued work: what the graph holds.
+  void call() {
+    for (auto& g : dw_) g.fill_bytes_async(0, stream_.get());
+    for (std::int64_t s = 0; s < p_.num_steps; ++s) {
+      forward();
+      backward(s == 0);
+    }
+  }
+
+  std::unique_ptr<bench::Replay> capture(const char* what, const std::function<void()>& body) {
+    std::string why;
+    std::unique_ptr<bench::Replay> g = bench::capture_cuda_graph(stream_.get(), body, 1, &why);
+    if (!g) throw std::runtime_error(std::string("CUDA graph of the ") + what + ": " + why);
+    return g;
+  }
 
   void forward() {
     const cudaStream_t s = stream_.get();
@@ -305,6 +335,7 @@ class FusedInstance final : public Instance {
   std::vector<Gemm> forward_;
   std::unique_ptr<Gemm> last_[2], dw_gemm_;
   std::vector<Gemm> dh_[2];
+  std::unique_ptr<bench::Replay> graph_, forward_graph_;
 };
 
 // --matmul: one plain cuBLASLt GEMM, C = A B row-major (C^T = B^T A^T column-major).

@@ -143,42 +143,9 @@ class CudaServices final : public DeviceServices {
     return c;
   }
 
-  std::unique_ptr<Replay> capture(void* stream_ptr, const std::function<void()>& body, int calls,
+  std::unique_ptr<Replay> capture(void* stream, const std::function<void()>& body, int calls,
                                   std::string* why) override {
-    auto stream = static_cast<cudaStream_t>(stream_ptr);
-    auto fail = [&](const std::string& text) -> std::unique_ptr<Replay> {
-      (void)cudaGetLastError();  // a failed capture leaves a sticky-free error to clear
-      if (why) *why = text;
-      return nullptr;
-    };
-    if (!stream) return fail("the backend enqueues its work on no stream of its own");
-    if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
-      return fail("cudaStreamBeginCapture failed");
-    std::string body_error;
-    try {
-      for (int i = 0; i < calls; ++i) body();
-    } catch (const std::exception& e) {
-      body_error = e.what();
-    }
-    cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(stream, &graph);
-    if (!body_error.empty() || end != cudaSuccess || !graph) {
-      if (graph) cudaGraphDestroy(graph);
-      return fail("capture failed: " +
-                  (body_error.empty() ? std::string(cudaGetErrorString(end)) : body_error));
-    }
-    std::size_t nodes = 0;
-    cudaGraphGetNodes(graph, nullptr, &nodes);
-    if (nodes == 0) {
-      cudaGraphDestroy(graph);
-      return fail("the captured graph is empty: the backend's work runs outside its stream");
-    }
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    if (inst != cudaSuccess)
-      return fail(std::string("cudaGraphInstantiate: ") + cudaGetErrorString(inst));
-    return std::make_unique<GraphReplay>(stream, exec, calls);
+    return capture_cuda_graph(stream, body, calls, why);
   }
 
  private:
@@ -192,6 +159,44 @@ class CudaServices final : public DeviceServices {
 };
 
 }  // namespace
+
+std::unique_ptr<Replay> capture_cuda_graph(void* stream_ptr, const std::function<void()>& body,
+                                         int calls, std::string* why) {
+  auto stream = static_cast<cudaStream_t>(stream_ptr);
+  auto fail = [&](const std::string& text) -> std::unique_ptr<Replay> {
+    (void)cudaGetLastError();  // a failed capture leaves a sticky-free error to clear
+    if (why) *why = text;
+    return nullptr;
+  };
+  if (!stream) return fail("the backend enqueues its work on no stream of its own");
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+    return fail("cudaStreamBeginCapture failed");
+  std::string body_error;
+  try {
+    for (int i = 0; i < calls; ++i) body();
+  } catch (const std::exception& e) {
+    body_error = e.what();
+  }
+  cudaGraph_t graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  if (!body_error.empty() || end != cudaSuccess || !graph) {
+    if (graph) cudaGraphDestroy(graph);
+    return fail("capture failed: " +
+                (body_error.empty() ? std::string(cudaGetErrorString(end)) : body_error));
+  }
+  std::size_t nodes = 0;
+  cudaGraphGetNodes(graph, nullptr, &nodes);
+  if (nodes == 0) {
+    cudaGraphDestroy(graph);
+    return fail("the captured graph is empty: the backend's work runs outside its stream");
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (inst != cudaSuccess)
+    return fail(std::string("cudaGraphInstantiate: ") + cudaGetErrorString(inst));
+  return std::make_unique<GraphReplay>(stream, exec, calls);
+}
 
 std::unique_ptr<DeviceServices> make_cuda_services() {
   return std::make_unique<CudaServices>();

@@ -25,6 +25,11 @@ struct RopeScaling {
   std::int64_t original_max_position_embeddings = 8192;
 };
 
+// Positions of the static KV cache that holds `tokens` tokens: rounded up to a multiple of 16,
+// the alignment the memory-efficient attention kernel wants of the decode step's mask (see
+// model.hpp); the positions past the tokens are never written and always masked.
+inline std::int64_t static_cache_len(std::int64_t tokens) { return (tokens + 15) / 16 * 16; }
+
 struct ModelConfig {
   std::string name;  // built-in name, or the checkpoint folder / config file it came from
   Arch arch = Arch::gpt2;

@@ -126,7 +126,7 @@ Generator::Generator(const Model& model, std::int64_t batch, std::int64_t input_
   const auto ids = at::TensorOptions().dtype(at::kLong).device(model.device());
   generated_ = at::zeros({batch, output_len}, ids);
   pos_ = at::zeros({1}, ids);
-  cache_ = model.make_cache(batch, input_len + output_len);
+  cache_ = model.make_cache(batch, static_cache_len(input_len + output_len));
   clock_ = make_step_clock(model.device(), static_cast<int>(output_len));
 }
 

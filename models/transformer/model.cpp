@@ -342,23 +342,87 @@ at::Tensor Model::forward(const at::Tensor& ids, std::int64_t start, KvCache* ca
   return head(x);
 }
 
+// The decode step a graph replays, written for few kernels (at batch 1 each layer's kernels are
+// tiny and their count sets the step's time): the additive mask and RoPE's cos/sin made once per
+// step for every layer; RoPE on q and k together, x * cos + swap_halves(x) * (-sin, sin) in one
+// addcmul; the grouped-query heads as the rows of one query per KV head ([B, kv_heads, n_rep, d]:
+// the single query position makes them independent rows), so the cache is read without
+// repeating K/V; the residual added by the output GEMMs (addmm_ into x); RMSNorm as one fused
+// at::rms_norm (LibTorch >= 2.4) and GPT-2's gelu_new as at::gelu(tanh), the same function in one
+// kernel. The same math as forward() in another order of roundings: the tests hold the two
+// within float32 rounding on every step, and the HF agreement covers the eager prefill.
+at::Tensor Model::decode_norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const {
+  if (cfg_.arch == Arch::gpt2) return at::layer_norm(x, {cfg_.hidden_size}, w, b, cfg_.norm_eps);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::rms_norm(x, {cfg_.hidden_size}, w, cfg_.norm_eps);
+#else
+  return norm(x, w, b);
+#endif
+}
+
+namespace {
+
+// q [B, kv_heads, n_rep, d] over the whole cache k, v [B, kv_heads, L, d], mask [1, 1, 1, L]
+// additive (0 or -inf).
+at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const at::Tensor& mask) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, mask, 0.0, false);
+#else
+  const double scale = 1.0 / std::sqrt(double(q.size(-1)));
+  const at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale + mask;
+  return at::matmul(at::softmax(scores, -1, at::kFloat).to(q.scalar_type()), v);
+#endif
+}
+
+}  // namespace
+
 at::Tensor Model::decode_step_static(const at::Tensor& ids, const at::Tensor& pos,
                                      KvCache& cache) const {
-  const std::int64_t b = ids.size(0);
-  at::Tensor x = embed(ids, pos);
-  const at::Tensor mask = (cache.positions <= pos).view({1, cache.max_len});
+  const std::int64_t b = ids.size(0), d = cfg_.head_dim, half = d / 2;
+  const std::int64_t nq = cfg_.num_heads, nkv = cfg_.num_kv_heads, rep = nq / nkv;
+  const std::int64_t inter = cfg_.intermediate_size;
+  const bool gpt2 = cfg_.arch == Arch::gpt2;
+  at::Tensor x = embed(ids, pos).view({b, cfg_.hidden_size});  // a new tensor: updated in place
+  const at::Tensor mask =
+      at::zeros({1, 1, 1, cache.max_len}, x.options())
+          .masked_fill_((cache.positions > pos).view({1, 1, 1, cache.max_len}),
+                        -std::numeric_limits<double>::infinity());
+  at::Tensor cos, sin_signed;  // [1, d] in the activations' dtype
+  if (!gpt2) {
+    const at::Tensor freqs = at::outer(pos.to(at::kFloat), inv_freq_);  // [1, d/2]
+    const at::Tensor sin = freqs.sin();
+    cos = at::cat({freqs, freqs}, -1).cos().to(x.scalar_type());
+    sin_signed = at::cat({-sin, sin}, -1).to(x.scalar_type());
+  }
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const Layer& l = layers_[i];
-    at::Tensor q, k, v;
-    project_qkv(l, norm(x, l.norm1_w, l.norm1_b), pos, q, k, v);
-    cache.k[i].index_copy_(2, pos, k);
-    cache.v[i].index_copy_(2, pos, v);
-    const at::Tensor a =
-        attention(q, cache.k[i], cache.v[i], mask, false).transpose(1, 2).reshape({b, 1, -1});
-    x = x + at::linear(a, l.o_w, l.o_b);
-    x = x + mlp(l, norm(x, l.norm2_w, l.norm2_b));
+    const at::Tensor qkv =
+        at::linear(decode_norm(x, l.norm1_w, l.norm1_b), l.qkv_w, l.qkv_b).view({b, nq + 2 * nkv, d});
+    at::Tensor qk = qkv.narrow(1, 0, nq + nkv);
+    if (!gpt2) {
+      const at::Tensor swapped = at::cat({qk.narrow(-1, half, half), qk.narrow(-1, 0, half)}, -1);
+      qk = at::addcmul(swapped * sin_signed, qk, cos);
+    }
+    cache.k[i].index_copy_(2, pos, qk.narrow(1, nq, nkv).unsqueeze(2));
+    cache.v[i].index_copy_(2, pos, qkv.narrow(1, nq + nkv, nkv).unsqueeze(2));
+    const at::Tensor q = qk.narrow(1, 0, nq).view({b, nkv, rep, d});
+    const at::Tensor a = decode_attention(q, cache.k[i], cache.v[i], mask).reshape({b, nq * d});
+    x.addmm_(a, l.o_w.t());
+    if (l.o_b.defined()) x.add_(l.o_b);
+    const at::Tensor y = decode_norm(x, l.norm2_w, l.norm2_b);
+    at::Tensor act;
+    if (gpt2) {
+      act = at::gelu(at::linear(y, l.up_w, l.up_b), "tanh");
+    } else {
+      const at::Tensor gu = at::linear(y, l.up_w, l.up_b);
+      act = at::silu(gu.narrow(-1, 0, inter)) * gu.narrow(-1, inter, inter);
+    }
+    x.addmm_(act, l.down_w.t());
+    if (l.down_b.defined()) x.add_(l.down_b);
   }
-  return head(x).view({b, -1});
+  return at::linear(gpt2 ? decode_norm(x, norm_f_w_, norm_f_b_) : decode_norm(x, norm_f_w_, {}),
+                    lm_head_);
 }
 
 std::vector<at::Tensor> Model::parameters() const {

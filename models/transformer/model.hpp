@@ -15,7 +15,9 @@
 // The KV cache is static: preallocated per (batch, max_len), written in place. Two decode forms:
 // forward() attends to the filled prefix [0, pos] (the eager path); decode_step_static() keeps
 // every shape fixed, writes at a position held in a device tensor and masks the positions past
-// it (what a CUDA graph captures: libtorch_graph).
+// it (what a CUDA graph captures: libtorch_graph), with fewer, fused kernels (see model.cpp).
+// The cache holds static_cache_len(in + out) positions: a multiple of 16, so that the mask needs
+// no padding in the memory-efficient attention kernel.
 #pragma once
 
 #include <cstdint>
@@ -82,6 +84,8 @@ class Model {
                                at::Device device, bool check_only);
 
   at::Tensor norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const;
+  // The decode step's norm: LayerNorm, or RMSNorm as one fused op where LibTorch has it.
+  at::Tensor decode_norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const;
   at::Tensor mlp(const Layer& l, const at::Tensor& x) const;
   // q, k, v of x [B, T, H] as [B, heads, T, head_dim], RoPE applied at positions pos ([T]).
   void project_qkv(const Layer& l, const at::Tensor& x, const at::Tensor& pos, at::Tensor& q,

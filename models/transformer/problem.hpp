@@ -26,8 +26,8 @@ struct Problem {
   bench::DataType dtype = bench::DataType::fp32;
 
   std::string str() const;
-  // Positions the KV cache holds: in + out (generate).
-  std::int64_t cache_len() const { return in + out; }
+  // Positions the KV cache holds: in + out (generate), rounded up as static_cache_len does.
+  std::int64_t cache_len() const { return static_cache_len(in + out); }
   // Work of one generation (prefill + out - 1 decode steps) or one training step (forward and
   // a backward of twice its work), matmuls only, 2 FLOPs per multiply-add.
   double flops(const ModelConfig& cfg) const;

@@ -53,7 +53,7 @@ Support Implementation::available() const {
 Support Implementation::check_support(const Problem& p, const ModelConfig& cfg) const {
   if (p.dtype == bench::DataType::tf32)
     return Support::no("tf32 is a math mode, not a storage dtype: use fp32, fp16 or bf16");
-  const std::int64_t positions = p.task == Task::train ? p.in : p.cache_len();
+  const std::int64_t positions = p.task == Task::train ? p.in : p.in + p.out;
   if (positions > cfg.max_position_embeddings)
     return Support::no(std::to_string(positions) + " positions exceed the model's " +
                        std::to_string(cfg.max_position_embeddings) + " (max_position_embeddings)");
