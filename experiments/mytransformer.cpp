@@ -130,7 +130,9 @@ std::string timestamp() {
 
 // --dump-logits: one greedy generation of the first case with libtorch_eager, written as JSON:
 // the prompt, the prefill logits (every position of the first row, the last position of every
-// row) and the generated tokens. scripts/hf_agreement.py compares them with transformers.
+// row) and the generated tokens; where CUDA graphs can be captured, the tokens of the same
+// generation through libtorch_graph's decode step too ("generated_graph"; its decode is written
+// apart from the eager forward). scripts/hf_agreement.py compares them with transformers.
 void dump_logits(const std::string& path, const Model& model, const Problem& p,
                  std::uint64_t seed) {
   const c10::NoGradGuard no_grad;
@@ -162,6 +164,13 @@ void dump_logits(const std::string& path, const Model& model, const Problem& p,
   j["prefill_logits_row0"] = rows(full.select(0, 0));
   j["prefill_last_logits"] = rows(full.select(1, p.in - 1));
   j["generated"] = rows(gen.generated().cpu());
+  if (decode_graph_built(nullptr) && model.device().is_cuda()) {
+    Generator graph(model, p.mb, p.in, p.out, greedy, DecodeMode::graph, seed);
+    graph.prepare();
+    graph.run();
+    graph.finish();
+    j["generated_graph"] = rows(graph.generated().cpu());
+  }
   bench::write_file_atomic(path, j.dump());
 }
 

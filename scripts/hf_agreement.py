@@ -98,10 +98,20 @@ def check(arch, args, torch, transformers, work):
     for a, b in zip(ours["generated"], hf_tokens):
         first_diff.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None))
     ok = err_row0 <= tol and err_last <= tol and all(same_tokens)
+    graph_text = ""
+    if "generated_graph" in ours:  # libtorch_graph's decode step, on CUDA
+        same_graph = [a == b for a, b in zip(ours["generated_graph"], hf_tokens)]
+        graph_diff = [next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+                      for a, b in zip(ours["generated_graph"], hf_tokens)]
+        ok = ok and all(same_graph)
+        graph_text = (f"; libtorch_graph's greedy tokens "
+                      f"{'identical' if all(same_graph) else 'differ'} (first difference per "
+                      f"row: {graph_diff})")
     print(f"{arch:6} {args.size:5} {args.dtype}: prefill logits max |diff| {err_row0:.3e} (all "
           f"positions, row 0), {err_last:.3e} (last position, every row), tolerance {tol:.3e}; "
           f"greedy tokens {'identical' if all(same_tokens) else 'differ'} "
-          f"(first difference per row: {first_diff}) -> {'AGREE' if ok else 'DISAGREE'}")
+          f"(first difference per row: {first_diff}){graph_text} -> "
+          f"{'AGREE' if ok else 'DISAGREE'}")
     return ok
 
 
