@@ -144,7 +144,7 @@ def main():
         for dt in dtypes:
             torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
             torch_dtype = torch.bfloat16 if dt == "bf16" else torch.float32
-            problem = f"mlp:d{dim}l{layers}b{batch}s{steps}" + ("" if dt == "fp32" else f":{dt}")
+            problem = f"mlp:d{dim}l{layers}b{batch}s{steps}:{dt}"  # as mymlp writes it
             forms = [("pytorch_python_eager", False)] + (
                 [("pytorch_python_graph", True)] if args.graph else [])
             for backend, graph in forms:
@@ -179,8 +179,8 @@ def main():
                         ", torch.cuda.graph replay" if graph else ", eager autograd"),
                     "total_time_ms": s, "timing_mode": "real",
                     "flop": 6.0 * batch * dim * dim * layers * steps,
-                    "params": {"dim": dim, "num_layers": layers, "batch_size": batch,
-                               "num_steps": steps},
+                    "params": {"kind": "mlp", "dim": dim, "num_layers": layers,
+                               "batch_size": batch, "num_steps": steps, "dtype": dt},
                     "extra": {"clock": "host clock around run() + synchronize (the lecture's "
                                        "benchmark())", "trials_ms": times,
                               "num_warmups": args.num_warmups, "gelu": "erf",

@@ -8,9 +8,11 @@
 #
 #   scripts/run_all_experiments.sh [options] [-- program options]
 #     --suite conv|ops|mlp|all    conv: myconv's convolutions (default); ops: myops' tensor ops;
-#                                 mlp: mymlp's MLP (the lecture's example, the four scaling
-#                                 studies, the matmul dims, the example's profile in RUN/profile,
-#                                 fp32 and bf16); all: conv and ops, one run folder each
+#                                 mlp: mymlp's MLP (the lecture's example and d4096 L8 B4096 s5,
+#                                 the four scaling studies, the matmul dims, the example's
+#                                 profile in RUN/profile, fp32 and bf16; the Python reference
+#                                 scripts/mlp_reference.py where python3 has torch, in
+#                                 RUN/references/); all: conv and ops, one run folder each
 #   conv suite (myconv):
 #     --preset NAME|all           shapes: experiments/shapes/NAME.txt (seed, resnet50, vgg16, ...;
 #                                 --preset list names them), all = every file there
@@ -263,8 +265,8 @@ if [ -z "$resume" ]; then
       --dtype "$mlp_dtypes")
     mlp_label="mlp quick"
   else
-    mlp_grid=(--example --scale all --matmul --dtype "$mlp_dtypes")
-    mlp_label="mlp example, scaling studies, matmul"
+    mlp_grid=(--example --problem mlp:d4096l8b4096s5 --scale all --matmul --dtype "$mlp_dtypes")
+    mlp_label="mlp example, d4096, scaling studies, matmul"
   fi
   default_out=$MYCONV_ROOT/results
   [ -z "$MYCONV_INSTALLED_BIN" ] || default_out=$PWD/results  # an install tree is not for results
@@ -371,6 +373,35 @@ runner_of() {
   fi
   for f in "${extra[@]}"; do runner+=("--extra-arg=$f"); done
 }
+
+# The MLP suite's Python reference (scripts/mlp_reference.py: the lecture's code in Python
+# PyTorch) on the grid's example in its dtypes, on the GPU where Python's torch sees one (else the
+# CPU), measured before the cases into RUN/references/python_reference.json: the report holds C++
+# libtorch_eager to it. Skipped, with the reason in the log, where python3 has no torch.
+python_reference() {
+  local run_dir=$1 bin=$2 device ref_log=$1/all_experiments.txt
+  local ref=(--config mlp:d128l16b128s5)
+  [ $quick -eq 0 ] || ref=(--config mlp:d16l2b8s2 --num_trials 5)
+  if ! device=$(python3 -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")' \
+    2>/dev/null); then
+    myconv_log "Python reference skipped: python3 has no torch"
+    echo "[myconv] Python reference skipped: python3 has no torch" >>"$ref_log"
+    return 0
+  fi
+  [ "$device" = cpu ] || ref+=(--graph)
+  mkdir -p "$run_dir/references"
+  myconv_log "Python reference (scripts/mlp_reference.py, $device) into $run_dir/references/"
+  {
+    echo "== Python reference, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    python3 "$MYCONV_ROOT/scripts/mlp_reference.py" "${ref[@]}" --dtype "$mlp_dtypes" \
+      --device "$device" --mymlp "$bin" --json "$run_dir/references/python_reference.json"
+  } >>"$ref_log" 2>&1 || myconv_log "Python reference failed (see $ref_log); the cases go on"
+}
+if [ -z "$resume" ] && [ $plan -eq 0 ]; then
+  for i in "${!suites[@]}"; do
+    [ "${suites[$i]}" != mlp ] || python_reference "${run_dirs[$i]}" "${bins[$i]}"
+  done
+fi
 
 if [ $plan -eq 1 ]; then  # the runner lists the cases and removes the folders it was given
   for i in "${!suites[@]}"; do

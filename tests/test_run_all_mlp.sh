@@ -54,6 +54,16 @@ assert len(rows) == 4, rows  # one fit per parameter for the one backend and dty
 for l in rows:
     b = float(l.split(" | ")[5])  # the fitted exponent, recomputed by the report from the cases
     assert b == b and abs(b) < 10, l
+assert "## Targets (issue 12)" in report, "targets section"
+# The Python reference: measured into references/ where python3 has torch (then in the report),
+# else skipped with the reason in the log.
+ref = os.path.join(run, "references", "python_reference.json")
+text = open(os.path.join(run, "all_experiments.txt")).read()
+if os.path.exists(ref):
+    assert all(r["backend"].startswith("pytorch_python_") for r in json.load(open(ref))["results"])
+    assert "pytorch_python_eager" in report, "the reference is not in the report"
+else:
+    assert "Python reference skipped: python3 has no torch" in text, "no reference, no reason"
 plots = [f for f in os.listdir(os.path.join(run, "plots")) if f.endswith(".png")]
 assert plots and all(os.path.getsize(os.path.join(run, "plots", f)) > 0 for f in plots), plots
 print(f"{len(rs)} cases passed, {len(plots)} plots")

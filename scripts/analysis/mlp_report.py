@@ -5,7 +5,12 @@ with TFLOP/s; each scaling study's times with the fitted exponent b and R^2 besi
 one, recomputed here from the cases named base and scale_<parameter>_x<factor>; the top-ops table
 of each profile taken), the cases that did not pass; plots/ with time against factor per
 parameter on log-log axes (one line per implementation and dtype) and matmul TFLOP/s against
-dim."""
+dim. A "Targets" section states issue 12's targets against what the inputs hold (met, missed by
+how much, or not measured): libtorch_graph <= 0.2x libtorch_eager at the example; at dim 4096 the
+CUDA implementations at >= 95% of the matmul ceiling in fp32 and >= 70% in tf32 and bf16;
+cublaslt_fused <= libtorch_graph at every size of the scaling studies; C++ libtorch_eager <=
+Python PyTorch eager (scripts/mlp_reference.py's records, given as another input, e.g. the run
+folder's references/python_reference.json) on the same configuration, device and dtype."""
 
 import math
 import os
@@ -101,6 +106,84 @@ def make_plots(results, groups, plot_dir):
     return made
 
 
+def config_key(r):
+    """(dim, num_layers, batch_size, num_steps, dtype, device) of an MLP record."""
+    p = r.get("params") or {}
+    return (p.get("dim"), p.get("num_layers"), p.get("batch_size"), p.get("num_steps"),
+            r.get("dtype", "fp32"), r.get("device", ""))
+
+
+def median_of(r, figure):
+    v = r.get(figure)
+    return number(v.get("median")) if isinstance(v, dict) else None
+
+
+def targets(results):
+    """Rows [target, case, figures, verdict] of issue 12's targets."""
+    mlps = [r for r in results if passed(r) and (r.get("params") or {}).get("kind") == "mlp"]
+    by = {}
+    for r in mlps:
+        by.setdefault((config_key(r), r["backend"]), r)
+    rows = []
+
+    def config_text(r):
+        p = r["params"]
+        return (f"d{p['dim']} L{p['num_layers']} B{p['batch_size']} s{p['num_steps']} "
+                f"{r.get('dtype', 'fp32')}")
+
+    # libtorch_graph <= 0.2x libtorch_eager at the example.
+    for g in [r for r in mlps if r.get("name") == "example" and r["backend"] == "libtorch_graph"]:
+        e = by.get((config_key(g), "libtorch_eager_cuda"))
+        gm, em = primary(g)[0], primary(e)[0] if e else None
+        if gm is None or not em:
+            continue
+        ratio = gm / em
+        rows.append(["libtorch_graph <= 0.2x libtorch_eager_cuda (the example)", config_text(g),
+                     f"{fmt(gm)} / {fmt(em)} ms = {ratio:.3f}x",
+                     "met" if ratio <= 0.2 else f"missed by {ratio / 0.2 - 1:.1%}"])
+    # Dim 4096: fraction of the measured ceiling.
+    for r in mlps:
+        if r["params"].get("dim") != 4096 or r.get("device") != "cuda":
+            continue
+        frac = number((r.get("metrics") or {}).get("fraction_of_ceiling"))
+        if frac is None:
+            continue
+        bar = 0.95 if r.get("dtype") == "fp32" else 0.70
+        rows.append([f"dim 4096 at >= {bar:.0%} of the matmul ceiling",
+                     f"{config_text(r)} {r['backend']}", f"{frac:.1%}",
+                     "met" if frac >= bar else f"missed by {bar - frac:.1%} points"])
+    # cublaslt_fused <= libtorch_graph at every size of the scaling studies.
+    pairs = []
+    for f in mlps:
+        name = str(f.get("name", ""))
+        if f["backend"] != "cublaslt_fused" or not (name == "base" or name.startswith("scale_")):
+            continue
+        g = by.get((config_key(f), "libtorch_graph"))
+        fm, gm = primary(f)[0], primary(g)[0] if g else None
+        if fm is not None and gm:
+            pairs.append((fm / gm, f, fm, gm))
+    for dtype in sorted({f.get("dtype", "fp32") for _, f, _, _ in pairs}):
+        mine = [x for x in pairs if x[1].get("dtype", "fp32") == dtype]
+        worst = max(mine, key=lambda x: x[0])
+        over = sum(1 for x in mine if x[0] > 1)
+        rows.append(["cublaslt_fused <= libtorch_graph at every scaling-study size",
+                     f"{len(mine)} sizes in {dtype}; worst {config_text(worst[1])}",
+                     f"{fmt(worst[2])} / {fmt(worst[3])} ms = {worst[0]:.3f}x",
+                     "met" if over == 0 else f"missed at {over} of {len(mine)} sizes "
+                                             f"(worst by {worst[0] - 1:.1%})"])
+    # C++ libtorch_eager <= Python PyTorch eager: host clock around call + synchronize on both.
+    for py in [r for r in mlps if r["backend"] == "pytorch_python_eager"]:
+        cpp = by.get((config_key(py), f"libtorch_eager_{py.get('device', 'cuda')}"))
+        pm, cm = median_of(py, "total_time_ms"), median_of(cpp, "total_time_ms") if cpp else None
+        if pm is None or cm is None:
+            continue
+        ratio = cm / pm
+        rows.append([f"C++ libtorch_eager_{py.get('device')} <= Python eager", config_text(py),
+                     f"{fmt(cm)} / {fmt(pm)} ms (total median) = {ratio:.3f}x",
+                     "met" if ratio <= 1 else f"missed by {ratio - 1:.1%}"])
+    return rows
+
+
 def build_report(inputs, note, plots):
     results = [r for d in inputs for r in d["results"]]
     out = ["# mymlp results report", "", f"Made by `{command_line()}` from:", ""]
@@ -159,6 +242,10 @@ def build_report(inputs, note, plots):
                             [[o["name"], str(o["calls"]), fmt(o["self_cpu_us"]),
                               fmt(o["cpu_total_us"]), fmt(o["self_cuda_us"]),
                               fmt(o["cuda_total_us"])] for o in prof["top_ops"][:15]]) + [""]
+    rows = targets(results)
+    out += ["## Targets (issue 12)", ""]
+    out += (md_table(["target", "case", "figures", "verdict"], rows) if rows else
+            ["None of the targets' cases is in the inputs."]) + [""]
     bad = [r for r in results if r["status"] != "passed"]
     out += ["## Cases that did not pass", ""]
     out += (md_table(["problem", "name", "backend", "status", "reason"],

@@ -31,13 +31,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def make_report(run_dir, log):
-    """RUN/report.md and RUN/plots/ (scripts/analyze_results.py); a failure is logged, the
-    results stay."""
+    """RUN/report.md and RUN/plots/ (scripts/analyze_results.py) from RUN/results.json and the
+    external references the run measured beside it (RUN/references/*.json: the Python PyTorch
+    figures of the MLP suite); a failure is logged, the results stay."""
     script = os.path.join(ROOT, "scripts", "analyze_results.py")
     if not os.path.exists(script):
         log.say("[myconv] report skipped: scripts/analyze_results.py is not there")
         return
-    cmd = [sys.executable, script, os.path.join(run_dir, "results.json"), "--output-dir", run_dir]
+    refs = os.path.join(run_dir, "references")
+    extra = sorted(os.path.join(refs, n) for n in os.listdir(refs)
+                   if n.endswith(".json")) if os.path.isdir(refs) else []
+    cmd = [sys.executable, script, os.path.join(run_dir, "results.json")] + extra + [
+        "--output-dir", run_dir]
     log.detail(f"$ {shlex.join(cmd)}")
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        errors="replace", stdin=subprocess.DEVNULL)
