@@ -18,6 +18,9 @@
 #include "core/error.hpp"
 #include "models/transformer/bench.hpp"
 #include "models/transformer/config.hpp"
+#if MYCONV_HAVE_TORCH_CUDA
+#include "models/transformer/decode_cuda.hpp"
+#endif
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
 #include "models/transformer/problem.hpp"
@@ -486,7 +489,88 @@ TEST_P(TinyModels, GeneratorModesAgree) {
   EXPECT_THROW(graph.prepare(), bench::Unsupported);
 }
 
+// On a GPU: the eager, static and graph decode paths (the last two through the fused CUDA
+// kernels) give the same greedy tokens, and each one's last logits equal a full recompute.
+TEST_P(TinyModels, CudaDecodePathsAgree) {
+  if (!decode_graph_built(nullptr) || !at::hasCUDA()) GTEST_SKIP() << "no CUDA LibTorch or GPU";
+  const ModelConfig c = config();
+  const Model m = Model::random(c, 4, at::kFloat, at::Device(at::kCUDA, 0));
+  std::vector<std::unique_ptr<Generator>> gens;
+  for (DecodeMode mode : {DecodeMode::eager, DecodeMode::static_shape, DecodeMode::graph}) {
+    gens.push_back(std::make_unique<Generator>(m, 2, 9, 10, Sampling{}, mode, 3));
+    gens.back()->prepare();
+    gens.back()->run();
+    gens.back()->finish();
+  }
+  for (const auto& g : gens) {
+    EXPECT_TRUE(at::equal(g->generated(), gens[0]->generated())) << int(g->mode());
+    const at::Tensor full = recompute_last_logits(m, g->prompt(), g->generated(), 9);
+    EXPECT_LT(max_abs_diff(g->last_logits(), full),
+              1e-4 * std::max(1.0, full.abs().max().item<double>()))
+        << int(g->mode());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Arch, TinyModels, ::testing::Values(0, 1, 2));
+
+#if MYCONV_HAVE_TORCH_CUDA
+// The fused decode kernels against the ATen ops they replace, in each dtype: RoPE as
+// transformers writes it, the cache written at the position and nowhere else, silu(g) * u, and
+// argmax with ties (the first index) and NaN (above every number).
+TEST(TransformerCuda, FusedDecodeKernelsMatchAten) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
+  const c10::NoGradGuard no_grad;
+  const auto dev = at::Device(at::kCUDA, 0);
+  const std::int64_t b = 2, nq = 4, nkv = 2, d = 64, len = 16, p = 5;
+  for (at::ScalarType t : {at::kFloat, at::kHalf, at::kBFloat16}) {
+    const auto opt = at::TensorOptions().dtype(t).device(dev);
+    const double tol = t == at::kFloat ? 1e-6 : t == at::kHalf ? 1e-3 : 8e-3;  // ~1 ulp
+    const at::Tensor qkv0 = at::randn({b, nq + 2 * nkv, d}, opt);
+    const at::Tensor inv_freq =
+        at::pow(10000.0, -at::arange(0, d, 2, at::kLong).to(at::kFloat) / double(d)).to(dev);
+    const at::Tensor pos = at::full({1}, p, at::TensorOptions().dtype(at::kLong).device(dev));
+    at::Tensor qkv = qkv0.clone();
+    at::Tensor ck = at::zeros({b, nkv, len, d}, opt), cv = at::zeros({b, nkv, len, d}, opt);
+    fused_rope_write_kv(qkv, ck, cv, inv_freq, pos, nq, nkv);
+    const at::Tensor freqs = at::outer(pos.to(at::kFloat), inv_freq);
+    const at::Tensor emb = at::cat({freqs, freqs}, -1);
+    const at::Tensor cos = emb.cos().to(t), sin = emb.sin().to(t);
+    const at::Tensor qk = qkv0.narrow(1, 0, nq + nkv);
+    const at::Tensor rot = at::cat({-qk.narrow(-1, d / 2, d / 2), qk.narrow(-1, 0, d / 2)}, -1);
+    const at::Tensor want = qk * cos + rot * sin;
+    auto rel = [](const at::Tensor& a, const at::Tensor& w) {
+      return (a.to(at::kFloat) - w.to(at::kFloat)).abs().max().item<double>() /
+             std::max(1.0, w.to(at::kFloat).abs().max().item<double>());
+    };
+    EXPECT_LE(rel(qkv.narrow(1, 0, nq + nkv), want), tol) << t;
+    EXPECT_TRUE(at::equal(qkv.narrow(1, nq + nkv, nkv), qkv0.narrow(1, nq + nkv, nkv))) << t;
+    EXPECT_TRUE(at::equal(ck.select(2, p), qkv.narrow(1, nq, nkv))) << t;
+    EXPECT_TRUE(at::equal(cv.select(2, p), qkv0.narrow(1, nq + nkv, nkv))) << t;
+    EXPECT_EQ(ck.abs().sum().item<double>(), ck.select(2, p).abs().sum().item<double>()) << t;
+    // Without inv_freq (GPT-2): nothing rotated, k and v written.
+    at::Tensor plain = qkv0.clone();
+    at::Tensor pk = at::zeros_like(ck), pv = at::zeros_like(cv);
+    fused_rope_write_kv(plain, pk, pv, at::Tensor(), pos, nq, nkv);
+    EXPECT_TRUE(at::equal(plain, qkv0)) << t;
+    EXPECT_TRUE(at::equal(pk.select(2, p), qkv0.narrow(1, nq, nkv))) << t;
+
+    const std::int64_t inter = 200;
+    const at::Tensor gu = at::randn({3, 2 * inter}, opt) * 4;
+    const at::Tensor sm = fused_silu_mul(gu, inter);
+    EXPECT_LE(rel(sm, at::silu(gu.narrow(1, 0, inter)) * gu.narrow(1, inter, inter)), tol) << t;
+
+    at::Tensor logits = at::randn({3, 50257}, opt);
+    logits.select(0, 1).fill_(0);
+    logits.select(0, 1).narrow(0, 700, 1).fill_(5);
+    logits.select(0, 1).narrow(0, 900, 1).fill_(5);  // a tie: the first index wins
+    logits.select(0, 2).narrow(0, 1234, 1).fill_(std::numeric_limits<double>::quiet_NaN());
+    const at::Tensor got = fused_argmax(logits).cpu();
+    EXPECT_TRUE(at::equal(got, logits.to(at::kFloat).cpu().argmax(-1))) << t << " " << got;
+    EXPECT_EQ(got[1].item<std::int64_t>(), 700) << t;
+    EXPECT_EQ(got[2].item<std::int64_t>(), 1234) << t;
+  }
+}
+#endif
 
 TEST(TransformerTrain, LossAndGradients) {
   const ModelConfig c = tiny_qwen2();

@@ -8,6 +8,9 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#if MYCONV_HAVE_TORCH_CUDA
+#include "models/transformer/decode_cuda.hpp"
+#endif
 
 namespace transformer {
 
@@ -343,14 +346,17 @@ at::Tensor Model::forward(const at::Tensor& ids, std::int64_t start, KvCache* ca
 }
 
 // The decode step a graph replays, written for few kernels (at batch 1 each layer's kernels are
-// tiny and their count sets the step's time): the additive mask and RoPE's cos/sin made once per
-// step for every layer; RoPE on q and k together, x * cos + swap_halves(x) * (-sin, sin) in one
-// addcmul; the grouped-query heads as the rows of one query per KV head ([B, kv_heads, n_rep, d]:
+// tiny and their count sets the step's time): the additive mask made once per step for every
+// layer; the grouped-query heads as the rows of one query per KV head ([B, kv_heads, n_rep, d]:
 // the single query position makes them independent rows), so the cache is read without
 // repeating K/V; the residual added by the output GEMMs (addmm_ into x); RMSNorm as one fused
 // at::rms_norm (LibTorch >= 2.4) and GPT-2's gelu_new as at::gelu(tanh), the same function in one
-// kernel. The same math as forward() in another order of roundings: the tests hold the two
-// within float32 rounding on every step, and the HF agreement covers the eager prefill.
+// kernel. On CUDA, our fused kernels (decode_kernels.cu) rotate q and k and write k and v into
+// the cache in one launch (RoPE in transformers' order of roundings), and make SwiGLU's
+// silu(gate) * up in one; elsewhere ATen does it: RoPE's cos/sin once per step, q and k rotated
+// together (x * cos + swap_halves(x) * (-sin, sin) in one addcmul), index_copy_ into the cache.
+// The same math as forward() in another order of roundings: the tests hold the two within
+// float32 rounding on every step, and the HF agreement covers both paths' tokens on the GPU.
 at::Tensor Model::decode_norm(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) const {
   if (cfg_.arch == Arch::gpt2) return at::layer_norm(x, {cfg_.hidden_size}, w, b, cfg_.norm_eps);
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
@@ -383,13 +389,18 @@ at::Tensor Model::decode_step_static(const at::Tensor& ids, const at::Tensor& po
   const std::int64_t nq = cfg_.num_heads, nkv = cfg_.num_kv_heads, rep = nq / nkv;
   const std::int64_t inter = cfg_.intermediate_size;
   const bool gpt2 = cfg_.arch == Arch::gpt2;
+#if MYCONV_HAVE_TORCH_CUDA
+  const bool fused = device_.is_cuda();
+#else
+  const bool fused = false;
+#endif
   at::Tensor x = embed(ids, pos).view({b, cfg_.hidden_size});  // a new tensor: updated in place
   const at::Tensor mask =
       at::zeros({1, 1, 1, cache.max_len}, x.options())
           .masked_fill_((cache.positions > pos).view({1, 1, 1, cache.max_len}),
                         -std::numeric_limits<double>::infinity());
-  at::Tensor cos, sin_signed;  // [1, d] in the activations' dtype
-  if (!gpt2) {
+  at::Tensor cos, sin_signed;  // [1, d] in the activations' dtype (the ATen path)
+  if (!gpt2 && !fused) {
     const at::Tensor freqs = at::outer(pos.to(at::kFloat), inv_freq_);  // [1, d/2]
     const at::Tensor sin = freqs.sin();
     cos = at::cat({freqs, freqs}, -1).cos().to(x.scalar_type());
@@ -397,15 +408,23 @@ at::Tensor Model::decode_step_static(const at::Tensor& ids, const at::Tensor& po
   }
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const Layer& l = layers_[i];
-    const at::Tensor qkv =
-        at::linear(decode_norm(x, l.norm1_w, l.norm1_b), l.qkv_w, l.qkv_b).view({b, nq + 2 * nkv, d});
+    at::Tensor qkv = at::linear(decode_norm(x, l.norm1_w, l.norm1_b), l.qkv_w, l.qkv_b)
+                         .view({b, nq + 2 * nkv, d});
     at::Tensor qk = qkv.narrow(1, 0, nq + nkv);
-    if (!gpt2) {
-      const at::Tensor swapped = at::cat({qk.narrow(-1, half, half), qk.narrow(-1, 0, half)}, -1);
-      qk = at::addcmul(swapped * sin_signed, qk, cos);
+    if (fused) {
+#if MYCONV_HAVE_TORCH_CUDA
+      fused_rope_write_kv(qkv, cache.k[i], cache.v[i], gpt2 ? at::Tensor() : inv_freq_, pos, nq,
+                          nkv);
+#endif
+    } else {
+      if (!gpt2) {
+        const at::Tensor swapped =
+            at::cat({qk.narrow(-1, half, half), qk.narrow(-1, 0, half)}, -1);
+        qk = at::addcmul(swapped * sin_signed, qk, cos);
+      }
+      cache.k[i].index_copy_(2, pos, qk.narrow(1, nq, nkv).unsqueeze(2));
+      cache.v[i].index_copy_(2, pos, qkv.narrow(1, nq + nkv, nkv).unsqueeze(2));
     }
-    cache.k[i].index_copy_(2, pos, qk.narrow(1, nq, nkv).unsqueeze(2));
-    cache.v[i].index_copy_(2, pos, qkv.narrow(1, nq + nkv, nkv).unsqueeze(2));
     const at::Tensor q = qk.narrow(1, 0, nq).view({b, nkv, rep, d});
     const at::Tensor a = decode_attention(q, cache.k[i], cache.v[i], mask).reshape({b, nq * d});
     x.addmm_(a, l.o_w.t());
@@ -416,7 +435,10 @@ at::Tensor Model::decode_step_static(const at::Tensor& ids, const at::Tensor& po
       act = at::gelu(at::linear(y, l.up_w, l.up_b), "tanh");
     } else {
       const at::Tensor gu = at::linear(y, l.up_w, l.up_b);
-      act = at::silu(gu.narrow(-1, 0, inter)) * gu.narrow(-1, inter, inter);
+#if MYCONV_HAVE_TORCH_CUDA
+      if (fused) act = fused_silu_mul(gu, inter);
+#endif
+      if (!fused) act = at::silu(gu.narrow(-1, 0, inter)) * gu.narrow(-1, inter, inter);
     }
     x.addmm_(act, l.down_w.t());
     if (l.down_b.defined()) x.add_(l.down_b);
