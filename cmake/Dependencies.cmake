@@ -72,13 +72,14 @@ else()
         list(APPEND CMAKE_INSTALL_RPATH "${TORCH_INSTALL_PREFIX}/lib")
       endif()
       # Python's torch wheels export copies of libstdc++'s std::filesystem functions linked
-      # statically into libtorch_cpu.so (pytorch/pytorch#133437). A program that lists
-      # libtorch before libstdc++ binds its own std::filesystem calls to those copies. On the
-      # GPU host (torch 2.11, g++ 13) every test that makes a std::filesystem temporary folder
-      # in a program linked with LibTorch crashed at once (and only those): the suspected
-      # cause, not yet confirmed there. libstdc++ first among the needed libraries makes the
-      # system's definitions win the lookup.
-      if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND _torch_prefix)
+      # statically into libtorch_cpu.so (pytorch/pytorch#133437). A program whose needed
+      # libraries list libtorch before libstdc++ binds its own std::filesystem calls to those
+      # copies: on the GPU host (torch 2.11, g++ 13) LD_DEBUG=bindings showed a test binding
+      # path::_M_split_cmpts to libtorch_cpu.so, and every test that made a std::filesystem
+      # temporary folder crashed at once. libstdc++ first among the needed libraries makes the
+      # system's definitions win the lookup. (Torch_DIR names the wheel whether it came from
+      # python3 above or from the command line.)
+      if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND Torch_DIR MATCHES "site-packages")
         add_link_options("SHELL:-Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state")
       endif()
     endif()

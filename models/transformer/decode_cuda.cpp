@@ -55,9 +55,11 @@ at::Tensor fused_silu_mul(const at::Tensor& gu, std::int64_t inter) {
 at::Tensor fused_argmax(const at::Tensor& logits) {
   BENCH_CHECK(logits.is_contiguous() && logits.dim() == 2, "fused_argmax: logits [b, V]");
   at::Tensor out = at::empty({logits.size(0)}, logits.options().dtype(at::kLong));
+  at::Tensor keys = at::empty({logits.size(0)}, logits.options().dtype(at::kLong));
   cuda::argmax_rows(logits.data_ptr(), logits.size(0), logits.size(1),
-                    out.data_ptr<std::int64_t>(), elem_of(logits),
-                    at::cuda::getCurrentCUDAStream());
+                    out.data_ptr<std::int64_t>(),
+                    reinterpret_cast<unsigned long long*>(keys.data_ptr<std::int64_t>()),
+                    elem_of(logits), at::cuda::getCurrentCUDAStream());
   return out;
 }
 

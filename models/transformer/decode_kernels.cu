@@ -3,6 +3,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
+
 #include "core/cuda/cuda_check.hpp"
 
 namespace transformer::cuda {
@@ -73,30 +75,33 @@ __device__ unsigned long long argmax_key(float v, std::int64_t i) {
          (0xFFFFFFFFu - static_cast<unsigned int>(i));
 }
 
-// One block per row.
+__device__ unsigned long long max_key(unsigned long long a, unsigned long long b) {
+  return a > b ? a : b;
+}
+
+// Blocks of a row each reduce a slice of it into one atomicMax on the row's key (zeroed before).
 template <typename T>
-__global__ void argmax_kernel(const T* x, std::int64_t n, std::int64_t* out) {
-  const T* row = x + blockIdx.x * n;
+__global__ void argmax_kernel(const T* x, std::int64_t n, unsigned long long* keys) {
+  const T* row = x + blockIdx.y * n;
   unsigned long long best = 0;
-  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    const unsigned long long k = argmax_key(to_f(row[i]), i);
-    best = k > best ? k : best;
-  }
-  for (int o = 16; o > 0; o >>= 1) {
-    const unsigned long long other = __shfl_down_sync(0xffffffffu, best, o);
-    best = other > best ? other : best;
-  }
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    best = max_key(best, argmax_key(to_f(row[i]), i));
+  for (int o = 16; o > 0; o >>= 1) best = max_key(best, __shfl_down_sync(0xffffffffu, best, o));
   __shared__ unsigned long long warp[32];
   if (threadIdx.x % 32 == 0) warp[threadIdx.x / 32] = best;
   __syncthreads();
   if (threadIdx.x < 32) {
     best = threadIdx.x < blockDim.x / 32 ? warp[threadIdx.x] : 0;
-    for (int o = 16; o > 0; o >>= 1) {
-      const unsigned long long other = __shfl_down_sync(0xffffffffu, best, o);
-      best = other > best ? other : best;
-    }
-    if (threadIdx.x == 0) out[blockIdx.x] = 0xFFFFFFFFll - static_cast<std::int64_t>(best & 0xFFFFFFFFu);
+    for (int o = 16; o > 0; o >>= 1) best = max_key(best, __shfl_down_sync(0xffffffffu, best, o));
+    if (threadIdx.x == 0) atomicMax(keys + blockIdx.y, best);
   }
+}
+
+__global__ void argmax_index_kernel(const unsigned long long* keys, std::int64_t rows,
+                                    std::int64_t* out) {
+  const std::int64_t r = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (r < rows) out[r] = 0xFFFFFFFFll - static_cast<std::int64_t>(keys[r] & 0xFFFFFFFFull);
 }
 
 template <typename F>
@@ -133,13 +138,17 @@ void silu_mul(const void* gu, void* out, std::int64_t b, std::int64_t inter, Ele
   CUDA_CHECK(cudaGetLastError());
 }
 
-void argmax_rows(const void* x, std::int64_t rows, std::int64_t n, std::int64_t* out, Elem e,
-                 cudaStream_t s) {
+void argmax_rows(const void* x, std::int64_t rows, std::int64_t n, std::int64_t* out,
+                 unsigned long long* keys, Elem e, cudaStream_t s) {
+  CUDA_CHECK(cudaMemsetAsync(keys, 0, sizeof(unsigned long long) * rows, s));
+  // About 8 elements a thread: a vocabulary of 150k spreads over ~70 blocks of 256.
+  const auto per_row = static_cast<unsigned>(std::min<std::int64_t>((n + 2047) / 2048, 256));
   dispatch(e, [&](auto t) {
     using T = decltype(t);
-    argmax_kernel<T><<<static_cast<unsigned>(rows), 1024, 0, s>>>(static_cast<const T*>(x), n,
-                                                                  out);
+    argmax_kernel<T><<<dim3(per_row, static_cast<unsigned>(rows)), 256, 0, s>>>(
+        static_cast<const T*>(x), n, keys);
   });
+  argmax_index_kernel<<<static_cast<unsigned>((rows + 255) / 256), 256, 0, s>>>(keys, rows, out);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -24,8 +24,8 @@ std::unique_ptr<DecodeGraph> capture_decode_graph(const Model& model, KvCache& c
 
 at::Tensor next_tokens(const at::Tensor& logits, const Sampling& s) {
 #if MYCONV_HAVE_TORCH_CUDA
-  // One block per row (decode_kernels.cu): ATen's argmax took 15 us a step over GPT-2's
-  // vocabulary on the H100 (CUPTI trace of a graph decode, session 7).
+  // Our argmax (decode_kernels.cu) spreads a row over many blocks: ATen's one-block reduction
+  // took 15 us a step over GPT-2's vocabulary on the H100 (CUPTI trace of a graph decode).
   if (s.greedy() && logits.is_cuda() && logits.dim() == 2)
     return fused_argmax(logits.contiguous());
 #endif
