@@ -126,7 +126,7 @@ else
 fi
 if "$bin" --show-presets | grep -q quick_test; then ok "--show-presets"; else fail "--show-presets"; fi
 if "$bin" --create quick_test --output "$work/q.json" >/dev/null &&
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['batch_sizes']==[1,2] and d['num_runs']==2" "$work/q.json"; then
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['batch_sizes']==[1,2] and d['num_runs']==1 and d['output_length']==20" "$work/q.json"; then
   ok "--create"
 else
   fail "--create"
