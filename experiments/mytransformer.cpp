@@ -40,6 +40,7 @@ using namespace transformer;
 struct Options {
   bench::DriverOptions common;
   std::string model = "gpt2", device = "auto", preset, config_file, task = "generate";
+  std::string sdpa_backend = "auto";
   std::vector<std::int64_t> batch_sizes, input_lengths;
   std::int64_t output_length = 0, max_batch_input_product = 0;
   int num_runs = 0;
@@ -177,6 +178,7 @@ void dump_logits(const std::string& path, const Model& model, const Problem& p,
 int run(Options& o, CLI::App& app) {
   bench::DriverOptions& c = o.common;
   if (bench::handle_source_options(c)) return 0;
+  Model::select_sdpa_backend(o.sdpa_backend);
   const std::string ppath = presets_path();
   if (o.show_presets) {
     print_presets(load_presets(ppath), ppath);
@@ -454,6 +456,10 @@ int main(int argc, char** argv) {
                  "every one built for the device)")
       ->delimiter(',');
   app.add_option("--task", o.task, "generate (default) or train")->capture_default_str();
+  app.add_option("--sdpa-backend", o.sdpa_backend,
+                 "scaled_dot_product_attention's kernels: auto (LibTorch picks), or only cudnn, "
+                 "flash, efficient or math")
+      ->capture_default_str();
   app.add_option("--output-file", o.output_prefix,
                  "Write PREFIX_YYYYMMDD_HHMMSS.json and .csv (instead of --json/--csv)");
   app.add_option("--dump-logits", o.dump_logits,

@@ -51,6 +51,7 @@ expect_usage_error "unknown preset" "unknown preset" "${m[@]}" --preset huge
 expect_usage_error "unknown implementation" "allowed:" "${m[@]}" --impl nosuch
 expect_usage_error "unknown dtype" "fp16" "${m[@]}" --dtype fp64
 expect_usage_error "unknown model" "built-in" --model gpt5 --device cpu
+expect_usage_error "unknown SDPA backend" "sdpa-backend" "${m[@]}" --sdpa-backend bogus
 expect_usage_error "folder without config.json" "config.json" --model "$work/noconfig" --device cpu
 expect_usage_error "bad safetensors" "safetensors" --model "$work/badweights" --device cpu
 expect_usage_error "missing config file" "cannot open" "${m[@]}" --config-file "$work/none.json"

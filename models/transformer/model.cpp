@@ -109,9 +109,33 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 #endif
 }
 
+namespace {
+std::string g_sdpa_backend = "auto";
+}
+
+void Model::select_sdpa_backend(const std::string& name) {
+  if (name == "auto") return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  at::Context& ctx = at::globalContext();
+  if (name != "cudnn" && name != "flash" && name != "efficient" && name != "math")
+    throw UsageError("--sdpa-backend: expected auto, cudnn, flash, efficient or math; got '" +
+                     name + "'");
+  ctx.setSDPUseCuDNN(name == "cudnn");
+  ctx.setSDPUseFlash(name == "flash");
+  ctx.setSDPUseMemEfficient(name == "efficient");
+  ctx.setSDPUseMath(name == "math");
+  g_sdpa_backend = name;
+#else
+  throw UsageError("--sdpa-backend " + name + ": LibTorch " TORCH_VERSION
+                   " has no selectable scaled_dot_product_attention backends (2.5 or later)");
+#endif
+}
+
 std::string Model::attention_kind() {
 #if TORCH_VERSION_MAJOR >= 2
-  return "scaled_dot_product_attention";
+  return g_sdpa_backend == "auto"
+             ? "scaled_dot_product_attention"
+             : "scaled_dot_product_attention, backend " + g_sdpa_backend + " only";
 #else
   return "softmax(QK^T/sqrt(d)+mask)V, softmax in float32 (LibTorch " TORCH_VERSION
          " has no scaled_dot_product_attention)";

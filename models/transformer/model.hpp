@@ -70,8 +70,13 @@ class Model {
   // Every weight tensor once (the tied head not twice).
   std::vector<at::Tensor> parameters() const;
   std::int64_t weight_bytes() const;
-  // "scaled_dot_product_attention" (LibTorch >= 2.0) or the explicit form on 1.13.
+  // "scaled_dot_product_attention" (LibTorch >= 2.0, with the backend when one was selected) or
+  // the explicit form on 1.13.
   static std::string attention_kind();
+  // --sdpa-backend: auto (LibTorch's choice) or only cudnn, flash, efficient or math
+  // (at::globalContext()'s switches, as torch.backends.cuda.enable_*_sdp); UsageError on 1.13
+  // or an unknown name. A kernel the backend lacks makes the case fail with ATen's reason.
+  static void select_sdpa_backend(const std::string& name);
 
  private:
   struct Layer {
