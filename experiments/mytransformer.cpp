@@ -386,27 +386,38 @@ int run(Options& o, CLI::App& app) {
       CaseOutput out =
           run_case(model, s.impl, s.name, device_name, why, p, cfg, settings, session.case_options);
       bench::finish_case(std::cout, session, std::move(out.result), out.trace);
+      const std::string memory = memory_text(set.results.back());
+      if (!memory.empty()) std::cout << "    memory        " << memory << "\n";
       ++done;
     }
 
   std::cout << "\n== Summary (means over " << grid.num_runs << " run(s)) ==\n";
   const bool train = task == Task::train;
-  bench::Table t = train ? bench::Table({"impl", "dtype", "case", "status", "forward ms",
-                                         "backward ms", "step ms", "tokens/s"})
-                         : bench::Table({"impl", "dtype", "case", "status", "TTFT ms",
-                                         "ms/token (median)", "decode tok/s", "e2e tok/s"});
+  // Per case its times, then memory: the allocator's peak (CUDA) beside the prediction from the
+  // config (memory.hpp).
+  using Row = std::vector<std::string>;
+  auto join = [](Row a, const Row& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  const Row times = train ? Row{"forward ms", "backward ms", "step ms", "tokens/s"}
+                          : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s"};
+  bench::Table t(join(join({"impl", "dtype", "case", "status"}, times),
+                      {"peak MiB", "predicted MiB", "peak/pred"}));
   for (const auto& r : set.results) {
     const auto& m = r.metrics;
-    auto num = [&](const char* key, int digits) {
-      return m.contains(key) ? bench::format_fixed(m[key].get<double>(), digits) : std::string("-");
+    auto num = [&](const char* key, int digits, double scale = 1) {
+      return m.contains(key) ? bench::format_fixed(m[key].get<double>() / scale, digits)
+                             : std::string("-");
     };
-    if (train)
-      t.add_row({r.backend, r.dtype, r.problem, bench::to_string(r.status), num("forward_ms", 2),
-                 num("backward_ms", 2), num("train_step_ms", 2), num("train_tokens_per_s", 1)});
-    else
-      t.add_row({r.backend, r.dtype, r.problem, bench::to_string(r.status), num("ttft_ms", 2),
-                 num("decode_ms_per_token_median", 3), num("decode_tokens_per_s", 1),
-                 num("e2e_tokens_per_s", 1)});
+    const Row figures = train ? Row{num("forward_ms", 2), num("backward_ms", 2),
+                                    num("train_step_ms", 2), num("train_tokens_per_s", 1)}
+                              : Row{num("ttft_ms", 2), num("decode_ms_per_token_median", 3),
+                                    num("decode_tokens_per_s", 1), num("e2e_tokens_per_s", 1)};
+    const double mib = double(1 << 20);
+    t.add_row(join(join({r.backend, r.dtype, r.problem, bench::to_string(r.status)}, figures),
+                   {num("peak_allocated_bytes", 1, mib), num("predicted_peak_bytes", 1, mib),
+                    num("peak_vs_prediction", 3)}));
   }
   t.print(std::cout);
   bench::write_results(session);

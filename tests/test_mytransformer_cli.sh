@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The command-line contract of mytransformer (usage: test_mytransformer_cli.sh path/to/mytransformer
 # SOURCE_DIR): bad input -> one line on stderr, exit code 2, no output file; a tiny random model
-# (a config.json alone) runs a small grid on the CPU with JSON, CSV and --output-file; presets,
-# --create, --task train, --dump-logits; the HF scripts compile.
+# (a config.json alone) runs a small grid on the CPU with JSON, CSV and --output-file, each case
+# with its predicted peak memory (no measured peak, so no ratio, on the CPU); presets, --create,
+# --task train, --dump-logits; the HF scripts compile.
 set -u
 bin=$1
 src=$2
@@ -85,11 +86,29 @@ for r in rs:
               "kv_cache_bytes", "weight_bytes", "host_peak_rss_bytes"):
         assert k in m, k
     assert m["num_runs"] == 2
+    # The prediction from the config: its parts add up; weights and KV cache are the measured
+    # ones; on the CPU the allocator keeps no peak, so there is no ratio.
+    parts = ("predicted_weight_bytes", "predicted_kv_cache_bytes", "predicted_activation_bytes",
+             "predicted_workspace_bytes")
+    for k in parts + ("predicted_peak_bytes",):
+        assert isinstance(m.get(k), int), (k, m.get(k))
+    assert m["predicted_peak_bytes"] == sum(m[k] for k in parts), m
+    assert m["predicted_weight_bytes"] == m["weight_bytes"], m
+    assert m["predicted_kv_cache_bytes"] == m["kv_cache_bytes"], m
+    assert m["predicted_activation_bytes"] > 0 and m["predicted_workspace_bytes"] == 0, m
+    assert "peak_vs_prediction" not in m and "peak_allocated_bytes" not in m, m
+    assert r["extra"]["predicted_peak_at"].startswith("check recompute"), r["extra"]
 assert d["system"]["model"]["arch"] == "gpt2"
 assert [r["problem"] for r in rs] == ["mb1in4out3", "mb2in4out3"]
 PY
   then ok "tiny grid: JSON records"; else fail "tiny grid: JSON records"; fi
   if grep -q "\[2/2\]" "$work/stdout" && grep -q "ETA" "$work/stdout"; then ok "progress lines"; else fail "progress lines"; fi
+  if [ "$(grep -c '^    memory        predicted .* MiB (weights .* + KV cache .* + activations .*, at check recompute' "$work/stdout")" -eq 2 ] &&
+      grep -q "predicted MiB" "$work/stdout"; then
+    ok "memory line per case and in the summary"
+  else
+    fail "memory line per case and in the summary: $(grep -i memory "$work/stdout")"
+  fi
   if [ "$(wc -l <"$work/run.csv")" -eq 3 ]; then ok "CSV rows"; else fail "CSV rows"; fi
 else
   fail "tiny grid run: $(tail -3 "$work/stderr") $(tail -5 "$work/stdout")"
@@ -105,7 +124,7 @@ else
 fi
 if "$bin" "${m[@]}" --task train --batch_sizes 2 --input_lengths 6 --num_runs 1 --strict \
     --json "$work/train.json" >"$work/stdout" 2>"$work/stderr" &&
-    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; assert r['status']=='passed' and 'backward_ms' in r['metrics']" "$work/train.json"; then
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; m=r['metrics']; assert r['status']=='passed' and 'backward_ms' in m; assert m['predicted_peak_bytes'] == m['predicted_weight_bytes'] + m.get('predicted_gradient_bytes', 0) + m['predicted_activation_bytes'] + m['predicted_workspace_bytes'] and 'predicted_kv_cache_bytes' not in m, m" "$work/train.json"; then
   ok "--task train"
 else
   fail "--task train: $(tail -3 "$work/stderr") $(tail -5 "$work/stdout")"

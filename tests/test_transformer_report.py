@@ -4,10 +4,13 @@
 (tests/fixtures/transformer_results.json): mytransformer's records of a tiny random GPT-2 on the
 CPU (batch 1, 2, 4 x input 4, 8, output 4; mb4in8out4 skipped by max_batch_input_product 16),
 plus one fabricated libtorch_graph record (mb1in4out4, decode times halved: extra.fixture_note).
+The fixture predates the memory prediction ("not recorded"); the memory target is tested on copies
+of it turned into CUDA records with a measured peak and a prediction.
 
 Run: python3 tests/test_transformer_report.py (CTest: transformer_report).
 """
 
+import json
 import os
 import re
 import shutil
@@ -40,12 +43,52 @@ class TransformerReport(unittest.TestCase):
         # The graph record against eager on the same case: decode twice as fast.
         self.assertRegex(md, r"\| libtorch_graph \| tiny/cpu/fp32 \| mb1in4out4 \| 2 \|")
         self.assertRegex(md, r"mb4in8out4 \| skipped \| batch x input length = 32 exceeds")
+        # Records without the prediction: shown as such, never recomputed here.
+        self.assertRegex(md, r"\| mb1in4out4 \| passed \|.*\| not recorded \| n/a \|  \|")
+        self.assertIn("- Peak memory within 10% of the prediction from the config: not recorded",
+                      md)
         plots = os.path.join(self.dir, "plots")
         if "No plots:" not in md:
             for name in ("ttft_vs_input_length.png", "decode_ms_per_token_vs_batch.png",
                          "decode_tokens_per_s_vs_batch.png", "peak_memory_vs_batch_input.png",
                          "decode_step_distribution.png"):
                 self.assertTrue(os.path.exists(os.path.join(plots, name)), name)
+
+    def memory_report(self, ratios):
+        """The report of the fixture with its first passed eager records made CUDA records whose
+        measured peak is ratios[i] x a predicted 300 MiB."""
+        with open(FIXTURE) as f:
+            doc = json.load(f)
+        eager = [r for r in doc["results"]
+                 if r["status"] == "passed" and r["backend"] == "libtorch_eager"]
+        for r, ratio in zip(eager, ratios):
+            predicted = 300 * 2**20
+            r["device"] = "cuda"
+            r["metrics"].update(peak_allocated_bytes=round(ratio * predicted),
+                                predicted_peak_bytes=predicted, peak_vs_prediction=ratio)
+        path = os.path.join(self.dir, "memory.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = subprocess.run([sys.executable, SCRIPT, path, "--output-dir", self.dir],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.dir, "report.md")) as f:
+            return f.read()
+
+    def test_memory_target_met(self):
+        md = self.memory_report([1.04, 0.93, 1.0])
+        self.assertIn("### tiny, cuda, fp32", md)
+        # Measured beside predicted, with the recorded ratio.
+        self.assertRegex(md, r"\| mb1in4out4 \| passed \|.*\| 312\.0 \| 300\.0 \| 1\.04 \|")
+        self.assertRegex(md, r"prediction from the config: met; 3 case\(s\), worst "
+                             r"libtorch_eager tiny/cuda/fp32 mb\w+: peak 279\.0 MiB, predicted "
+                             r"300\.0 MiB, peak/predicted 0\.93")
+
+    def test_memory_target_missed(self):
+        md = self.memory_report([1.04, 1.2, 0.85])
+        self.assertRegex(md, r"prediction from the config: \*\*missed\*\* \(2 of 3 outside\); "
+                             r"3 case\(s\), worst libtorch_eager tiny/cuda/fp32 mb\w+: peak "
+                             r"360\.0 MiB, predicted 300\.0 MiB, peak/predicted 1\.2")
 
     def test_mixed_suites_refused(self):
         ops = os.path.join(ROOT, "tests", "fixtures", "ops_results.json")

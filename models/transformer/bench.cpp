@@ -12,15 +12,19 @@
 #include "baselines/libtorch_common.hpp"
 #include "core/compare.hpp"
 #include "core/error.hpp"
+#include "core/printers.hpp"
 #include "core/stats.hpp"
 
 namespace transformer {
 
 #if MYCONV_HAVE_TORCH_CUDA
-// cuda_graph.cpp: the CUDA caching allocator's statistics.
+// cuda_graph.cpp: the CUDA caching allocator's statistics, LibTorch's cuBLAS workspaces.
 void cuda_reset_peak(int device);
 void cuda_peak(int device, std::int64_t* allocated, std::int64_t* reserved);
 void cuda_empty_cache();
+std::int64_t cuda_allocated_now(int device);
+void cuda_clear_blas_workspaces();
+std::int64_t cuda_blas_workspace_bytes();
 #endif
 
 namespace {
@@ -331,7 +335,10 @@ bench::Result make_result(const std::string& impl, const std::string& device, co
 
 void reset_memory_peaks(at::Device device) {
 #if MYCONV_HAVE_TORCH_CUDA
-  if (device.is_cuda()) cuda_reset_peak(device.has_index() ? device.index() : 0);
+  if (device.is_cuda()) {
+    cuda_clear_blas_workspaces();
+    cuda_reset_peak(device.has_index() ? device.index() : 0);
+  }
 #else
   (void)device;
 #endif
@@ -339,6 +346,15 @@ void reset_memory_peaks(at::Device device) {
   // the figure stays the process's peak so far (the metric's note says so).
   std::ofstream clear("/proc/self/clear_refs");
   if (clear) clear << "5";
+}
+
+std::int64_t allocated_bytes_now(at::Device device) {
+#if MYCONV_HAVE_TORCH_CUDA
+  if (device.is_cuda()) return cuda_allocated_now(device.has_index() ? device.index() : 0);
+#else
+  (void)device;
+#endif
+  return -1;
 }
 
 void add_memory_metrics(bench::Result& r, at::Device device) {
@@ -354,6 +370,58 @@ void add_memory_metrics(bench::Result& r, at::Device device) {
 #endif
   const std::int64_t hwm = read_vm_hwm_bytes();
   if (hwm >= 0) r.metrics["host_peak_rss_bytes"] = hwm;
+}
+
+MemoryContext memory_context(DecodeMode mode, const Sampling& sampling, at::Device device) {
+  MemoryContext c;
+  c.cuda_graph = mode == DecodeMode::graph;
+  c.fused_attention = Model::attention_kind() == "scaled_dot_product_attention";
+  c.mean_saves_input = TORCH_VERSION_MAJOR < 2;
+  c.cpu = !device.is_cuda();
+  c.sampling = !sampling.greedy();
+  c.top_p = c.sampling && sampling.top_p < 1.0;
+#if MYCONV_HAVE_TORCH_CUDA
+  if (device.is_cuda()) c.blas_workspace_bytes = cuda_blas_workspace_bytes();
+#else
+  (void)device;
+#endif
+  return c;
+}
+
+void add_memory_prediction(bench::Result& r, const MemoryPrediction& m) {
+  auto& x = r.metrics;
+  x["predicted_peak_bytes"] = m.total();
+  x["predicted_weight_bytes"] = m.weight_bytes;
+  if (m.kv_cache_bytes) x["predicted_kv_cache_bytes"] = m.kv_cache_bytes;
+  if (m.gradient_bytes) x["predicted_gradient_bytes"] = m.gradient_bytes;
+  x["predicted_activation_bytes"] = m.activation_bytes;
+  x["predicted_workspace_bytes"] = m.workspace_bytes;
+  if (x.contains("peak_allocated_bytes") && m.total() > 0)
+    x["peak_vs_prediction"] = x["peak_allocated_bytes"].get<double>() / double(m.total());
+  r.extra["predicted_peak_at"] = m.peak_at;
+}
+
+std::string memory_text(const bench::Result& r) {
+  const auto& m = r.metrics;
+  if (!m.contains("predicted_peak_bytes")) return "";
+  auto mib = [&](const char* key) {
+    return bench::format_fixed(m.value(key, 0.0) / double(1 << 20), 1);
+  };
+  std::string s;
+  if (m.contains("peak_allocated_bytes"))
+    s = "peak " + mib("peak_allocated_bytes") + " MiB allocated, ";
+  s += "predicted " + mib("predicted_peak_bytes") + " MiB (weights ";
+  s += mib("predicted_weight_bytes");
+  if (m.contains("predicted_kv_cache_bytes")) s += " + KV cache " + mib("predicted_kv_cache_bytes");
+  if (m.contains("predicted_gradient_bytes"))
+    s += " + gradients " + mib("predicted_gradient_bytes");
+  s += " + activations " + mib("predicted_activation_bytes");
+  if (m.value("predicted_workspace_bytes", 0.0) > 0)
+    s += " + cuBLAS workspaces " + mib("predicted_workspace_bytes");
+  s += ", at " + r.extra.value("predicted_peak_at", std::string("?")) + ")";
+  if (m.contains("peak_vs_prediction"))
+    s += ", peak/predicted " + bench::format_fixed(m["peak_vs_prediction"].get<double>(), 3);
+  return s;
 }
 
 void release_cached_memory(at::Device device) {
@@ -406,7 +474,11 @@ CaseOutput run_case(Model* model, const Implementation* impl, const std::string&
     };
   }
   const at::Device dev = model ? model->device() : at::Device(at::kCPU);
-  if (model) reset_memory_peaks(dev);
+  std::int64_t allocated_at_start = -1;
+  if (model) {
+    reset_memory_peaks(dev);
+    allocated_at_start = allocated_bytes_now(dev);
+  }
   bench::CaseRun run = bench::run_case(identity, hooks, options);
   out.result = std::move(run.result);
   out.trace = std::move(run.trace);
@@ -421,7 +493,10 @@ CaseOutput run_case(Model* model, const Implementation* impl, const std::string&
     if (p.task == Task::generate)
       r.metrics["kv_cache_bytes"] = cfg.kv_cache_bytes(p.mb, p.cache_len(), elem);
     r.metrics["weight_bytes"] = model->weight_bytes();
+    if (allocated_at_start >= 0) r.metrics["allocated_at_start_bytes"] = allocated_at_start;
     add_memory_metrics(r, dev);
+    add_memory_prediction(
+        r, predict_peak_memory(cfg, p, memory_context(impl->mode(), settings.sampling, dev)));
   }
   if (r.status == bench::Status::failed && r.reason == "out of memory" && model)
     release_cached_memory(dev);

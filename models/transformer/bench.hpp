@@ -4,7 +4,8 @@
 // = num_runs). The check: the last decode step's logits against a full recompute (no cache) of
 // the prompt and the generated tokens; for training, the loss against a forward without autograd.
 // After the runner, the per-run step times become the suite's metrics (results/README.md): TTFT,
-// decode per token (mean, median, p90), throughputs, memory. Never throws.
+// decode per token (mean, median, p90), throughputs, memory measured and predicted (memory.hpp).
+// Never throws.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,7 @@
 #include "core/runner.hpp"
 #include "core/trace.hpp"
 #include "models/transformer/generate.hpp"
+#include "models/transformer/memory.hpp"
 #include "models/transformer/model.hpp"
 #include "models/transformer/problem.hpp"
 #include "models/transformer/registry.hpp"
@@ -46,11 +48,23 @@ CaseOutput run_case(Model* model, const Implementation* impl, const std::string&
                     const ModelConfig& cfg, const CaseSettings& settings,
                     bench::CaseOptions options);
 
-// Peak memory: the caching allocator's peaks on a CUDA device (reset per case), the process's
-// peak resident set (VmHWM, reset per case through /proc/self/clear_refs where the kernel
-// allows it).
+// Peak memory: the caching allocator's peaks on a CUDA device (reset per case, after the cuBLAS
+// workspaces earlier cases left are freed), the process's peak resident set (VmHWM, reset per
+// case through /proc/self/clear_refs where the kernel allows it).
 void reset_memory_peaks(at::Device device);
+// The caching allocator's allocated bytes now (CUDA), -1 on the CPU.
+std::int64_t allocated_bytes_now(at::Device device);
 void add_memory_metrics(bench::Result& r, at::Device device);
+
+// What the peak-memory prediction needs to know of how the case runs: the decode mode, the
+// sampling, the attention LibTorch runs, and on CUDA LibTorch's cuBLAS workspace size.
+MemoryContext memory_context(DecodeMode mode, const Sampling& sampling, at::Device device);
+// The prediction beside the measured peaks (results/README.md): predicted_peak_bytes and its
+// parts, extra.predicted_peak_at, and peak_vs_prediction = peak_allocated_bytes / predicted where
+// the allocator measured a peak (CUDA; the CPU's allocator keeps no statistics).
+void add_memory_prediction(bench::Result& r, const MemoryPrediction& m);
+// One line for the console: the measured peak (CUDA) beside the prediction and its parts.
+std::string memory_text(const bench::Result& r);
 // Hands the caching allocator's free blocks back (after an out-of-memory case).
 void release_cached_memory(at::Device device);
 

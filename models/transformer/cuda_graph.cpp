@@ -1,9 +1,10 @@
 // The CUDA side of generation, built only with a CUDA LibTorch (MYCONV_HAVE_TORCH_CUDA): the step
-// clock of CUDA events on the current stream, and the decode step captured into a CUDA graph
-// (libtorch_graph). The capture follows torch.cuda.graph: a few warm-up steps on a side stream
-// (lazy initialization, cuBLAS workspaces), then at::cuda::CUDAGraph captures one static step
-// into its private memory pool; every replay reads the ids and the position from the static
-// input buffers and writes the logits buffer.
+// clock of CUDA events on the current stream, the decode step captured into a CUDA graph
+// (libtorch_graph), and the caching allocator's statistics and cuBLAS workspaces (bench.cpp). The
+// capture follows torch.cuda.graph: a few warm-up steps on a side stream (lazy initialization,
+// cuBLAS workspaces), then at::cuda::CUDAGraph captures one static step into its private memory
+// pool; every replay reads the ids and the position from the static input buffers and writes the
+// logits buffer.
 #include <cuda_runtime_api.h>
 
 #include <ATen/cuda/CUDAContext.h>
@@ -12,7 +13,10 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/version.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -120,6 +124,38 @@ void cuda_peak(int device, std::int64_t* allocated, std::int64_t* reserved) {
 
 void cuda_empty_cache() {
   c10::cuda::CUDACachingAllocator::emptyCache();
+}
+
+std::int64_t cuda_allocated_now(int device) {
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+  return stats.allocated_bytes[0].current;
+}
+
+// LibTorch 2.x keeps one cuBLAS workspace (and one cuBLASLt workspace) per (handle, stream) that
+// ran a matmul, allocated from the caching allocator and never freed: a graph's capture stream (a
+// new one from the pool per capture) left 33 MiB allocated behind every libtorch_graph case on an
+// H200 (session 6). Cleared before each case, every case allocates its own. (LibTorch 1.x lets
+// cuBLAS allocate its workspace itself, outside the caching allocator.)
+void cuda_clear_blas_workspaces() {
+#if TORCH_VERSION_MAJOR >= 2
+  at::cuda::clearCublasWorkspaces();
+#endif
+}
+
+std::int64_t cuda_blas_workspace_bytes() {
+  std::int64_t bytes = 0;
+#if TORCH_VERSION_MAJOR >= 2
+  bytes = static_cast<std::int64_t>(at::cuda::getChosenWorkspaceSize());
+#endif
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  // cuBLASLt's own, unless TORCH_CUBLASLT_UNIFIED_WORKSPACE makes it share cuBLAS's.
+  const char* unified = std::getenv("TORCH_CUBLASLT_UNIFIED_WORKSPACE");
+  const std::string u = unified ? unified : "";
+  if (u != "1" && u != "ON" && u != "on" && u != "TRUE" && u != "true" && u != "YES" && u != "yes")
+    bytes += static_cast<std::int64_t>(at::cuda::getCUDABlasLtWorkspaceSize());
+#endif
+  return bytes;
 }
 
 }  // namespace transformer

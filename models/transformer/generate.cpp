@@ -214,6 +214,11 @@ TrainStep::TrainStep(Model& model, std::int64_t batch, std::int64_t seq_len, std
   clock_ = make_step_clock(model.device(), 3);
 }
 
+// The last step's gradients go with the step: the next case starts from the weights alone.
+TrainStep::~TrainStep() {
+  for (auto& p : params_) p.mutable_grad() = at::Tensor();
+}
+
 namespace {
 
 // transformers' causal-LM loss: float32 logits, labels shifted by one, mean over the tokens.

@@ -114,10 +114,13 @@ struct TrainTimes {
 
 // One training step over batch x seq_len random ids: forward (full logits), next-token
 // cross-entropy in float32 (transformers' shift), backward into the weights' gradients (cleared
-// before each step). Makes the model's weights require gradients.
+// before each step, and freed with the step). Makes the model's weights require gradients.
 class TrainStep {
  public:
   TrainStep(Model& model, std::int64_t batch, std::int64_t seq_len, std::uint64_t seed);
+  ~TrainStep();
+  TrainStep(const TrainStep&) = delete;
+  TrainStep& operator=(const TrainStep&) = delete;
   void run();
   TrainTimes finish();
   void poison();
