@@ -166,7 +166,7 @@ def make_plots(rows, plot_dir):
         plt.close(fig)
         made.append((name, title))
 
-    label = lambda r, extra: f"{r.impl} {r.device} {r.dtype} {extra}"
+    label = lambda r, extra: f"{r.model} {r.impl} {r.device} {r.dtype} {extra}"
     line_plot(PLOT_NAMES[0], "Time to first token against input length", "input length (tokens)",
               "TTFT (ms)", series(lambda r: r.input, "ttft_ms",
                                   lambda r: label(r, f"batch {r.batch}")))
@@ -185,7 +185,7 @@ def make_plots(rows, plot_dir):
     line_plot(PLOT_NAMES[3], f"Peak memory ({mem_key}) against batch x input length",
               "batch x input length", "MiB", {k: sorted(v) for k, v in lines.items()})
     # The distribution of the decode steps of up to 8 cases (every timed step of every run).
-    dist = [(f"{r.impl}\n{r.dtype} {r.case()}",
+    dist = [(f"{r.model} {r.impl}\n{r.dtype} {r.case()}",
              [s for run in (r.r.get("extra") or {}).get("decode_step_ms_runs", []) for s in run])
             for r in gen][:8]
     dist = [(k, v) for k, v in dist if v]
@@ -206,8 +206,12 @@ def model_section(inputs):
     out = ["## Model", ""]
     rows = []
     for doc in inputs:
-        m = doc["system"].get("model")
-        if isinstance(m, dict):
+        # system.models: every model of the file (a run folder's, or a --model list's); older
+        # files and hf_reference.py's name one, system.model.
+        models = doc["system"].get("models") or [doc["system"].get("model")]
+        for m in models:
+            if not isinstance(m, dict):
+                continue
             rows.append([doc["path"], m.get("name"), m.get("arch", ""), m.get("parameters"),
                          shorten(str(m.get("source", "")), 100),
                          shorten(str(m.get("attention", "")), 60)])
@@ -215,6 +219,30 @@ def model_section(inputs):
         return out + ["No model recorded (`system.model`).", ""]
     return out + md_table(["file", "model", "arch", "parameters", "weights", "attention"],
                           rows) + [""]
+
+
+def reference_section(inputs):
+    """What a run folder's Hugging Face reference did, or why it did not run
+    (results.json's run.hf_reference, written by scripts/runner/reference.py)."""
+    out = []
+    for doc in inputs:
+        hf = (doc.get("run") or {}).get("hf_reference")
+        if not isinstance(hf, dict):
+            continue
+        out += ["## Hugging Face reference", ""]
+        if hf.get("skipped"):
+            out += [f"Not run: {hf.get('why')}.", ""]
+        runs = hf.get("runs") or []
+        if runs:
+            out += [f"`scripts/hf_reference.py` with `{hf.get('python')}`, one process per model "
+                    "and dtype; its records (backend `hf_transformers`, one per method) are in "
+                    "the tables above, from the files below.", ""]
+            out += md_table(["model", "dtype", "device", "status", "file", "seconds", "reason"],
+                            [[r.get("model"), r.get("dtype"), r.get("device"), r.get("status"),
+                              f"hf_reference/{r['file']}" if r.get("file") else "none",
+                              fmt(number(r.get("seconds"))), shorten(r.get("reason") or "", 100)]
+                             for r in runs]) + [""]
+    return out
 
 
 def report_main(inputs, paths, output_dir):
@@ -231,7 +259,7 @@ def report_main(inputs, paths, output_dir):
              "over each case's timed runs (`metrics`, results/README.md).", ""]
     lines += model_section(inputs)
     lines += ["## Generations", ""] + generation_tables(rows)
-    lines += comparison(rows) + training(rows) + not_passed(rows)
+    lines += comparison(rows) + training(rows) + not_passed(rows) + reference_section(inputs)
     lines += plots_markdown(note, plots)
     lines += ["## System", ""]
     for doc in inputs:
