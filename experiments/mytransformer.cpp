@@ -6,6 +6,9 @@
 //   mytransformer --model gpt2 --device auto                 the default preset
 //   mytransformer --model gpt2 --preset quick_test --device cpu
 //   mytransformer --model ./qwen2-ckpt --dtype bf16 --impl libtorch_graph --output-file out/run
+//   mytransformer --model gpt2,qwen2-0.5b --preset small_scale --list-cases
+//   mytransformer --model gpt2,qwen2-0.5b --problem 'mb1in128out64:n"qwen2-0.5b"' --backend
+//       libtorch_eager      one case, as scripts/run_all_experiments.sh --suite transformer runs it
 #include <unistd.h>
 
 #include <chrono>
@@ -39,7 +42,8 @@ using namespace transformer;
 
 struct Options {
   bench::DriverOptions common;
-  std::string model = "gpt2", device = "auto", preset, config_file, task = "generate";
+  std::vector<std::string> models = {"gpt2"}, problems;
+  std::string device = "auto", preset, config_file, task = "generate";
   std::string sdpa_backend = "auto";
   std::vector<std::int64_t> batch_sizes, input_lengths;
   std::int64_t output_length = 0, max_batch_input_product = 0;
@@ -56,43 +60,6 @@ std::string clock_text(double seconds) {
   o << s / 60 << ":" << std::setw(2) << std::setfill('0') << s % 60;
   return o.str();
 }
-
-// Where the model comes from: a checkpoint folder (config.json, and weights if present), a
-// config.json alone, or a built-in name; the last two are random-initialized.
-struct ModelSource {
-  ModelConfig config;
-  std::string checkpoint_dir;  // "" = random weights
-  std::string description;
-};
-
-ModelSource resolve_model(const std::string& spec, std::uint64_t seed) {
-  namespace fs = std::filesystem;
-  ModelSource s;
-  const std::string random = "random init (seed " + std::to_string(seed) + ")";
-  if (fs::is_directory(spec)) {
-    const fs::path cfg = fs::path(spec) / "config.json";
-    if (!fs::is_regular_file(cfg)) throw UsageError("--model: '" + spec + "' has no config.json");
-    s.config = load_config_file(cfg.string());
-    s.config.name = fs::path(spec).filename().string();
-    if (s.config.name.empty()) s.config.name = spec;
-    if (fs::exists(fs::path(spec) / "model.safetensors") ||
-        fs::exists(fs::path(spec) / "model.safetensors.index.json")) {
-      s.checkpoint_dir = spec;
-      s.description = "checkpoint " + spec;
-    } else {
-      s.description = random + " from " + cfg.string() + " (the folder has no safetensors)";
-    }
-  } else if (fs::is_regular_file(spec)) {
-    s.config = load_config_file(spec);
-    s.config.name = fs::path(spec).stem().string();
-    s.description = random + " from " + spec;
-  } else {
-    s.config = builtin_config(spec);
-    s.description = random + " from the built-in config " + spec;
-  }
-  return s;
-}
-
 at::Device resolve_device(const std::string& d) {
   if (d == "cpu") return at::Device(at::kCPU);
   if (d == "cuda" || d == "gpu") {
@@ -175,6 +142,69 @@ void dump_logits(const std::string& path, const Model& model, const Problem& p,
   bench::write_file_atomic(path, j.dump());
 }
 
+// A model's record in system.models (and system.model: the first).
+nlohmann::ordered_json model_record(const ModelSource& m) {
+  return {{"name", m.config.name},
+          {"source", m.description},
+          {"arch", to_string(m.config.arch)},
+          {"parameters", m.config.parameter_count()},
+          {"config", to_hf_config(m.config)},
+          {"attention", Model::attention_kind()}};
+}
+
+// The model of each (model, dtype) the cases ask for, made when first asked; one at a time: the
+// previous one is released before the next is made, so that one model's weights are in memory.
+// Training makes the weights require gradients, so a model serves one task.
+class ModelCache {
+ public:
+  ModelCache(const std::vector<ModelSource>& models, at::Device device, std::uint64_t seed)
+      : models_(models), device_(device), seed_(seed) {}
+
+  // The model, or nullptr with error() saying why it could not be made. A bad checkpoint is bad
+  // input (UsageError).
+  Model* get(std::size_t index, bench::DataType dt) {
+    const Key key{index, dt};
+    if (current_ && key_ == key) return current_.get();
+    if (errors_.count(key)) return nullptr;
+    if (current_) {
+      current_.reset();
+      release_cached_memory(device_);
+    }
+    const ModelSource& source = models_[index];
+    try {
+      const at::ScalarType st = dt == bench::DataType::fp16   ? at::kHalf
+                                : dt == bench::DataType::bf16 ? at::kBFloat16
+                                                              : at::kFloat;
+      if (dt == bench::DataType::tf32) throw bench::Unsupported("tf32 is not a storage dtype");
+      if (source.checkpoint_dir.empty()) {
+        current_ = std::make_unique<Model>(Model::random(source.config, seed_, st, device_));
+      } else {
+        const Checkpoint ckpt(source.checkpoint_dir);
+        current_ =
+            std::make_unique<Model>(Model::from_checkpoint(source.config, ckpt, st, device_));
+      }
+      key_ = key;
+      return current_.get();
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      errors_[key] = "model not made: " + what.substr(0, what.find('\n'));
+      return nullptr;
+    }
+  }
+  const std::string& error(std::size_t index, bench::DataType dt) { return errors_[{index, dt}]; }
+
+ private:
+  using Key = std::pair<std::size_t, bench::DataType>;
+  const std::vector<ModelSource>& models_;
+  at::Device device_;
+  std::uint64_t seed_;
+  std::unique_ptr<Model> current_;
+  Key key_{};
+  std::map<Key, std::string> errors_;
+};
+
 int run(Options& o, CLI::App& app) {
   bench::DriverOptions& c = o.common;
   if (bench::handle_source_options(c)) return 0;
@@ -205,11 +235,15 @@ int run(Options& o, CLI::App& app) {
         "does not apply (libtorch_graph replays the decode steps from a CUDA graph)");
   try {
     bench::check_backend_names(o.impls, known_implementation_names());
-  } catch (const UsageError& e) {  // the core names the option --backend; here it is --impl
+  } catch (const UsageError& e) {  // --backend is --impl's other name (the runner's word)
     std::string what = e.what();
-    throw UsageError("--impl" + what.substr(what.find(':')));
+    throw UsageError("--impl/--backend" + what.substr(what.find(':')));
   }
-  const Task task = parse_task(o.task);
+  if (!o.problems.empty() &&
+      (!o.batch_sizes.empty() || !o.input_lengths.empty() || app.count("--output_length")))
+    throw UsageError(
+        "--problem gives the cases themselves: give it or --batch_sizes, --input_lengths, "
+        "--output_length, not both");
   Grid grid = find_preset(load_presets(ppath), o.preset.empty() ? "default" : o.preset);
   if (!o.config_file.empty()) {
     std::vector<std::string> ignored;
@@ -236,14 +270,19 @@ int run(Options& o, CLI::App& app) {
   std::vector<bench::DataType> dtypes;
   if (o.dtypes.empty()) o.dtypes = {device.is_cuda() ? "fp16" : "fp32"};
   for (const auto& d : o.dtypes) dtypes.push_back(bench::parse_data_type(d));
-  const ModelSource source = resolve_model(o.model, c.seed);
-  const ModelConfig& cfg = source.config;
+  const std::vector<ModelSource> models =
+      resolve_models(o.models, app.count("--model") > 0, o.problems, c.seed);
   if (o.show_config) {
-    std::cout << to_hf_config(cfg).dump(2) << "\n";
+    if (models.size() != 1) throw UsageError("--show-config prints one model: give one --model");
+    std::cout << to_hf_config(models.front().config).dump(2) << "\n";
     return 0;
   }
-  const std::vector<Problem> problems = expand(grid, task, dtypes);
+  const CaseList cases =
+      expand_cases(models, o.problems, grid, app.count("--task") ? o.task : "", dtypes);
+  const Task task = cases.task;
   bench::check_output_path("--dump-logits", o.dump_logits);
+  if (!o.dump_logits.empty() && models.size() != 1)
+    throw UsageError("--dump-logits writes one model's logits: give one --model");
 
   // The implementations: those asked (or every one built for the device), each on the device.
   struct Selected {
@@ -270,91 +309,83 @@ int run(Options& o, CLI::App& app) {
       selected.push_back({name, nullptr, name + " does not run on " + device_name});
   }
 
-  std::string prefix = "mytransformer --model " + o.model;
-  if (task == Task::train) prefix += " --task train";
+  // Every case's reproducing command: the model, then the settings that are not the case's own.
+  std::string settings_text;
+  if (task == Task::train) settings_text += " --task train";
   if (grid.temperature > 0)
-    prefix += " --temperature " + bench::format_fixed(grid.temperature, 3) + " --top_p " +
-              bench::format_fixed(grid.top_p, 3);
-  prefix += " --num_runs " + std::to_string(grid.num_runs);
+    settings_text += " --temperature " + bench::format_fixed(grid.temperature, 3) + " --top_p " +
+                     bench::format_fixed(grid.top_p, 3);
+  settings_text += " --num_runs " + std::to_string(grid.num_runs);
   if (grid.max_batch_input_product != kDefaultMaxBatchInputProduct)
-    prefix += " --max_batch_input_product " + std::to_string(grid.max_batch_input_product);
-  prefix += bench::check_common_options(app, c);
-
-  // One model per dtype, made once (training makes the weights require gradients).
-  std::map<bench::DataType, std::unique_ptr<Model>> models;
-  std::map<bench::DataType, std::string> model_errors;
-  // The cases run dtype by dtype: the previous dtype's model is released before the next is
-  // made, so that one model's weights are in memory at a time.
-  auto model_for = [&](bench::DataType dt) -> Model* {
-    if (models.count(dt)) return models[dt].get();
-    if (model_errors.count(dt)) return nullptr;
-    for (auto it = models.begin(); it != models.end();) {
-      const at::Device d = it->second->device();
-      it = models.erase(it);
-      release_cached_memory(d);
-    }
-    try {
-      const at::ScalarType st = dt == bench::DataType::fp16   ? at::kHalf
-                                : dt == bench::DataType::bf16 ? at::kBFloat16
-                                                              : at::kFloat;
-      if (dt == bench::DataType::tf32) throw bench::Unsupported("tf32 is not a storage dtype");
-      if (source.checkpoint_dir.empty()) {
-        models[dt] = std::make_unique<Model>(Model::random(cfg, c.seed, st, device));
-      } else {
-        const Checkpoint ckpt(source.checkpoint_dir);
-        models[dt] = std::make_unique<Model>(Model::from_checkpoint(cfg, ckpt, st, device));
-      }
-      return models[dt].get();
-    } catch (const UsageError&) {
-      throw;  // a bad checkpoint is bad input
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      model_errors[dt] = "model not made: " + what.substr(0, what.find('\n'));
-      return nullptr;
-    }
+    settings_text += " --max_batch_input_product " + std::to_string(grid.max_batch_input_product);
+  settings_text += bench::check_common_options(app, c);
+  auto prefix_of = [&](const ModelSource& m) {
+    return "mytransformer --model " + m.spec + settings_text;
   };
 
   // Checked before anything is written: a bad checkpoint is bad input (exit 2, no partial files).
-  if (!source.checkpoint_dir.empty())
-    Model::check_checkpoint(cfg, Checkpoint(source.checkpoint_dir));
+  for (const auto& mc : cases.by_model) {
+    const ModelSource& m = models[mc.model];
+    if (!m.checkpoint_dir.empty()) Model::check_checkpoint(m.config, Checkpoint(m.checkpoint_dir));
+  }
 
   bench::Session session;
-  bench::start_session(session, c, device.is_cuda(), prefix);
+  bench::start_session(session, c, device.is_cuda(), prefix_of(models[cases.by_model.at(0).model]));
+  auto options_of = [&](const ModelSource& m) {
+    bench::CaseOptions options = session.case_options;
+    options.command_prefix = prefix_of(m);
+    return options;
+  };
   if (c.list_cases) {
-    for (const auto& p : problems)
-      for (const auto& s : selected)
-        std::cout
-            << bench::to_json(make_result(s.name, device_name, p, cfg, session.case_options)).dump()
-            << "\n";
+    for (const auto& mc : cases.by_model) {
+      const bench::CaseOptions options = options_of(models[mc.model]);
+      for (const auto& p : mc.problems)
+        for (const auto& s : selected)
+          std::cout << bench::to_json(
+                           make_result(s.name, device_name, p, models[mc.model].config, options))
+                           .dump()
+                    << "\n";
+    }
     return 0;
   }
   bench::ResultSet& set = session.set;
   for (const auto& s : selected)
     if (s.impl) set.system["libraries"][s.name] = s.impl->library_version();
   set.system["libraries"]["torch_threads"] = at::get_num_threads();
-  set.system["model"] = {{"name", cfg.name},
-                         {"source", source.description},
-                         {"arch", to_string(cfg.arch)},
-                         {"parameters", cfg.parameter_count()},
-                         {"config", to_hf_config(cfg)},
-                         {"attention", Model::attention_kind()}};
+  nlohmann::ordered_json model_records = nlohmann::ordered_json::array();
+  for (const auto& mc : cases.by_model) model_records.push_back(model_record(models[mc.model]));
+  set.system["model"] = model_records.front();
+  set.system["models"] = model_records;
   set.system["grid"] = to_json(grid);
   set.system["grid"]["name"] = grid.name;
+  if (!o.problems.empty()) {  // the cases are the descriptors', not the grid's
+    for (const char* k : {"batch_sizes", "input_lengths", "output_length"})
+      set.system["grid"].erase(k);
+    set.system["grid"]["problems"] = o.problems;
+  }
   set.system["task"] = to_string(task);
 
+  std::size_t total = 0;
+  for (const auto& mc : cases.by_model) total += mc.problems.size() * selected.size();
   std::cout << "mytransformer " << bench::project_version() << " (" << bench::git_commit()
             << ") on " << set.system["host"].get<std::string>() << ", device " << device.str()
-            << ", LibTorch " TORCH_VERSION << "\nmodel " << cfg.name << " (" << to_string(cfg.arch)
-            << ", " << bench::format_fixed(double(cfg.parameter_count()) / 1e6, 1)
-            << "M parameters): " << source.description << "\ngrid " << grid.name << ": "
-            << problems.size() << " config(s) x " << selected.size() << " implementation(s), "
-            << grid.num_runs << " run(s) each\n";
+            << ", LibTorch " TORCH_VERSION << "\n";
+  for (const auto& mc : cases.by_model) {
+    const ModelSource& m = models[mc.model];
+    std::cout << "model " << m.config.name << " (" << to_string(m.config.arch) << ", "
+              << bench::format_fixed(double(m.config.parameter_count()) / 1e6, 1)
+              << "M parameters): " << m.description << "\n";
+  }
+  std::cout << (o.problems.empty() ? "grid " + grid.name : std::string("--problem")) << ": "
+            << total / std::max<std::size_t>(selected.size(), 1) << " config(s) x "
+            << selected.size() << " implementation(s), " << grid.num_runs << " run(s) each\n";
   bench::write_results(session);
 
+  ModelCache cache(models, device, c.seed);
   if (!o.dump_logits.empty()) {
-    Problem p = problems.front();
-    Model* m = model_for(p.dtype);
-    if (!m) throw std::runtime_error(model_errors[p.dtype]);
+    const Problem& p = cases.by_model.front().problems.front();
+    Model* m = cache.get(0, p.dtype);
+    if (!m) throw std::runtime_error(cache.error(0, p.dtype));
     dump_logits(o.dump_logits, *m, p, c.seed);
     std::cout << "wrote the prefill logits and greedy tokens of " << p.str() << " to "
               << o.dump_logits << "\n";
@@ -369,27 +400,32 @@ int run(Options& o, CLI::App& app) {
   settings.max_batch_input_product = grid.max_batch_input_product;
   settings.seed = c.seed;
 
-  const std::size_t total = problems.size() * selected.size();
   std::size_t done = 0;
   const auto started = std::chrono::steady_clock::now();
-  for (const auto& p : problems)
-    for (const auto& s : selected) {
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::cout << "\n[" << done + 1 << "/" << total << "] " << s.name << " " << device_name << " "
-                << bench::to_string(p.dtype) << " " << p.str() << "  elapsed "
-                << clock_text(elapsed) << ", ETA "
-                << (done ? clock_text(elapsed / double(done) * double(total - done)) : "?")
-                << std::endl;
-      Model* model = s.impl ? model_for(p.dtype) : nullptr;
-      const std::string why = s.impl ? (model ? "" : model_errors[p.dtype]) : s.why_missing;
-      CaseOutput out =
-          run_case(model, s.impl, s.name, device_name, why, p, cfg, settings, session.case_options);
-      bench::finish_case(std::cout, session, std::move(out.result), out.trace);
-      const std::string memory = memory_text(set.results.back());
-      if (!memory.empty()) std::cout << "    memory        " << memory << "\n";
-      ++done;
-    }
+  for (const auto& mc : cases.by_model) {
+    const ModelSource& source = models[mc.model];
+    const bench::CaseOptions options = options_of(source);
+    for (const auto& p : mc.problems)
+      for (const auto& s : selected) {
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        std::cout << "\n[" << done + 1 << "/" << total << "] " << s.name << " " << device_name
+                  << " " << bench::to_string(p.dtype) << " " << p.str();
+        if (models.size() > 1) std::cout << " " << source.config.name;
+        std::cout << "  elapsed " << clock_text(elapsed) << ", ETA "
+                  << (done ? clock_text(elapsed / double(done) * double(total - done)) : "?")
+                  << std::endl;
+        Model* model = s.impl ? cache.get(mc.model, p.dtype) : nullptr;
+        const std::string why =
+            s.impl ? (model ? "" : cache.error(mc.model, p.dtype)) : s.why_missing;
+        CaseOutput out =
+            run_case(model, s.impl, s.name, device_name, why, p, source.config, settings, options);
+        bench::finish_case(std::cout, session, std::move(out.result), out.trace);
+        const std::string memory = memory_text(set.results.back());
+        if (!memory.empty()) std::cout << "    memory        " << memory << "\n";
+        ++done;
+      }
+  }
 
   std::cout << "\n== Summary (means over " << grid.num_runs << " run(s)) ==\n";
   const bool train = task == Task::train;
@@ -402,7 +438,7 @@ int run(Options& o, CLI::App& app) {
   };
   const Row times = train ? Row{"forward ms", "backward ms", "step ms", "tokens/s"}
                           : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s"};
-  bench::Table t(join(join({"impl", "dtype", "case", "status"}, times),
+  bench::Table t(join(join({"model", "impl", "dtype", "case", "status"}, times),
                       {"peak MiB", "predicted MiB", "peak/pred"}));
   for (const auto& r : set.results) {
     const auto& m = r.metrics;
@@ -415,7 +451,8 @@ int run(Options& o, CLI::App& app) {
                               : Row{num("ttft_ms", 2), num("decode_ms_per_token_median", 3),
                                     num("decode_tokens_per_s", 1), num("e2e_tokens_per_s", 1)};
     const double mib = double(1 << 20);
-    t.add_row(join(join({r.backend, r.dtype, r.problem, bench::to_string(r.status)}, figures),
+    t.add_row(join(join({r.name, r.backend, r.dtype, r.problem, bench::to_string(r.status)},
+                        figures),
                    {num("peak_allocated_bytes", 1, mib), num("predicted_peak_bytes", 1, mib),
                     num("peak_vs_prediction", 3)}));
   }
@@ -435,11 +472,15 @@ int main(int argc, char** argv) {
       "transformers (GPT-2, Qwen2, Llama) on LibTorch"};
   app.set_version_flag("--version",
                        bench::project_version() + " (git " + bench::git_commit() + ")");
-  app.add_option("--model", o.model,
+  app.add_option("--model", o.models,
                  "Built-in config (gpt2, gpt2-medium, gpt2-large, distilgpt2, qwen2-0.5b, "
                  "qwen2.5-0.5b, qwen2-1.5b, llama-3.2-1b; random weights), a Hugging Face "
-                 "checkpoint folder, or a config.json alone (random weights)")
-      ->capture_default_str();
+                 "checkpoint folder, or a config.json alone (random weights); a list runs each")
+      ->capture_default_str()
+      ->delimiter(',');
+  app.add_option("--problem", o.problems,
+                 "A case instead of the grid, e.g. mb4in512out128 or train_mb4in512, with "
+                 ":n\"MODEL\" for one model's (as --list-cases prints them; repeatable)");
   app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
   app.add_option("--preset", o.preset,
                  "Grid preset: default quick_test small_scale medium_scale large_scale "
@@ -462,7 +503,7 @@ int main(int argc, char** argv) {
                  "Configs with batch x input length above this are skipped (default 131072)");
   app.add_option("--dtype", o.dtypes, "fp32 fp16 bf16 (list; default fp16 on cuda, fp32 on cpu)")
       ->delimiter(',');
-  app.add_option("--impl", o.impls,
+  app.add_option("--impl,--backend", o.impls,
                  "Implementations: libtorch_eager libtorch_graph hf_transformers (list; default "
                  "every one built for the device)")
       ->delimiter(',');

@@ -205,9 +205,20 @@ def metrics_of(b, n_in, n_out, runs):
     return m, summary(total)
 
 
+def model_name(spec):
+    """The name mytransformer gives the model of a --model spec (its records' `name`): a folder's
+    name, a config file's stem, else the spec (a built-in name)."""
+    if os.path.isdir(spec):
+        return os.path.basename(spec) or spec
+    if os.path.isfile(spec):
+        return os.path.splitext(os.path.basename(spec))[0]
+    return spec
+
+
 def record(method, args, b, n_in, n_out):
     return {"suite": "transformer", "backend": "hf_transformers", "device": args.device,
-            "problem": f"mb{b}in{n_in}out{n_out}", "name": args.model, "dtype": args.dtype,
+            "problem": f"mb{b}in{n_in}out{n_out}", "name": model_name(args.model),
+            "dtype": args.dtype,
             "status": "passed", "reason": "", "algorithm": method, "workspace_bytes": None,
             "compile_time_ms": None, "first_run_ms": None, "cpu_time_ms": None,
             "gpu_time_ms": None, "total_time_ms": None, "thread_cpu_time_ms": None,
@@ -215,7 +226,8 @@ def record(method, args, b, n_in, n_out):
             "cold_cache": False, "clocks": None, "throttled": None, "correctness": None,
             "flop": 0, "bytes": 0, "gflop_per_s": None, "gbyte_per_s": None,
             "params": {"task": "generate", "batch_size": b, "input_length": n_in,
-                       "output_length": n_out, "dtype": args.dtype, "model": args.model},
+                       "output_length": n_out, "dtype": args.dtype,
+                       "model": model_name(args.model)},
             "extra": {}, "metrics": {},
             "command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])}
 
@@ -259,7 +271,7 @@ def main():
                       "libraries": {"hf_transformers": f"transformers {transformers.__version__}, "
                                                        f"torch {torch.__version__}"},
                       "gpus": [torch.cuda.get_device_name(0)] if cuda else [],
-                      "model": {"name": args.model, "source": source,
+                      "model": {"name": model_name(args.model), "source": source,
                                 "parameters": sum(p.numel() for p in model.parameters()),
                                 "config": model.config.to_dict()},
                       "grid": grid, "task": "generate"},

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Runs the experiment grid of a suite through every available backend (no GPU: the CPU backends
 # run, the GPU ones are recorded as skipped) and writes a run folder
-# results/<YYYYMMDD_HHMMSS>_<host>/ (the op suite's: ..._<host>_ops/) with all_experiments.txt
+# results/<YYYYMMDD_HHMMSS>_<host>/ (another suite's: ..._<host>_<suite>/) with all_experiments.txt
 # (console log, set-up and build output included), results.json and results.csv
 # (results/README.md), report.md and plots/ (scripts/analyze_results.py). The first run on a
 # fresh machine does the set-up and the build itself.
 #
 #   scripts/run_all_experiments.sh [options] [-- program options]
-#     --suite conv|ops|mlp|all    conv: myconv's convolutions (default); ops: myops' tensor ops;
+#     --suite conv|ops|mlp|transformer|all
+#                                 conv: myconv's convolutions (default); ops: myops' tensor ops;
 #                                 mlp: mymlp's MLP (the lecture's example and d4096 L8 B4096 s5,
 #                                 the four scaling studies, the matmul dims, the example's
 #                                 profile in RUN/profile, fp32 and bf16; the Python reference
 #                                 scripts/mlp_reference.py where python3 has torch, in
-#                                 RUN/references/); all: conv and ops, one run folder each
+#                                 RUN/references/); transformer: mytransformer's generations
+#                                 (below); all: conv and ops, one run folder each (not mlp,
+#                                 transformer)
 #   conv suite (myconv):
 #     --preset NAME|all           shapes: experiments/shapes/NAME.txt (seed, resnet50, vgg16, ...;
 #                                 --preset list names them), all = every file there
@@ -24,10 +27,21 @@
 #     --categories LIST           only these: element,activation,reduction,normalization,matmul,
 #                                 memory
 #     --ops LIST                  only these ops, e.g. add,softmax,transpose
-#   both:
+#   transformer suite (mytransformer; default: gpt2 and qwen2-0.5b, preset small_scale, every
+#   implementation built for the device, fp16 on a GPU, fp32 on the CPU; then the Hugging Face
+#   reference where transformers and torch import, into RUN/hf_reference/):
+#     --models LIST               built-in names, config.json files or checkpoint folders
+#     --preset NAME               experiments/transformer/presets.json (--preset list names them)
+#     --device auto|cpu|cuda      default auto: the GPU where there is one
+#     --no-hf-reference           no Hugging Face reference (scripts/hf_reference.py)
+#     --quick                     tiny random models (experiments/transformer/configs/), preset
+#                                 quick_test
+#   every suite:
 #     --backends LIST             e.g. libtorch_cpu,onednn_cpu (default: every built backend;
 #                                 with --suite all, names every suite knows)
-#     --dtypes LIST               fp32,tf32,fp16,bf16 (default: conv fp32; ops fp32,bf16)
+#     --dtypes LIST               fp32,tf32,fp16,bf16 (default: conv fp32; ops fp32,bf16);
+#                                 transformer: one of fp32, fp16, bf16 (its cases' descriptors
+#                                 carry no dtype: one per run folder)
 #     --quick                     a smoke run: a few samples per case (ops: --sizes small, fp32
 #                                 unless given)
 #     --timeout SECONDS           per-case limit; a case that exceeds it is recorded as timeout
@@ -50,14 +64,16 @@
 #     --verbose                   the program's full output on the console too (always in the log)
 #   e.g. scripts/run_all_experiments.sh --preset resnet50 --backends cudnn,im2col_gemm_cuda
 #        scripts/run_all_experiments.sh --suite ops --categories reduction --dtypes fp32
+#        scripts/run_all_experiments.sh --suite transformer --models gpt2 --preset quick_test
 #        nohup scripts/run_all_experiments.sh --suite all --preset all >run.log 2>&1 &
 # One progress line per case: [k/N] elapsed 00:01:23 eta 00:04:10 <problem> <backend>: <status>.
 # A case that fails, crashes or hangs is recorded with its status and the run goes on; results
 # are rewritten after every case, so Ctrl-C or a kill keeps the finished ones (then --resume).
 # Exit codes: 0 done; 2 bad options (one line); 1 set-up, build or commit failed; 128+N killed.
-# MYCONV_BIN=path (MYOPS_BIN=path for the op suite) skips the set-up and the build and runs that
-# binary (tests, prebuilt binaries). Installed (cmake --install; PREFIX/bin/myconv-run-all), it
-# runs the installed myconv and myops and writes its run folders under ./results by default.
+# MYCONV_BIN=path (MYOPS_BIN, MYMLP_BIN, MYTRANSFORMER_BIN for the other suites) skips the set-up
+# and the build and runs that binary (tests, prebuilt binaries). The HF reference runs with
+# $MYCONV_PYTHON, else python3. Installed (cmake --install; PREFIX/bin/myconv-run-all), it runs
+# the installed programs and writes its run folders under ./results by default.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -71,12 +87,13 @@ suite="" preset="" shapes=() backends="" dtypes="" layouts="" quick=0 timeout=""
 resume="" commit=0 build_dir="$MYCONV_ROOT/build" bundle="" verbose=0 extra=()
 shard="" gpus="" cost_from="" plan=0
 sizes="" ops_files=() categories="" ops=""
+models="" device="" hf_reference=1
 while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
     --preset | --shapes | --backends | --dtypes | --layouts | --timeout | --output-dir | \
       --resume | --build-dir | --from-bundle | --suite | --sizes | --ops-file | --categories | \
-      --ops | --shard | --gpus | --cost-from)
+      --ops | --shard | --gpus | --cost-from | --models | --device)
       [ $# -ge 2 ] && [ -n "$2" ] && [[ "$2" != --* ]] || usage_error "$opt needs a value"
       val=$2
       shift 2
@@ -99,12 +116,15 @@ while [ $# -gt 0 ]; do
         --shard) shard=$val ;;
         --gpus) gpus=$val ;;
         --cost-from) cost_from=$val ;;
+        --models) models=$val ;;
+        --device) device=$val ;;
       esac
       ;;
     --quick) quick=1; shift ;;
     --commit) commit=1; shift ;;
     --verbose) verbose=1; shift ;;
     --plan) plan=1; shift ;;
+    --no-hf-reference) hf_reference=0; shift ;;
     --) shift; extra=("$@"); break ;;
     -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) usage_error "unknown option '$opt'" ;;
@@ -122,8 +142,8 @@ list_ok() {  # list_ok WHAT LIST ALLOWED...
     usage_error "$what: unknown value '$item' (allowed: $*)"
   done
 }
-[ -z "$suite" ] || [[ "$suite" =~ ^(conv|ops|mlp|all)$ ]] ||
-  usage_error "--suite: expected conv, ops, mlp or all; got '$suite'"
+[ -z "$suite" ] || [[ "$suite" =~ ^(conv|ops|mlp|transformer|all)$ ]] ||
+  usage_error "--suite: expected conv, ops, mlp, transformer or all; got '$suite'"
 [ -z "$dtypes" ] || list_ok --dtypes "$dtypes" fp32 tf32 fp16 bf16
 [ -z "$layouts" ] || list_ok --layouts "$layouts" nchw nhwc
 [ -z "$sizes" ] || list_ok --sizes "$sizes" small medium large xlarge batched all
@@ -138,7 +158,21 @@ case "${suite:-conv}" in
     usage_error "--preset, --shapes and --layouts belong to --suite conv" ;;
   mlp) [ -z "$conv_opts$ops_opts" ] ||
     usage_error "--suite mlp takes none of the conv or op grid options" ;;
+  transformer) [ -z "$layouts${shapes[*]}$ops_opts" ] ||
+    usage_error "--suite transformer takes none of the conv or op grid options but --preset" ;;
 esac
+if [ -z "$resume" ] && [ "$suite" != transformer ] &&
+  { [ -n "$models$device" ] || [ $hf_reference -eq 0 ]; }; then
+  usage_error "--models, --device and --no-hf-reference belong to --suite transformer"
+fi
+[ -z "$device" ] || [[ "$device" =~ ^(auto|cpu|cuda)$ ]] ||
+  usage_error "--device: expected auto, cpu or cuda; got '$device'"
+[ -z "$models" ] || [ -n "${models//,/}" ] || usage_error "--models: empty list"
+if [ "$suite" = transformer ] && [ -n "$dtypes" ]; then
+  [[ "$dtypes" =~ ^(fp32|fp16|bf16)$ ]] ||
+    usage_error "--dtypes: the transformer suite takes one of fp32, fp16, bf16 (a run folder" \
+      "per dtype: its cases' descriptors carry none); got '$dtypes'"
+fi
 [ ${#ops_files[@]} -eq 0 ] || [ -z "$sizes" ] ||
   usage_error "give --sizes or --ops-file, not both (an op list replaces the size classes)"
 for f in "${ops_files[@]}"; do [ -r "$f" ] || usage_error "--ops-file: cannot read '$f'"; done
@@ -168,6 +202,11 @@ for arg in "${extra[@]}"; do
       usage_error "'$arg' after --: the runner sets the outputs itself" ;;
     --no-peaks)
       usage_error "'$arg' after --: the runner has the limits measured once per run" ;;
+    --model | --device | --impl | --preset | --batch_sizes | --input_lengths | --output_length)
+      usage_error "'$arg' after --: the transformer grid comes from --models, --device," \
+        "--backends, --preset" ;;
+    --output-file | --dump-logits | --show-presets | --show-config | --create | --output)
+      usage_error "'$arg' after --: the runner sets the outputs itself" ;;
   esac
   # Each case of --timing both is two records of one identity: run the two modes as two runs.
   if [ "$arg" = --timing=both ] || { [ "$prev" = --timing ] && [ "$arg" = both ]; }; then
@@ -180,24 +219,33 @@ if [ -n "$MYCONV_INSTALLED_BIN" ]; then
   MYCONV_BIN=${MYCONV_BIN:-$MYCONV_INSTALLED_BIN/myconv}
   MYOPS_BIN=${MYOPS_BIN:-$MYCONV_INSTALLED_BIN/myops}
   MYMLP_BIN=${MYMLP_BIN:-$MYCONV_INSTALLED_BIN/mymlp}
+  MYTRANSFORMER_BIN=${MYTRANSFORMER_BIN:-$MYCONV_INSTALLED_BIN/mytransformer}
 fi
 # The program of each suite, its build target, and the variable that names a prebuilt one.
-program_of() { case "$1" in ops) echo myops ;; mlp) echo mymlp ;; *) echo myconv ;; esac; }
-prebuilt_of() {
-  case "$1" in ops) echo "${MYOPS_BIN:-}" ;; mlp) echo "${MYMLP_BIN:-}" ;; *) echo "${MYCONV_BIN:-}" ;; esac
+program_of() {
+  case "$1" in ops) echo myops ;; mlp) echo mymlp ;; transformer) echo mytransformer ;;
+    *) echo myconv ;; esac
 }
-bin_var_of() { case "$1" in ops) echo MYOPS_BIN ;; mlp) echo MYMLP_BIN ;; *) echo MYCONV_BIN ;; esac; }
+bin_var_of() {
+  case "$1" in ops) echo MYOPS_BIN ;; mlp) echo MYMLP_BIN ;; transformer) echo MYTRANSFORMER_BIN ;;
+    *) echo MYCONV_BIN ;; esac
+}
+prebuilt_of() {
+  local var
+  var=$(bin_var_of "$1")
+  echo "${!var:-}"
+}
 if [ -n "$resume" ]; then
-  if [ -n "$suite$preset$backends$dtypes$layouts$out_root$ops_opts" ] || [ ${#shapes[@]} -gt 0 ] ||
-    [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ] || [ -n "$shard$gpus$cost_from" ] ||
-    [ $plan -eq 1 ]; then
+  if [ -n "$suite$preset$backends$dtypes$layouts$out_root$ops_opts$models$device" ] ||
+    [ ${#shapes[@]} -gt 0 ] || [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ] ||
+    [ -n "$shard$gpus$cost_from" ] || [ $plan -eq 1 ] || [ $hf_reference -eq 0 ]; then
     usage_error "--resume takes the run's own settings (run.json); give only --timeout," \
       "--commit, --build-dir, --from-bundle, --verbose"
   fi
   [ -f "$resume/run.json" ] || usage_error "--resume: '$resume' is not a run folder (no run.json)"
   resume_suite=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("suite",
 "conv"))' "$resume/run.json" 2>/dev/null) || usage_error "--resume: cannot read '$resume/run.json'"
-  [[ "$resume_suite" =~ ^(conv|ops|mlp)$ ]] ||
+  [[ "$resume_suite" =~ ^(conv|ops|mlp|transformer)$ ]] ||
     usage_error "--resume: '$resume' holds a run of an unknown suite '$resume_suite'"
   suites=("$resume_suite")
   run_dirs=("$(cd "$resume" && pwd)")
@@ -215,8 +263,8 @@ for s in "${suites[@]}"; do
   fi
 done
 if [ -z "$resume" ]; then
-  if [ "$suite" = ops ] || [ "$suite" = mlp ]; then
-    :  # the op and MLP suites' grids: below
+  if [ "$suite" = ops ] || [ "$suite" = mlp ] || [ "$suite" = transformer ]; then
+    :  # the op, MLP and transformer suites' grids: below
   elif [ ${#shapes[@]} -gt 0 ]; then
     [ -z "$preset" ] || usage_error "give --preset or --shapes, not both"
     for s in "${shapes[@]}"; do [ -r "$s" ] || usage_error "--shapes: cannot read '$s'"; done
@@ -268,6 +316,26 @@ if [ -z "$resume" ]; then
     mlp_grid=(--example --problem mlp:d4096l8b4096s5 --scale all --matmul --dtype "$mlp_dtypes")
     mlp_label="mlp example, d4096, scaling studies, matmul"
   fi
+  # The transformer suite's grid: the models at one preset, device and dtype, sent to every
+  # invocation (the descriptors carry the case and the model's name, not the runs, the sampling or
+  # the dtype); --quick: two tiny random models (GPT-2 and Qwen2 layouts), preset quick_test.
+  tf_presets="$MYCONV_ROOT/experiments/transformer/presets.json"
+  if [ "$suite" = transformer ]; then
+    tf_preset=${preset:-$([ $quick -eq 1 ] && echo quick_test || echo small_scale)}
+    known=$(python3 -c 'import json, sys
+print(" ".join(k for k in json.load(open(sys.argv[1])) if not k.startswith("_")))' \
+      "$tf_presets") || usage_error "--preset: cannot read '$tf_presets'"
+    [ "$tf_preset" != list ] || { echo "presets: $known"; exit 0; }
+    [[ " $known " == *" $tf_preset "* ]] ||
+      usage_error "--preset: expected one of $known; got '$tf_preset'"
+    tiny="$MYCONV_ROOT/experiments/transformer/configs"
+    tf_models=${models:-$([ $quick -eq 1 ] && echo "$tiny/tiny-gpt2.json,$tiny/tiny-qwen2.json" ||
+      echo gpt2,qwen2-0.5b)}
+    tf_args=(--model "$tf_models" --preset "$tf_preset" --device "${device:-auto}")
+    [ -z "$dtypes" ] || tf_args+=(--dtype "$dtypes")
+    tf_label="transformer $(echo "$tf_models" | tr ',' '\n' | xargs -n1 basename |
+      paste -sd, -) preset $tf_preset"
+  fi
   default_out=$MYCONV_ROOT/results
   [ -z "$MYCONV_INSTALLED_BIN" ] || default_out=$PWD/results  # an install tree is not for results
   out_root=${out_root:-$default_out}
@@ -289,6 +357,7 @@ if [ -z "$resume" ]; then
     case "$s" in
       ops) labels+=("$ops_label") ;;
       mlp) labels+=("$mlp_label") ;;
+      transformer) labels+=("$tf_label") ;;
       *) labels+=("$label") ;;
     esac
   done
@@ -363,6 +432,10 @@ runner_of() {
     [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")
     runner+=("--extra-arg=--profile" "--extra-arg=${run_dirs[$i]}/profile")
     [ $quick -eq 0 ] || runner+=("--extra-arg=--no-ceiling" "--extra-arg=--phase-steps" "--extra-arg=2")
+  elif [ "$s" = transformer ]; then
+    for f in "${tf_args[@]}"; do runner+=("--extra-arg=$f"); done
+    [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")
+    [ $hf_reference -eq 0 ] || runner+=(--hf-reference)
   else
     for f in "${shapes[@]}"; do
       runner+=("--grid-arg=--shapes" "--grid-arg=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Runs the cases of one run folder through its suite's program (myconv for the conv suite, myops
-for the op suite); scripts/run_all_experiments.sh calls it after the set-up and the build (users
-call that script, whose --help has the options).
+for the op suite, mymlp, mytransformer); scripts/run_all_experiments.sh calls it after the
+set-up and the build (users call that script, whose --help has the options).
 
-  run_cases.py --run-dir RUN --myconv BIN [--suite conv|ops] [--grid-arg=ARG ...]
-               [--extra-arg=ARG ...] [--quick] [--timeout S] [--label TEXT] [--commit] [--verbose]
-               [--prepare-only] [--plan] [--shard I/N] [--cost-from RESULTS.json]
-               [--gpus all|N|LIST] [--no-report]
+  run_cases.py --run-dir RUN --myconv BIN [--suite conv|ops|mlp|transformer]
+               [--grid-arg=ARG ...] [--extra-arg=ARG ...] [--quick] [--timeout S] [--label TEXT]
+               [--commit] [--verbose] [--prepare-only] [--plan] [--shard I/N]
+               [--cost-from RESULTS.json] [--gpus all|N|LIST] [--no-report] [--hf-reference]
   run_cases.py --run-dir RUN --myconv BIN --resume|--prepared [--timeout S] [--commit] [--verbose]
   run_cases.py --run-dir RUN --merge-only        rebuild results.json/csv from RUN/cases/
 (--myconv names the suite's program, myops too; --prepare-only writes run.json and cases.jsonl
@@ -54,9 +54,15 @@ def main(argv=None):
     p.add_argument("--gpus", help="all|N|LIST: one worker per GPU (runner/workers.py)")
     p.add_argument("--no-report", action="store_true",
                    help="no report.md at the end (a --gpus worker: its coordinator reports)")
+    p.add_argument("--hf-reference", action="store_true",
+                   help="a new transformer run: after the cases, scripts/hf_reference.py on the "
+                        "same models where transformers and torch import (runner/reference.py)")
     args = p.parse_args(argv)
     if sys.stdout is not None:
         sys.stdout.reconfigure(line_buffering=True)
+    if args.hf_reference and args.suite != "transformer":
+        print(f"{PROG}: error: --hf-reference belongs to --suite transformer", file=sys.stderr)
+        return 2
     if not args.merge_only and not args.myconv:
         print(f"{PROG}: error: no program given (--myconv)", file=sys.stderr)
         return 2

@@ -3,7 +3,8 @@
 # SOURCE_DIR): bad input -> one line on stderr, exit code 2, no output file; a tiny random model
 # (a config.json alone) runs a small grid on the CPU with JSON, CSV and --output-file, each case
 # with its predicted peak memory (no measured peak, so no ratio, on the CPU); presets, --create,
-# --task train, --dump-logits; the HF scripts compile.
+# --task train, --dump-logits; --problem and --backend as the runner sends them (the listed cases
+# of two models round-trip); the HF scripts compile.
 set -u
 bin=$1
 src=$2
@@ -63,6 +64,24 @@ expect_usage_error "top_p out of range" "top_p" "${m[@]}" --temperature 1 --top_
 expect_usage_error "pure timing" "timing" "${m[@]}" --timing pure
 expect_usage_error "unknown task" "task" "${m[@]}" --task finetune
 expect_usage_error "unknown option" "see --help" "${m[@]}" --batch-size 2
+# --problem and --backend, as scripts/run_all_experiments.sh sends them.
+two=(--model "$work/tiny.json,$work/qwen.json" --device cpu)
+expect_usage_error "malformed --problem" "--problem" "${two[@]}" --problem mb1in4
+expect_usage_error "--problem with a bad name part" "--problem" "${two[@]}" --problem 'mb1in4out2:x'
+expect_usage_error "--problem naming another model" "not among" "${two[@]}" \
+  --problem 'mb1in4out2:n"gpt2"'
+expect_usage_error "--problem naming no model" "built-in" --device cpu --problem 'mb1in4out2:n"gpt9"'
+expect_usage_error "--problem with --batch_sizes" "not both" "${two[@]}" --problem mb1in4out2 \
+  --batch_sizes 2
+expect_usage_error "--problem mixing tasks" "separately" "${two[@]}" --problem mb1in4out2 \
+  --problem train_mb1in4
+expect_usage_error "--problem against --task" "task" "${two[@]}" --problem mb1in4out2 --task train
+expect_usage_error "unknown --backend" "allowed:" "${two[@]}" --backend cudnn
+expect_usage_error "two models of one name" "both named" --model "$work/tiny.json,$work/tiny.json" \
+  --device cpu
+expect_usage_error "--show-config of two models" "one --model" "${two[@]}" --show-config
+expect_usage_error "--dump-logits of two models" "one --model" "${two[@]}" \
+  --dump-logits "$work/d.json"
 rm -f "$work"/missing_*
 "$bin" "${m[@]}" --output-file "$work/missing/run" >"$work/stdout" 2>"$work/stderr"
 if [ $? -eq 2 ] && [ "$(wc -l <"$work/stderr")" -eq 1 ]; then ok "--output-file to a missing folder"; else fail "--output-file to a missing folder"; fi
@@ -144,6 +163,43 @@ if "$bin" "${m[@]}" --input_lengths 6 --batch_sizes 2 --output_length 4 --dump-l
 else
   fail "--dump-logits: $(tail -3 "$work/stderr")"
 fi
+# --list-cases of two models round-trips through --problem: each listed case, as the runner sends
+# it (descriptor, :n"model", --backend), lists exactly that case again (the same record and
+# reproducing command); one of them runs with the runner's other options.
+if "$bin" "${two[@]}" --config-file "$work/grid.json" --list-cases >"$work/cases.jsonl" 2>"$work/stderr" &&
+    python3 - "$bin" "$work" <<'PY'
+import json, subprocess, sys
+bin, work = sys.argv[1], sys.argv[2]
+two = ["--model", f"{work}/tiny.json,{work}/qwen.json", "--device", "cpu",
+       "--config-file", f"{work}/grid.json"]
+cases = [json.loads(l) for l in open(f"{work}/cases.jsonl")]
+assert [(c["problem"], c["name"]) for c in cases] == [
+    ("mb1in4out3", "tiny"), ("mb2in4out3", "tiny"), ("mb1in4out3", "qwen"),
+    ("mb2in4out3", "qwen")], cases
+for c in cases:
+    desc = f'{c["problem"]}:n"{c["name"]}"'
+    out = subprocess.run([bin] + two + ["--problem", desc, "--backend", c["backend"],
+                                        "--list-cases"], capture_output=True, text=True, check=True)
+    again = [json.loads(l) for l in out.stdout.splitlines()]
+    assert again == [c], (desc, again)
+    assert c["command"].startswith(f"mytransformer --model {work}/"), c["command"]
+PY
+then ok "--list-cases round-trips through --problem and --backend"; else fail "--problem round trip: $(tail -3 "$work/stderr")"; fi
+if "$bin" "${two[@]}" --problem 'mb2in4out3:n"qwen"' --backend libtorch_eager --num_runs 1 \
+    --json "$work/one.json" --csv "$work/one.csv" --no-source-diff --warmup 1 --min-iters 3 \
+    --min-time-ms 0 --max-time-ms 20 --strict >"$work/stdout" 2>"$work/stderr" &&
+    python3 - "$work/one.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+(r,) = d["results"]
+assert (r["problem"], r["name"], r["backend"], r["status"]) == (
+    "mb2in4out3", "qwen", "libtorch_eager", "passed"), r
+assert [m["name"] for m in d["system"]["models"]] == ["qwen"], d["system"]["models"]
+assert d["system"]["model"]["arch"] == "qwen2"
+assert d["system"]["grid"]["problems"] == ['mb2in4out3:n"qwen"'], d["system"]["grid"]
+assert "batch_sizes" not in d["system"]["grid"]
+PY
+then ok "--problem with a name runs that model's case"; else fail "--problem run: $(tail -3 "$work/stderr")"; fi
 if "$bin" --show-presets | grep -q quick_test; then ok "--show-presets"; else fail "--show-presets"; fi
 if "$bin" --create quick_test --output "$work/q.json" >/dev/null &&
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['batch_sizes']==[1,2] and d['num_runs']==1 and d['output_length']==20" "$work/q.json"; then

@@ -3,7 +3,8 @@
 // on tiny checkpoints written here in the Hugging Face layout, checked against a float64
 // reference written from transformers' modeling code; the KV-cache decode against a full
 // recompute at every step; the static (graph) step against the eager one; the case through the
-// core's runner; presets and config files; a training step.
+// core's runner; a training step. (Descriptors, presets, models and cases:
+// test_transformer_settings.cpp.)
 #include <gtest/gtest.h>
 
 #include <c10/core/GradMode.h>
@@ -25,7 +26,6 @@
 #include "models/transformer/model.hpp"
 #include "models/transformer/problem.hpp"
 #include "models/transformer/safetensors.hpp"
-#include "models/transformer/settings.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace transformer {
@@ -585,7 +585,7 @@ TEST(TransformerTrain, LossAndGradients) {
   for (const auto& p : m.parameters()) EXPECT_TRUE(p.grad().defined());
 }
 
-// ---- the case through the runner, presets and settings -----------------------------------------
+// ---- the case through the runner -----------------------------------------------------------
 
 bench::CaseOptions quick_options() {
   bench::CaseOptions o;
@@ -644,43 +644,6 @@ TEST(TransformerCase, GenerationThroughTheRunner) {
       run_case(nullptr, nullptr, "libtorch_graph", "cuda", "needs CUDA", p, c, s, quick_options())
           .result.status,
       bench::Status::skipped);
-}
-
-TEST(TransformerSettings, PresetsAndConfigFiles) {
-  const std::vector<Grid> presets = load_presets(presets_path());
-  const Grid q = find_preset(presets, "quick_test");
-  EXPECT_EQ(q.batch_sizes, (std::vector<std::int64_t>{1, 2}));
-  EXPECT_EQ(q.input_lengths, (std::vector<std::int64_t>{32, 64}));
-  EXPECT_EQ(q.output_length, 20);  // the seed's quick_test
-  EXPECT_EQ(q.num_runs, 1);
-  for (const char* n : {"default", "small_scale", "medium_scale", "large_scale", "batch_size_study",
-                        "input_length_study"})
-    EXPECT_NO_THROW(find_preset(presets, n)) << n;
-  EXPECT_THROW(find_preset(presets, "huge"), bench::UsageError);
-  TempDir dir;
-  const std::string file = (dir.path() / "c.json").string();
-  std::ofstream(file) << R"({"batch_sizes": [3], "output_length": 7, "model_name": "x"})";
-  std::vector<std::string> ignored;
-  const Grid g = read_grid_file(file, q, &ignored);
-  EXPECT_EQ(g.batch_sizes, (std::vector<std::int64_t>{3}));
-  EXPECT_EQ(g.input_lengths, q.input_lengths);
-  EXPECT_EQ(g.output_length, 7);
-  EXPECT_EQ(ignored, (std::vector<std::string>{"model_name"}));
-  std::ofstream(file) << R"({"batch_sizes": "many"})";
-  EXPECT_THROW(read_grid_file(file, q, nullptr), bench::UsageError);
-  EXPECT_EQ(expand(g, Task::generate, {bench::DataType::fp32, bench::DataType::bf16}).size(), 4u);
-  // The created file reads back as the preset.
-  std::ofstream(file) << to_json(q).dump();
-  const Grid back = read_grid_file(file, Grid{}, nullptr);
-  EXPECT_EQ(back.batch_sizes, q.batch_sizes);
-  EXPECT_EQ(back.num_runs, q.num_runs);
-}
-
-TEST(TransformerProblem, DescriptorRoundTrips) {
-  for (const char* s : {"mb1in32out16", "mb64in4096out256", "train_mb4in512"})
-    EXPECT_EQ(parse_problem(s).str(), s);
-  for (const char* s : {"mb0in3out2", "mb1in2", "x", "train_mb1in2out3"})
-    EXPECT_THROW(parse_problem(s), bench::UsageError) << s;
 }
 
 }  // namespace

@@ -99,5 +99,41 @@ class TransformerReport(unittest.TestCase):
         self.assertTrue(re.search("different suites", p.stderr), p.stderr)
 
 
+    def test_decode_and_prefill_targets(self):
+        """Graph decode at batch 1 against the model's bar (gpt2: 0.5 ms), and eager TTFT against
+        an hf_transformers manual record of the same case."""
+        with open(FIXTURE) as f:
+            doc = json.load(f)
+        graph = next(r for r in doc["results"]
+                     if r["status"] == "passed" and r["backend"] == "libtorch_graph")
+        eager = next(r for r in doc["results"] if r["status"] == "passed" and
+                     r["backend"] == "libtorch_eager" and r["problem"] == graph["problem"])
+        recs = []
+        for ms, case in ((0.45, "mb1in4out4"), (0.6, "mb1in8out4")):
+            r = json.loads(json.dumps(graph))
+            r.update(device="cuda", problem=case, name="gpt2")
+            r["params"].update(model="gpt2", batch_size=1, input_length=int(case[5:-4]))
+            r["metrics"]["decode_ms_per_token_median"] = ms
+            recs.append(r)
+        e = json.loads(json.dumps(eager))
+        e["metrics"]["ttft_ms"] = 2.0
+        h = json.loads(json.dumps(eager))
+        h.update(backend="hf_transformers", extra={"method": "manual"})
+        h["metrics"]["ttft_ms"] = 1.6
+        doc["results"] = recs + [e, h]
+        path = os.path.join(self.dir, "targets.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = subprocess.run([sys.executable, SCRIPT, path, "--output-dir", self.dir],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.dir, "report.md")) as f:
+            md = f.read()
+        self.assertIn("decode at batch 1, gpt2: <= 0.5 ms per token: **missed** at 1 of 2 cases, "
+                      "the worst by 20%", md)
+        self.assertIn("qwen2-0.5b: <= 1 ms per token: not recorded", md)
+        self.assertRegex(md, r"no slower than HF's manual loop: \*\*missed\*\* at 1 of 1 cases; "
+                             r".*2\.00 ms against 1\.60 ms \(1\.25x\)")
+
 if __name__ == "__main__":
     unittest.main()

@@ -63,4 +63,18 @@ Problem parse_problem(const std::string& text, bench::DataType dtype) {
   return p;
 }
 
+std::string str_with_name(const Problem& p, const std::string& model) {
+  return model.empty() ? p.str() : p.str() + ":n\"" + model + "\"";
+}
+
+NamedProblem parse_named_problem(const std::string& text, bench::DataType dtype) {
+  static const std::regex named(R"re(([^:]*):n"([^"]+)")re");
+  std::smatch m;
+  if (std::regex_match(text, m, named)) return {parse_problem(m[1], dtype), m[2]};
+  if (text.find(':') != std::string::npos)
+    throw bench::UsageError("'" + text + "' is not a transformer case (expected e.g. " +
+                            "mb1in128out64 or mb1in128out64:n\"gpt2\")");
+  return {parse_problem(text, dtype), ""};
+}
+
 }  // namespace transformer

@@ -1,6 +1,8 @@
 // One case of the transformer suite: a generation of batch rows, input_len prompt tokens and
 // output_len new tokens (or, with --task train, one training step over batch x seq_len), in one
 // dtype. Canonical string, benchdnn-style: "mb4in512out128", "train_mb4in512"; it round-trips.
+// With the model's name, as a result's (problem, name) and the runner's --problem carry it:
+// "mb4in512out128:n\"gpt2\"" (str_with_name, parse_named_problem).
 #pragma once
 
 #include <cstdint>
@@ -36,5 +38,17 @@ struct Problem {
 
 // Parses str()'s form; UsageError naming the text otherwise.
 Problem parse_problem(const std::string& text, bench::DataType dtype = bench::DataType::fp32);
+
+// A descriptor with the model it runs on; model "" when the text names none.
+struct NamedProblem {
+  Problem problem;
+  std::string model;
+};
+// str() + :n"model" ("" model: str() alone).
+std::string str_with_name(const Problem& p, const std::string& model);
+// Parses str_with_name()'s form (the name part optional; a name holds no '"'); UsageError naming
+// the text otherwise.
+NamedProblem parse_named_problem(const std::string& text,
+                                 bench::DataType dtype = bench::DataType::fp32);
 
 }  // namespace transformer

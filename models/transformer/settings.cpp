@@ -3,9 +3,11 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/error.hpp"
 
@@ -175,6 +177,116 @@ std::vector<Problem> expand(const Grid& g, Task task, const std::vector<bench::D
         out.push_back(p);
       }
   return out;
+}
+
+ModelSource resolve_model(const std::string& spec, std::uint64_t seed) {
+  namespace fs = std::filesystem;
+  ModelSource s;
+  s.spec = spec;
+  const std::string random = "random init (seed " + std::to_string(seed) + ")";
+  if (fs::is_directory(spec)) {
+    const fs::path cfg = fs::path(spec) / "config.json";
+    if (!fs::is_regular_file(cfg)) throw UsageError("--model: '" + spec + "' has no config.json");
+    s.config = load_config_file(cfg.string());
+    s.config.name = fs::path(spec).filename().string();
+    if (s.config.name.empty()) s.config.name = spec;
+    if (fs::exists(fs::path(spec) / "model.safetensors") ||
+        fs::exists(fs::path(spec) / "model.safetensors.index.json")) {
+      s.checkpoint_dir = spec;
+      s.description = "checkpoint " + spec;
+    } else {
+      s.description = random + " from " + cfg.string() + " (the folder has no safetensors)";
+    }
+  } else if (fs::is_regular_file(spec)) {
+    s.config = load_config_file(spec);
+    s.config.name = fs::path(spec).stem().string();
+    s.description = random + " from " + spec;
+  } else {
+    s.config = builtin_config(spec);
+    s.description = random + " from the built-in config " + spec;
+  }
+  return s;
+}
+
+std::vector<ModelSource> resolve_models(const std::vector<std::string>& specs, bool model_given,
+                                        const std::vector<std::string>& descriptors,
+                                        std::uint64_t seed) {
+  std::vector<std::string> chosen = specs;
+  if (!model_given) {
+    std::vector<std::string> named;
+    for (const auto& d : descriptors) {
+      std::string n;
+      try {
+        n = parse_named_problem(d).model;
+      } catch (const UsageError& e) {
+        throw UsageError(std::string("--problem: ") + e.what());
+      }
+      if (!n.empty() && std::find(named.begin(), named.end(), n) == named.end()) named.push_back(n);
+    }
+    if (!named.empty()) chosen = named;
+  }
+  if (chosen.empty()) throw UsageError("--model: no model given");
+  std::vector<ModelSource> out;
+  for (const auto& spec : chosen) {
+    ModelSource m = resolve_model(spec, seed);
+    for (const auto& other : out)
+      if (other.config.name == m.config.name)
+        throw UsageError("--model: '" + other.spec + "' and '" + spec + "' are both named '" +
+                         m.config.name + "' (a result names its model by that name)");
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+CaseList expand_cases(const std::vector<ModelSource>& models,
+                      const std::vector<std::string>& descriptors, const Grid& g,
+                      const std::string& task_option, const std::vector<bench::DataType>& dtypes) {
+  CaseList list;
+  if (descriptors.empty()) {
+    list.task = parse_task(task_option.empty() ? "generate" : task_option);
+    for (std::size_t i = 0; i < models.size(); ++i)
+      list.by_model.push_back({i, expand(g, list.task, dtypes)});
+    return list;
+  }
+  std::vector<NamedProblem> named;
+  std::set<std::string> seen;
+  for (const auto& d : descriptors) {
+    NamedProblem n;
+    try {
+      n = parse_named_problem(d);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--problem: ") + e.what());
+    }
+    if (!seen.insert(str_with_name(n.problem, n.model)).second) continue;
+    if (named.empty()) list.task = n.problem.task;
+    if (n.problem.task != list.task)
+      throw UsageError("--problem: generations and training steps in one run ('" +
+                       descriptors.front() + "', '" + d + "'); run them separately");
+    if (!n.model.empty() && std::none_of(models.begin(), models.end(), [&](const ModelSource& m) {
+          return m.config.name == n.model;
+        })) {
+      std::string known;
+      for (const auto& m : models) known += (known.empty() ? "" : ", ") + m.config.name;
+      throw UsageError("--problem '" + d + "' names model '" + n.model +
+                       "', which is not among --model's (" + known + ")");
+    }
+    named.push_back(n);
+  }
+  if (!task_option.empty() && parse_task(task_option) != list.task)
+    throw UsageError("--task " + task_option + ": the --problem cases are " +
+                     (list.task == Task::train ? "training steps" : "generations"));
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    ModelCases mc{i, {}};
+    for (const auto dt : dtypes)
+      for (const auto& n : named)
+        if (n.model.empty() || n.model == models[i].config.name) {
+          Problem p = n.problem;
+          p.dtype = dt;
+          mc.problems.push_back(p);
+        }
+    if (!mc.problems.empty()) list.by_model.push_back(std::move(mc));
+  }
+  return list;
 }
 
 }  // namespace transformer

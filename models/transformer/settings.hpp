@@ -1,7 +1,9 @@
-// What the user asks of mytransformer, before it becomes cases: a grid (the seed's keys:
-// batch_sizes, input_lengths, output_length, num_runs, temperature, top_p,
-// max_batch_input_product) from a preset (experiments/transformer/presets.json), a --config-file
-// or overrides; and the expansion into problems (one per dtype x batch x input length).
+// What the user asks of mytransformer, before it becomes cases: the models (--model: built-in
+// names, checkpoint folders, config.json files), a grid (the seed's keys: batch_sizes,
+// input_lengths, output_length, num_runs, temperature, top_p, max_batch_input_product) from a
+// preset (experiments/transformer/presets.json), a --config-file or overrides, or the cases
+// themselves (--problem descriptors, as the runner sends them); and the expansion into each
+// model's problems.
 #pragma once
 
 #include <cstdint>
@@ -47,5 +49,39 @@ void check_grid(const Grid& g);
 
 // One problem per dtype x batch size x input length (in that nesting order).
 std::vector<Problem> expand(const Grid& g, Task task, const std::vector<bench::DataType>& dtypes);
+
+// Where a model comes from: a checkpoint folder (config.json, and weights if present), a
+// config.json alone, or a built-in name; the last two are random-initialized (seed).
+struct ModelSource {
+  std::string spec;    // as given to --model
+  ModelConfig config;  // config.name: the built-in name, the folder's name or the file's stem
+  std::string checkpoint_dir;  // "" = random weights
+  std::string description;
+};
+// UsageError for a folder without config.json, a bad config or an unknown built-in name.
+ModelSource resolve_model(const std::string& spec, std::uint64_t seed);
+
+// The cases of a run. Each model's problems, in the models' order (models without one left out).
+struct ModelCases {
+  std::size_t model = 0;  // index into the models
+  std::vector<Problem> problems;
+};
+struct CaseList {
+  Task task = Task::generate;
+  std::vector<ModelCases> by_model;
+};
+// The models of a run: the --model specs when given (model_given), else the models the
+// descriptors name (each name read as a spec), else `specs` (the default). UsageError on two
+// models of one name.
+std::vector<ModelSource> resolve_models(const std::vector<std::string>& specs, bool model_given,
+                                        const std::vector<std::string>& descriptors,
+                                        std::uint64_t seed);
+// Without descriptors: the grid in every dtype for every model, task from task_option ("" =
+// generate). With descriptors (--problem, deduplicated): each in every dtype, on the model its
+// name names (UsageError when no model has that name) or, without a name, on every model; the
+// task is theirs (UsageError when they mix tasks or task_option says another).
+CaseList expand_cases(const std::vector<ModelSource>& models,
+                      const std::vector<std::string>& descriptors, const Grid& g,
+                      const std::string& task_option, const std::vector<bench::DataType>& dtypes);
 
 }  // namespace transformer

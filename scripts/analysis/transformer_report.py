@@ -29,6 +29,8 @@ REFERENCE_IMPL = "libtorch_eager"
 # Issue 13: the peak (the CUDA caching allocator's allocated bytes) within 10% of the prediction
 # from the config (models/transformer/memory.cpp: weights + KV cache + activations).
 MEMORY_TOLERANCE = 0.10
+# Issue 13: libtorch_graph's decode per token at batch 1 (ms), per model.
+DECODE_TARGET_MS = {"gpt2": 0.5, "qwen2-0.5b": 1.0}
 NOT_RECORDED = "not recorded"
 
 
@@ -153,13 +155,16 @@ def targets(rows):
     judged = [r for r in rows if passed(r.r) and r.m("peak_vs_prediction") is not None]
     title = f"Peak memory within {100 * MEMORY_TOLERANCE:g}% of the prediction from the config"
     out = ["## Targets", "",
-           "The issue's memory target: the CUDA caching allocator's peak of allocated bytes "
+           "The issue's targets. Memory: the CUDA caching allocator's peak of allocated bytes "
            "(`peak_allocated_bytes`) against the prediction from the config "
            "(`predicted_peak_bytes`: weights + KV cache + activations + cuBLAS workspaces, "
-           "models/transformer/memory.cpp), over every passed case that records both.", ""]
+           "models/transformer/memory.cpp), over every passed case that records both. Decode: "
+           "libtorch_graph's median ms per token at batch 1. Prefill: libtorch_eager's TTFT "
+           "against hf_transformers' manual KV-cache loop on the same case.", ""]
     if not judged:
         return out + [f"- {title}: {NOT_RECORDED} (no passed CUDA case in these files carries "
-                      "`metrics.peak_vs_prediction`)", ""]
+                      "`metrics.peak_vs_prediction`)"] + decode_targets(rows) + \
+            prefill_target(rows) + [""]
     worst = max(judged, key=lambda r: abs(r.m("peak_vs_prediction") - 1))
     outside = [r for r in judged if abs(r.m("peak_vs_prediction") - 1) > MEMORY_TOLERANCE]
     where = (f"{worst.impl} {'/'.join(worst.group())} {worst.case()}: peak "
@@ -167,7 +172,55 @@ def targets(rows):
              f"{mib(worst.m('predicted_peak_bytes'))} MiB, peak/predicted "
              f"{peak_ratio(worst)}")
     result = "met" if not outside else f"**missed** ({len(outside)} of {len(judged)} outside)"
-    return out + [f"- {title}: {result}; {len(judged)} case(s), worst {where}", ""]
+    out += [f"- {title}: {result}; {len(judged)} case(s), worst {where}"]
+    return out + decode_targets(rows) + prefill_target(rows) + [""]
+
+
+def decode_targets(rows):
+    """libtorch_graph's median decode ms per token at batch 1 against DECODE_TARGET_MS, per model:
+    the worst case and how many of the cases meet it."""
+    out = []
+    for model, bar in DECODE_TARGET_MS.items():
+        mine = [r for r in rows if passed(r.r) and r.task == "generate" and r.batch == 1 and
+                r.impl == "libtorch_graph" and r.model == model and r.device == "cuda" and
+                r.m("decode_ms_per_token_median") is not None]
+        title = f"libtorch_graph decode at batch 1, {model}: <= {bar:g} ms per token"
+        if not mine:
+            out.append(f"- {title}: {NOT_RECORDED} (no such case in these files)")
+            continue
+        worst = max(mine, key=lambda r: r.m("decode_ms_per_token_median"))
+        best = min(mine, key=lambda r: r.m("decode_ms_per_token_median"))
+        over = [r for r in mine if r.m("decode_ms_per_token_median") > bar]
+        w = worst.m("decode_ms_per_token_median")
+        verdict = "met" if not over else (
+            f"**missed** at {len(over)} of {len(mine)} cases, the worst by "
+            f"{100 * (w / bar - 1):.0f}%")
+        out.append(f"- {title}: {verdict}; {len(mine)} case(s) ({worst.dtype}), "
+                   f"{best.m('decode_ms_per_token_median'):.3f} ({best.case()}) to {w:.3f} ms "
+                   f"({worst.case()})")
+    return out
+
+
+def prefill_target(rows):
+    """Our libtorch_eager TTFT against HF's manual KV-cache loop on the same case (prefill no
+    slower than HF's): the worst ratio."""
+    ours = {(r.group(), r.case()): r for r in rows if passed(r.r) and r.task == "generate" and
+            r.impl == REFERENCE_IMPL and r.m("ttft_ms") is not None}
+    pairs = []
+    for h in rows:
+        if h.impl == "hf_transformers (manual)" and passed(h.r) and h.m("ttft_ms") is not None:
+            o = ours.get((h.group(), h.case()))
+            if o is not None and h.m("ttft_ms") > 0:
+                pairs.append((o.m("ttft_ms") / h.m("ttft_ms"), o, h))
+    title = "Prefill (TTFT) of libtorch_eager no slower than HF's manual loop"
+    if not pairs:
+        return [f"- {title}: {NOT_RECORDED} (no hf_transformers manual record beside ours)"]
+    ratio, o, h = max(pairs, key=lambda x: x[0])
+    over = [x for x in pairs if x[0] > 1]
+    verdict = "met" if not over else f"**missed** at {len(over)} of {len(pairs)} cases"
+    return [f"- {title}: {verdict}; {len(pairs)} case(s), worst {'/'.join(o.group())} "
+            f"{o.case()}: {o.m('ttft_ms'):.2f} ms against {h.m('ttft_ms'):.2f} ms "
+            f"({ratio:.2f}x)"]
 
 
 def not_passed(rows):
@@ -211,7 +264,7 @@ def make_plots(rows, plot_dir):
         plt.close(fig)
         made.append((name, title))
 
-    label = lambda r, extra: f"{r.impl} {r.device} {r.dtype} {extra}"
+    label = lambda r, extra: f"{r.model} {r.impl} {r.device} {r.dtype} {extra}"
     line_plot(PLOT_NAMES[0], "Time to first token against input length", "input length (tokens)",
               "TTFT (ms)", series(lambda r: r.input, "ttft_ms",
                                   lambda r: label(r, f"batch {r.batch}")))
@@ -230,7 +283,7 @@ def make_plots(rows, plot_dir):
     line_plot(PLOT_NAMES[3], f"Peak memory ({mem_key}) against batch x input length",
               "batch x input length", "MiB", {k: sorted(v) for k, v in lines.items()})
     # The distribution of the decode steps of up to 8 cases (every timed step of every run).
-    dist = [(f"{r.impl}\n{r.dtype} {r.case()}",
+    dist = [(f"{r.model} {r.impl}\n{r.dtype} {r.case()}",
              [s for run in (r.r.get("extra") or {}).get("decode_step_ms_runs", []) for s in run])
             for r in gen][:8]
     dist = [(k, v) for k, v in dist if v]
@@ -251,8 +304,12 @@ def model_section(inputs):
     out = ["## Model", ""]
     rows = []
     for doc in inputs:
-        m = doc["system"].get("model")
-        if isinstance(m, dict):
+        # system.models: every model of the file (a run folder's, or a --model list's); older
+        # files and hf_reference.py's name one, system.model.
+        models = doc["system"].get("models") or [doc["system"].get("model")]
+        for m in models:
+            if not isinstance(m, dict):
+                continue
             rows.append([doc["path"], m.get("name"), m.get("arch", ""), m.get("parameters"),
                          shorten(str(m.get("source", "")), 100),
                          shorten(str(m.get("attention", "")), 60)])
@@ -260,6 +317,30 @@ def model_section(inputs):
         return out + ["No model recorded (`system.model`).", ""]
     return out + md_table(["file", "model", "arch", "parameters", "weights", "attention"],
                           rows) + [""]
+
+
+def reference_section(inputs):
+    """What a run folder's Hugging Face reference did, or why it did not run
+    (results.json's run.hf_reference, written by scripts/runner/reference.py)."""
+    out = []
+    for doc in inputs:
+        hf = (doc.get("run") or {}).get("hf_reference")
+        if not isinstance(hf, dict):
+            continue
+        out += ["## Hugging Face reference", ""]
+        if hf.get("skipped"):
+            out += [f"Not run: {hf.get('why')}.", ""]
+        runs = hf.get("runs") or []
+        if runs:
+            out += [f"`scripts/hf_reference.py` with `{hf.get('python')}`, one process per model "
+                    "and dtype; its records (backend `hf_transformers`, one per method) are in "
+                    "the tables above, from the files below.", ""]
+            out += md_table(["model", "dtype", "device", "status", "file", "seconds", "reason"],
+                            [[r.get("model"), r.get("dtype"), r.get("device"), r.get("status"),
+                              f"hf_reference/{r['file']}" if r.get("file") else "none",
+                              fmt(number(r.get("seconds"))), shorten(r.get("reason") or "", 100)]
+                             for r in runs]) + [""]
+    return out
 
 
 def report_main(inputs, paths, output_dir):
@@ -276,7 +357,8 @@ def report_main(inputs, paths, output_dir):
              "over each case's timed runs (`metrics`, results/README.md).", ""]
     lines += model_section(inputs)
     lines += ["## Generations", ""] + generation_tables(rows)
-    lines += comparison(rows) + training(rows) + targets(rows) + not_passed(rows)
+    lines += (comparison(rows) + training(rows) + targets(rows) + not_passed(rows) +
+              reference_section(inputs))
     lines += plots_markdown(note, plots)
     lines += ["## System", ""]
     for doc in inputs:

@@ -2,7 +2,8 @@
 it): session.py (the Runner: top level, progress line, report, --commit) with its parts as mixins,
 cases.py (case list, settings, identity, resume checks), isolation.py (the program's processes,
 per-case limit, crash and OOM records), limits.py (the op suite's limits, measured once),
-output.py (run.json, cases.jsonl, results.json, results.csv); common.py is what they share.
+output.py (run.json, cases.jsonl, results.json, results.csv), reference.py (the transformer
+suite's Hugging Face reference, after the cases); common.py is what they share.
 
 Design (why it is built this way):
 - The case list comes from myconv itself (`--list-cases`: the settings expanded into problems, one
@@ -34,6 +35,12 @@ Design (why it is built this way):
   that every case of the run is scored against the same figures (scripts/analysis/ops_report.py
   recomputes the efficiencies from them). Should that measurement fail, each invocation measures
   its own, as myops does alone.
+
+- The transformer suite's external reference (Hugging Face transformers, scripts/hf_reference.py)
+  is a Python process over a whole model's grid, not a case of the program: it runs after the
+  cases, once per model and dtype, only where its Python imports transformers and torch, into
+  RUN/hf_reference/ with a status file that --resume reads (what finished is not run again); the
+  report reads its files beside results.json. Skipped, it says why, in the log and the report.
 
 The modules import each other as `runner.X` (and results_schema from scripts/): run_cases.py puts
 its own folder on sys.path, which works in the source tree and in an install

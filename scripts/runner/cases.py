@@ -3,7 +3,7 @@ written by output.py, read back here), the run's settings (RUN/run.json, likewis
 identity (case_key), what RUN/cases/ has recorded of them, and the checks that a resumed folder
 matches the program that resumes it (schema_version, source). A mixin of session.Runner, on its
 state: args, run_dir, cases_dir, suite, program, config, cases, notes, records, csv_rows,
-csv_header, system, schema_version, next_index."""
+csv_header, system, models, schema_version, next_index."""
 
 import csv
 import json
@@ -139,6 +139,8 @@ class CasesMixin:
             "source": self.source_of(a.myconv),
             # The GPU every GPU result of the run is on, where that is certain (gpus.py).
             "gpu": None if a.gpus else gpus.the_single_gpu()}
+        if a.hf_reference:  # the transformer suite's reference, after the cases (reference.py)
+            self.config["hf_reference"] = True
         if shard:
             self.config["shard"] = shard
         if a.plan:
@@ -184,6 +186,11 @@ class CasesMixin:
         if doc.get("system") and self.system is None:
             self.system = doc["system"]
             self.schema_version = doc.get("schema_version", SCHEMA_VERSION)
+        # The transformer suite's models: each invocation records those it ran (system.models);
+        # the run's system names every one.
+        for m in (doc.get("system") or {}).get("models") or []:
+            if isinstance(m, dict) and m.get("name") not in self.models:
+                self.models[m.get("name")] = m
         gpu = (getattr(self, "config", None) or {}).get("gpu")
         new = []
         for rec in doc["results"]:

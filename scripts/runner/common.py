@@ -14,9 +14,11 @@ PROG = "run_all_experiments.sh"
 QUICK_ARGS = [("--warmup", "1"), ("--min-iters", "3"), ("--min-time-ms", "0"),
               ("--max-time-ms", "20")]
 DEFAULT_TIMEOUT_S = 900
-# The program of each suite, and how a descriptor carries a name (conv: n"x", ops: :n"x").
-PROGRAMS = {"conv": "myconv", "ops": "myops", "mlp": "mymlp"}
-NAME_SUFFIX = {"conv": 'n"{}"', "ops": ':n"{}"', "mlp": ':n"{}"'}
+# The program of each suite, and how a descriptor carries a name (conv: n"x", ops: :n"x"; the
+# transformer suite's name is the model: mb1in128out64:n"gpt2").
+PROGRAMS = {"conv": "myconv", "ops": "myops", "mlp": "mymlp", "transformer": "mytransformer"}
+NAME_SUFFIX = {"conv": 'n"{}"', "ops": ':n"{}"', "mlp": ':n"{}"',
+               "transformer": ':n"{}"'}
 
 
 class UsageError(Exception):

@@ -79,6 +79,14 @@ def merged_system(parts):
             if g not in gpus:
                 gpus.append(g)
     base["gpus"] = gpus
+    # The transformer suite's models: every part's.
+    models = {}
+    for s in systems:
+        for m in s.get("models") or []:
+            if isinstance(m, dict):
+                models.setdefault(m.get("name"), m)
+    if models:
+        base["models"] = list(models.values())
     # The op suite's limits: each worker measured its own devices' (a GPU worker its GPU's, the
     # CPU worker the host's); the merged run is scored against the first of each kind.
     bandwidth = {}

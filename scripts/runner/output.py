@@ -3,7 +3,7 @@ RUN/results.json and RUN/results.csv, rewritten from every case recorded so far 
 (temp file + rename), in case-list order. CSV rows are the program's own (core's write_csv),
 re-keyed by case; only synthesized records are flattened here, under the program's header. A
 mixin of session.Runner, on its state: cases, cases_dir, records, csv_rows, csv_header, system,
-schema_version, limits, config, suite, program, run_dir."""
+models, schema_version, limits, config, suite, program, run_dir; and reference.py's status."""
 
 import json
 import os
@@ -83,6 +83,8 @@ class OutputMixin:
         system = self.system or {"host": socket.gethostname(), "utc_time": utc_now()}
         if self.limits:  # the op suite's limits, measured once for the whole run
             system.update(self.limits)
+        if self.models:
+            system["models"] = list(self.models.values())
         if isinstance(system.get("source"), dict):
             has_diff = os.path.exists(os.path.join(self.run_dir, "source.diff"))
             system["source"]["diff_file"] = "source.diff" if has_diff else None
@@ -93,6 +95,8 @@ class OutputMixin:
                "timeout_s": self.config.get("timeout_s")}
         if self.limits:
             run["limits_file"] = "limits.json"
+        if self.reference_status():
+            run["hf_reference"] = self.reference_status()
         doc = {"schema_version": self.schema_version, "system": system, "run": run,
                "results": results}
         write_atomic(os.path.join(self.run_dir, "results.json"),

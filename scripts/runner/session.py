@@ -3,7 +3,8 @@
 (scripts/analyze_results.py) and --commit. The work is done by the mixins: cases.py (case list,
 run settings, resume checks), limits.py (the op suite's limits), isolation.py (the program's
 processes, per-case limit, crash and OOM records), output.py (run.json, cases.jsonl,
-results.json, results.csv), workers.py (--gpus: parallel workers, merged by merge.py)."""
+results.json, results.csv), workers.py (--gpus: parallel workers, merged by merge.py),
+reference.py (the transformer suite's Hugging Face reference, after the cases)."""
 
 import collections
 import fcntl
@@ -23,6 +24,7 @@ from runner.common import PROGRAMS, Log, Stopped, UsageError, hms, read_json_res
 from runner.isolation import IsolationMixin
 from runner.limits import LimitsMixin
 from runner.output import OutputMixin
+from runner.reference import ReferenceMixin
 from runner.shard import case_costs, load_times, split
 from runner.workers import WorkersMixin
 
@@ -30,10 +32,11 @@ from runner.workers import WorkersMixin
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def make_report(run_dir, log):
-    """RUN/report.md and RUN/plots/ (scripts/analyze_results.py) from RUN/results.json and the
-    external references the run measured beside it (RUN/references/*.json: the Python PyTorch
-    figures of the MLP suite); a failure is logged, the results stay."""
+def make_report(run_dir, log, references=()):
+    """RUN/report.md and RUN/plots/ (scripts/analyze_results.py) from RUN/results.json, the
+    reference's result files (the HF reference of the transformer suite) and the external
+    references the run measured beside it (RUN/references/*.json: the Python PyTorch figures of
+    the MLP suite); a failure is logged, the results stay."""
     script = os.path.join(ROOT, "scripts", "analyze_results.py")
     if not os.path.exists(script):
         log.say("[myconv] report skipped: scripts/analyze_results.py is not there")
@@ -41,8 +44,8 @@ def make_report(run_dir, log):
     refs = os.path.join(run_dir, "references")
     extra = sorted(os.path.join(refs, n) for n in os.listdir(refs)
                    if n.endswith(".json")) if os.path.isdir(refs) else []
-    cmd = [sys.executable, script, os.path.join(run_dir, "results.json")] + extra + [
-        "--output-dir", run_dir]
+    cmd = [sys.executable, script, os.path.join(run_dir, "results.json"), *references, *extra,
+           "--output-dir", run_dir]
     log.detail(f"$ {shlex.join(cmd)}")
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        errors="replace", stdin=subprocess.DEVNULL)
@@ -56,7 +59,8 @@ def make_report(run_dir, log):
         log.say(f"[myconv] report: {rel}/report.md, {rel}/plots/")
 
 
-class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin):
+class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
+             ReferenceMixin):
     def __init__(self, args):
         self.args = args
         self.run_dir = os.path.abspath(args.run_dir)
@@ -67,6 +71,7 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin)
         self.csv_rows = {}  # case key -> CSV row (column -> text) written by myconv
         self.csv_header = None
         self.system = None
+        self.models = {}  # name -> system.models entry, over every case file (cases.py)
         self.schema_version = SCHEMA_VERSION
         self.next_index = 1
         self.session_start = time.monotonic()
@@ -185,6 +190,17 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin)
             self.log.say(f"[myconv] {recorded} of {total} cases recorded; worker(s) "
                          f"{', '.join(failed)} failed; finish with: "
                          f"scripts/run_all_experiments.sh --resume {rel}")
+        if not a.no_report and not failed and self.config.get("hf_reference"):
+            self.run_references()
+            if self.stop_signal is not None:
+                name = signal.Signals(self.stop_signal).name
+                self.log.say(f"[myconv] stopped by {name} in the HF reference; finish with: "
+                             f"scripts/run_all_experiments.sh --resume {rel}")
+                return 128 + self.stop_signal
+            if workers:
+                self.merge_workers()
+            else:
+                self.write_results()
         if not a.no_report:
             self.report()
         try:  # the lock stays held (on the open file) until exit; the folder is left clean
@@ -230,11 +246,14 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin)
                 reason = reason[:97] + "..."
             what = f"{status}: {reason}" if reason else status
         where = f" [{tag}]" if tag else ""
+        case = rec.get("problem")
+        if self.suite == "transformer" and rec.get("name"):  # the model is part of the case
+            case = f"{case} {rec['name']}"
         self.log.say(f"[{done}/{total}] elapsed {hms(elapsed)} eta {hms(eta)} "
-                     f"{rec.get('problem')} {rec.get('backend')}: {what}{where}")
+                     f"{case} {rec.get('backend')}: {what}{where}")
 
     def report(self):
-        make_report(self.run_dir, self.log)
+        make_report(self.run_dir, self.log, self.reference_files())
 
     def commit(self, summary):
         def git(*args):

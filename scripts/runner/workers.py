@@ -188,4 +188,6 @@ class WorkersMixin:
                                                                      parts)]}
         if self.config.get("shard"):
             run["shard"] = self.config["shard"]
+        if self.reference_status():
+            run["hf_reference"] = self.reference_status()
         write_merged(self.run_dir, self.cases, parts, run)
