@@ -1,6 +1,14 @@
 // Test helpers for files: a fresh temporary folder per test, and reading a file whole.
+//
+// The folder is made, listed and removed with POSIX calls (mkdtemp, opendir, nftw), not
+// std::filesystem's out-of-line functions: Python's torch wheels export their own copies of
+// those (pytorch/pytorch#133437), and on the GPU host a test linked with that LibTorch crashed
+// at once in TempDir while it used temp_directory_path and remove_all.
 #pragma once
 
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -16,13 +24,17 @@ namespace bench::testing {
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "myconv_test_XXXXXX").string();
+    const char* tmp = ::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/myconv_test_XXXXXX";
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
+    name_ = pattern;
+    path_ = name_;
   }
   ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    ::nftw(
+        name_.c_str(),
+        [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p), 0; },
+        16, FTW_DEPTH | FTW_PHYS);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
@@ -30,12 +42,18 @@ class TempDir {
   // Names of the folder's entries.
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator(path_))
-      names.push_back(e.path().filename());
+    if (DIR* d = ::opendir(name_.c_str())) {
+      while (const dirent* e = ::readdir(d)) {
+        const std::string n = e->d_name;
+        if (n != "." && n != "..") names.push_back(n);
+      }
+      ::closedir(d);
+    }
     return names;
   }
 
  private:
+  std::string name_;
   std::filesystem::path path_;
 };
 

@@ -109,8 +109,9 @@ TEST(TransformerMemory, WeightsAndCacheByHand) {
   const MemoryContext ctx;
   const MemoryPrediction g = predict_peak_memory(hand_gpt2(), generation(3, 5, 2), ctx);
   EXPECT_EQ(g.weight_bytes, 284 * 4);
-  // K and V: 2 x 1 layer x 3 rows x 2 kv heads x (5 + 2) positions x 2 dims x 4 bytes.
-  EXPECT_EQ(g.kv_cache_bytes, 2 * 1 * 3 * 2 * 7 * 2 * 4);
+  // K and V: 2 x 1 layer x 3 rows x 2 kv heads x 16 positions (5 + 2, rounded up to 16 as
+  // static_cache_len does) x 2 dims x 4 bytes.
+  EXPECT_EQ(g.kv_cache_bytes, 2 * 1 * 3 * 2 * 16 * 2 * 4);
   EXPECT_EQ(g.gradient_bytes, 0);
   EXPECT_EQ(g.workspace_bytes, 0);  // the CPU's context: no cuBLAS
   EXPECT_EQ(g.total(), g.weight_bytes + g.kv_cache_bytes + g.activation_bytes);
@@ -121,8 +122,8 @@ TEST(TransformerMemory, WeightsAndCacheByHand) {
   const MemoryPrediction q =
       predict_peak_memory(hand_qwen2(), generation(2, 3, 4, bench::DataType::bf16), ctx);
   EXPECT_EQ(q.weight_bytes, 356 * 2);
-  // 2 x 2 layers x 2 rows x 1 kv head x 7 positions x 2 dims x 2 bytes.
-  EXPECT_EQ(q.kv_cache_bytes, 2 * 2 * 2 * 1 * 7 * 2 * 2);
+  // 2 x 2 layers x 2 rows x 1 kv head x 16 positions (3 + 4 rounded up) x 2 dims x 2 bytes.
+  EXPECT_EQ(q.kv_cache_bytes, 2 * 2 * 2 * 1 * 16 * 2 * 2);
 
   // Training: no cache; every weight's gradient (as large as the weights) at the end of
   // backward and in the check's forward, none at backward's start.
@@ -143,7 +144,7 @@ TEST(TransformerMemory, ActivationsOfOnePointByHand) {
   // tokens, each with H 4 and intermediate 8. At its MLP: x (4), qkv (12), the attention output
   // a (4), the second LayerNorm's output (4) and c_fc's output with gelu_new's 8 temporaries
   // (9 x 8): 96 floats per token, 1728 floats; the forward's 6 int64 positions. Beside it: the
-  // generator's int64 state (prompt 15, generated 6, cache positions 7, position 1), the last
+  // generator's int64 state (prompt 15, generated 6, cache positions 16, position 1), the last
   // logits (3 x 10 floats) and the recompute's ids (18 int64).
   MemoryContext ctx;
   ctx.fused_attention = true;
@@ -151,7 +152,7 @@ TEST(TransformerMemory, ActivationsOfOnePointByHand) {
   std::int64_t mlp = -1;
   for (const MemoryPoint& pt : memory_points(hand_gpt2(), p, ctx))
     if (pt.name == "check recompute: MLP") mlp = pt.activation_bytes;
-  EXPECT_EQ(mlp, 18 * 96 * 4 + 6 * 8 + (15 + 6 + 7 + 1) * 8 + 3 * 10 * 4 + 18 * 8);
+  EXPECT_EQ(mlp, 18 * 96 * 4 + 6 * 8 + (15 + 6 + 16 + 1) * 8 + 3 * 10 * 4 + 18 * 8);
   // Its prefill (15 tokens) and decode step (3 tokens) hold less: the check is the peak.
   const MemoryPrediction m = predict_peak_memory(hand_gpt2(), p, ctx);
   EXPECT_EQ(m.peak_at, "check recompute: MLP");
@@ -202,6 +203,7 @@ TEST(TransformerMemory, PartsFollowTheCase) {
 
 // ---- against the count ----------------------------------------------------------------------
 
+#ifdef MYCONV_COUNT_ALLOCATIONS
 ModelConfig count_gpt2() {
   return config(R"({"model_type": "gpt2", "vocab_size": 211, "n_embd": 48, "n_layer": 2,
       "n_head": 4, "n_positions": 64})",
@@ -221,6 +223,8 @@ ModelConfig count_llama() {  // one kv head per 4, explicit head_dim, tied head
       "num_key_value_heads": 1, "max_position_embeddings": 64, "tie_word_embeddings": true})",
                 "count-llama");
 }
+
+#endif
 
 #ifdef MYCONV_COUNT_ALLOCATIONS
 // V 5000 on H 64, 2 layers (the keys of both families; each reads its own).
