@@ -66,7 +66,11 @@ class TransformerReport(unittest.TestCase):
             r["device"] = "cuda"
             r["metrics"].update(peak_allocated_bytes=round(ratio * predicted),
                                 predicted_peak_bytes=predicted, peak_vs_prediction=ratio)
-        path = os.path.join(self.dir, "memory.json")
+        return self.report_of(doc, "memory.json")
+
+    def report_of(self, doc, name):
+        """report.md of the results document doc, written as NAME in the test's folder."""
+        path = os.path.join(self.dir, name)
         with open(path, "w") as f:
             json.dump(doc, f)
         p = subprocess.run([sys.executable, SCRIPT, path, "--output-dir", self.dir],
@@ -121,14 +125,7 @@ class TransformerReport(unittest.TestCase):
         h.update(backend="hf_transformers", extra={"method": "manual"})
         h["metrics"]["ttft_ms"] = 1.6
         doc["results"] = recs + [e, h]
-        path = os.path.join(self.dir, "targets.json")
-        with open(path, "w") as f:
-            json.dump(doc, f)
-        p = subprocess.run([sys.executable, SCRIPT, path, "--output-dir", self.dir],
-                           capture_output=True, text=True)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        with open(os.path.join(self.dir, "report.md")) as f:
-            md = f.read()
+        md = self.report_of(doc, "targets.json")
         self.assertIn("decode at batch 1, gpt2: <= 0.5 ms per token: **missed** at 1 of 2 cases, "
                       "the worst by 20%", md)
         self.assertIn("qwen2-0.5b: <= 1 ms per token: not recorded", md)

@@ -99,6 +99,26 @@ class IsolationMixin:
             stdout, stderr = out.read(), err.read()
         return (None if timed_out else proc.returncode), stdout, stderr
 
+    def start_child(self, cmd, tail_lines):
+        """Starts cmd in its own session (the child wrapper around it) as self.child, its output
+        (stdout and stderr) pumped into the log by a thread; (process, thread, the output's last
+        tail_lines lines)."""
+        proc = subprocess.Popen(child_wrapper() + cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        self.child = proc
+        tail = collections.deque(maxlen=tail_lines)
+
+        def pump():
+            for raw in proc.stdout:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                tail.append(line)
+                self.log.detail(line)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        return proc, reader, tail
+
     def kill_child(self, proc):
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -128,20 +148,7 @@ class IsolationMixin:
             cmd.append("--no-peaks")
         self.log.detail(f"$ {shlex.join(cmd)}")
         oom_before = oom_kill_count()
-        proc = subprocess.Popen(child_wrapper() + cmd, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-        self.child = proc
-        tail = collections.deque(maxlen=12)
-
-        def pump():
-            for raw in proc.stdout:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                tail.append(line)
-                self.log.detail(line)
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
+        proc, reader, tail = self.start_child(cmd, 12)
         wanted = {(problem_case["problem"], problem_case.get("name", ""), b) for b in backends}
         last_mtime = None
         last_progress = time.monotonic()

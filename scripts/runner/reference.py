@@ -13,11 +13,10 @@ import os
 import re
 import shlex
 import subprocess
-import threading
 import time
 
 from runner.common import utc_now, write_atomic
-from runner.isolation import POLL_S, child_wrapper
+from runner.isolation import POLL_S
 
 HF_DIR = "hf_reference"
 STATUS_FILE = "status.json"
@@ -176,20 +175,7 @@ class ReferenceMixin:
                      f"{METHODS} methods into {HF_DIR}/{entry['file']}")
         self.log.detail(f"$ {entry['command']}")
         start = time.monotonic()
-        proc = subprocess.Popen(child_wrapper() + cmd, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-        self.child = proc
-        tail = collections.deque(maxlen=8)
-
-        def pump():
-            for raw in proc.stdout:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                tail.append(line)
-                self.log.detail(line)
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
+        proc, reader, tail = self.start_child(cmd, 8)
         timed_out = False
         while proc.poll() is None:
             if self.stop_signal is not None:
