@@ -15,6 +15,10 @@
 //   7        fp32, tf32, fp16, bf16  direct small-OC kernel: a thread computes every output
 //                              channel of its group for a few pixels (conv/cuda/small_conv_*),
 //                              FP32 math on CUDA cores (default where OC/G <= 32)
+//   10       tf32, fp16, bf16  Hopper: nhwc (repack where needed) + implicit GEMM on wgmma, fed
+//                              by TMA tensor copies (im2col mode for the input) through a
+//                              warp-specialized pipeline (conv/cuda/wgmma_conv.cu); one group,
+//                              channels a whole number of 128-byte slices, sm_90a only
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
 #include <cuda_runtime_api.h>
@@ -28,6 +32,7 @@
 
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
+#include "conv/cuda/wgmma_conv.hpp"
 #include "conv/im2col_index.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
@@ -46,6 +51,7 @@ enum class Variant {
   mma_im2col_gemm = 5,
   mma_repacked_implicit_gemm = 6,
   small_direct = 7,
+  wgmma_implicit_gemm = 10,
 };
 
 // Output channels per group up to which the direct kernel is the default: there a GEMM tile's
@@ -62,7 +68,7 @@ Variant default_variant(const Problem& p) {
 
 bool uses_tensor_cores(Variant v) {
   return v == Variant::mma_implicit_gemm || v == Variant::mma_im2col_gemm ||
-         v == Variant::mma_repacked_implicit_gemm;
+         v == Variant::mma_repacked_implicit_gemm || v == Variant::wgmma_implicit_gemm;
 }
 
 const char* variant_name(Variant v) {
@@ -81,6 +87,8 @@ const char* variant_name(Variant v) {
       return "v6 implicit GEMM";
     case Variant::small_direct:
       return "v7 direct small-OC, FP32 math on CUDA cores";
+    case Variant::wgmma_implicit_gemm:
+      return "v10 implicit GEMM";
   }
   return "unknown";
 }
@@ -89,12 +97,14 @@ const char* variant_name(Variant v) {
 std::optional<Variant> parse_variant(const std::string& text) {
   if (text.empty()) return std::nullopt;
   if (text.size() == 1 && text[0] >= '1' && text[0] <= '7') return Variant(text[0] - '0');
+  if (text == "10") return Variant::wgmma_implicit_gemm;
   throw bench::UsageError(
       "--variant '" + text +
       "': im2col_gemm_cuda has variants 1 (im2col + GEMM), 2 (implicit GEMM), 3 (implicit GEMM, "
       "precomputed rows; fp32 default), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core "
       "GEMM), 6 (nhwc repack + tensor-core implicit GEMM; tf32/fp16/bf16 default), 7 (direct "
-      "small-OC kernel; default where output channels per group <= 32)");
+      "small-OC kernel; default where output channels per group <= 32), 10 (Hopper wgmma + TMA "
+      "implicit GEMM)");
 }
 
 MmaType mma_type(DataType dt) {
@@ -142,6 +152,18 @@ const std::string& mma_unusable_reason() {
   return why;
 }
 
+// Whether variant 10 runs here, asked once per process (as mma_unusable_reason).
+const std::string& wgmma_unusable_reason() {
+  static const std::string why = [] {
+    try {
+      return wgmma_conv_unusable_reason();
+    } catch (const std::exception& e) {
+      return std::string("cannot query the device for the wgmma kernels: ") + e.what();
+    }
+  }();
+  return why;
+}
+
 std::string gib(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
@@ -157,7 +179,13 @@ class Im2colGemmInstance final : public Instance {
         elem_bytes_(std::size_t(bench::storage_bytes(p.dtype))),
         tile_(choose_gemm_tile(g_)),
         mma_type_(mma_type(p.dtype)),
-        mma_plan_(uses_tensor_cores(variant) ? plan_mma(variant, g_, mma_type_) : MmaPlan{}),
+        mma_plan_(uses_tensor_cores(variant) && variant != Variant::wgmma_implicit_gemm
+                      ? plan_mma(variant, g_, mma_type_)
+                      : MmaPlan{}),
+        wgmma_plan_(variant == Variant::wgmma_implicit_gemm
+                        ? wgmma_conv_plan(mma_repacked_geometry(g_, int(elem_bytes_)),
+                                          int(elem_bytes_), sm_count())
+                        : WgmmaConvPlan{}),
         fp32_splits_(uses_tensor_cores(variant) || variant == Variant::small_direct
                          ? 1
                          : plan_fp32_splits(g_, tile_)),
@@ -179,16 +207,21 @@ class Im2colGemmInstance final : public Instance {
     }
     if (const std::size_t n = mma_partial_elements(g_, mma_plan_); n > 0)
       partial_ = bench::DeviceBuffer<float>(n);  // split-K
+    if (const std::size_t n = wgmma_conv_partial_elements(g_, wgmma_plan_); n > 0)
+      partial_ = bench::DeviceBuffer<float>(n);
     if (fp32_splits_ > 1)
       partial_ = bench::DeviceBuffer<float>(std::size_t(fp32_splits_) * std::size_t(g_.m) *
                                             std::size_t(g_.oc));
-    if (variant_ == Variant::mma_repacked_implicit_gemm && mma_needs_repack(g_, mma_type_)) {
+    if ((variant_ == Variant::mma_repacked_implicit_gemm ||
+         variant_ == Variant::wgmma_implicit_gemm) &&
+        mma_needs_repack(g_, mma_type_)) {
       const std::size_t src_bytes = mma_repacked_src_elements(g_, mma_type_) * elem_bytes_;
       const std::size_t wei_bytes = mma_repacked_wei_elements(g_, mma_type_) * elem_bytes_;
       std::size_t free = 0, total = 0;
       CUDA_CHECK(cudaMemGetInfo(&free, &total));
       if (src_bytes + wei_bytes > free)
-        throw bench::Unsupported("variant 6's repacked input and weights need " +
+        throw bench::Unsupported("variant " + std::to_string(int(variant_)) +
+                                 "'s repacked input and weights need " +
                                  gib(double(src_bytes + wei_bytes)) + ", more than the " +
                                  gib(double(free)) + " free on the device");
       src_repacked_ = bench::DeviceBuffer<unsigned char>(src_bytes);
@@ -201,8 +234,16 @@ class Im2colGemmInstance final : public Instance {
     stream_.synchronize();  // the host vectors end here
   }
 
-  // Variants 3, 4 and 6 build their row tables here, the only planning any variant does.
+  // Variants 3, 4 and 6 build their row tables here, variant 10 its tensor maps: the only
+  // planning any variant does.
   void compile() override {
+    if (variant_ == Variant::wgmma_implicit_gemm) {
+      const bool repack = src_repacked_.bytes() > 0;
+      wgmma_maps_ = make_wgmma_conv_maps(mma_repacked_geometry(g_, int(elem_bytes_)), mma_type_,
+                                         wgmma_plan_, repack ? src_repacked_.data() : src_.data(),
+                                         repack ? wei_repacked_.data() : wei_.data());
+      return;
+    }
     if (variant_ == Variant::implicit_gemm_precomp) {
       const std::vector<Im2colRow> rows = im2col_row_table(g_);
       rows_ = bench::DeviceBuffer<unsigned char>(rows.size() * sizeof(Im2colRow));
@@ -276,6 +317,12 @@ class Im2colGemmInstance final : public Instance {
         else
           launch_small_conv(g_, src, wei, dst, s);
         break;
+      case Variant::wgmma_implicit_gemm:
+        if (src_repacked_.bytes() > 0)
+          launch_mma_repack(g_, mma_type_, src_.data(), wei_.data(), src_repacked_.data(),
+                            wei_repacked_.data(), s);
+        launch_wgmma_conv(g_, mma_type_, wgmma_plan_, wgmma_maps_, dst_.data(), partial_.data(), s);
+        break;
       case Variant::mma_repacked_implicit_gemm: {
         const bool repack = src_repacked_.bytes() > 0;
         if (repack)
@@ -317,6 +364,18 @@ class Im2colGemmInstance final : public Instance {
                   ? ", split-K " + std::to_string(fp32_splits_) + " (FP32 partials, ordered sum)"
                   : std::string());
     const int bytes = int(elem_bytes_);
+    if (variant_ == Variant::wgmma_implicit_gemm) {
+      const char* type = mma_type_ == MmaType::tf32   ? "k8 tf32"
+                         : mma_type_ == MmaType::fp16 ? "k16 f16"
+                                                      : "k16 bf16";
+      std::string s = std::string(variant_name(variant_)) + " wgmma m64n" +
+                      std::to_string(wgmma_plan_.bn) + type +
+                      ", TMA im2col + tiled loads into 128-byte swizzled stages, warp-specialized "
+                      "(1 producer + 2 consumer warpgroups), " +
+                      wgmma_conv_plan_name(wgmma_plan_);
+      if (mma_needs_repack(g_, mma_type_)) s += ", input and weights repacked to nhwc";
+      return s;
+    }
     std::string s = std::string(variant_name(variant_)) + " " + mma_instruction_name(mma_type_) +
                     " " + mma_tile_text(mma_plan_.tile, bytes);
     const std::string pipelined =
@@ -354,10 +413,14 @@ class Im2colGemmInstance final : public Instance {
   nlohmann::ordered_json extra() const override {
     return {{"variant", static_cast<int>(variant_)},
             {"tile", variant_ == Variant::small_direct ? small_conv_name(g_)
+                     : variant_ == Variant::wgmma_implicit_gemm
+                         ? wgmma_conv_plan_name(wgmma_plan_)
                      : uses_tensor_cores(variant_) ? mma_tile_text(mma_plan_.tile, int(elem_bytes_))
                                                    : gemm_tile_name(tile_)},
             {"tensor_cores", uses_tensor_cores(variant_)},
-            {"split_k", uses_tensor_cores(variant_) ? mma_plan_.splits : fp32_splits_},
+            {"split_k", variant_ == Variant::wgmma_implicit_gemm ? wgmma_plan_.splits
+                        : uses_tensor_cores(variant_)            ? mma_plan_.splits
+                                                                 : fp32_splits_},
             {"kernels_built_with", im2col_gemm_build_info()}};
   }
 
@@ -369,6 +432,8 @@ class Im2colGemmInstance final : public Instance {
   GemmTile tile_;           // variants 1-3
   MmaType mma_type_;        // variants 4-6
   MmaPlan mma_plan_;        // variants 4-6: tile and split-K
+  WgmmaConvPlan wgmma_plan_;  // variant 10: tile, stages and split-K
+  WgmmaConvMaps wgmma_maps_{};  // variant 10: the tensor maps of the buffers (compile())
   int fp32_splits_;         // variants 1-3: split-K
   bench::Stream stream_;
   bench::DeviceBuffer<unsigned char> src_, wei_, dst_;  // the storage type
@@ -419,6 +484,15 @@ class Im2colGemmCudaBackend final : public Backend {
       if (p.oc / p.g > 16 * 65535)
         return Support::no("more than 1048560 output channels per group (grid y)");
       if (const std::string& why = mma_unusable_reason(); !why.empty()) return Support::no(why);
+    }
+    if (v == Variant::wgmma_implicit_gemm) {
+      const int bytes = bench::storage_bytes(p.dtype);
+      if (const std::string why = wgmma_conv_unsupported_reason(
+              mma_repacked_geometry(make_im2col_geometry(p), bytes), bytes);
+          !why.empty())
+        return Support::no("variant 10: " + why);
+      if (const std::string& why = wgmma_unusable_reason(); !why.empty())
+        return Support::no(why);
     }
     return Support::yes();
   }

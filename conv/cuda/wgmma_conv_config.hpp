@@ -1,0 +1,111 @@
+// The plan of the Hopper tensor-core convolution (variant 10, conv/cuda/wgmma_conv.cu): which
+// problems it runs, its tile and pipeline depth, and its split-K. Host-only C++ with no CUDA
+// dependency, so that the choice is unit-tested everywhere (tests/test_wgmma_conv_config.cpp).
+//
+// The kernel is an implicit GEMM on the nhwc input (the problem's own, or variant 6's repack of
+// an nchw one): per output tile of BM = 128 pixels x BN output channels, each k slice is 128 bytes
+// of channels of one filter tap (64 fp16/bf16 or 32 tf32 values), loaded by the copy engine:
+// the pixels' slice by an im2col-mode tensor copy (which applies the stride, the padding and the
+// tap offset itself, zero-filling outside the image), the weights' slice by a tiled tensor copy
+// of the [OC][KH][KW][C] weights. Hence the conditions below: one group, channels a whole number
+// of 128-byte slices, and the tensor copy's ranges for the corners, offsets and strides.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "conv/im2col_index.hpp"
+
+namespace conv {
+
+inline constexpr int kWgmmaBm = 128;         // output pixels per tile (two warpgroups of 64)
+inline constexpr int kWgmmaSliceBytes = 128;  // k slice: one 128-byte swizzle row per pixel/oc
+inline constexpr int kWgmmaThreads = 384;     // a producer warpgroup and two consumer warpgroups
+inline constexpr int kWgmmaMaxSplits = 8;
+inline constexpr int kWgmmaMinSlicesPerSplit = 4;
+
+struct WgmmaConvPlan {
+  int bn = 0;          // output channels per tile: 64 or 128
+  int stages = 0;      // shared-memory stages of the copy pipeline
+  int bk = 0;          // values per k slice (128 bytes)
+  int slices = 0;      // k slices: KH * KW * C / bk
+  int splits = 1;      // split-K (grid z); > 1: FP32 partials summed by a second kernel
+  std::int64_t m_tiles = 0, n_tiles = 0;
+  std::size_t smem_bytes = 0;  // dynamic shared memory per block
+
+  std::int64_t blocks() const { return m_tiles * n_tiles * splits; }
+  std::size_t stage_bytes() const { return std::size_t(kWgmmaBm + bn) * kWgmmaSliceBytes; }
+};
+
+// Empty when the kernel can run g (the geometry of the nhwc tensors it reads: the problem's, or
+// variant 6's repacked one) with values of element_bytes bytes, else why not.
+inline std::string wgmma_conv_unsupported_reason(const Im2colGeometry& g, int element_bytes) {
+  if (element_bytes != 2 && element_bytes != 4) return "tf32, fp16 or bf16 only";
+  if (g.groups != 1) return "one group only (the weights' tensor copy has no group offset)";
+  const int bk = kWgmmaSliceBytes / element_bytes;
+  if (g.icg % bk != 0)
+    return "input channels must be a multiple of " + std::to_string(bk) +
+           " (one 128-byte k slice per tap)";
+  if (g.ph > 127 || g.pw > 127 || g.ph - (g.kh - 1) * g.dh < -128 ||
+      g.pw - (g.kw - 1) * g.dw < -128)
+    return "padding or filter extent outside the im2col tensor copy's corner range [-128, 127]";
+  if ((g.kh - 1) * g.dh > 255 || (g.kw - 1) * g.dw > 255)
+    return "filter extent beyond the im2col tensor copy's 8-bit tap offsets";
+  if (g.sh > 8 || g.sw > 8) return "stride above 8 (the tensor copy's traversal stride)";
+  if (g.m <= 0 || g.oc <= 0) return "empty problem";
+  return "";
+}
+
+// Tile, depth and split-K for sm_count SMs: BN 64 where OC <= 64 (a 128-wide tile would compute
+// zeros), else 128; the most stages of that tile that fit 192 KB of shared memory; split-K only
+// where the tiles leave SMs idle, the count with the least estimated time: waves of blocks, each
+// 1/splits of the K loop, plus the FP32 partials written and read back (8 bytes per output per
+// split) at kWgmmaFlopsPerByte, the tensor-core rate over the memory bandwidth (H200 leads:
+// about 600 dense fp16 TFLOP/s reached over 3.5 TB/s; tf32 at half the rate).
+inline constexpr double kWgmmaFlopsPerByte = 170.0;
+// bn and splits > 0 override the choice (tests and experiments; splits at most the slices).
+inline WgmmaConvPlan wgmma_conv_plan(const Im2colGeometry& g, int element_bytes, int sm_count,
+                                     int bn = 0, int splits = 0) {
+  WgmmaConvPlan p;
+  p.bn = bn == 64 || bn == 128 ? bn : g.oc <= 64 ? 64 : 128;
+  p.bk = kWgmmaSliceBytes / element_bytes;
+  p.slices = g.kh * g.kw * (g.icg / p.bk);
+  p.m_tiles = (std::int64_t(g.m) + kWgmmaBm - 1) / kWgmmaBm;
+  p.n_tiles = (std::int64_t(g.oc) + p.bn - 1) / p.bn;
+  p.stages = int((192 * 1024) / p.stage_bytes());
+  const std::size_t staging = std::size_t(kWgmmaBm) * (p.bn + 4) * sizeof(float);
+  p.smem_bytes = std::max(std::size_t(p.stages) * p.stage_bytes(), staging) + 1024 +
+                 2 * std::size_t(p.stages) * sizeof(std::uint64_t);
+  const std::int64_t sms = std::max(sm_count, 1);
+  const std::int64_t tiles = p.m_tiles * p.n_tiles;
+  const double flops_per_byte = element_bytes == 4 ? kWgmmaFlopsPerByte / 2 : kWgmmaFlopsPerByte;
+  // In flops of the whole GPU: a wave of blocks, each a 128 x BN tile over K / s.
+  const double block_flops =
+      2.0 * kWgmmaBm * p.bn * double(g.k) * double(sms);
+  const double partial_flops = 8.0 * double(g.m) * double(g.oc) * flops_per_byte;
+  double best = 0;
+  const int max_splits =
+      std::max(1, std::min(kWgmmaMaxSplits, p.slices / kWgmmaMinSlicesPerSplit));
+  for (int s = 1; s <= max_splits && tiles < sms; ++s) {
+    const std::int64_t waves = (tiles * s + sms - 1) / sms;
+    const double t = double(waves) * block_flops / s + (s > 1 ? s * partial_flops : 0.0);
+    if (s == 1 || t < best) {
+      best = t;
+      p.splits = s;
+    }
+  }
+  if (splits > 0) p.splits = std::max(1, std::min(splits, p.slices));
+  return p;
+}
+
+// "128x128 tile, 64-value k slices, 6 stages, split-K 2": for the algorithm text.
+inline std::string wgmma_conv_plan_name(const WgmmaConvPlan& p) {
+  return std::to_string(kWgmmaBm) + "x" + std::to_string(p.bn) + " tile, " +
+         std::to_string(p.bk) + "-value k slices, " + std::to_string(p.stages) + " stages" +
+         (p.splits > 1 ? ", split-K " + std::to_string(p.splits) + " (FP32 partials, ordered sum)"
+                       : std::string());
+}
+
+}  // namespace conv

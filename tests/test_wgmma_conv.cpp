@@ -1,0 +1,155 @@
+// Variant 10, the Hopper wgmma + TMA convolution (conv/cuda/wgmma_conv.{hpp,cu}) and its plan
+// (conv/cuda/wgmma_conv_config.hpp). The plan's tests run everywhere; the kernel's run on a
+// compute capability 9.0 GPU with the sm_90a build and skip, with the reason, elsewhere: every
+// dtype (tf32, fp16, bf16), both layouts (nchw through variant 6's repack), both tile widths,
+// with and without split-K, against the float64 reference, the output poisoned first.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "conv/cuda/im2col_gemm_kernels.hpp"
+#include "conv/cuda/wgmma_conv.hpp"
+#include "conv/cuda/wgmma_conv_config.hpp"
+#include "conv/data.hpp"
+#include "core/compare.hpp"
+#include "core/cuda/cuda_check.hpp"
+#include "core/cuda/cuda_raii.hpp"
+#include "core/dtype.hpp"
+#include "tests/device_case.hpp"
+
+namespace conv {
+namespace {
+
+Im2colGeometry geometry(const char* text, Layout layout = Layout::nhwc) {
+  Problem p = parse_problem(text);
+  p.layout = layout;
+  return make_im2col_geometry(p);
+}
+
+TEST(WgmmaConvPlan, SupportNeedsOneGroupAndWholeSlices) {
+  EXPECT_EQ(wgmma_conv_unsupported_reason(geometry("mb32ic64ih56oc64kh3ph1"), 2), "");
+  EXPECT_EQ(wgmma_conv_unsupported_reason(geometry("mb32ic32ih56oc64kh3ph1"), 4), "");
+  EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb32ic32ih56oc64kh3ph1"), 2), "");
+  EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb32ic3ih224oc64kh7sh2ph3"), 2), "");
+  EXPECT_NE(wgmma_conv_unsupported_reason(geometry("g2mb2ic128ih9oc128kh3ph1"), 2), "");
+  EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb2ic64ih40oc64kh3sh9"), 2), "");
+  EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb2ic64ih40oc64kh3ph1"), 8), "");
+}
+
+TEST(WgmmaConvPlan, TileDepthAndSharedMemory) {
+  const WgmmaConvPlan narrow = wgmma_conv_plan(geometry("mb32ic64ih56oc64kh3ph1"), 2, 132);
+  EXPECT_EQ(narrow.bn, 64);
+  EXPECT_EQ(narrow.bk, 64);
+  EXPECT_EQ(narrow.slices, 9);
+  EXPECT_EQ(narrow.m_tiles, 32 * 56 * 56 / 128);
+  const WgmmaConvPlan wide = wgmma_conv_plan(geometry("mb32ic128ih28oc128kh3ph1"), 4, 132);
+  EXPECT_EQ(wide.bn, 128);
+  EXPECT_EQ(wide.bk, 32);
+  EXPECT_EQ(wide.slices, 9 * 4);
+  for (const WgmmaConvPlan& p : {narrow, wide}) {
+    EXPECT_GE(p.stages, 3);
+    EXPECT_LE(std::size_t(p.stages) * p.stage_bytes(), std::size_t(192 * 1024));
+    EXPECT_LE(p.smem_bytes, std::size_t(227 * 1024));  // Hopper's opt-in limit per block
+    EXPECT_GE(p.smem_bytes, std::size_t(kWgmmaBm) * (p.bn + 4) * sizeof(float));  // staging
+  }
+}
+
+TEST(WgmmaConvPlan, SplitKOnlyWhereTilesLeaveSmsIdle) {
+  // res5 at batch 32: 13 x 4 = 52 tiles on 132 SMs: two splits fill 79% of one wave.
+  const WgmmaConvPlan res5 = wgmma_conv_plan(geometry("mb32ic512ih7oc512kh3ph1"), 2, 132);
+  EXPECT_EQ(res5.m_tiles * res5.n_tiles, 52);
+  EXPECT_EQ(res5.splits, 2);
+  EXPECT_GE(res5.slices / res5.splits, kWgmmaMinSlicesPerSplit);
+  // A full grid never splits.
+  EXPECT_EQ(wgmma_conv_plan(geometry("mb32ic64ih56oc256kh1"), 2, 132).splits, 1);
+  // Too few slices to split: one 1x1 slice.
+  EXPECT_EQ(wgmma_conv_plan(geometry("mb1ic64ih8oc64kh1"), 2, 132).splits, 1);
+  // Overrides.
+  const WgmmaConvPlan forced = wgmma_conv_plan(geometry("mb1ic64ih8oc256kh3ph1"), 2, 132, 64, 3);
+  EXPECT_EQ(forced.bn, 64);
+  EXPECT_EQ(forced.splits, 3);
+  EXPECT_NE(wgmma_conv_plan_name(forced).find("split-K 3"), std::string::npos);
+}
+
+// ---- The kernel on the GPU ----------------------------------------------------------------------
+
+std::vector<Problem> wgmma_problems() {
+  std::vector<Problem> out;
+  for (const char* text : {
+           "mb2ic64ih20oc128kh3ph1",           // full 128-channel tile
+           "mb1ic64ih17oc64kh3",               // odd pixel count, the 64 tile, no padding
+           "mb3ic128ih9oc72kh3sh2ph1",         // stride 2, OC past a tile edge
+           "mb2ic64ih13oc130kh1",              // 1x1, a nearly empty second channel tile
+           "mb1ic64ih10oc64kh3ph2dh2",         // dilation
+           "mb2ic64ih12iw20oc64kh3kw1ph1pw0",  // H and W differ in size, kernel and padding
+           "mb2ic64ih30oc64kh7sh2ph3",         // 7x7 stride 2
+           "mb4ic256ih14oc256kh3ph1",          // K = 2304
+           "mb2ic512ih7oc512kh3ph1",           // res5-like: 49 pixels per image
+       })
+    out.push_back(parse_problem(text));
+  return out;
+}
+
+MmaType mma_type_of(DataType dt) {
+  return dt == DataType::fp16   ? MmaType::fp16
+         : dt == DataType::bf16 ? MmaType::bf16
+                                : MmaType::tf32;
+}
+
+TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
+  if (const std::string why = testing::gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  if (const std::string why = wgmma_conv_unusable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  int cases = 0;
+  for (Problem p : wgmma_problems())
+    for (DataType dt : {DataType::tf32, DataType::fp16, DataType::bf16})
+      for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+        p.layout = layout;
+        p.dtype = dt;
+        const HostData data = make_host_data(p, 5);
+        testing::DeviceBuffers c(p, data);
+        const MmaType type = mma_type_of(dt);
+        const Im2colGeometry r = mma_repacked_geometry(c.g, c.bytes);
+        ASSERT_EQ(wgmma_conv_unsupported_reason(r, c.bytes), "") << p.str();
+        const bool repack = mma_needs_repack(c.g, type);
+        bench::DeviceBuffer<unsigned char> src_r(
+            repack ? mma_repacked_src_elements(c.g, type) * std::size_t(c.bytes) : 0);
+        bench::DeviceBuffer<unsigned char> wei_r(
+            repack ? mma_repacked_wei_elements(c.g, type) * std::size_t(c.bytes) : 0);
+        if (repack)
+          launch_mma_repack(c.g, type, c.src.data(), c.wei.data(), src_r.data(), wei_r.data(),
+                            c.stream.get());
+        const void* src = repack ? src_r.data() : c.src.data();
+        const void* wei = repack ? wei_r.data() : c.wei.data();
+        for (int bn : {64, 128})
+          for (int splits : {1, 3}) {
+            const WgmmaConvPlan plan = wgmma_conv_plan(r, c.bytes, sms, bn, splits);
+            const std::string what = p.str() + " " + bench::to_string(dt) + " " +
+                                     wgmma_conv_plan_name(plan);
+            const WgmmaConvMaps maps = make_wgmma_conv_maps(r, type, plan, src, wei);
+            bench::DeviceBuffer<float> partial(wgmma_conv_partial_elements(c.g, plan));
+            if (partial.bytes() > 0) partial.fill_bytes_async(0xFF, c.stream.get());
+            c.dst.fill_bytes_async(0xFF, c.stream.get());
+            for (float v : c.output()) ASSERT_TRUE(std::isnan(v)) << "poison, " << what;
+            launch_wgmma_conv(c.g, type, plan, maps, c.dst.data(), partial.data(),
+                              c.stream.get());
+            const std::vector<float> out = c.output();
+            const bench::Correctness ok =
+                bench::compare(out.data(), data.ref.data(), out.size(),
+                               bench::dot_tolerance(dt, p.reduction_length(), data.ref_rms));
+            EXPECT_TRUE(ok.passed) << what << ": " << ok.message;
+            ++cases;
+          }
+      }
+  EXPECT_EQ(cases, 9 * 3 * 2 * 4);
+}
+
+}  // namespace
+}  // namespace conv
