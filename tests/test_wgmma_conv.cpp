@@ -5,7 +5,9 @@
 // with and without split-K, against the float64 reference, the output poisoned first.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -48,12 +50,21 @@ TEST(WgmmaConvPlan, TileDepthAndSharedMemory) {
   EXPECT_EQ(wide.bn, 128);
   EXPECT_EQ(wide.bk, 32);
   EXPECT_EQ(wide.slices, 9 * 4);
+  EXPECT_EQ(narrow.stages, 7);
+  EXPECT_EQ(wide.stages, 4);
   for (const WgmmaConvPlan& p : {narrow, wide}) {
-    EXPECT_GE(p.stages, 3);
-    EXPECT_LE(std::size_t(p.stages) * p.stage_bytes(), std::size_t(192 * 1024));
-    EXPECT_LE(p.smem_bytes, std::size_t(227 * 1024));  // Hopper's opt-in limit per block
-    EXPECT_GE(p.smem_bytes, std::size_t(kWgmmaBm) * (p.bn + 4) * sizeof(float));  // staging
+    EXPECT_LE(p.smem_bytes, kWgmmaSmemLimit);  // Hopper's opt-in limit per block
+    // The stages, the staging tile (either layout) and the alignment slack fit in it.
+    EXPECT_GE(p.smem_bytes, std::size_t(p.stages) * p.stage_bytes() +
+                                std::size_t(kWgmmaBm) * (p.bn + 4) * sizeof(float) + 1024);
+    EXPECT_GE(p.smem_bytes, std::size_t(p.stages) * p.stage_bytes() +
+                                std::size_t(p.bn) * (kWgmmaBm + 4) * sizeof(float) + 1024);
+    // One more stage would not fit.
+    EXPECT_GT(p.smem_bytes + p.stage_bytes(), kWgmmaSmemLimit);
+    // Persistent: one block per SM at most, never more blocks than units.
+    EXPECT_EQ(p.grid, int(std::min<std::int64_t>(p.units(), 132)));
   }
+  EXPECT_EQ(wgmma_conv_plan(geometry("mb1ic64ih8oc64kh1"), 2, 132).grid, 1);
 }
 
 TEST(WgmmaConvPlan, SplitKOnlyWhereTilesLeaveSmsIdle) {
@@ -128,27 +139,31 @@ TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
                             c.stream.get());
         const void* src = repack ? src_r.data() : c.src.data();
         const void* wei = repack ? wei_r.data() : c.wei.data();
+        // Both tiles, with and without split-K; and the persistent loop with several units per
+        // block (a grid of 2), whose producer runs into the next unit during the epilogue.
         for (int bn : {64, 128})
-          for (int splits : {1, 3}) {
-            const WgmmaConvPlan plan = wgmma_conv_plan(r, c.bytes, sms, bn, splits);
-            const std::string what = p.str() + " " + bench::to_string(dt) + " " +
-                                     wgmma_conv_plan_name(plan);
-            const WgmmaConvMaps maps = make_wgmma_conv_maps(r, type, plan, src, wei);
-            bench::DeviceBuffer<float> partial(wgmma_conv_partial_elements(c.g, plan));
-            if (partial.bytes() > 0) partial.fill_bytes_async(0xFF, c.stream.get());
-            c.dst.fill_bytes_async(0xFF, c.stream.get());
-            for (float v : c.output()) ASSERT_TRUE(std::isnan(v)) << "poison, " << what;
-            launch_wgmma_conv(c.g, type, plan, maps, c.dst.data(), partial.data(),
-                              c.stream.get());
-            const std::vector<float> out = c.output();
-            const bench::Correctness ok =
-                bench::compare(out.data(), data.ref.data(), out.size(),
-                               bench::dot_tolerance(dt, p.reduction_length(), data.ref_rms));
-            EXPECT_TRUE(ok.passed) << what << ": " << ok.message;
-            ++cases;
-          }
+          for (int splits : {1, 3})
+            for (bool small_grid : {false, true}) {
+              WgmmaConvPlan plan = wgmma_conv_plan(r, c.bytes, sms, bn, splits);
+              if (small_grid) plan.grid = std::min(plan.grid, 2);
+              const std::string what =
+                  p.str() + " " + bench::to_string(dt) + " " + wgmma_conv_plan_name(plan);
+              const WgmmaConvMaps maps = make_wgmma_conv_maps(r, type, plan, src, wei);
+              bench::DeviceBuffer<float> partial(wgmma_conv_partial_elements(c.g, plan));
+              if (partial.bytes() > 0) partial.fill_bytes_async(0xFF, c.stream.get());
+              c.dst.fill_bytes_async(0xFF, c.stream.get());
+              for (float v : c.output()) ASSERT_TRUE(std::isnan(v)) << "poison, " << what;
+              launch_wgmma_conv(c.g, type, plan, maps, c.dst.data(), partial.data(),
+                                c.stream.get());
+              const std::vector<float> out = c.output();
+              const bench::Correctness ok =
+                  bench::compare(out.data(), data.ref.data(), out.size(),
+                                 bench::dot_tolerance(dt, p.reduction_length(), data.ref_rms));
+              EXPECT_TRUE(ok.passed) << what << ", grid " << plan.grid << ": " << ok.message;
+              ++cases;
+            }
       }
-  EXPECT_EQ(cases, 9 * 3 * 2 * 4);
+  EXPECT_EQ(cases, 9 * 3 * 2 * 8);
 }
 
 }  // namespace

@@ -412,9 +412,8 @@ class Im2colGemmInstance final : public Instance {
 
   nlohmann::ordered_json extra() const override {
     return {{"variant", static_cast<int>(variant_)},
-            {"tile", variant_ == Variant::small_direct ? small_conv_name(g_)
-                     : variant_ == Variant::wgmma_implicit_gemm
-                         ? wgmma_conv_plan_name(wgmma_plan_)
+            {"tile", variant_ == Variant::small_direct          ? small_conv_name(g_)
+                     : variant_ == Variant::wgmma_implicit_gemm ? wgmma_conv_plan_name(wgmma_plan_)
                      : uses_tensor_cores(variant_) ? mma_tile_text(mma_plan_.tile, int(elem_bytes_))
                                                    : gemm_tile_name(tile_)},
             {"tensor_cores", uses_tensor_cores(variant_)},
@@ -428,13 +427,13 @@ class Im2colGemmInstance final : public Instance {
   Problem p_;
   Variant variant_;
   Im2colGeometry g_;
-  std::size_t elem_bytes_;  // storage bytes per value: 4 (fp32, tf32) or 2 (fp16, bf16)
-  GemmTile tile_;           // variants 1-3
-  MmaType mma_type_;        // variants 4-6
-  MmaPlan mma_plan_;        // variants 4-6: tile and split-K
-  WgmmaConvPlan wgmma_plan_;  // variant 10: tile, stages and split-K
+  std::size_t elem_bytes_;      // storage bytes per value: 4 (fp32, tf32) or 2 (fp16, bf16)
+  GemmTile tile_;               // variants 1-3
+  MmaType mma_type_;            // variants 4-6
+  MmaPlan mma_plan_;            // variants 4-6: tile and split-K
+  WgmmaConvPlan wgmma_plan_;    // variant 10: tile, stages and split-K
   WgmmaConvMaps wgmma_maps_{};  // variant 10: the tensor maps of the buffers (compile())
-  int fp32_splits_;         // variants 1-3: split-K
+  int fp32_splits_;             // variants 1-3: split-K
   bench::Stream stream_;
   bench::DeviceBuffer<unsigned char> src_, wei_, dst_;  // the storage type
   bench::DeviceBuffer<unsigned char> col_;   // variants 1, 5: column matrices of all groups
@@ -491,8 +490,7 @@ class Im2colGemmCudaBackend final : public Backend {
               mma_repacked_geometry(make_im2col_geometry(p), bytes), bytes);
           !why.empty())
         return Support::no("variant 10: " + why);
-      if (const std::string& why = wgmma_unusable_reason(); !why.empty())
-        return Support::no(why);
+      if (const std::string& why = wgmma_unusable_reason(); !why.empty()) return Support::no(why);
     }
     return Support::yes();
   }

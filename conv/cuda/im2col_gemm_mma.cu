@@ -708,73 +708,6 @@ __global__ void mma_im2col_kernel(const Im2colGeometry g, const void* __restrict
   }
 }
 
-// ---- Variant 6, step 1: nhwc repacking with channels padded to whole vectors -------------------
-
-// The repacked input (mma_repacked_src_offset), one thread per 16-byte vector of one pixel's
-// group channels; consecutive threads take neighbouring pixels of a row, so that nchw reads
-// are coalesced along the channel planes.
-template <MmaType T>
-__global__ void mma_repack_src_kernel(const Im2colGeometry g, const Im2colGeometry r,
-                                      const void* __restrict__ src_, void* __restrict__ out_) {
-  constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
-  const unsigned char* src = static_cast<const unsigned char*>(src_);
-  unsigned char* out = static_cast<unsigned char*>(out_);
-  const int vectors = r.icg / kVec;
-  const std::int64_t total = std::int64_t(g.n) * g.h * g.groups * vectors * g.w;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const int w = int(i % g.w);
-    std::int64_t t = i / g.w;
-    const int cv = int(t % vectors);
-    t /= vectors;
-    const int group = int(t % g.groups);
-    t /= g.groups;
-    const int h = int(t % g.h), n = int(t / g.h);
-    unsigned v[4] = {0, 0, 0, 0};
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) {
-      const int c = cv * kVec + e;
-      if (c < g.icg)
-        set_value<kBytes>(
-            v, e,
-            load_value<kBytes>(src + act_offset(g.nhwc, n, group * g.icg + c, h, w, g.c, g.h, g.w) *
-                                         kBytes));
-    }
-    *reinterpret_cast<uint4*>(out + mma_repacked_src_offset(r, n, group, cv * kVec, h, w) *
-                                        kBytes) = make_uint4(v[0], v[1], v[2], v[3]);
-  }
-}
-
-// The repacked weights (mma_repacked_wei_offset), one thread per 16-byte vector.
-template <MmaType T>
-__global__ void mma_repack_wei_kernel(const Im2colGeometry g, const Im2colGeometry r,
-                                      const void* __restrict__ wei_, void* __restrict__ out_) {
-  constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
-  const unsigned char* wei = static_cast<const unsigned char*>(wei_);
-  unsigned char* out = static_cast<unsigned char*>(out_);
-  const int vectors = r.icg / kVec;
-  const std::int64_t total = std::int64_t(g.oc) * g.kh * g.kw * vectors;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const int cv = int(i % vectors);
-    std::int64_t t = i / vectors;
-    const int s = int(t % g.kw);
-    t /= g.kw;
-    const int rr = int(t % g.kh), o = int(t / g.kh);
-    unsigned v[4] = {0, 0, 0, 0};
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) {
-      const int c = cv * kVec + e;
-      if (c < g.icg)
-        set_value<kBytes>(
-            v, e,
-            load_value<kBytes>(wei + wei_offset(g.nhwc, o, c, rr, s, g.icg, g.kh, g.kw) * kBytes));
-    }
-    *reinterpret_cast<uint4*>(out + mma_repacked_wei_offset(r, o, cv * kVec, rr, s) * kBytes) =
-        make_uint4(v[0], v[1], v[2], v[3]);
-  }
-}
-
 // Element-wise kernels: 256 threads, a grid-stride loop beyond 2^20 blocks.
 constexpr int kElementwiseThreads = 256;
 unsigned grid_for(std::int64_t items) {
@@ -896,38 +829,6 @@ std::size_t mma_repacked_src_elements(const Im2colGeometry& g, MmaType type) {
 std::size_t mma_repacked_wei_elements(const Im2colGeometry& g, MmaType type) {
   const Im2colGeometry r = mma_repacked_geometry(g, mma_type_bytes(type));
   return std::size_t(r.oc) * std::size_t(r.k);
-}
-
-void launch_mma_repack(const Im2colGeometry& g, MmaType type, const void* src, const void* wei,
-                       void* src_repacked, void* wei_repacked, cudaStream_t stream) {
-  const int bytes = mma_type_bytes(type), vec = mma_vec_elements(bytes);
-  const Im2colGeometry r = mma_repacked_geometry(g, bytes);
-  const unsigned src_grid = grid_for(std::int64_t(mma_repacked_src_elements(g, type)) / vec);
-  const unsigned wei_grid = grid_for(std::int64_t(mma_repacked_wei_elements(g, type)) / vec);
-  switch (type) {
-    case MmaType::tf32:
-      mma_repack_src_kernel<MmaType::tf32>
-          <<<src_grid, kElementwiseThreads, 0, stream>>>(g, r, src, src_repacked);
-      CUDA_CHECK_LAST_LAUNCH();
-      mma_repack_wei_kernel<MmaType::tf32>
-          <<<wei_grid, kElementwiseThreads, 0, stream>>>(g, r, wei, wei_repacked);
-      break;
-    case MmaType::fp16:
-      mma_repack_src_kernel<MmaType::fp16>
-          <<<src_grid, kElementwiseThreads, 0, stream>>>(g, r, src, src_repacked);
-      CUDA_CHECK_LAST_LAUNCH();
-      mma_repack_wei_kernel<MmaType::fp16>
-          <<<wei_grid, kElementwiseThreads, 0, stream>>>(g, r, wei, wei_repacked);
-      break;
-    case MmaType::bf16:
-      mma_repack_src_kernel<MmaType::bf16>
-          <<<src_grid, kElementwiseThreads, 0, stream>>>(g, r, src, src_repacked);
-      CUDA_CHECK_LAST_LAUNCH();
-      mma_repack_wei_kernel<MmaType::bf16>
-          <<<wei_grid, kElementwiseThreads, 0, stream>>>(g, r, wei, wei_repacked);
-      break;
-  }
-  CUDA_CHECK_LAST_LAUNCH();
 }
 
 void launch_mma_repacked_implicit_gemm(const Im2colGeometry& g, MmaType type, const MmaPlan& plan,

@@ -7,43 +7,51 @@
 // Build: this file is compiled for sm_90a only (conv/CMakeLists.txt: its own target with
 // CUDA_ARCHITECTURES 90a where the build includes 90); elsewhere its kernels are empty and
 // wgmma_conv_unusable_reason() says why. Registers and spills:
-//   nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -Xptxas -v -c conv/cuda/wgmma_conv.cu -o /dev/null
+//   nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I. -Xptxas -v -c conv/cuda/wgmma_conv.cu
+//   -o /dev/null
 // Run (on an H100/H200):
 //   build/experiments/myconv --backend im2col_gemm_cuda --variant 10 --dtype fp16 ...
 //   build/tests/test_im2col_gemm_cuda --gtest_filter='*Wgmma*'
 //
 // The GEMM: out[m][oc] = sum_k src_im2col[m][k] * wei[oc][k], M = N*OH*OW output pixels, k =
-// (r, s, c) over the nhwc input (the problem's own, or variant 6's repack of an nchw input). One
-// thread block per 128-pixel x BN-channel output tile (BN 64 or 128), 384 threads in three
-// warpgroups, one block per SM:
+// (r, s, c) over the nhwc input (the problem's own, or variant 6's repack of an nchw input). Work
+// units are 128-pixel x BN-channel output tiles (BN 64 or 128; times the split-K count), taken in
+// turn by a persistent grid of one block per SM (at most), 384 threads in three warpgroups:
 //   - warpgroup 0, the producer: one thread issues, per 128-byte k slice (one filter tap, 64 fp16
 //     or 32 tf32 channels), two tensor copies into a shared-memory stage: the pixels' slice in
 //     im2col mode (the copy engine walks the 128 output pixels' windows across rows and images,
 //     applies the stride, adds the tap offset and zero-fills the padding) and the weights' slice
 //     in tiled mode. Both land 128-byte swizzled, the layout wgmma reads without bank conflicts.
 //     A stage's full barrier (mbarrier) completes when its bytes have landed; the producer waits
-//     on the stage's empty barrier before reusing it. Its registers are cut to 40 (setmaxnreg).
+//     on the stage's empty barrier before reusing it, and runs on into the block's next unit
+//     while the consumers write the last one out. Its registers are cut to 40 (setmaxnreg).
 //   - warpgroups 1 and 2, the consumers (232 registers each): each multiplies its 64 pixels of
 //     the stage by the BN channels with four wgmma m64nBNk16 (k8 for tf32) from shared-memory
 //     descriptors, waits for them, and releases the stage.
-//   - epilogue: the accumulators go through shared memory (the idle stages) into output order
-//     and out in the storage type (nhwc: 4 channels per store; nchw: pixel-contiguous stores),
-//     or as FP32 partials when split-K is on, summed in split order by a second kernel.
+//   - epilogue: the accumulators go through a staging tile of their own in shared memory into
+//     output order and out in the storage type in vectors (nhwc: 4 channels; nchw: 8 pixels of
+//     one image), or as FP32 partials when split-K is on, summed in split order by a second
+//     kernel.
 // tf32: the tensor cores read the FP32 values' top 19 bits (truncation, not rounding).
 //
 // Measured on an NVIDIA H200: see results/h200/ (the session README that introduced this file).
 #include "conv/cuda/wgmma_conv.hpp"
 
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncode*
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncode*
 
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "core/cuda/cuda_check.hpp"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#include "conv/cuda/wgmma_ptx.cuh"
+#endif
 
 #ifndef MYCONV_WGMMA_SM90A
 #define MYCONV_WGMMA_SM90A 0
@@ -59,6 +67,7 @@ struct WgmmaConvArgs {
   int cblocks = 0;  // k slices per tap: C / bk
   int slices = 0;
   int splits = 1;
+  int m_tiles = 0, n_tiles = 0;
   int nhwc_out = 0;
 };
 
@@ -72,166 +81,26 @@ constexpr int kElementBytes = T == MmaType::tf32 ? 4 : 2;
 #endif
 
 #if MYCONV_WGMMA_DEVICE
-// ---- PTX wrappers: mbarrier, tensor copies, wgmma ----------------------------------------------
-
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(std::uint64_t* bar, std::uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)),
-               "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n"
-      "}\n" ::"r"(smem_u32(bar)),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void tma_load_tile_2d(void* dst, const CUtensorMap* map,
-                                                 std::uint64_t* bar, int x, int y) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_u32(bar)), "r"(x), "r"(y)
-      : "memory");
-}
-__device__ __forceinline__ void tma_load_im2col_4d(void* dst, const CUtensorMap* map,
-                                                   std::uint64_t* bar, int c, int w, int h, int n,
-                                                   std::uint16_t off_w, std::uint16_t off_h) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_u32(bar)), "r"(c), "r"(w), "r"(h),
-      "r"(n), "h"(off_w), "h"(off_h)
-      : "memory");
-}
-__device__ __forceinline__ void wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-__device__ __forceinline__ void wgmma_wait_all() {
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-}
-// The shared-memory matrix descriptor of a K-major operand tile with 128-byte swizzle: rows of
-// 128 bytes, 8-row groups 1024 bytes apart; advancing along k within the row adds bytes to the
-// start address (the swizzle is applied on the absolute address, so the tile is 1024-aligned).
-__device__ __forceinline__ std::uint64_t sw128_desc(std::uint32_t addr) {
-  return std::uint64_t((addr & 0x3FFFF) >> 4) | (std::uint64_t(1) << 16) |
-         (std::uint64_t(1024 >> 4) << 32) | (std::uint64_t(1) << 62);
-}
-__device__ __forceinline__ void consumers_sync() {  // the 256 consumer threads only
-  asm volatile("bar.sync 1, 256;" ::: "memory");
-}
-
-__device__ __forceinline__ void wgmma_m64n64k16_f16(float* d, std::uint64_t desc_a,
-                                                          std::uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_m64n64k16_bf16(float* d, std::uint64_t desc_a,
-                                                          std::uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_m64n64k8_tf32(float* d, std::uint64_t desc_a,
-                                                          std::uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_m64n128k16_f16(float* d, std::uint64_t desc_a,
-                                                          std::uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_m64n128k16_bf16(float* d, std::uint64_t desc_a,
-                                                          std::uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_m64n128k8_tf32(float* d, std::uint64_t desc_a,
-                                                          std::uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
+using namespace wgmma;  // conv/cuda/wgmma_ptx.cuh
 
 // One k16 (k8 for tf32) step of a 64 x BN tile: 32 bytes of k in each operand.
 template <MmaType T, int BN>
-__device__ __forceinline__ void wgmma_step(float* d, std::uint64_t da, std::uint64_t db, int scale) {
+__device__ __forceinline__ void wgmma_step(float* d, std::uint64_t da, std::uint64_t db,
+                                           int scale) {
   if constexpr (BN == 128) {
-    if constexpr (T == MmaType::fp16) wgmma_m64n128k16_f16(d, da, db, scale);
-    else if constexpr (T == MmaType::bf16) wgmma_m64n128k16_bf16(d, da, db, scale);
-    else wgmma_m64n128k8_tf32(d, da, db, scale);
+    if constexpr (T == MmaType::fp16)
+      wgmma_m64n128k16_f16(d, da, db, scale);
+    else if constexpr (T == MmaType::bf16)
+      wgmma_m64n128k16_bf16(d, da, db, scale);
+    else
+      wgmma_m64n128k8_tf32(d, da, db, scale);
   } else {
-    if constexpr (T == MmaType::fp16) wgmma_m64n64k16_f16(d, da, db, scale);
-    else if constexpr (T == MmaType::bf16) wgmma_m64n64k16_bf16(d, da, db, scale);
-    else wgmma_m64n64k8_tf32(d, da, db, scale);
+    if constexpr (T == MmaType::fp16)
+      wgmma_m64n64k16_f16(d, da, db, scale);
+    else if constexpr (T == MmaType::bf16)
+      wgmma_m64n64k16_bf16(d, da, db, scale);
+    else
+      wgmma_m64n64k8_tf32(d, da, db, scale);
   }
 }
 
@@ -244,28 +113,62 @@ __device__ __forceinline__ void store_value(void* base, std::int64_t i, float v)
   else
     static_cast<float*>(base)[i] = v;
 }
-template <MmaType T>
-__device__ __forceinline__ void store_4(void* base, std::int64_t i, float4 v) {
-  if constexpr (T == MmaType::fp16) {
-    __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
-    uint2 u;
-    u.x = *reinterpret_cast<unsigned*>(&lo);
-    u.y = *reinterpret_cast<unsigned*>(&hi);
-    *reinterpret_cast<uint2*>(static_cast<__half*>(base) + i) = u;
-  } else if constexpr (T == MmaType::bf16) {
-    __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-    uint2 u;
-    u.x = *reinterpret_cast<unsigned*>(&lo);
-    u.y = *reinterpret_cast<unsigned*>(&hi);
-    *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(base) + i) = u;
-  } else {
-    *reinterpret_cast<float4*>(static_cast<float*>(base) + i) = v;
-  }
-}
 #endif  // MYCONV_WGMMA_DEVICE
 
-template <int BN>
-constexpr int kStages = int((192 * 1024) / ((kWgmmaBm + BN) * kWgmmaSliceBytes));
+#if MYCONV_WGMMA_DEVICE
+// Unit u of the persistent loop: its tile (m fastest, so that neighbouring blocks share the
+// weights' slices in L2) and split, and its k slices.
+struct WgmmaUnit {
+  int m0, oc0, split, s_begin, s_count;
+};
+__device__ __forceinline__ WgmmaUnit wgmma_unit(const WgmmaConvArgs& a, int u, int bn) {
+  WgmmaUnit w;
+  const int mt = u % a.m_tiles;
+  const int rest = u / a.m_tiles;
+  const int nt = rest % a.n_tiles;
+  w.split = rest / a.n_tiles;
+  w.m0 = mt * kWgmmaBm;
+  w.oc0 = nt * bn;
+  w.s_begin = int(std::int64_t(a.slices) * w.split / a.splits);
+  w.s_count = int(std::int64_t(a.slices) * (w.split + 1) / a.splits) - w.s_begin;
+  return w;
+}
+
+// Stores N = 4 (nhwc: consecutive channels) or 8 (nchw: consecutive pixels) values at element
+// `at` of `out` in one vector store (two for 8 FP32 values); the caller checked that they are
+// contiguous and aligned.
+template <class Out, int N>
+__device__ __forceinline__ void store_run(void* out, std::int64_t at, const float* v) {
+  {
+    if constexpr (std::is_same_v<Out, float>) {
+#pragma unroll
+      for (int j = 0; j < N; j += 4)
+        *reinterpret_cast<float4*>(static_cast<float*>(out) + at + j) =
+            make_float4(v[j], v[j + 1], v[j + 2], v[j + 3]);
+    } else {
+      unsigned w[N / 2];
+#pragma unroll
+      for (int j = 0; j < N; j += 2) {
+        if constexpr (std::is_same_v<Out, __half>) {
+          const __half2 h = __floats2half2_rn(v[j], v[j + 1]);
+          w[j / 2] = *reinterpret_cast<const unsigned*>(&h);
+        } else {
+          const __nv_bfloat162 h = __floats2bfloat162_rn(v[j], v[j + 1]);
+          w[j / 2] = *reinterpret_cast<const unsigned*>(&h);
+        }
+      }
+      if constexpr (N == 8)
+        *reinterpret_cast<uint4*>(static_cast<Out*>(out) + at) = make_uint4(w[0], w[1], w[2], w[3]);
+      else
+        *reinterpret_cast<uint2*>(static_cast<Out*>(out) + at) = make_uint2(w[0], w[1]);
+    }
+  }
+}
+#endif
+
+template <MmaType T>
+using StorageOf = std::conditional_t<T == MmaType::fp16, __half,
+                                     std::conditional_t<T == MmaType::bf16, __nv_bfloat16, float>>;
 
 template <MmaType T, int BN>
 __global__ void __launch_bounds__(kWgmmaThreads, 1)
@@ -273,26 +176,20 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
                       const __grid_constant__ CUtensorMap map_wei, const WgmmaConvArgs a,
                       void* __restrict__ dst, float* __restrict__ partial) {
 #if MYCONV_WGMMA_DEVICE
-  constexpr int kStagesT = kStages<BN>;
+  constexpr int kStagesT = wgmma_stages(BN);
   constexpr int kBk = kWgmmaSliceBytes / kElementBytes<T>;
   constexpr int kABytes = kWgmmaBm * kWgmmaSliceBytes;
   constexpr int kStageBytes = (kWgmmaBm + BN) * kWgmmaSliceBytes;
-  constexpr int kStagingBytes = kWgmmaBm * (BN + 4) * 4;
-  constexpr int kBarrierOffset =
-      kStagesT * kStageBytes > kStagingBytes ? kStagesT * kStageBytes : kStagingBytes;
+  constexpr int kStagingOffset = kStagesT * kStageBytes;
+  constexpr int kBarrierOffset = kStagingOffset + int(wgmma_staging_bytes(BN));
 
   extern __shared__ unsigned char smem_raw[];
   // The swizzled tiles need 1024-byte alignment of their shared-memory address.
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + kBarrierOffset);
   std::uint64_t* empty = full + kStagesT;
-
   const int warpgroup = threadIdx.x / 128;
-  const int split = blockIdx.z;
-  const int s_begin = int(std::int64_t(a.slices) * split / a.splits);
-  const int s_count = int(std::int64_t(a.slices) * (split + 1) / a.splits) - s_begin;
-  const int m0 = blockIdx.x * kWgmmaBm;
-  const int oc0 = blockIdx.y * BN;
+  const int units = a.m_tiles * a.n_tiles * a.splits;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStagesT; ++s) {
@@ -305,98 +202,141 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   __syncthreads();
 
   if (warpgroup == 0) {
+    // The producer: one thread walks the block's units and their k slices, a stage per slice,
+    // running ahead into the next unit while the consumers finish the last one's epilogue.
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (threadIdx.x == 0) {
-      // The window origin of the tile's first pixel; the copy engine walks on from there.
-      const int n0 = m0 / a.ohw;
-      const int pix = m0 - n0 * a.ohw;
-      const int oy = pix / a.ow, ox = pix - (pix / a.ow) * a.ow;
-      const int h0 = oy * a.sh - a.ph, w0 = ox * a.sw - a.pw;
-      for (int i = 0; i < s_count; ++i) {
-        const int stage = i % kStagesT;
-        if (i >= kStagesT) mbar_wait(&empty[stage], ((i / kStagesT) & 1) ^ 1);
-        unsigned char* tile = smem + stage * kStageBytes;
-        mbar_expect_tx(&full[stage], kStageBytes);
-        const int slice = s_begin + i;
-        const int tap = slice / a.cblocks;
-        const int cb = slice - tap * a.cblocks;
-        const int r = tap / a.kw, s = tap - (tap / a.kw) * a.kw;
-        tma_load_im2col_4d(tile, &map_src, &full[stage], cb * kBk, w0, h0, n0,
-                           std::uint16_t(s * a.dw), std::uint16_t(r * a.dh));
-        tma_load_tile_2d(tile + kABytes, &map_wei, &full[stage], slice * kBk, oc0);
+      int it = 0;
+      for (int u = blockIdx.x; u < units; u += gridDim.x) {
+        const WgmmaUnit w = wgmma_unit(a, u, BN);
+        // The window origin of the tile's first pixel; the copy engine walks on from there.
+        const int n0 = w.m0 / a.ohw;
+        const int pix = w.m0 - n0 * a.ohw;
+        const int oy = pix / a.ow, ox = pix - (pix / a.ow) * a.ow;
+        const int h0 = oy * a.sh - a.ph, w0 = ox * a.sw - a.pw;
+        for (int i = 0; i < w.s_count; ++i, ++it) {
+          const int stage = it % kStagesT;
+          if (it >= kStagesT) mbar_wait(&empty[stage], ((it / kStagesT) & 1) ^ 1);
+          unsigned char* tile = smem + stage * kStageBytes;
+          mbar_expect_tx(&full[stage], kStageBytes);
+          const int slice = w.s_begin + i;
+          const int tap = slice / a.cblocks;
+          const int cb = slice - tap * a.cblocks;
+          const int r = tap / a.kw, s = tap - (tap / a.kw) * a.kw;
+          tma_load_im2col_4d(tile, &map_src, &full[stage], cb * kBk, w0, h0, n0,
+                             std::uint16_t(s * a.dw), std::uint16_t(r * a.dh));
+          tma_load_tile_2d(tile + kABytes, &map_wei, &full[stage], slice * kBk, w.oc0);
+        }
       }
     }
     return;
   }
 
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-  const int half = warpgroup - 1;  // this warpgroup's 64 pixels of the tile
-  float d[BN / 2];
+  const int half = warpgroup - 1;  // this warpgroup's 64 pixels of each tile
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const int tid = threadIdx.x - 128;  // 0..255 over both consumer warpgroups
+  float* staging = reinterpret_cast<float*>(smem + kStagingOffset);
+  const std::int64_t plane = std::int64_t(a.m) * a.oc;
+  int it = 0;
+  for (int u = blockIdx.x; u < units; u += gridDim.x) {
+    const WgmmaUnit w = wgmma_unit(a, u, BN);
+    float d[BN / 2];
 #pragma unroll
-  for (int j = 0; j < BN / 2; ++j) d[j] = 0.f;
-  for (int i = 0; i < s_count; ++i) {
-    const int stage = i % kStagesT;
-    mbar_wait(&full[stage], (i / kStagesT) & 1);
-    const std::uint32_t a_addr = smem_u32(smem + stage * kStageBytes + half * 64 * kWgmmaSliceBytes);
-    const std::uint32_t b_addr = smem_u32(smem + stage * kStageBytes + kABytes);
-    wgmma_fence();
+    for (int j = 0; j < BN / 2; ++j) d[j] = 0.f;
+    for (int i = 0; i < w.s_count; ++i, ++it) {
+      const int stage = it % kStagesT;
+      mbar_wait(&full[stage], (it / kStagesT) & 1);
+      const std::uint32_t a_addr =
+          smem_u32(smem + stage * kStageBytes + half * 64 * kWgmmaSliceBytes);
+      const std::uint32_t b_addr = smem_u32(smem + stage * kStageBytes + kABytes);
+      wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-      wgmma_step<T, BN>(d, sw128_desc(a_addr + kk * 32), sw128_desc(b_addr + kk * 32), 1);
-    wgmma_commit();
-    wgmma_wait_all();
-    if (threadIdx.x % 128 == 0) mbar_arrive(&empty[stage]);
-  }
+      for (int kk = 0; kk < 4; ++kk)
+        wgmma_step<T, BN>(d, sw128_desc(a_addr + kk * 32), sw128_desc(b_addr + kk * 32), 1);
+      wgmma_commit();
+      wgmma_wait_all();
+      if (t == 0) mbar_arrive(&empty[stage]);
+    }
 
-  // Epilogue: every stage has landed and been read (each consumer waited on all of them), so the
-  // stages hold the FP32 tile in output order.
-  consumers_sync();
-  float* staging = reinterpret_cast<float*>(smem);
-  const int stride = a.nhwc_out ? BN + 4 : BN + 1;
-  {
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    const int row = half * 64 + warp * 16 + lane / 4;
+    // Epilogue: the FP32 tile through the staging tile into output order. The first barrier
+    // keeps the previous unit's readers ahead of these writes.
+    consumers_sync();
+    const int row0 = half * 64 + warp * 16 + lane / 4;
 #pragma unroll
     for (int nb = 0; nb < BN / 8; ++nb) {
       const int col = nb * 8 + (lane % 4) * 2;
-      staging[row * stride + col] = d[nb * 4 + 0];
-      staging[row * stride + col + 1] = d[nb * 4 + 1];
-      staging[(row + 8) * stride + col] = d[nb * 4 + 2];
-      staging[(row + 8) * stride + col + 1] = d[nb * 4 + 3];
-    }
-  }
-  consumers_sync();
-  const int tid = threadIdx.x - 128;
-  const std::int64_t plane = std::int64_t(a.m) * a.oc;
-  if (a.nhwc_out) {
-    const bool vec = a.oc % 4 == 0;
-    for (int e = tid; e < kWgmmaBm * (BN / 4); e += 256) {
-      const int row = e / (BN / 4), c4 = (e % (BN / 4)) * 4;
-      const int m = m0 + row, oc = oc0 + c4;
-      if (m >= a.m || oc >= a.oc) continue;
-      const float* v = staging + row * stride + c4;
-      const std::int64_t at = std::int64_t(m) * a.oc + oc;
-      if (partial != nullptr) {
-        float* out = partial + split * plane;
-        for (int j = 0; j < 4 && oc + j < a.oc; ++j) out[at + j] = v[j];
-      } else if (vec) {
-        store_4<T>(dst, at, make_float4(v[0], v[1], v[2], v[3]));
-      } else {
-        for (int j = 0; j < 4 && oc + j < a.oc; ++j) store_value<T>(dst, at + j, v[j]);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + h * 8;
+        if (a.nhwc_out) {
+          staging[row * (BN + 4) + col] = d[nb * 4 + h * 2];
+          staging[row * (BN + 4) + col + 1] = d[nb * 4 + h * 2 + 1];
+        } else {
+          staging[col * (kWgmmaBm + 4) + row] = d[nb * 4 + h * 2];
+          staging[(col + 1) * (kWgmmaBm + 4) + row] = d[nb * 4 + h * 2 + 1];
+        }
       }
     }
-  } else {
-    for (int e = tid; e < kWgmmaBm * BN; e += 256) {
-      const int col = e / kWgmmaBm, row = e % kWgmmaBm;
-      const int m = m0 + row, oc = oc0 + col;
-      if (m >= a.m || oc >= a.oc) continue;
-      const int n = m / a.ohw;
-      const std::int64_t at = (std::int64_t(n) * a.oc + oc) * a.ohw + (m - n * a.ohw);
-      const float v = staging[row * stride + col];
-      if (partial != nullptr)
-        partial[split * plane + at] = v;
-      else
-        store_value<T>(dst, at, v);
+    consumers_sync();
+    using Out = StorageOf<T>;
+    void* out = partial != nullptr ? static_cast<void*>(partial + w.split * plane) : dst;
+    if (a.nhwc_out) {
+      // Threads along 4-channel runs of a pixel row.
+      for (int e = tid; e < kWgmmaBm * (BN / 4); e += 256) {
+        const int row = e / (BN / 4), c4 = (e % (BN / 4)) * 4;
+        const int m = w.m0 + row, oc = w.oc0 + c4;
+        if (m >= a.m || oc >= a.oc) continue;
+        const float4 v4 = *reinterpret_cast<const float4*>(staging + row * (BN + 4) + c4);
+        const float v[4] = {v4.x, v4.y, v4.z, v4.w};
+        const std::int64_t at = std::int64_t(m) * a.oc + oc;
+        const bool whole = oc + 4 <= a.oc;
+        if (partial != nullptr) {
+          if (whole && at % 4 == 0) {
+            *reinterpret_cast<float4*>(static_cast<float*>(out) + at) = v4;
+          } else {
+            for (int j = 0; j < 4 && oc + j < a.oc; ++j) static_cast<float*>(out)[at + j] = v[j];
+          }
+        } else if (whole && at % 4 == 0) {
+          store_run<Out, 4>(out, at, v);
+        } else {
+          for (int j = 0; j < 4 && oc + j < a.oc; ++j) store_value<T>(out, at + j, v[j]);
+        }
+      }
+    } else {
+      // Threads along 8-pixel runs of a channel: one 16-byte store (two for FP32) where the run
+      // is in one image and aligned.
+      for (int e = tid; e < BN * (kWgmmaBm / 8); e += 256) {
+        const int col = e / (kWgmmaBm / 8), r8 = (e % (kWgmmaBm / 8)) * 8;
+        const int m = w.m0 + r8, oc = w.oc0 + col;
+        if (m >= a.m || oc >= a.oc) continue;
+        const float* src = staging + col * (kWgmmaBm + 4) + r8;
+        const float4 lo = *reinterpret_cast<const float4*>(src);
+        const float4 hi = *reinterpret_cast<const float4*>(src + 4);
+        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        const int n = m / a.ohw;
+        const int p = m - n * a.ohw;
+        const std::int64_t at = (std::int64_t(n) * a.oc + oc) * a.ohw + p;
+        const bool whole = m + 8 <= a.m && p + 8 <= a.ohw;
+        if (partial != nullptr) {
+          if (whole && at % 4 == 0) {
+            *reinterpret_cast<float4*>(static_cast<float*>(out) + at) = lo;
+            *reinterpret_cast<float4*>(static_cast<float*>(out) + at + 4) = hi;
+            continue;
+          }
+        } else if (whole && (at * int(sizeof(Out))) % 16 == 0) {
+          store_run<Out, 8>(out, at, v);
+          continue;
+        }
+        for (int j = 0; j < 8 && m + j < a.m; ++j) {
+          const int nj = (m + j) / a.ohw;
+          const std::int64_t atj = (std::int64_t(nj) * a.oc + oc) * a.ohw + (m + j - nj * a.ohw);
+          if (partial != nullptr)
+            static_cast<float*>(out)[atj] = v[j];
+          else
+            store_value<T>(out, atj, v[j]);
+        }
+      }
     }
   }
 #endif  // MYCONV_WGMMA_DEVICE
@@ -448,7 +388,8 @@ void check_encode(CUresult r, const char* what) {
 template <MmaType T, int BN>
 void launch_typed(const Im2colGeometry& g, const WgmmaConvPlan& plan, const WgmmaConvMaps& maps,
                   void* dst, float* partial, cudaStream_t stream) {
-  if (plan.stages != kStages<BN>) throw std::logic_error("wgmma conv: plan's stages mismatch");
+  if (plan.stages != wgmma_stages(BN) || plan.smem_bytes != wgmma_smem_bytes(BN))
+    throw std::logic_error("wgmma conv: the plan's stages do not match the kernel's");
   static std::once_flag raised;
   std::call_once(raised, [&] {
     CUDA_CHECK(cudaFuncSetAttribute(wgmma_conv_kernel<T, BN>,
@@ -464,8 +405,10 @@ void launch_typed(const Im2colGeometry& g, const WgmmaConvPlan& plan, const Wgmm
   a.cblocks = plan.slices / (g.kh * g.kw);
   a.slices = plan.slices;
   a.splits = plan.splits;
+  a.m_tiles = int(plan.m_tiles);
+  a.n_tiles = int(plan.n_tiles);
   a.nhwc_out = g.nhwc ? 1 : 0;
-  const dim3 grid(unsigned(plan.m_tiles), unsigned(plan.n_tiles), unsigned(plan.splits));
+  const dim3 grid(unsigned(plan.grid));
   wgmma_conv_kernel<T, BN><<<grid, kWgmmaThreads, plan.smem_bytes, stream>>>(
       maps.src, maps.wei, a, dst, plan.splits > 1 ? partial : nullptr);
   CUDA_CHECK_LAST_LAUNCH();
@@ -518,20 +461,19 @@ WgmmaConvMaps make_wgmma_conv_maps(const Im2colGeometry& r, MmaType type, const 
   const cuuint64_t es = cuuint64_t(mma_type_bytes(type));
   WgmmaConvMaps maps{};
   {
-    const cuuint64_t dims[4] = {cuuint64_t(r.c), cuuint64_t(r.w), cuuint64_t(r.h),
-                                cuuint64_t(r.n)};
+    const cuuint64_t dims[4] = {cuuint64_t(r.c), cuuint64_t(r.w), cuuint64_t(r.h), cuuint64_t(r.n)};
     const cuuint64_t strides[3] = {r.c * es, cuuint64_t(r.w) * r.c * es,
                                    cuuint64_t(r.h) * r.w * r.c * es};
     // The windows' origins range over [-pad, size - 1 + pad - (k - 1) * dilation] (W, then H).
     const int lower[2] = {-r.pw, -r.ph};
     const int upper[2] = {r.pw - (r.kw - 1) * r.dw, r.ph - (r.kh - 1) * r.dh};
     const cuuint32_t element_strides[4] = {1, cuuint32_t(r.sw), cuuint32_t(r.sh), 1};
-    check_encode(encode_im2col(&maps.src, map_type(type), 4, const_cast<void*>(src), dims,
-                               strides, lower, upper, cuuint32_t(plan.bk), cuuint32_t(kWgmmaBm),
-                               element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-                 "cuTensorMapEncodeIm2col");
+    check_encode(
+        encode_im2col(&maps.src, map_type(type), 4, const_cast<void*>(src), dims, strides, lower,
+                      upper, cuuint32_t(plan.bk), cuuint32_t(kWgmmaBm), element_strides,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "cuTensorMapEncodeIm2col");
   }
   {
     const cuuint64_t k = cuuint64_t(r.k);
@@ -539,11 +481,11 @@ WgmmaConvMaps make_wgmma_conv_maps(const Im2colGeometry& r, MmaType type, const 
     const cuuint64_t strides[1] = {k * es};
     const cuuint32_t box[2] = {cuuint32_t(plan.bk), cuuint32_t(plan.bn)};
     const cuuint32_t element_strides[2] = {1, 1};
-    check_encode(encode_tiled(&maps.wei, map_type(type), 2, const_cast<void*>(wei), dims, strides,
-                              box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-                 "cuTensorMapEncodeTiled");
+    check_encode(
+        encode_tiled(&maps.wei, map_type(type), 2, const_cast<void*>(wei), dims, strides, box,
+                     element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "cuTensorMapEncodeTiled");
   }
   return maps;
 }

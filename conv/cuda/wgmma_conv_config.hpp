@@ -20,22 +20,45 @@
 
 namespace conv {
 
-inline constexpr int kWgmmaBm = 128;         // output pixels per tile (two warpgroups of 64)
+inline constexpr int kWgmmaBm = 128;          // output pixels per tile (two warpgroups of 64)
 inline constexpr int kWgmmaSliceBytes = 128;  // k slice: one 128-byte swizzle row per pixel/oc
 inline constexpr int kWgmmaThreads = 384;     // a producer warpgroup and two consumer warpgroups
 inline constexpr int kWgmmaMaxSplits = 8;
+// Shared memory a block may opt in to on Hopper (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+inline constexpr std::size_t kWgmmaSmemLimit = 232448;
+
+// The epilogue's FP32 staging tile, apart from the stages (the producer already fills them with
+// the next tile's slices): pixel rows of BN (+4) channels for nhwc output, channel rows of 128
+// (+4) pixels for nchw; the larger of the two.
+MYCONV_HD constexpr std::size_t wgmma_staging_bytes(int bn) {
+  const std::size_t nhwc = std::size_t(kWgmmaBm) * (bn + 4) * 4;
+  const std::size_t nchw = std::size_t(bn) * (kWgmmaBm + 4) * 4;
+  return nhwc > nchw ? nhwc : nchw;
+}
+// The most stages that fit beside the staging tile, the 1024-byte alignment slack and the
+// barriers: 4 for BN 128 (32 KB each), 7 for BN 64 (24 KB each).
+MYCONV_HD constexpr int wgmma_stages(int bn) {
+  const std::size_t stage = std::size_t(kWgmmaBm + bn) * kWgmmaSliceBytes;
+  return int((kWgmmaSmemLimit - wgmma_staging_bytes(bn) - 1024 - 256) / stage);
+}
+MYCONV_HD constexpr std::size_t wgmma_smem_bytes(int bn) {
+  return std::size_t(wgmma_stages(bn)) * (kWgmmaBm + bn) * kWgmmaSliceBytes +
+         wgmma_staging_bytes(bn) + 1024 + 256;
+}
 inline constexpr int kWgmmaMinSlicesPerSplit = 4;
 
 struct WgmmaConvPlan {
-  int bn = 0;          // output channels per tile: 64 or 128
-  int stages = 0;      // shared-memory stages of the copy pipeline
-  int bk = 0;          // values per k slice (128 bytes)
-  int slices = 0;      // k slices: KH * KW * C / bk
-  int splits = 1;      // split-K (grid z); > 1: FP32 partials summed by a second kernel
+  int bn = 0;      // output channels per tile: 64 or 128
+  int stages = 0;  // shared-memory stages of the copy pipeline
+  int bk = 0;      // values per k slice (128 bytes)
+  int slices = 0;  // k slices: KH * KW * C / bk
+  int splits = 1;  // split-K; > 1: FP32 partials summed by a second kernel
   std::int64_t m_tiles = 0, n_tiles = 0;
+  int grid = 0;                // persistent blocks: min(work units, SMs)
   std::size_t smem_bytes = 0;  // dynamic shared memory per block
 
-  std::int64_t blocks() const { return m_tiles * n_tiles * splits; }
+  // Work units (tile and split), taken by the persistent blocks in turn.
+  std::int64_t units() const { return m_tiles * n_tiles * splits; }
   std::size_t stage_bytes() const { return std::size_t(kWgmmaBm + bn) * kWgmmaSliceBytes; }
 };
 
@@ -58,8 +81,8 @@ inline std::string wgmma_conv_unsupported_reason(const Im2colGeometry& g, int el
   return "";
 }
 
-// Tile, depth and split-K for sm_count SMs: BN 64 where OC <= 64 (a 128-wide tile would compute
-// zeros), else 128; the most stages of that tile that fit 192 KB of shared memory; split-K only
+// Tile, depth, split-K and grid for sm_count SMs: BN 64 where OC <= 64 (a 128-wide tile would
+// compute zeros), else 128; the most stages that fit (wgmma_stages); split-K only
 // where the tiles leave SMs idle, the count with the least estimated time: waves of blocks, each
 // 1/splits of the K loop, plus the FP32 partials written and read back (8 bytes per output per
 // split) at kWgmmaFlopsPerByte, the tensor-core rate over the memory bandwidth (H200 leads:
@@ -74,20 +97,16 @@ inline WgmmaConvPlan wgmma_conv_plan(const Im2colGeometry& g, int element_bytes,
   p.slices = g.kh * g.kw * (g.icg / p.bk);
   p.m_tiles = (std::int64_t(g.m) + kWgmmaBm - 1) / kWgmmaBm;
   p.n_tiles = (std::int64_t(g.oc) + p.bn - 1) / p.bn;
-  p.stages = int((192 * 1024) / p.stage_bytes());
-  const std::size_t staging = std::size_t(kWgmmaBm) * (p.bn + 4) * sizeof(float);
-  p.smem_bytes = std::max(std::size_t(p.stages) * p.stage_bytes(), staging) + 1024 +
-                 2 * std::size_t(p.stages) * sizeof(std::uint64_t);
+  p.stages = wgmma_stages(p.bn);
+  p.smem_bytes = wgmma_smem_bytes(p.bn);
   const std::int64_t sms = std::max(sm_count, 1);
   const std::int64_t tiles = p.m_tiles * p.n_tiles;
   const double flops_per_byte = element_bytes == 4 ? kWgmmaFlopsPerByte / 2 : kWgmmaFlopsPerByte;
   // In flops of the whole GPU: a wave of blocks, each a 128 x BN tile over K / s.
-  const double block_flops =
-      2.0 * kWgmmaBm * p.bn * double(g.k) * double(sms);
+  const double block_flops = 2.0 * kWgmmaBm * p.bn * double(g.k) * double(sms);
   const double partial_flops = 8.0 * double(g.m) * double(g.oc) * flops_per_byte;
   double best = 0;
-  const int max_splits =
-      std::max(1, std::min(kWgmmaMaxSplits, p.slices / kWgmmaMinSlicesPerSplit));
+  const int max_splits = std::max(1, std::min(kWgmmaMaxSplits, p.slices / kWgmmaMinSlicesPerSplit));
   for (int s = 1; s <= max_splits && tiles < sms; ++s) {
     const std::int64_t waves = (tiles * s + sms - 1) / sms;
     const double t = double(waves) * block_flops / s + (s > 1 ? s * partial_flops : 0.0);
@@ -97,13 +116,17 @@ inline WgmmaConvPlan wgmma_conv_plan(const Im2colGeometry& g, int element_bytes,
     }
   }
   if (splits > 0) p.splits = std::max(1, std::min(splits, p.slices));
+  p.grid = int(std::min<std::int64_t>(p.units(), sms));
   return p;
 }
 
-// "128x128 tile, 64-value k slices, 6 stages, split-K 2": for the algorithm text.
+// "128x128 tile, 64-value k slices, 4 stages, 104 persistent blocks over 104 tile splits,
+// split-K 2 (FP32 partials, ordered sum)": for the algorithm text.
 inline std::string wgmma_conv_plan_name(const WgmmaConvPlan& p) {
-  return std::to_string(kWgmmaBm) + "x" + std::to_string(p.bn) + " tile, " +
-         std::to_string(p.bk) + "-value k slices, " + std::to_string(p.stages) + " stages" +
+  return std::to_string(kWgmmaBm) + "x" + std::to_string(p.bn) + " tile, " + std::to_string(p.bk) +
+         "-value k slices, " + std::to_string(p.stages) + " stages, " + std::to_string(p.grid) +
+         " persistent blocks over " + std::to_string(p.units()) +
+         (p.splits > 1 ? " tile splits" : " tiles") +
          (p.splits > 1 ? ", split-K " + std::to_string(p.splits) + " (FP32 partials, ordered sum)"
                        : std::string());
 }
