@@ -4,7 +4,8 @@
 // Life of one case (core/runner.hpp drives it; conv/bench.cpp gives it the conv hooks):
 //   check_support(p) -> prepare(p, data) [untimed: allocate, upload] -> compile() [timed as
 //   compile_time_ms] -> poison_output(), run(), sync() [timed as first_run_ms], read_output()
-//   [checked] -> run()/sync() samples [timed] -> destructor [teardown].
+//   [checked] -> run()/sync() samples [timed] -> second check -> time_phases() [after sampling,
+//   untimed: a phase split where the implementation has one] -> destructor [teardown].
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,14 @@ namespace conv {
 
 using bench::Support;
 
+// Device times of the phases of single calls, measured apart (variant 9 of im2col_gemm_cuda: its
+// im2col and its GEMM). The suite records the median of each as metrics.<name>_ms.
+struct PhaseTimes {
+  std::vector<std::string> names;       // e.g. {"im2col", "gemm"}, in call order
+  std::vector<std::vector<double>> ms;  // ms[phase][call]
+  std::string clock;                    // how they were taken, e.g. "CUDA events around each"
+};
+
 // One prepared conv case (core/runner.hpp: the life the runner gives it), with how its output is
 // read for the check.
 class Instance : public bench::Instance {
@@ -31,6 +40,12 @@ class Instance : public bench::Instance {
   virtual void read_output(float* dst) = 0;
   // Logical output dimensions the implementation produced: {N, C, H, W}.
   virtual std::vector<std::int64_t> output_dims() const = 0;
+  // Times `calls` single calls with each phase apart; no names where the implementation has no
+  // split (the default). Runs after the timed sampling, outside every recorded time.
+  virtual PhaseTimes time_phases(int calls) {
+    (void)calls;
+    return {};
+  }
 };
 
 class Backend {

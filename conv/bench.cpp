@@ -1,6 +1,9 @@
 #include "conv/bench.hpp"
 
+#include <algorithm>
+
 #include "core/compare.hpp"
+#include "core/stats.hpp"
 
 namespace conv {
 
@@ -19,6 +22,24 @@ bench::Result make_result(const std::string& backend, const std::string& device,
   r.command = (options.command_prefix.empty() ? "myconv" : options.command_prefix) + " --problem " +
               p.str() + " --backend " + backend;
   return r;
+}
+
+// Single calls timed with their phases apart, after the sampling of a passed case.
+constexpr int kPhaseCalls = 20;
+
+// The phase split as the MLP suite records its forward/backward one: the median of each phase in
+// metrics.<name>_ms, how it was taken in extra.phase_split.
+static void record_phases(const PhaseTimes& t, bench::Result& r) {
+  if (t.names.empty()) return;
+  for (std::size_t i = 0; i < t.names.size(); ++i) {
+    std::vector<double> ms = t.ms[i];
+    std::sort(ms.begin(), ms.end());
+    r.metrics[t.names[i] + "_ms"] = bench::quantile_sorted(ms, 0.5);
+  }
+  r.extra["phase_split"] = {{"calls", t.ms.front().size()},
+                            {"phases", t.names},
+                            {"clock", t.clock},
+                            {"statistic", "median per call"}};
 }
 
 static std::string dims_text(const std::vector<std::int64_t>& d) {
@@ -59,6 +80,9 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
         return bench::CheckOutcome{false, "output shape " + dims_text(inst.output_dims()) +
                                               ", expected " + dims_text(expected)};
       return bench::CheckOutcome{r.correctness->passed, r.correctness->message};
+    };
+    hooks.after_sampling = [](bench::Instance& base, bench::Result& r) {
+      record_phases(static_cast<Instance&>(base).time_phases(kPhaseCalls), r);
     };
   }
   bench::CaseRun run =

@@ -52,4 +52,27 @@ inline std::vector<Problem> limited_by_environment(std::vector<Problem> problems
   return problems;
 }
 
+// The problems every kernel test runs (tests/test_im2col_gemm_cuda.cpp, variant 9's
+// tests/test_caffe_gemm_cuda.cpp): fixed ones chosen for the kernels' edge cases (partial tiles and
+// slices, vector and unaligned paths, small grids, long K), then randomized ones, limited by the
+// environment.
+inline std::vector<Problem> kernel_problems() {
+  std::vector<Problem> out;
+  for (const char* text : {
+           "mb2ic4ih64oc8kh5", "mb32ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1", "g4mb1ic8ih13oc8kh3ph1dh1",
+           "g8mb2ic8ih10oc8kh3ph1",        // depthwise
+           "mb2ic64ih20oc128kh3ph1",       // full tiles, 16-byte gathers in nhwc, K = 576
+           "mb1ic32ih17oc64kh3",           // odd pixel count
+           "g2mb2ic32ih9oc48kh3ph1",       // IC/G = 16, OC/G = 24 (vector stores in nhwc)
+           "mb3ic5ih31oc7kh1",             // K = 5: one partial slice, unaligned rows
+           "mb1ic3ih30oc130kh2sh2",        // two channel tiles, the second nearly empty
+           "mb32ic16ih7oc256kh3ph1",       // a 7x7 map: M = 1568, small grids
+           "mb2ic256ih6oc72kh3ph1",        // K = 2304: 72 slices
+           "mb1ic24ih11oc40kh3sh2ph1dh1",  // IC = 24: vectors for tf32, not for 16-bit
+           "mb2ic8ih16oc16kh1",            // OH*OW = 256: vector stores in nchw
+       })
+    out.push_back(parse_problem(text));
+  return limited_by_environment(randomized_problems(std::move(out), 28, 4242, {24, 40}));
+}
+
 }  // namespace conv::testing

@@ -25,7 +25,8 @@ namespace {
 
 std::vector<Problem> gpu_problems() {
   std::vector<Problem> out = {
-      parse_problem("mb2ic4ih64oc8kh5"),         parse_problem("mb32ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1"),
+      parse_problem("mb2ic4ih64oc8kh5"),
+      parse_problem("mb32ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1"),
       parse_problem("g4mb1ic8ih13oc8kh3ph1dh1"),
       parse_problem("g8mb2ic8ih10oc8kh3ph1"),   // depthwise
       parse_problem("mb2ic64ih20oc128kh3ph1"),  // full 128x128 tiles, float4 paths
@@ -66,7 +67,7 @@ std::vector<Config> configs() {
   std::vector<DataType> all = fp32;
   all.insert(all.end(), reduced.begin(), reduced.end());
   std::vector<Config> c;
-  for (const char* v : {"1", "2", "3", "4", "5", "6", "7", ""}) {
+  for (const char* v : {"1", "2", "3", "4", "5", "6", "7", "9", ""}) {
     BackendOptions o;
     o.variant = v;
     const std::string label = std::string("--variant ") + (*v ? v : "default");
@@ -75,9 +76,12 @@ std::vector<Config> configs() {
     // Variant 7 (direct small-OC kernel, FP32 math) takes every dtype, on any GPU.
     const std::vector<DataType> every = {DataType::fp32, DataType::tf32, DataType::fp16,
                                          DataType::bf16};
+    // Variant 9 (our im2col + cuBLASLt's GEMM) takes every dtype where cuBLASLt has them (bf16
+    // from sm_80 on).
     c.push_back({"im2col_gemm_cuda", o, label,
                  variant.empty()  ? all
                  : variant == "7" ? every
+                 : variant == "9" ? all
                  : tensor_cores   ? reduced
                                   : fp32});
   }
@@ -157,6 +161,9 @@ TEST(GpuBackends, MatchTheReferenceOrSayWhyNot) {
           }
           if (r.status == bench::Status::passed) {
             EXPECT_FALSE(r.algorithm.empty());
+            if (config.label == "--variant 9") {  // the im2col / GEMM split
+              EXPECT_TRUE(r.metrics.contains("im2col_ms") && r.metrics.contains("gemm_ms"));
+            }
             EXPECT_TRUE(r.gpu_time_ms.has_value()) << "no device timer";
             EXPECT_TRUE(r.workspace_bytes.has_value());
           }
@@ -166,7 +173,7 @@ TEST(GpuBackends, MatchTheReferenceOrSayWhyNot) {
 
 TEST(GpuBackends, UnknownSettingsAreUsageErrors) {
   BackendOptions o;
-  o.variant = "9";
+  o.variant = "0";
   o.cudnn_algo = "fastest";
   bool any = false;
   for (const auto& e : make_registry(BackendOptions{}))

@@ -22,6 +22,8 @@ enum class Behaviour {
   breaks_later,   // correct on the first run, wrong after the timed runs
   wrong_known,    // wrong_value, and names a known library issue in extra()
   correct_known,  // correct, and names a known library issue in extra()
+  phased,         // correct, with a phase split (time_phases)
+  wrong_phased,   // wrong_value, with a phase split
 };
 
 class FakeInstance final : public Instance {
@@ -40,7 +42,7 @@ class FakeInstance final : public Instance {
     for (std::size_t i = 0; i < out_.size(); ++i)
       out_[i] = b_ == Behaviour::zeros ? 0.0f : static_cast<float>(data_.ref[i]);
     if (b_ == Behaviour::wrong_value || b_ == Behaviour::wrong_known ||
-        (b_ == Behaviour::breaks_later && runs_ > 1))
+        b_ == Behaviour::wrong_phased || (b_ == Behaviour::breaks_later && runs_ > 1))
       out_[out_.size() / 2] += 1.0f;
   }
   nlohmann::ordered_json extra() const override {
@@ -54,6 +56,14 @@ class FakeInstance final : public Instance {
     return {p_.mb, p_.oc, p_.oh(), p_.ow()};
   }
   std::string algorithm() const override { return "fake"; }
+  // Phase i of call c takes (i + 1) * (c + 1) ms: medians 1 * m and 2 * m for m the median call.
+  PhaseTimes time_phases(int calls) override {
+    if (b_ != Behaviour::phased && b_ != Behaviour::wrong_phased) return {};
+    PhaseTimes t{{"pack", "multiply"}, {{}, {}}, "made up"};
+    for (int c = 0; c < calls; ++c)
+      for (int i = 0; i < 2; ++i) t.ms[std::size_t(i)].push_back(double((i + 1) * (c + 1)));
+    return t;
+  }
 
  private:
   Problem p_;
@@ -109,6 +119,33 @@ TEST_F(RunCase, CorrectBackendPassesWithTimesAndCommand) {
   EXPECT_EQ(r.problem, "mb2ic3ih9oc4kh3");
   EXPECT_EQ(r.command, "myconv --problem mb2ic3ih9oc4kh3 --backend fake");
   EXPECT_DOUBLE_EQ(r.flop, p_.flops());
+}
+
+// A phase split lands in metrics.<phase>_ms (medians over the calls) and extra.phase_split, for a
+// passed case only; a backend without one records neither.
+TEST_F(RunCase, PhaseSplitIsRecordedAsMediansOfAPassedCase) {
+  FakeBackend phased(Behaviour::phased);
+  const bench::Result r = run(&phased);
+  ASSERT_EQ(r.status, bench::Status::passed) << r.reason;
+  ASSERT_TRUE(r.extra.contains("phase_split")) << r.extra.dump();
+  const int calls = r.extra["phase_split"]["calls"].get<int>();
+  ASSERT_GT(calls, 0);
+  const double median_call = (calls + 1) / 2.0;  // of 1..calls
+  EXPECT_DOUBLE_EQ(r.metrics.at("pack_ms").get<double>(), median_call);
+  EXPECT_DOUBLE_EQ(r.metrics.at("multiply_ms").get<double>(), 2 * median_call);
+  EXPECT_EQ(r.extra["phase_split"]["phases"].dump(), R"(["pack","multiply"])");
+  EXPECT_EQ(r.extra["phase_split"]["clock"], "made up");
+
+  FakeBackend plain(Behaviour::correct);
+  const bench::Result p = run(&plain);
+  EXPECT_FALSE(p.extra.contains("phase_split"));
+  EXPECT_TRUE(p.metrics.empty());
+
+  FakeBackend wrong(Behaviour::wrong_phased);
+  const bench::Result w = run(&wrong);
+  EXPECT_EQ(w.status, bench::Status::incorrect);
+  EXPECT_FALSE(w.extra.contains("phase_split"));
+  EXPECT_TRUE(w.metrics.empty());
 }
 
 TEST_F(RunCase, WrongValueIsIncorrectWithTheMismatch) {

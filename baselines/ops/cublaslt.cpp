@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -30,6 +29,7 @@
 
 #include "baselines/ops/backends.hpp"
 #include "core/cuda/cublas_check.hpp"
+#include "core/cuda/cublaslt_algo.hpp"
 #include "core/cuda/cublaslt_raii.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
@@ -52,56 +52,12 @@ using MatmulDesc = bench::LtMatmulDesc;
 using MatrixLayout = bench::LtMatrixLayout;
 using Preference = bench::LtPreference;
 using bench::cublaslt_version;
+using bench::lt_compute_type;
+using bench::lt_compute_type_name;
+using bench::lt_data_type;
 
-Handle make_handle() { return bench::make_lt_handle(); }
-
-cudaDataType_t data_type(DataType dt) {
-  switch (dt) {
-    case DataType::fp16:
-      return CUDA_R_16F;
-    case DataType::bf16:
-      return CUDA_R_16BF;
-    default:
-      return CUDA_R_32F;  // fp32, and tf32's FP32 storage
-  }
-}
-
-cublasComputeType_t compute_type(DataType dt) {
-  return dt == DataType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-}
-
-const char* compute_type_name(DataType dt) {
-  return dt == DataType::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
-}
-
-template <typename V>
-V algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
-  V v{};
-  std::size_t written = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) !=
-      CUBLAS_STATUS_SUCCESS)
-    return V{};
-  return v;
-}
-
-// cublasLtMatmulTile_t's names for its first ids (the two-dimensional tiles; the enum's values
-// are fixed by the ABI), "id N" past them.
-std::string tile_name(std::uint32_t id) {
-  static const char* const kTiles[] = {
-      "undefined", "8x8",    "8x16",   "16x8",   "8x32",    "16x16",   "32x8",    "8x64",
-      "16x32",     "32x16",  "64x8",   "32x32",  "32x64",   "64x32",   "32x128",  "64x64",
-      "128x32",    "64x128", "128x64", "64x256", "128x128", "256x64",  "64x512",  "128x256",
-      "256x128",   "512x64", "64x96",  "96x64",  "96x128",  "128x160", "160x128", "192x128",
-      "128x192",   "128x96", "32x256", "256x32"};
-  return id < std::size(kTiles) ? kTiles[id] : "id " + std::to_string(id);
-}
-
-// cublasLtMatmulStages_t: ids 1 to 24 are 16, 32, 64, 128 elements by 1 to 6 stages.
-std::string stages_name(std::uint32_t id) {
-  if (id == 0) return "undefined";
-  if (id <= 24)
-    return std::to_string(16u << ((id - 1) / 6)) + "x" + std::to_string((id - 1) % 6 + 1);
-  return "id " + std::to_string(id);
+Handle make_handle() {
+  return bench::make_lt_handle();
 }
 
 // One matmul shape and dtype as cuBLASLt descriptors, and the algorithm its heuristic picks.
@@ -111,7 +67,7 @@ class LtMatmul {
            std::int64_t k, DataType dt)
       : handle_(handle), dt_(dt) {
     cublasLtMatmulDesc_t desc = nullptr;
-    CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, compute_type(dt), CUDA_R_32F));
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, lt_compute_type(dt), CUDA_R_32F));
     desc_ = MatmulDesc(desc);
     layout_b_ = layout(n, k, batch, k * n);  // our B, cuBLASLt's A
     layout_a_ = layout(k, m, batch, m * k);  // our A, cuBLASLt's B
@@ -150,26 +106,14 @@ class LtMatmul {
   std::size_t workspace_bytes() const { return heuristic_.workspaceSize; }
 
   nlohmann::ordered_json algo_json() const {
-    const cublasLtMatmulAlgo_t& a = heuristic_.algo;
-    return {
-        {"heuristic_rank", 1},
-        {"algo_id", algo_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_ID)},
-        {"tile", tile_name(algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_TILE_ID))},
-        {"stages", stages_name(algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_STAGES_ID))},
-        {"split_k", algo_config<std::int32_t>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)},
-        {"reduction_scheme", algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)},
-        {"cta_swizzling", algo_config<std::uint32_t>(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)},
-        {"cluster_shape_id", algo_config<std::uint16_t>(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)},
-        {"workspace_bytes", heuristic_.workspaceSize},
-        {"waves", heuristic_.wavesCount}};
+    nlohmann::ordered_json j = {{"heuristic_rank", 1}};
+    j.update(bench::lt_algo_json(heuristic_));
+    return j;
   }
 
   std::string describe() const {
-    const nlohmann::ordered_json j = algo_json();
-    return std::string("cublasLtMatmul, ") + compute_type_name(dt_) + ", heuristic's first: algo " +
-           std::to_string(j["algo_id"].get<int>()) + ", tile " + j["tile"].get<std::string>() +
-           ", stages " + j["stages"].get<std::string>() + ", split-k " +
-           std::to_string(j["split_k"].get<int>()) + ", workspace " +
+    return std::string("cublasLtMatmul, ") + lt_compute_type_name(dt_) +
+           ", heuristic's first: " + bench::lt_algo_text(heuristic_) + ", workspace " +
            std::to_string(heuristic_.workspaceSize) + " B";
   }
 
@@ -178,7 +122,7 @@ class LtMatmul {
   MatrixLayout layout(std::int64_t rows, std::int64_t cols, std::int64_t batch,
                       std::int64_t stride) const {
     cublasLtMatrixLayout_t l = nullptr;
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, data_type(dt_), std::uint64_t(rows),
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, lt_data_type(dt_), std::uint64_t(rows),
                                             std::uint64_t(cols), rows));
     MatrixLayout owned(l);
     if (batch > 1) {
@@ -240,7 +184,7 @@ class CublasLtInstance final : public Instance {
   void* cuda_stream() override { return stream_.get(); }
   nlohmann::ordered_json extra() const override {
     return {{"cublaslt_version", cublaslt_version()},
-            {"compute_type", compute_type_name(p_.dtype)},
+            {"compute_type", lt_compute_type_name(p_.dtype)},
             {"cublaslt_algo", matmul_.algo_json()},
             {"workspace_limit_bytes", kWorkspaceBytes},
             {"compile_includes", "cublasLtMatmulAlgoGetHeuristic (first result)"}};

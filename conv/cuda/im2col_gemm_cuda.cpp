@@ -8,13 +8,16 @@
 //   2        fp32              implicit GEMM, rows computed on the fly
 //   3        fp32              implicit GEMM, row table (default for fp32)
 //   4        tf32, fp16, bf16  implicit GEMM on tensor cores, row table, gathers from the layout
-//   given 5        tf32, fp16, bf16  im2col kernel (column buffer in the storage type) +
-//   tensor-core GEMM 6        tf32, fp16, bf16  nhwc repack (channels padded to vectors) +
-//   pipelined implicit GEMM
+//   5        tf32, fp16, bf16  im2col kernel (column buffer in the storage type) + tensor-core GEMM
+//   6        tf32, fp16, bf16  nhwc repack (channels padded to vectors) + pipelined implicit GEMM
 //                              (default for these)
 //   7        fp32, tf32, fp16, bf16  direct small-OC kernel: a thread computes every output
 //                              channel of its group for a few pixels (conv/cuda/small_conv_*),
 //                              FP32 math on CUDA cores (default where OC/G <= 32)
+//   9        fp32, tf32, fp16, bf16  "Caffe-classic": variant 5's im2col kernel, then cuBLASLt's
+//                              GEMM (cublasLtMatmul, the heuristic's algorithm) writing the
+//                              output in the layout directly; times its im2col and GEMM apart,
+//                              the split of our gap to cuDNN (conv/cuda/caffe_gemm.*)
 //   10       tf32, fp16, bf16  Hopper: nhwc (repack where needed) + implicit GEMM on wgmma, fed
 //                              by TMA tensor copies (im2col mode for the input) through a
 //                              warp-specialized pipeline (conv/cuda/wgmma_conv.cu); one group,
@@ -28,8 +31,10 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
+#include "conv/cuda/caffe_gemm.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
@@ -51,6 +56,7 @@ enum class Variant {
   mma_im2col_gemm = 5,
   mma_repacked_implicit_gemm = 6,
   small_direct = 7,
+  caffe = 9,  // conv/cuda/caffe_gemm.cpp: its own instance
   wgmma_implicit_gemm = 10,
 };
 
@@ -87,6 +93,8 @@ const char* variant_name(Variant v) {
       return "v6 implicit GEMM";
     case Variant::small_direct:
       return "v7 direct small-OC, FP32 math on CUDA cores";
+    case Variant::caffe:
+      return "v9 im2col + cuBLASLt GEMM (Caffe-classic)";
     case Variant::wgmma_implicit_gemm:
       return "v10 implicit GEMM";
   }
@@ -97,14 +105,15 @@ const char* variant_name(Variant v) {
 std::optional<Variant> parse_variant(const std::string& text) {
   if (text.empty()) return std::nullopt;
   if (text.size() == 1 && text[0] >= '1' && text[0] <= '7') return Variant(text[0] - '0');
+  if (text == "9") return Variant::caffe;
   if (text == "10") return Variant::wgmma_implicit_gemm;
   throw bench::UsageError(
       "--variant '" + text +
       "': im2col_gemm_cuda has variants 1 (im2col + GEMM), 2 (implicit GEMM), 3 (implicit GEMM, "
       "precomputed rows; fp32 default), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core "
       "GEMM), 6 (nhwc repack + tensor-core implicit GEMM; tf32/fp16/bf16 default), 7 (direct "
-      "small-OC kernel; default where output channels per group <= 32), 10 (Hopper wgmma + TMA "
-      "implicit GEMM)");
+      "small-OC kernel; default where output channels per group <= 32), 9 (im2col + cuBLASLt "
+      "GEMM, Caffe-classic; any dtype), 10 (Hopper wgmma + TMA implicit GEMM)");
 }
 
 MmaType mma_type(DataType dt) {
@@ -335,6 +344,8 @@ class Im2colGemmInstance final : public Instance {
         launch_mma_split_reduce(g_, mma_type_, mma_plan_, partial_.data(), dst_.data(), s);
         break;
       }
+      case Variant::caffe:  // prepare() makes its own instance (conv/cuda/caffe_gemm.cpp)
+        throw std::logic_error("variant 9 has no launch in Im2colGemmInstance");
     }
   }
 
@@ -464,6 +475,11 @@ class Im2colGemmCudaBackend final : public Backend {
   Support check_support(const Problem& p) const override {
     const Variant v = variant_.value_or(default_variant(p));
     const std::string dt = bench::to_string(p.dtype);
+    if (v == Variant::caffe) {
+      if (const std::string why = caffe_unsupported_reason(p); !why.empty())
+        return Support::no(why);
+      return Support::yes();
+    }
     if (v == Variant::small_direct) {
       if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
       if (const std::string why = small_conv_unsupported_reason(make_im2col_geometry(p));
@@ -496,7 +512,9 @@ class Im2colGemmCudaBackend final : public Backend {
   }
 
   std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
-    return std::make_unique<Im2colGemmInstance>(p, data, variant_.value_or(default_variant(p)));
+    const Variant v = variant_.value_or(default_variant(p));
+    if (v == Variant::caffe) return make_caffe_instance(p, data, variant_name(v));
+    return std::make_unique<Im2colGemmInstance>(p, data, v);
   }
 
  private:
