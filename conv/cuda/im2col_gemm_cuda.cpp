@@ -1,20 +1,26 @@
 // Backend "im2col_gemm_cuda": our im2col + GEMM kernels, nchw and nhwc, any groups, stride,
-// dilation and padding. FP32 on CUDA cores (variants 1-3, conv/cuda/im2col_gemm_kernels.cu) and
-// TF32/FP16/BF16 on tensor cores (variants 4-6, conv/cuda/im2col_gemm_mma.cu), where the
-// trade-offs are described; BackendOptions::variant picks one, "" the default of the dtype.
+// dilation and padding. FP32 on CUDA cores (variants 1-3, conv/cuda/im2col_gemm_kernels.cu),
+// TF32/FP16/BF16 on tensor cores (variants 4-6, conv/cuda/im2col_gemm_mma.cu) and two direct
+// kernels for any dtype (7, conv/cuda/small_conv_kernels.cu; 8, conv/cuda/depthwise_kernels.cu),
+// where the trade-offs are described; BackendOptions::variant picks one, "" the default.
 //
-//   variant  dtypes            form
-//   1        fp32              im2col kernel (column buffer) + tiled SGEMM, the textbook form
-//   2        fp32              implicit GEMM, rows computed on the fly
-//   3        fp32              implicit GEMM, row table (default for fp32)
-//   4        tf32, fp16, bf16  implicit GEMM on tensor cores, row table, gathers from the layout
-//   given 5        tf32, fp16, bf16  im2col kernel (column buffer in the storage type) +
-//   tensor-core GEMM 6        tf32, fp16, bf16  nhwc repack (channels padded to vectors) +
-//   pipelined implicit GEMM
-//                              (default for these)
+//   variant  dtypes                  form
+//   1        fp32                    im2col kernel (column buffer) + tiled SGEMM, the textbook form
+//   2        fp32                    implicit GEMM, rows computed on the fly
+//   3        fp32                    implicit GEMM, row table (default for fp32)
+//   4        tf32, fp16, bf16        implicit GEMM on tensor cores, row table, gathers from the
+//                                    layout given
+//   5        tf32, fp16, bf16        im2col kernel (column buffer in the storage type) +
+//                                    tensor-core GEMM
+//   6        tf32, fp16, bf16        nhwc repack (channels padded to vectors) + pipelined
+//                                    implicit GEMM (default for these)
 //   7        fp32, tf32, fp16, bf16  direct small-OC kernel: a thread computes every output
-//                              channel of its group for a few pixels (conv/cuda/small_conv_*),
-//                              FP32 math on CUDA cores (default where OC/G <= 32)
+//                                    channel of its group for a few pixels, FP32 math on CUDA
+//                                    cores (default where OC/G <= 32, depthwise aside)
+//   8        fp32, tf32, fp16, bf16  direct depthwise kernel (groups == IC, OC/G <= 4): nchw
+//                                    stages input tiles in shared memory, nhwc slides a window
+//                                    of channel vectors along W; FP32 math on CUDA cores, tf32
+//                                    as FP32 (default for the depthwise problems it runs)
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
 #include <cuda_runtime_api.h>
@@ -26,6 +32,7 @@
 #include <optional>
 #include <vector>
 
+#include "conv/cuda/depthwise_kernels.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/im2col_index.hpp"
@@ -46,15 +53,25 @@ enum class Variant {
   mma_im2col_gemm = 5,
   mma_repacked_implicit_gemm = 6,
   small_direct = 7,
+  depthwise = 8,
 };
 
 // Output channels per group up to which the direct kernel is the default: there a GEMM tile's
 // rows mostly go unused (measured on the H200 in conv/cuda/small_conv_kernels.cu's header).
 constexpr std::int64_t kSmallDirectMaxOcPerGroup = 32;
 
+// Whether variant 8 runs p: depthwise (groups == IC) with OC/G <= kDepthwiseMaxMultiplier.
+bool depthwise_runs(const Problem& p) {
+  return p.g == p.ic && im2col_index_limits(p).empty() &&
+         depthwise_supported(make_im2col_geometry(p));
+}
+
 // The defaults: the fastest variant of each dtype on the problems measured (see the headers of
-// the .cu files).
+// the .cu files). Variant 8 for the depthwise problems it runs, because variant 7 was 1.8-10x
+// slower than cuDNN on MobileNet-v2's depthwise layers (results/h200/20261123_session3/);
+// variant 8's own H200 times are still to be measured.
 Variant default_variant(const Problem& p) {
+  if (depthwise_runs(p)) return Variant::depthwise;
   if (p.oc / p.g <= kSmallDirectMaxOcPerGroup) return Variant::small_direct;
   return p.dtype == DataType::fp32 ? Variant::implicit_gemm_precomp
                                    : Variant::mma_repacked_implicit_gemm;
@@ -81,6 +98,8 @@ const char* variant_name(Variant v) {
       return "v6 implicit GEMM";
     case Variant::small_direct:
       return "v7 direct small-OC, FP32 math on CUDA cores";
+    case Variant::depthwise:
+      return "v8 depthwise direct, FP32 math on CUDA cores";
   }
   return "unknown";
 }
@@ -88,13 +107,14 @@ const char* variant_name(Variant v) {
 // Empty for "" (the dtype's default).
 std::optional<Variant> parse_variant(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  if (text.size() == 1 && text[0] >= '1' && text[0] <= '7') return Variant(text[0] - '0');
+  if (text.size() == 1 && text[0] >= '1' && text[0] <= '8') return Variant(text[0] - '0');
   throw bench::UsageError(
       "--variant '" + text +
       "': im2col_gemm_cuda has variants 1 (im2col + GEMM), 2 (implicit GEMM), 3 (implicit GEMM, "
       "precomputed rows; fp32 default), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core "
       "GEMM), 6 (nhwc repack + tensor-core implicit GEMM; tf32/fp16/bf16 default), 7 (direct "
-      "small-OC kernel; default where output channels per group <= 32)");
+      "small-OC kernel; default where output channels per group <= 32), 8 (direct depthwise "
+      "kernel; default where groups == IC and OC/G <= 4)");
 }
 
 MmaType mma_type(DataType dt) {
@@ -158,9 +178,13 @@ class Im2colGemmInstance final : public Instance {
         tile_(choose_gemm_tile(g_)),
         mma_type_(mma_type(p.dtype)),
         mma_plan_(uses_tensor_cores(variant) ? plan_mma(variant, g_, mma_type_) : MmaPlan{}),
-        fp32_splits_(uses_tensor_cores(variant) || variant == Variant::small_direct
+        fp32_splits_(uses_tensor_cores(variant) || variant == Variant::small_direct ||
+                             variant == Variant::depthwise
                          ? 1
                          : plan_fp32_splits(g_, tile_)),
+        dw_config_(variant == Variant::depthwise
+                       ? depthwise_config(g_, int(elem_bytes_), sm_count())
+                       : DepthwiseConfig{}),
         src_(data.src.size() * elem_bytes_),
         wei_(data.wei.size() * elem_bytes_),
         dst_(std::size_t(p.dst_elements()) * elem_bytes_),
@@ -276,6 +300,18 @@ class Im2colGemmInstance final : public Instance {
         else
           launch_small_conv(g_, src, wei, dst, s);
         break;
+      case Variant::depthwise:
+        if (p_.dtype == DataType::fp16)
+          launch_depthwise(g_, dw_config_, reinterpret_cast<const __half*>(src_.data()),
+                           reinterpret_cast<const __half*>(wei_.data()),
+                           reinterpret_cast<__half*>(dst_.data()), s);
+        else if (p_.dtype == DataType::bf16)
+          launch_depthwise(g_, dw_config_, reinterpret_cast<const __nv_bfloat16*>(src_.data()),
+                           reinterpret_cast<const __nv_bfloat16*>(wei_.data()),
+                           reinterpret_cast<__nv_bfloat16*>(dst_.data()), s);
+        else
+          launch_depthwise(g_, dw_config_, src, wei, dst, s);
+        break;
       case Variant::mma_repacked_implicit_gemm: {
         const bool repack = src_repacked_.bytes() > 0;
         if (repack)
@@ -310,6 +346,10 @@ class Im2colGemmInstance final : public Instance {
   std::string algorithm() const override {
     if (variant_ == Variant::small_direct)
       return std::string(variant_name(variant_)) + ", " + small_conv_name(g_);
+    if (variant_ == Variant::depthwise)
+      return std::string(variant_name(variant_)) +
+             (p_.dtype == DataType::tf32 ? " (tf32: fp32 storage, FP32 math)" : "") + ", " +
+             depthwise_config_name(g_, dw_config_);
     if (!uses_tensor_cores(variant_))
       return std::string(variant_name(variant_)) + ", " + gemm_tile_name(tile_) +
              ", gather along " + (g_.nhwc ? "k" : "m") +
@@ -354,6 +394,7 @@ class Im2colGemmInstance final : public Instance {
   nlohmann::ordered_json extra() const override {
     return {{"variant", static_cast<int>(variant_)},
             {"tile", variant_ == Variant::small_direct ? small_conv_name(g_)
+                     : variant_ == Variant::depthwise  ? depthwise_config_name(g_, dw_config_)
                      : uses_tensor_cores(variant_) ? mma_tile_text(mma_plan_.tile, int(elem_bytes_))
                                                    : gemm_tile_name(tile_)},
             {"tensor_cores", uses_tensor_cores(variant_)},
@@ -370,6 +411,8 @@ class Im2colGemmInstance final : public Instance {
   MmaType mma_type_;        // variants 4-6
   MmaPlan mma_plan_;        // variants 4-6: tile and split-K
   int fp32_splits_;         // variants 1-3: split-K
+
+  DepthwiseConfig dw_config_;  // variant 8: kernel, tiles, grid
   bench::Stream stream_;
   bench::DeviceBuffer<unsigned char> src_, wei_, dst_;  // the storage type
   bench::DeviceBuffer<unsigned char> col_;   // variants 1, 5: column matrices of all groups
@@ -400,6 +443,13 @@ class Im2colGemmCudaBackend final : public Backend {
   Support check_support(const Problem& p) const override {
     const Variant v = variant_.value_or(default_variant(p));
     const std::string dt = bench::to_string(p.dtype);
+    if (v == Variant::depthwise) {
+      if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
+      if (const std::string why = depthwise_unsupported_reason(make_im2col_geometry(p));
+          !why.empty())
+        return Support::no("variant 8: " + why);
+      return Support::yes();
+    }
     if (v == Variant::small_direct) {
       if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
       if (const std::string why = small_conv_unsupported_reason(make_im2col_geometry(p));
