@@ -328,12 +328,19 @@ Emulated emulate_nchw(const Im2colGeometry& g, const DepthwiseConfig& c, const H
   e.writes.assign(e.out.size(), 0);
   const std::int64_t hw = std::int64_t(g.h) * g.w;
   std::vector<float> tile(std::size_t(c.planes) * c.stage_plane_floats);
+  // Writes per staged cell: exactly one, or the kernel's threads would race on it.
+  std::vector<int> staged(tile.size());
+  auto stage = [&](int at, float v) {
+    tile[std::size_t(at)] = v;
+    ++staged[std::size_t(at)];
+  };
   auto fail = [&](std::int64_t block, const std::string& what) {
     if (e.error.empty()) e.error = "block " + std::to_string(block) + ": " + what;
   };
   for (std::int64_t block = 0; block < c.grid_x && e.error.empty(); ++block) {
     const DepthwiseNchwBlock b = depthwise_nchw_block(g, c, block);
     std::fill(tile.begin(), tile.end(), std::numeric_limits<float>::quiet_NaN());
+    std::fill(staged.begin(), staged.end(), 0);
     const DepthwisePadding pad = depthwise_padding(g, c, b);
     const int pads = depthwise_pad_cells(c, pad, b.planes);
     for (int i = 0; i < pads; ++i) {
@@ -341,7 +348,7 @@ Emulated emulate_nchw(const Im2colGeometry& g, const DepthwiseConfig& c, const H
       if (at < 0 || at >= b.planes * c.stage_plane_floats)
         fail(block, "pad cell out of range");
       else
-        tile[std::size_t(at)] = 0.0f;
+        stage(at, 0.0f);
     }
     const std::int64_t first = b.plane0 * hw;
     if (c.whole_planes) {
@@ -349,7 +356,7 @@ Emulated emulate_nchw(const Im2colGeometry& g, const DepthwiseConfig& c, const H
       for (int i = 0; i < b.planes * hw; ++i) {
         const int pb = int(i / hw), rest = int(i - pb * hw);
         const int at = depthwise_plane_cell(c, b, pb, rest / g.w, rest % g.w);
-        if (at >= 0) tile[std::size_t(at)] = data.src[std::size_t(first + i)];
+        if (at >= 0) stage(at, data.src[std::size_t(first + i)]);
       }
     } else {
       const DepthwiseRowSlots rs = depthwise_row_slots(b, pad, c.stage_vec);
@@ -362,11 +369,11 @@ Emulated emulate_nchw(const Im2colGeometry& g, const DepthwiseConfig& c, const H
         for (int k = 0; k < c.stage_vec; ++k) {
           const int col = it.col + k;
           if (col >= 0 && col < c.stage_cols)
-            tile[std::size_t(it.smem_row + col)] = data.src[std::size_t(first + it.src + k)];
+            stage(it.smem_row + col, data.src[std::size_t(first + it.src + k)]);
         }
       }
     }
-    // The window holds the image and zeros in the padding, every cell written.
+    // The window holds the image and zeros in the padding, every cell written once.
     for (int pb = 0; pb < b.planes; ++pb)
       for (int row = 0; row < c.stage_rows; ++row)
         for (int col = 0; col < c.stage_cols; ++col) {
@@ -374,8 +381,13 @@ Emulated emulate_nchw(const Im2colGeometry& g, const DepthwiseConfig& c, const H
           const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
           const float want =
               inside ? data.src[std::size_t(first + pb * hw + std::int64_t(iy) * g.w + ix)] : 0.0f;
-          const float got =
-              tile[std::size_t(pb * c.stage_plane_floats + row * c.stage_stride + col)];
+          const std::size_t at =
+              std::size_t(pb * c.stage_plane_floats + row * c.stage_stride + col);
+          const float got = tile[at];
+          if (staged[at] != 1)
+            fail(block, "staged cell (" + std::to_string(pb) + ", " + std::to_string(row) + ", " +
+                            std::to_string(col) + ") written " + std::to_string(staged[at]) +
+                            " times");
           if (!(got == want))
             fail(block, "staged cell (" + std::to_string(pb) + ", " + std::to_string(row) + ", " +
                             std::to_string(col) + ") is " + std::to_string(got) + ", not " +
