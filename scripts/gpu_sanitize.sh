@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs our own CUDA kernels under compute-sanitizer's four tools (memcheck, racecheck, initcheck,
 # synccheck) on a GPU host: the kernel tests that launch every variant, tile, dtype and layout on
-# their randomized problem sets (tests/test_im2col_gemm_cuda.cpp, tests/test_small_conv.cpp),
-# myconv over a randomized problem set per variant, and (where myops is built) our op kernels
+# their randomized problem sets (tests/test_im2col_gemm_cuda.cpp, tests/test_small_conv.cpp,
+# tests/test_depthwise_cuda.cpp), myconv over a randomized problem set per variant (variant 8 over
+# a randomized depthwise set), and (where myops is built) our op kernels
 # (own_cuda, ops/cuda/) in each variant over a randomized op set (every op, odd sizes, broadcasts,
 # axis sets, permutations) in fp32, fp16 and bf16 (tf32 too for matmul). One log per tool and
 # program in OUT_DIR, and a summary (errors per tool) last; exit 1 when any tool reports an error.
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$build_dir" ] || { echo "gpu_sanitize.sh: error: --build-dir is required" >&2; exit 2; }
-for t in test_im2col_gemm_cuda test_small_conv; do
+for t in test_im2col_gemm_cuda test_small_conv test_depthwise_cuda; do
   [ -x "$build_dir/tests/$t" ] ||
     { echo "gpu_sanitize.sh: error: $build_dir/tests/$t not built (a CUDA build with tests)" >&2; exit 2; }
 done
@@ -44,9 +45,12 @@ mkdir -p "$out_dir"
 
 # A randomized problem set for myconv (fixed seed): every variant on small odd problems with
 # groups, strides, dilation and padding, in every dtype it takes. Variants 1-3 are FP32, 4-6
-# tensor cores (tf32, fp16, bf16), 7 the direct small-OC kernel (any dtype).
+# tensor cores (tf32, fp16, bf16), 7 the direct small-OC kernel (any dtype); 8, the depthwise
+# kernel (any dtype), on depthwise problems (groups = input channels, multiplier 1-4, kernels up
+# to 7, strides 1-3, dilations 1-3).
 problems="$out_dir/problems.txt"
-python3 - "$problems" "$problems_n" <<'PY'
+depthwise_problems="$out_dir/depthwise_problems.txt"
+python3 - "$problems" "$problems_n" "$depthwise_problems" <<'PY'
 import random, sys
 rng = random.Random(20261123)
 lines = []
@@ -62,6 +66,19 @@ while len(lines) < int(sys.argv[2]):
     lines.append(f"g{g}mb{rng.randint(1, 3)}ic{ic}ih{ih}iw{iw}oc{oc}kh{kh}kw{kw}sh{sh}sw{sw}"
                  f"ph{ph}pw{pw}dh{dh}dw{dw}")
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+rng = random.Random(20261125)  # the depthwise set
+dw_lines = []
+while len(dw_lines) < int(sys.argv[2]):
+    g, m = rng.randint(1, 40), rng.randint(1, 4)
+    ih, iw = rng.randint(1, 23), rng.randint(1, 23)
+    kh, kw = rng.randint(1, 7), rng.randint(1, 7)
+    sh, sw, dh, dw = rng.randint(1, 3), rng.randint(1, 3), rng.randint(0, 2), rng.randint(0, 2)
+    ph, pw = rng.randint(0, kh - 1), rng.randint(0, kw - 1)
+    if (kh - 1) * (dh + 1) + 1 > ih + 2 * ph or (kw - 1) * (dw + 1) + 1 > iw + 2 * pw:
+        continue
+    dw_lines.append(f"g{g}mb{rng.randint(1, 3)}ic{g}ih{ih}iw{iw}oc{g * m}kh{kh}kw{kw}sh{sh}sw{sw}"
+                    f"ph{ph}pw{pw}dh{dh}dw{dw}")
+open(sys.argv[3], "w").write("\n".join(dw_lines) + "\n")
 PY
 
 # A randomized op set for myops (fixed seed): each op twice, odd sizes, broadcasts, axis sets.
@@ -108,6 +125,7 @@ for tool in "${tool_list[@]}"; do
   runs=(
     "kernels_im2col:$build_dir/tests/test_im2col_gemm_cuda --gtest_filter=Im2colGemmCuda.*VariantsEvery*"
     "kernels_small_conv:$build_dir/tests/test_small_conv --gtest_filter=SmallConvCuda.MatchesTheReferenceInEveryConfiguration"
+    "kernels_depthwise:$build_dir/tests/test_depthwise_cuda --gtest_filter=DepthwiseCuda.MatchesTheReferenceInEveryConfiguration"
   )
   for v in 1 2 3; do
     runs+=("myconv_variant$v:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant $v --shapes $problems --dtype fp32 --layout nchw,nhwc")
@@ -116,6 +134,7 @@ for tool in "${tool_list[@]}"; do
     runs+=("myconv_variant$v:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant $v --shapes $problems --dtype tf32,fp16,bf16 --layout nchw,nhwc")
   done
   runs+=("myconv_variant7:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 7 --shapes $problems --dtype fp32,fp16,bf16 --layout nchw,nhwc")
+  runs+=("myconv_variant8:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 8 --shapes $depthwise_problems --dtype fp32,tf32,fp16,bf16 --layout nchw,nhwc")
   if [ -x "$build_dir/experiments/myops" ]; then
     # A variant an op does not have is unsupported (no launch); --strict fails a wrong answer.
     for v in 1 2 3 4; do

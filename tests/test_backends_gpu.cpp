@@ -28,12 +28,13 @@ std::vector<Problem> gpu_problems() {
       parse_problem("mb2ic4ih64oc8kh5"),
       parse_problem("mb32ic3ih12iw9oc5kh3kw3sh2sw2ph1pw1"),
       parse_problem("g4mb1ic8ih13oc8kh3ph1dh1"),
-      parse_problem("g8mb2ic8ih10oc8kh3ph1"),   // depthwise
-      parse_problem("mb2ic64ih20oc128kh3ph1"),  // full 128x128 tiles, float4 paths
-      parse_problem("mb1ic32ih17oc64kh3"),      // 64-row tile, odd pixel count
-      parse_problem("g2mb2ic16ih9oc96kh3ph1"),  // 48 channels per group
-      parse_problem("mb3ic5ih31oc7kh1"),        // K = 5: partial k slice, unaligned rows
-      parse_problem("mb1ic3ih30oc130kh2sh2"),   // two row tiles, the second nearly empty
+      parse_problem("g8mb2ic8ih10oc8kh3ph1"),      // depthwise
+      parse_problem("mb2ic64ih20oc128kh3ph1"),     // full 128x128 tiles, float4 paths
+      parse_problem("mb1ic32ih17oc64kh3"),         // 64-row tile, odd pixel count
+      parse_problem("g2mb2ic16ih9oc96kh3ph1"),     // 48 channels per group
+      parse_problem("mb3ic5ih31oc7kh1"),           // K = 5: partial k slice, unaligned rows
+      parse_problem("mb1ic3ih30oc130kh2sh2"),      // two row tiles, the second nearly empty
+      parse_problem("g6mb2ic6ih11oc12kh5sh2ph2"),  // depthwise, multiplier 2, 5x5 stride 2
   };
   return testing::randomized_problems(std::move(out), 16, 2025, {24, 40});
 }
@@ -67,13 +68,15 @@ std::vector<Config> configs() {
   std::vector<DataType> all = fp32;
   all.insert(all.end(), reduced.begin(), reduced.end());
   std::vector<Config> c;
-  for (const char* v : {"1", "2", "3", "4", "5", "6", "7", "9", ""}) {
+  for (const char* v : {"1", "2", "3", "4", "5", "6", "7", "8", "9", ""}) {
     BackendOptions o;
     o.variant = v;
     const std::string label = std::string("--variant ") + (*v ? v : "default");
     const std::string variant = v;
     const bool tensor_cores = variant == "4" || variant == "5" || variant == "6";
-    // Variant 7 (direct small-OC kernel, FP32 math) takes every dtype, on any GPU.
+    // Variant 7 (direct small-OC kernel, FP32 math) takes every dtype, on any GPU. Variant 8
+    // (depthwise) takes every dtype but only depthwise problems: it must pass those
+    // (GpuBackends.DepthwiseVariantPassesAndIsTheDefault) and say why not for the rest.
     const std::vector<DataType> every = {DataType::fp32, DataType::tf32, DataType::fp16,
                                          DataType::bf16};
     // Variant 9 (our im2col + cuBLASLt's GEMM) takes every dtype where cuBLASLt has them (bf16
@@ -82,6 +85,7 @@ std::vector<Config> configs() {
                  variant.empty()  ? all
                  : variant == "7" ? every
                  : variant == "9" ? all
+                 : variant == "8" ? std::vector<DataType>{}
                  : tensor_cores   ? reduced
                                   : fp32});
   }
@@ -167,6 +171,76 @@ TEST(GpuBackends, MatchTheReferenceOrSayWhyNot) {
             EXPECT_TRUE(r.gpu_time_ms.has_value()) << "no device timer";
             EXPECT_TRUE(r.workspace_bytes.has_value());
           }
+        }
+  }
+}
+
+// The im2col_gemm_cuda entry of a registry made with `variant`, or null where it is not built.
+const Backend* im2col_gemm_cuda(const std::vector<RegistryEntry>& registry) {
+  for (const auto& e : registry)
+    if (e.name == "im2col_gemm_cuda") return e.backend.get();
+  return nullptr;
+}
+
+// Variant 8's support answers need no GPU: depthwise problems with OC/G <= 4 yes, the others no
+// with the reason.
+TEST(GpuBackends, DepthwiseVariantSaysWhyNot) {
+  BackendOptions o;
+  o.variant = "8";
+  const auto registry = make_registry(o);
+  const Backend* b = im2col_gemm_cuda(registry);
+  if (!b) {
+    GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
+  }
+  EXPECT_TRUE(b->check_support(parse_problem("g32mb32ic32ih112oc32kh3ph1")).ok);
+  EXPECT_TRUE(b->check_support(parse_problem("g8mb2ic8ih9oc32kh5sh2ph2")).ok);  // multiplier 4
+  const Support dense = b->check_support(parse_problem("mb2ic4ih9oc8kh3"));
+  EXPECT_FALSE(dense.ok);
+  EXPECT_NE(dense.reason.find("variant 8: not depthwise"), std::string::npos) << dense.reason;
+  const Support grouped = b->check_support(parse_problem("g2mb2ic8ih9oc8kh3"));
+  EXPECT_FALSE(grouped.ok);
+  const Support wide = b->check_support(parse_problem("g4mb2ic4ih9oc20kh3"));
+  EXPECT_FALSE(wide.ok);
+  EXPECT_NE(wide.reason.find("multiplier"), std::string::npos) << wide.reason;
+}
+
+// Variant 8, and the default, on depthwise problems in every dtype and layout: passed, and the
+// default names variant 8 in its algorithm.
+TEST(GpuBackends, DepthwiseVariantPassesAndIsTheDefault) {
+  const std::vector<Problem> problems = {
+      parse_problem("g32mb2ic32ih28oc32kh3ph1"), parse_problem("g24mb2ic24ih15oc24kh3sh2ph1"),
+      parse_problem("g8mb1ic8ih13oc16kh5ph2"),   parse_problem("g6mb3ic6ih9oc6kh3ph2dh1"),
+      parse_problem("g64mb1ic64ih7oc64kh3ph1"),
+  };
+  CaseOptions options;
+  options.measure.warmup_iters = 0;
+  options.measure.min_iters = 1;
+  options.measure.min_time_ms = 0;
+  options.measure.max_time_ms = 1;
+  options.measure.max_iters = 2;
+  for (const char* variant : {"8", ""}) {
+    BackendOptions o;
+    o.variant = variant;
+    const auto registry = make_registry(o);
+    const Backend* b = im2col_gemm_cuda(registry);
+    if (!b) {
+      GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
+    }
+    if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+      GTEST_SKIP() << why;
+    }
+    for (Problem p : problems)
+      for (DataType dt : bench::all_data_types())
+        for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+          p.dtype = dt;
+          p.layout = layout;
+          const HostData data = make_host_data(p, 11);
+          const bench::Result r =
+              run_case(b, "im2col_gemm_cuda", "cuda", "", p, data, options).result;
+          SCOPED_TRACE(std::string("--variant ") + (*variant ? variant : "default") + " " +
+                       p.str() + ": " + bench::to_string(r.status) + " " + r.reason);
+          EXPECT_EQ(r.status, bench::Status::passed);
+          EXPECT_EQ(r.algorithm.rfind("v8 depthwise direct", 0), 0u) << r.algorithm;
         }
   }
 }

@@ -1,27 +1,35 @@
 // Backend "im2col_gemm_cuda": our im2col + GEMM kernels, nchw and nhwc, any groups, stride,
-// dilation and padding. FP32 on CUDA cores (variants 1-3, conv/cuda/im2col_gemm_kernels.cu) and
-// TF32/FP16/BF16 on tensor cores (variants 4-6, conv/cuda/im2col_gemm_mma.cu), where the
-// trade-offs are described; BackendOptions::variant picks one, "" the default of the dtype.
+// dilation and padding. FP32 on CUDA cores (variants 1-3, conv/cuda/im2col_gemm_kernels.cu),
+// TF32/FP16/BF16 on tensor cores (variants 4-6, conv/cuda/im2col_gemm_mma.cu) and two direct
+// kernels for any dtype (7, conv/cuda/small_conv_kernels.cu; 8, conv/cuda/depthwise_kernels.cu),
+// where the trade-offs are described; BackendOptions::variant picks one, "" the default.
 //
-//   variant  dtypes            form
-//   1        fp32              im2col kernel (column buffer) + tiled SGEMM, the textbook form
-//   2        fp32              implicit GEMM, rows computed on the fly
-//   3        fp32              implicit GEMM, row table (default for fp32)
-//   4        tf32, fp16, bf16  implicit GEMM on tensor cores, row table, gathers from the layout
-//   5        tf32, fp16, bf16  im2col kernel (column buffer in the storage type) + tensor-core GEMM
-//   6        tf32, fp16, bf16  nhwc repack (channels padded to vectors) + pipelined implicit GEMM
-//                              (default for these)
+//   variant  dtypes                  form
+//   1        fp32                    im2col kernel (column buffer) + tiled SGEMM, the textbook form
+//   2        fp32                    implicit GEMM, rows computed on the fly
+//   3        fp32                    implicit GEMM, row table (default for fp32)
+//   4        tf32, fp16, bf16        implicit GEMM on tensor cores, row table, gathers from the
+//                                    layout given
+//   5        tf32, fp16, bf16        im2col kernel (column buffer in the storage type) +
+//                                    tensor-core GEMM
+//   6        tf32, fp16, bf16        nhwc repack (channels padded to vectors) + pipelined
+//                                    implicit GEMM (default for these)
 //   7        fp32, tf32, fp16, bf16  direct small-OC kernel: a thread computes every output
-//                              channel of its group for a few pixels (conv/cuda/small_conv_*),
-//                              FP32 math on CUDA cores (default where OC/G <= 32)
+//                                    channel of its group for a few pixels, FP32 math on CUDA
+//                                    cores (default where OC/G <= 32, depthwise aside)
+//   8        fp32, tf32, fp16, bf16  direct depthwise kernel (groups == IC, OC/G <= 4): nchw
+//                                    stages input tiles in shared memory, nhwc slides a window
+//                                    of channel vectors along W; FP32 math on CUDA cores, tf32
+//                                    as FP32 (default for the depthwise problems it runs)
 //   9        fp32, tf32, fp16, bf16  "Caffe-classic": variant 5's im2col kernel, then cuBLASLt's
-//                              GEMM (cublasLtMatmul, the heuristic's algorithm) writing the
-//                              output in the layout directly; times its im2col and GEMM apart,
-//                              the split of our gap to cuDNN (conv/cuda/caffe_gemm.*)
-//   10       tf32, fp16, bf16  Hopper: nhwc (repack where needed) + implicit GEMM on wgmma, fed
-//                              by TMA tensor copies (im2col mode for the input) through a
-//                              warp-specialized pipeline (conv/cuda/wgmma_conv.cu); one group,
-//                              channels a whole number of 128-byte slices, sm_90a only
+//                                    GEMM (cublasLtMatmul, the heuristic's algorithm) writing the
+//                                    output in the layout directly; times its im2col and GEMM
+//                                    apart, the split of our gap to cuDNN (conv/cuda/caffe_gemm.*)
+//   10       tf32, fp16, bf16        Hopper: nhwc (repack where needed) + implicit GEMM on wgmma,
+//                                    fed by TMA tensor copies (im2col mode for the input) through
+//                                    a warp-specialized, persistent pipeline
+//                                    (conv/cuda/wgmma_conv.cu); one group, channels a whole
+//                                    number of 128-byte slices, sm_90a only
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
 #include <cuda_runtime_api.h>
@@ -35,6 +43,7 @@
 #include <vector>
 
 #include "conv/cuda/caffe_gemm.hpp"
+#include "conv/cuda/depthwise_kernels.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
@@ -56,6 +65,7 @@ enum class Variant {
   mma_im2col_gemm = 5,
   mma_repacked_implicit_gemm = 6,
   small_direct = 7,
+  depthwise = 8,
   caffe = 9,  // conv/cuda/caffe_gemm.cpp: its own instance
   wgmma_implicit_gemm = 10,
 };
@@ -64,9 +74,18 @@ enum class Variant {
 // rows mostly go unused (measured on the H200 in conv/cuda/small_conv_kernels.cu's header).
 constexpr std::int64_t kSmallDirectMaxOcPerGroup = 32;
 
+// Whether variant 8 runs p: depthwise (groups == IC) with OC/G <= kDepthwiseMaxMultiplier.
+bool depthwise_runs(const Problem& p) {
+  return p.g == p.ic && im2col_index_limits(p).empty() &&
+         depthwise_supported(make_im2col_geometry(p));
+}
+
 // The defaults: the fastest variant of each dtype on the problems measured (see the headers of
-// the .cu files).
+// the .cu files). Variant 8 for the depthwise problems it runs, because variant 7 was 1.8-10x
+// slower than cuDNN on MobileNet-v2's depthwise layers (results/h200/20261123_session3/);
+// variant 8's own H200 times are still to be measured.
 Variant default_variant(const Problem& p) {
+  if (depthwise_runs(p)) return Variant::depthwise;
   if (p.oc / p.g <= kSmallDirectMaxOcPerGroup) return Variant::small_direct;
   return p.dtype == DataType::fp32 ? Variant::implicit_gemm_precomp
                                    : Variant::mma_repacked_implicit_gemm;
@@ -93,6 +112,8 @@ const char* variant_name(Variant v) {
       return "v6 implicit GEMM";
     case Variant::small_direct:
       return "v7 direct small-OC, FP32 math on CUDA cores";
+    case Variant::depthwise:
+      return "v8 depthwise direct, FP32 math on CUDA cores";
     case Variant::caffe:
       return "v9 im2col + cuBLASLt GEMM (Caffe-classic)";
     case Variant::wgmma_implicit_gemm:
@@ -104,7 +125,7 @@ const char* variant_name(Variant v) {
 // Empty for "" (the dtype's default).
 std::optional<Variant> parse_variant(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  if (text.size() == 1 && text[0] >= '1' && text[0] <= '7') return Variant(text[0] - '0');
+  if (text.size() == 1 && text[0] >= '1' && text[0] <= '8') return Variant(text[0] - '0');
   if (text == "9") return Variant::caffe;
   if (text == "10") return Variant::wgmma_implicit_gemm;
   throw bench::UsageError(
@@ -112,8 +133,9 @@ std::optional<Variant> parse_variant(const std::string& text) {
       "': im2col_gemm_cuda has variants 1 (im2col + GEMM), 2 (implicit GEMM), 3 (implicit GEMM, "
       "precomputed rows; fp32 default), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core "
       "GEMM), 6 (nhwc repack + tensor-core implicit GEMM; tf32/fp16/bf16 default), 7 (direct "
-      "small-OC kernel; default where output channels per group <= 32), 9 (im2col + cuBLASLt "
-      "GEMM, Caffe-classic; any dtype), 10 (Hopper wgmma + TMA implicit GEMM)");
+      "small-OC kernel; default where output channels per group <= 32), 8 (direct depthwise "
+      "kernel; default where groups == IC and OC/G <= 4), 9 (im2col + cuBLASLt GEMM, "
+      "Caffe-classic; any dtype), 10 (Hopper wgmma + TMA implicit GEMM)");
 }
 
 MmaType mma_type(DataType dt) {
@@ -195,9 +217,13 @@ class Im2colGemmInstance final : public Instance {
                         ? wgmma_conv_plan(mma_repacked_geometry(g_, int(elem_bytes_)),
                                           int(elem_bytes_), sm_count())
                         : WgmmaConvPlan{}),
-        fp32_splits_(uses_tensor_cores(variant) || variant == Variant::small_direct
+        fp32_splits_(uses_tensor_cores(variant) || variant == Variant::small_direct ||
+                             variant == Variant::depthwise
                          ? 1
                          : plan_fp32_splits(g_, tile_)),
+        dw_config_(variant == Variant::depthwise
+                       ? depthwise_config(g_, int(elem_bytes_), sm_count())
+                       : DepthwiseConfig{}),
         src_(data.src.size() * elem_bytes_),
         wei_(data.wei.size() * elem_bytes_),
         dst_(std::size_t(p.dst_elements()) * elem_bytes_),
@@ -326,6 +352,18 @@ class Im2colGemmInstance final : public Instance {
         else
           launch_small_conv(g_, src, wei, dst, s);
         break;
+      case Variant::depthwise:
+        if (p_.dtype == DataType::fp16)
+          launch_depthwise(g_, dw_config_, reinterpret_cast<const __half*>(src_.data()),
+                           reinterpret_cast<const __half*>(wei_.data()),
+                           reinterpret_cast<__half*>(dst_.data()), s);
+        else if (p_.dtype == DataType::bf16)
+          launch_depthwise(g_, dw_config_, reinterpret_cast<const __nv_bfloat16*>(src_.data()),
+                           reinterpret_cast<const __nv_bfloat16*>(wei_.data()),
+                           reinterpret_cast<__nv_bfloat16*>(dst_.data()), s);
+        else
+          launch_depthwise(g_, dw_config_, src, wei, dst, s);
+        break;
       case Variant::wgmma_implicit_gemm:
         if (src_repacked_.bytes() > 0)
           launch_mma_repack(g_, mma_type_, src_.data(), wei_.data(), src_repacked_.data(),
@@ -368,6 +406,10 @@ class Im2colGemmInstance final : public Instance {
   std::string algorithm() const override {
     if (variant_ == Variant::small_direct)
       return std::string(variant_name(variant_)) + ", " + small_conv_name(g_);
+    if (variant_ == Variant::depthwise)
+      return std::string(variant_name(variant_)) +
+             (p_.dtype == DataType::tf32 ? " (tf32: fp32 storage, FP32 math)" : "") + ", " +
+             depthwise_config_name(g_, dw_config_);
     if (!uses_tensor_cores(variant_))
       return std::string(variant_name(variant_)) + ", " + gemm_tile_name(tile_) +
              ", gather along " + (g_.nhwc ? "k" : "m") +
@@ -423,7 +465,8 @@ class Im2colGemmInstance final : public Instance {
 
   nlohmann::ordered_json extra() const override {
     return {{"variant", static_cast<int>(variant_)},
-            {"tile", variant_ == Variant::small_direct          ? small_conv_name(g_)
+            {"tile", variant_ == Variant::small_direct ? small_conv_name(g_)
+                     : variant_ == Variant::depthwise  ? depthwise_config_name(g_, dw_config_)
                      : variant_ == Variant::wgmma_implicit_gemm ? wgmma_conv_plan_name(wgmma_plan_)
                      : uses_tensor_cores(variant_) ? mma_tile_text(mma_plan_.tile, int(elem_bytes_))
                                                    : gemm_tile_name(tile_)},
@@ -445,6 +488,8 @@ class Im2colGemmInstance final : public Instance {
   WgmmaConvPlan wgmma_plan_;    // variant 10: tile, stages and split-K
   WgmmaConvMaps wgmma_maps_{};  // variant 10: the tensor maps of the buffers (compile())
   int fp32_splits_;             // variants 1-3: split-K
+
+  DepthwiseConfig dw_config_;  // variant 8: kernel, tiles, grid
   bench::Stream stream_;
   bench::DeviceBuffer<unsigned char> src_, wei_, dst_;  // the storage type
   bench::DeviceBuffer<unsigned char> col_;   // variants 1, 5: column matrices of all groups
@@ -478,6 +523,13 @@ class Im2colGemmCudaBackend final : public Backend {
     if (v == Variant::caffe) {
       if (const std::string why = caffe_unsupported_reason(p); !why.empty())
         return Support::no(why);
+      return Support::yes();
+    }
+    if (v == Variant::depthwise) {
+      if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
+      if (const std::string why = depthwise_unsupported_reason(make_im2col_geometry(p));
+          !why.empty())
+        return Support::no("variant 8: " + why);
       return Support::yes();
     }
     if (v == Variant::small_direct) {

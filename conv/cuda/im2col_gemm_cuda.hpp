@@ -11,9 +11,11 @@ namespace conv {
 
 // options.variant selects the kernel variant: FP32 on CUDA cores "1" (im2col + GEMM), "2"
 // (implicit GEMM), "3" (implicit GEMM with precomputed rows); TF32/FP16/BF16 on tensor cores "4"
-// (implicit GEMM), "5" (im2col + GEMM) and "6" (nhwc repack + implicit GEMM); "" for the default
-// of each dtype (the fastest: 3 for fp32, 6 for the others). A variant that cannot run the
-// problem's dtype answers Support::no. Throws bench::UsageError for any other value.
+// (implicit GEMM), "5" (im2col + GEMM) and "6" (nhwc repack + implicit GEMM); any dtype "7"
+// (direct small-OC kernel) and "8" (direct depthwise kernel); "" for the default (8 for the
+// depthwise problems it runs, 7 where OC/G <= 32, else 3 for fp32 and 6 for the others). A
+// variant that cannot run the problem (its dtype, or variant 8 a problem that is not depthwise)
+// answers Support::no with the reason. Throws bench::UsageError for any other value.
 std::unique_ptr<Backend> make_im2col_gemm_cuda_backend(const BackendOptions& options);
 
 }  // namespace conv
