@@ -192,14 +192,13 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"manual", "adams2019", "mullapudi2016", "li2018"}));
   app.add_option("--variant", o.backend_options.variant,
-                 "Kernel variant of im2col_gemm_cuda: fp32 1 im2col+GEMM, 2 implicit GEMM, 3 "
-                 "implicit GEMM with a row table; tf32/fp16/bf16 tensor cores 4 implicit GEMM, 5 "
-                 "im2col+GEMM, 6 nhwc repack + implicit GEMM; any dtype 7 direct small-OC, 8 "
-                 "direct depthwise, 9 im2col + cuBLASLt GEMM (Caffe-classic; records the im2col "
-                 "and GEMM times apart); tf32/fp16/bf16 on Hopper 10 wgmma + TMA implicit GEMM "
-                 "(default: 8 for depthwise problems, groups = input channels and output "
-                 "channels per group <= 4; 7 where output channels per group <= 32; else 3 for "
-                 "fp32, 6 for the others)");
+                 "Kernel variant of im2col_gemm_cuda: auto (default: a heuristic that states its "
+                 "choice and why in the algorithm), search (times every candidate once, as "
+                 "compile time, and keeps the fastest), or a number: fp32 1 im2col+GEMM, 2 "
+                 "implicit GEMM, 3 implicit GEMM with a row table; tf32/fp16/bf16 tensor cores 4 "
+                 "implicit GEMM, 5 im2col+GEMM, 6 nhwc repack + implicit GEMM, 10 Hopper wgmma + "
+                 "TMA implicit GEMM; any dtype 7 direct small-OC, 8 direct depthwise, 9 im2col + "
+                 "cuBLASLt GEMM (Caffe-classic; records the im2col and GEMM times apart)");
   app.add_option("--cudnn-api", o.backend_options.cudnn_api,
                  "cuDNN API: graph (a prebuilt execution plan run by cudnnBackendExecute, as "
                  "PyTorch does) or legacy (cudnnConvolutionForward)")

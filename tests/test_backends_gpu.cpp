@@ -59,6 +59,15 @@ bool has_sm80_tensor_cores() {
 #endif
 }
 
+// The major compute capability of device 0 (0 without CUDA).
+int device_major() {
+#if MYCONV_HAVE_CUDA
+  return std::stoi(bench::cuda_device_info(0).value("compute_capability", "0.0"));
+#else
+  return 0;
+#endif
+}
+
 std::vector<Config> configs() {
   const std::vector<DataType> fp32 = {DataType::fp32};
   const std::vector<DataType> reduced =
@@ -68,7 +77,7 @@ std::vector<Config> configs() {
   std::vector<DataType> all = fp32;
   all.insert(all.end(), reduced.begin(), reduced.end());
   std::vector<Config> c;
-  for (const char* v : {"1", "2", "3", "4", "5", "6", "7", "8", "9", ""}) {
+  for (const char* v : {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "", "auto", "search"}) {
     BackendOptions o;
     o.variant = v;
     const std::string label = std::string("--variant ") + (*v ? v : "default");
@@ -81,13 +90,18 @@ std::vector<Config> configs() {
                                          DataType::bf16};
     // Variant 9 (our im2col + cuBLASLt's GEMM) takes every dtype where cuBLASLt has them (bf16
     // from sm_80 on).
+    // Variant 10 (Hopper only) runs a problem where one group's channels fill 128-byte slices:
+    // it must pass those and say why not for the rest. auto and search take what the default
+    // takes.
+    const bool chooses = variant.empty() || variant == "auto" || variant == "search";
     c.push_back({"im2col_gemm_cuda", o, label,
-                 variant.empty()  ? all
-                 : variant == "7" ? every
-                 : variant == "9" ? all
-                 : variant == "8" ? std::vector<DataType>{}
-                 : tensor_cores   ? reduced
-                                  : fp32});
+                 chooses           ? all
+                 : variant == "10" ? std::vector<DataType>{}
+                 : variant == "7"  ? every
+                 : variant == "9"  ? all
+                 : variant == "8"  ? std::vector<DataType>{}
+                 : tensor_cores    ? reduced
+                                   : fp32});
   }
   for (const char* a : {"heuristic", "search", "1"}) {
     BackendOptions o;
@@ -240,7 +254,64 @@ TEST(GpuBackends, DepthwiseVariantPassesAndIsTheDefault) {
           SCOPED_TRACE(std::string("--variant ") + (*variant ? variant : "default") + " " +
                        p.str() + ": " + bench::to_string(r.status) + " " + r.reason);
           EXPECT_EQ(r.status, bench::Status::passed);
-          EXPECT_EQ(r.algorithm.rfind("v8 depthwise direct", 0), 0u) << r.algorithm;
+          // The default states the heuristic's choice first: "auto (depthwise ...): v8 ...".
+          const std::string expected = std::string(*variant ? "" : "auto (depthwise") +
+                                       (*variant ? "v8 depthwise direct" : "");
+          EXPECT_EQ(r.algorithm.rfind(expected, 0), 0u) << r.algorithm;
+          EXPECT_NE(r.algorithm.find("v8 depthwise direct"), std::string::npos) << r.algorithm;
+        }
+  }
+}
+
+// --variant auto states the heuristic's choice and search the timed candidates; on a Hopper the
+// heuristic takes variant 10 for a 64-channel 3x3 layer in tf32/fp16/bf16, and variant 10 itself
+// passes there in both layouts.
+TEST(GpuBackends, AutoAndSearchStateTheirChoice) {
+  CaseOptions options;
+  options.measure.warmup_iters = 0;
+  options.measure.min_iters = 1;
+  options.measure.min_time_ms = 0;
+  options.measure.max_time_ms = 1;
+  options.measure.max_iters = 2;
+  for (const char* variant : {"auto", "search", "10"}) {
+    BackendOptions o;
+    o.variant = variant;
+    const auto registry = make_registry(o);
+    const Backend* b = im2col_gemm_cuda(registry);
+    if (!b) {
+      GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
+    }
+    if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+      GTEST_SKIP() << why;
+    }
+    const bool hopper = has_sm80_tensor_cores() && device_major() == 9;
+    for (Problem p :
+         {parse_problem("mb2ic64ih12oc72kh3ph1"), parse_problem("g8mb2ic8ih10oc8kh3ph1")})
+      for (DataType dt : bench::all_data_types())
+        for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+          p.dtype = dt;
+          p.layout = layout;
+          const bool wgmma_case = hopper && dt != DataType::fp32 && p.g == 1;
+          if (std::string(variant) == "10" && !wgmma_case) continue;
+          if (dt != DataType::fp32 && !has_sm80_tensor_cores() && p.g == 1) continue;
+          const HostData data = make_host_data(p, 13);
+          const bench::Result r =
+              run_case(b, "im2col_gemm_cuda", "cuda", "", p, data, options).result;
+          SCOPED_TRACE(std::string("--variant ") + variant + " " + p.str() + ": " +
+                       bench::to_string(r.status) + " " + r.reason + " / " + r.algorithm);
+          ASSERT_EQ(r.status, bench::Status::passed);
+          const std::string v = variant;
+          if (v == "auto") {
+            EXPECT_EQ(r.algorithm.rfind("auto (", 0), 0u);
+            if (wgmma_case) {
+              EXPECT_NE(r.algorithm.find("): v10 implicit GEMM wgmma"), std::string::npos);
+            }
+          } else if (v == "search") {
+            EXPECT_EQ(r.algorithm.rfind("search (v", 0), 0u);
+            EXPECT_TRUE(r.extra.contains("search_median_ms"));
+          } else {
+            EXPECT_EQ(r.algorithm.rfind("v10 implicit GEMM wgmma", 0), 0u);
+          }
         }
   }
 }

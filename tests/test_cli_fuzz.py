@@ -34,7 +34,7 @@ OPTIONS = {
     "--shapes": ["@shapes", "@missing", "@empty", "@bad"],
     "--backend": ["libtorch_cpu", "onednn_cpu,halide_cpu", "nosuch", "cudnn"],
     "--halide-schedule": ["manual", "li2018", "fast"],
-    "--variant": ["1", "9", "auto"],
+    "--variant": ["1", "10", "auto", "search", "x"],
     "--cudnn-api": ["graph", "legacy", "x"],
     "--cudnn-algo": ["heuristic", "search", "3", "-1", "nan"],
     "--timing": ["real", "pure", "fake"],

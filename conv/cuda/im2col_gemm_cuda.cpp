@@ -46,6 +46,8 @@
 #include "conv/cuda/depthwise_kernels.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
+#include "conv/cuda/variant_choice.hpp"
+#include "conv/cuda/variant_search.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
 #include "conv/im2col_index.hpp"
 #include "core/cuda/cuda_check.hpp"
@@ -56,87 +58,6 @@
 
 namespace conv {
 namespace {
-
-enum class Variant {
-  im2col_gemm = 1,
-  implicit_gemm = 2,
-  implicit_gemm_precomp = 3,
-  mma_implicit_gemm = 4,
-  mma_im2col_gemm = 5,
-  mma_repacked_implicit_gemm = 6,
-  small_direct = 7,
-  depthwise = 8,
-  caffe = 9,  // conv/cuda/caffe_gemm.cpp: its own instance
-  wgmma_implicit_gemm = 10,
-};
-
-// Output channels per group up to which the direct kernel is the default: there a GEMM tile's
-// rows mostly go unused (measured on the H200 in conv/cuda/small_conv_kernels.cu's header).
-constexpr std::int64_t kSmallDirectMaxOcPerGroup = 32;
-
-// Whether variant 8 runs p: depthwise (groups == IC) with OC/G <= kDepthwiseMaxMultiplier.
-bool depthwise_runs(const Problem& p) {
-  return p.g == p.ic && im2col_index_limits(p).empty() &&
-         depthwise_supported(make_im2col_geometry(p));
-}
-
-// The defaults: the fastest variant of each dtype on the problems measured (see the headers of
-// the .cu files). Variant 8 for the depthwise problems it runs, because variant 7 was 1.8-10x
-// slower than cuDNN on MobileNet-v2's depthwise layers (results/h200/20261123_session3/);
-// variant 8's own H200 times are still to be measured.
-Variant default_variant(const Problem& p) {
-  if (depthwise_runs(p)) return Variant::depthwise;
-  if (p.oc / p.g <= kSmallDirectMaxOcPerGroup) return Variant::small_direct;
-  return p.dtype == DataType::fp32 ? Variant::implicit_gemm_precomp
-                                   : Variant::mma_repacked_implicit_gemm;
-}
-
-bool uses_tensor_cores(Variant v) {
-  return v == Variant::mma_implicit_gemm || v == Variant::mma_im2col_gemm ||
-         v == Variant::mma_repacked_implicit_gemm || v == Variant::wgmma_implicit_gemm;
-}
-
-const char* variant_name(Variant v) {
-  switch (v) {
-    case Variant::im2col_gemm:
-      return "v1 im2col + GEMM (column buffer)";
-    case Variant::implicit_gemm:
-      return "v2 implicit GEMM";
-    case Variant::implicit_gemm_precomp:
-      return "v3 implicit GEMM, precomputed rows";
-    case Variant::mma_implicit_gemm:
-      return "v4 implicit GEMM";
-    case Variant::mma_im2col_gemm:
-      return "v5 im2col (column buffer) + GEMM";
-    case Variant::mma_repacked_implicit_gemm:
-      return "v6 implicit GEMM";
-    case Variant::small_direct:
-      return "v7 direct small-OC, FP32 math on CUDA cores";
-    case Variant::depthwise:
-      return "v8 depthwise direct, FP32 math on CUDA cores";
-    case Variant::caffe:
-      return "v9 im2col + cuBLASLt GEMM (Caffe-classic)";
-    case Variant::wgmma_implicit_gemm:
-      return "v10 implicit GEMM";
-  }
-  return "unknown";
-}
-
-// Empty for "" (the dtype's default).
-std::optional<Variant> parse_variant(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  if (text.size() == 1 && text[0] >= '1' && text[0] <= '8') return Variant(text[0] - '0');
-  if (text == "9") return Variant::caffe;
-  if (text == "10") return Variant::wgmma_implicit_gemm;
-  throw bench::UsageError(
-      "--variant '" + text +
-      "': im2col_gemm_cuda has variants 1 (im2col + GEMM), 2 (implicit GEMM), 3 (implicit GEMM, "
-      "precomputed rows; fp32 default), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core "
-      "GEMM), 6 (nhwc repack + tensor-core implicit GEMM; tf32/fp16/bf16 default), 7 (direct "
-      "small-OC kernel; default where output channels per group <= 32), 8 (direct depthwise "
-      "kernel; default where groups == IC and OC/G <= 4), 9 (im2col + cuBLASLt GEMM, "
-      "Caffe-classic; any dtype), 10 (Hopper wgmma + TMA implicit GEMM)");
-}
 
 MmaType mma_type(DataType dt) {
   switch (dt) {
@@ -501,7 +422,7 @@ class Im2colGemmInstance final : public Instance {
 
 class Im2colGemmCudaBackend final : public Backend {
  public:
-  explicit Im2colGemmCudaBackend(std::optional<Variant> variant) : variant_(variant) {}
+  explicit Im2colGemmCudaBackend(VariantSetting setting) : setting_(setting) {}
 
   std::string name() const override { return "im2col_gemm_cuda"; }
   std::string device() const override { return "cuda"; }
@@ -517,8 +438,70 @@ class Im2colGemmCudaBackend final : public Backend {
     return a.ok ? Support::yes() : Support::no(a.reason);
   }
 
+  // auto: the heuristic's variant; search: yes where any candidate runs p.
   Support check_support(const Problem& p) const override {
-    const Variant v = variant_.value_or(default_variant(p));
+    switch (setting_.mode) {
+      case VariantSetting::Mode::fixed:
+        return variant_support(p, setting_.variant);
+      case VariantSetting::Mode::automatic:
+        return variant_support(p, choose_variant(p, variant_device()).variant);
+      case VariantSetting::Mode::search:
+        break;
+    }
+    std::string why;
+    for (Variant v : variant_candidates(p.dtype)) {
+      const Support s = variant_support(p, v);
+      if (s.ok) return s;
+      why = s.reason;
+    }
+    return Support::no("no candidate variant runs this problem (the last: " + why + ")");
+  }
+
+  std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
+    std::vector<SearchCandidate> candidates;
+    std::string label;
+    if (setting_.mode == VariantSetting::Mode::fixed) {
+      candidates.push_back({setting_.variant, nullptr});
+    } else if (setting_.mode == VariantSetting::Mode::automatic) {
+      const VariantChoice c = choose_variant(p, variant_device());
+      candidates.push_back({c.variant, nullptr});
+      label = "auto (" + c.why + "): ";
+    } else {
+      for (Variant v : variant_candidates(p.dtype))
+        if (variant_support(p, v).ok) candidates.push_back({v, nullptr});
+      label = "search: ";
+    }
+    std::string skipped;
+    for (SearchCandidate& c : candidates) {
+      try {
+        c.instance = make_variant_instance(p, data, c.variant);
+      } catch (const bench::Unsupported& e) {
+        if (candidates.size() == 1) throw;
+        skipped += std::string(skipped.empty() ? "" : "; ") + "v" + std::to_string(int(c.variant)) +
+                   ": " + e.what();
+      }
+    }
+    return make_chosen_instance(std::move(candidates), label,
+                                setting_.mode == VariantSetting::Mode::search, skipped);
+  }
+
+ private:
+  static std::unique_ptr<Instance> make_variant_instance(const Problem& p, const HostData& data,
+                                                         Variant v) {
+    if (v == Variant::caffe) return make_caffe_instance(p, data, variant_name(v));
+    return std::make_unique<Im2colGemmInstance>(p, data, v);
+  }
+
+  static VariantDevice variant_device() {
+    VariantDevice d;
+    d.sm_count = sm_count();
+    d.mma = mma_unusable_reason().empty();
+    d.wgmma = wgmma_unusable_reason().empty();
+    return d;
+  }
+
+  // Whether variant v runs p here.
+  static Support variant_support(const Problem& p, Variant v) {
     const std::string dt = bench::to_string(p.dtype);
     if (v == Variant::caffe) {
       if (const std::string why = caffe_unsupported_reason(p); !why.empty())
@@ -563,20 +546,13 @@ class Im2colGemmCudaBackend final : public Backend {
     return Support::yes();
   }
 
-  std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
-    const Variant v = variant_.value_or(default_variant(p));
-    if (v == Variant::caffe) return make_caffe_instance(p, data, variant_name(v));
-    return std::make_unique<Im2colGemmInstance>(p, data, v);
-  }
-
- private:
-  std::optional<Variant> variant_;  // empty: the dtype's default
+  VariantSetting setting_;
 };
 
 }  // namespace
 
 std::unique_ptr<Backend> make_im2col_gemm_cuda_backend(const BackendOptions& options) {
-  return std::make_unique<Im2colGemmCudaBackend>(parse_variant(options.variant));
+  return std::make_unique<Im2colGemmCudaBackend>(parse_variant_setting(options.variant));
 }
 
 }  // namespace conv

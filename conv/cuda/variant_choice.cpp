@@ -1,0 +1,109 @@
+#include "conv/cuda/variant_choice.hpp"
+
+#include "conv/cuda/depthwise_config.hpp"
+#include "conv/cuda/mma_index.hpp"
+#include "conv/cuda/small_conv_config.hpp"
+#include "conv/cuda/wgmma_conv_config.hpp"
+#include "conv/im2col_index.hpp"
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+
+namespace conv {
+
+const char* variant_name(Variant v) {
+  switch (v) {
+    case Variant::im2col_gemm:
+      return "v1 im2col + GEMM (column buffer)";
+    case Variant::implicit_gemm:
+      return "v2 implicit GEMM";
+    case Variant::implicit_gemm_precomp:
+      return "v3 implicit GEMM, precomputed rows";
+    case Variant::mma_implicit_gemm:
+      return "v4 implicit GEMM";
+    case Variant::mma_im2col_gemm:
+      return "v5 im2col (column buffer) + GEMM";
+    case Variant::mma_repacked_implicit_gemm:
+      return "v6 implicit GEMM";
+    case Variant::small_direct:
+      return "v7 direct small-OC, FP32 math on CUDA cores";
+    case Variant::depthwise:
+      return "v8 depthwise direct, FP32 math on CUDA cores";
+    case Variant::caffe:
+      return "v9 im2col + cuBLASLt GEMM (Caffe-classic)";
+    case Variant::wgmma_implicit_gemm:
+      return "v10 implicit GEMM";
+  }
+  return "unknown";
+}
+
+bool uses_tensor_cores(Variant v) {
+  return v == Variant::mma_implicit_gemm || v == Variant::mma_im2col_gemm ||
+         v == Variant::mma_repacked_implicit_gemm || v == Variant::wgmma_implicit_gemm;
+}
+
+VariantSetting parse_variant_setting(const std::string& text) {
+  VariantSetting s;
+  if (text.empty() || text == "auto") return s;
+  if (text == "search") {
+    s.mode = VariantSetting::Mode::search;
+    return s;
+  }
+  int n = 0;
+  if (text.size() == 1 && text[0] >= '1' && text[0] <= '9') n = text[0] - '0';
+  if (text == "10") n = 10;
+  if (n == 0)
+    throw bench::UsageError(
+        "--variant '" + text +
+        "': im2col_gemm_cuda takes auto (the heuristic, default), search (time the candidates "
+        "once, as compile time) or a variant: 1 (im2col + GEMM), 2 (implicit GEMM), 3 (implicit "
+        "GEMM, precomputed rows), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core GEMM), "
+        "6 (nhwc repack + tensor-core implicit GEMM), 7 (direct small-OC kernel), 8 (direct "
+        "depthwise kernel), 9 (im2col + cuBLASLt GEMM, Caffe-classic), 10 (Hopper wgmma + TMA "
+        "implicit GEMM)");
+  s.mode = VariantSetting::Mode::fixed;
+  s.variant = Variant(n);
+  return s;
+}
+
+VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
+  const bool indexable = im2col_index_limits(p).empty();
+  const Im2colGeometry g = indexable ? make_im2col_geometry(p) : Im2colGeometry{};
+  if (indexable && p.g == p.ic && depthwise_supported(g))
+    return {Variant::depthwise, "depthwise (groups = input channels, OC/G <= " +
+                                    std::to_string(kDepthwiseMaxMultiplier) + ")"};
+  if (indexable && g.ocg <= 32 && small_conv_supported(g))
+    return {Variant::small_direct, "few output channels per group (" + std::to_string(g.ocg) +
+                                       " <= 32): a GEMM tile's rows would go unused"};
+  if (p.dtype == DataType::fp32) {
+    if (indexable && small_conv_preferred(g, device.sm_count))
+      return {Variant::small_direct, "fp32 with a tiled grid of under two blocks per SM"};
+    return {Variant::implicit_gemm_precomp, "fp32 on CUDA cores"};
+  }
+  if (indexable && device.wgmma) {
+    const int bytes = bench::storage_bytes(p.dtype);
+    const Im2colGeometry r = mma_repacked_geometry(g, bytes);
+    const std::string why_not = wgmma_conv_unsupported_reason(r, bytes);
+    const bool one_slice = g.kh * g.kw == 1 && r.icg <= kWgmmaSliceBytes / bytes;
+    if (why_not.empty() && !one_slice)
+      return {Variant::wgmma_implicit_gemm,
+              "Hopper, one group, channels in whole 128-byte k slices"};
+    if (why_not.empty())
+      return {Variant::mma_repacked_implicit_gemm,
+              "a 1x1 filter with one k slice: nothing for variant 10's pipeline to overlap"};
+    if (device.mma) return {Variant::mma_repacked_implicit_gemm, "not variant 10: " + why_not};
+  }
+  if (device.mma) return {Variant::mma_repacked_implicit_gemm, "tensor cores (mma.sync)"};
+  return {Variant::caffe, "no tensor-core kernel of ours runs here: cuBLASLt's GEMM"};
+}
+
+std::vector<Variant> variant_candidates(DataType dt) {
+  if (dt == DataType::fp32)
+    return {Variant::im2col_gemm,  Variant::implicit_gemm, Variant::implicit_gemm_precomp,
+            Variant::small_direct, Variant::depthwise,     Variant::caffe};
+  return {
+      Variant::mma_implicit_gemm,  Variant::mma_im2col_gemm, Variant::mma_repacked_implicit_gemm,
+      Variant::small_direct,       Variant::depthwise,       Variant::caffe,
+      Variant::wgmma_implicit_gemm};
+}
+
+}  // namespace conv

@@ -1,0 +1,67 @@
+// The kernel variants of our CUDA backend (im2col_gemm_cuda, conv/cuda/im2col_gemm_cuda.cpp) and
+// how one is chosen: a fixed one (--variant N), the reasoned heuristic (--variant auto, the
+// default) that states its choice and why, or a search (--variant search) that times the
+// candidates once, in the case's compile step, as cuDNN's search does. Host-only C++ with no
+// CUDA dependency, so that the heuristic is unit-tested everywhere
+// (tests/test_variant_choice.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "conv/problem.hpp"
+
+namespace conv {
+
+enum class Variant {
+  im2col_gemm = 1,                 // fp32: im2col kernel + tiled SGEMM
+  implicit_gemm = 2,               // fp32: implicit GEMM, rows computed on the fly
+  implicit_gemm_precomp = 3,       // fp32: implicit GEMM, row table
+  mma_implicit_gemm = 4,           // tensor cores (mma.sync): implicit GEMM, row table
+  mma_im2col_gemm = 5,             // tensor cores: im2col kernel + GEMM
+  mma_repacked_implicit_gemm = 6,  // tensor cores: nhwc repack + pipelined implicit GEMM
+  small_direct = 7,                // any dtype: direct small-OC kernel
+  depthwise = 8,                   // any dtype: direct depthwise kernel
+  caffe = 9,                       // any dtype: our im2col + cuBLASLt GEMM
+  wgmma_implicit_gemm = 10,        // tf32/fp16/bf16 on Hopper: wgmma + TMA implicit GEMM
+};
+
+// "v10 implicit GEMM" etc.: the first words of the algorithm text.
+const char* variant_name(Variant v);
+bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10
+
+// --variant: "" or "auto" (the heuristic), "search", or a variant number 1-10. Throws
+// bench::UsageError for anything else.
+struct VariantSetting {
+  enum class Mode { automatic, search, fixed };
+  Mode mode = Mode::automatic;
+  Variant variant = Variant::implicit_gemm_precomp;  // Mode::fixed
+};
+VariantSetting parse_variant_setting(const std::string& text);
+
+// What the heuristic needs to know of the device.
+struct VariantDevice {
+  int sm_count = 0;
+  bool mma = false;    // the mma.sync variants (4-6) run here: sm_80 or newer, built for it
+  bool wgmma = false;  // variant 10 runs here: compute capability 9.0 and the sm_90a build
+};
+
+struct VariantChoice {
+  Variant variant;
+  std::string why;  // e.g. "Hopper, one group, channels in 128-byte k slices"
+};
+
+// The heuristic, in order, each rule from H200 measurements (results/h200/20261124_session8/):
+//   1. depthwise (groups = IC, OC/G <= 4): variant 8;
+//   2. few output channels per group (OC/G <= 32), or for fp32 a tiled grid of under two blocks
+//      per SM (small_conv_preferred): variant 7, the direct kernel;
+//   3. fp32: variant 3;
+//   4. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channels in whole 128-byte
+//      slices) and the filter is not 1x1 with a single k slice: variant 10;
+//   5. tf32/fp16/bf16 otherwise: variant 6 (variant 9 where the mma.sync kernels cannot run).
+VariantChoice choose_variant(const Problem& p, const VariantDevice& device);
+
+// The variants --variant search times for a dtype: every one that takes it.
+std::vector<Variant> variant_candidates(DataType dt);
+
+}  // namespace conv

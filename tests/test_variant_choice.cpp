@@ -1,0 +1,96 @@
+// The variant setting and the heuristic of im2col_gemm_cuda (conv/cuda/variant_choice.hpp), on
+// the CPU: which variant each kind of problem gets on a Hopper, an Ampere-class GPU and one
+// without our tensor-core kernels, and that the reason is stated.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "conv/cuda/variant_choice.hpp"
+#include "core/error.hpp"
+
+namespace conv {
+namespace {
+
+Problem problem(const char* text, DataType dt, Layout layout = Layout::nchw) {
+  Problem p = parse_problem(text);
+  p.dtype = dt;
+  p.layout = layout;
+  return p;
+}
+
+constexpr VariantDevice kHopper{132, true, true};
+constexpr VariantDevice kAmpere{108, true, false};
+constexpr VariantDevice kNoTensorCores{40, false, false};
+
+TEST(VariantChoice, SettingsParseAndBadOnesAreUsageErrors) {
+  EXPECT_EQ(parse_variant_setting("").mode, VariantSetting::Mode::automatic);
+  EXPECT_EQ(parse_variant_setting("auto").mode, VariantSetting::Mode::automatic);
+  EXPECT_EQ(parse_variant_setting("search").mode, VariantSetting::Mode::search);
+  for (int n = 1; n <= 10; ++n) {
+    const VariantSetting s = parse_variant_setting(std::to_string(n));
+    EXPECT_EQ(s.mode, VariantSetting::Mode::fixed);
+    EXPECT_EQ(int(s.variant), n);
+    EXPECT_EQ(std::string(variant_name(s.variant)).rfind("v" + std::to_string(n) + " ", 0), 0u);
+  }
+  for (const char* bad : {"0", "11", "x", "auto ", "01"})
+    EXPECT_THROW(parse_variant_setting(bad), bench::UsageError) << bad;
+}
+
+TEST(VariantChoice, HopperTakesWgmmaWhereItRuns) {
+  const VariantChoice res2 =
+      choose_variant(problem("mb32ic64ih56oc64kh3ph1", DataType::fp16), kHopper);
+  EXPECT_EQ(res2.variant, Variant::wgmma_implicit_gemm);
+  EXPECT_NE(res2.why.find("Hopper"), std::string::npos);
+  EXPECT_EQ(
+      choose_variant(problem("mb32ic512ih7oc512kh3ph1", DataType::bf16, Layout::nhwc), kHopper)
+          .variant,
+      Variant::wgmma_implicit_gemm);
+  // tf32: 64 channels are two 128-byte slices, so even the 1x1 layer pipelines.
+  EXPECT_EQ(choose_variant(problem("mb32ic64ih56oc256kh1", DataType::tf32), kHopper).variant,
+            Variant::wgmma_implicit_gemm);
+  // fp16 1x1 with 64 channels: one slice.
+  const VariantChoice one =
+      choose_variant(problem("mb32ic64ih56oc256kh1", DataType::fp16), kHopper);
+  EXPECT_EQ(one.variant, Variant::mma_repacked_implicit_gemm);
+  EXPECT_NE(one.why.find("one k slice"), std::string::npos);
+  // conv1: 3 channels are not a whole slice.
+  const VariantChoice conv1 =
+      choose_variant(problem("mb32ic3ih224oc64kh7sh2ph3", DataType::fp16), kHopper);
+  EXPECT_EQ(conv1.variant, Variant::mma_repacked_implicit_gemm);
+  EXPECT_NE(conv1.why.find("not variant 10"), std::string::npos);
+  // Groups.
+  EXPECT_EQ(choose_variant(problem("g2mb2ic128ih14oc128kh3ph1", DataType::fp16), kHopper).variant,
+            Variant::mma_repacked_implicit_gemm);
+}
+
+TEST(VariantChoice, DirectKernelsAndFp32) {
+  for (const VariantDevice& d : {kHopper, kAmpere, kNoTensorCores})
+    for (DataType dt : bench::all_data_types()) {
+      EXPECT_EQ(choose_variant(problem("g32mb32ic32ih112oc32kh3ph1", dt), d).variant,
+                Variant::depthwise);
+      EXPECT_EQ(choose_variant(problem("mb2ic4ih64oc8kh5", dt), d).variant, Variant::small_direct);
+    }
+  EXPECT_EQ(choose_variant(problem("mb32ic64ih56oc64kh3ph1", DataType::fp32), kHopper).variant,
+            Variant::implicit_gemm_precomp);
+}
+
+TEST(VariantChoice, WithoutWgmmaOrTensorCores) {
+  EXPECT_EQ(choose_variant(problem("mb32ic64ih56oc64kh3ph1", DataType::fp16), kAmpere).variant,
+            Variant::mma_repacked_implicit_gemm);
+  const VariantChoice none =
+      choose_variant(problem("mb32ic64ih56oc64kh3ph1", DataType::bf16), kNoTensorCores);
+  EXPECT_EQ(none.variant, Variant::caffe);
+  EXPECT_FALSE(none.why.empty());
+}
+
+TEST(VariantChoice, SearchCandidatesTakeTheDtype) {
+  const auto fp32 = variant_candidates(DataType::fp32);
+  EXPECT_TRUE(std::none_of(fp32.begin(), fp32.end(), uses_tensor_cores));
+  const auto fp16 = variant_candidates(DataType::fp16);
+  EXPECT_NE(std::find(fp16.begin(), fp16.end(), Variant::wgmma_implicit_gemm), fp16.end());
+  EXPECT_EQ(std::find(fp16.begin(), fp16.end(), Variant::implicit_gemm_precomp), fp16.end());
+}
+
+}  // namespace
+}  // namespace conv
