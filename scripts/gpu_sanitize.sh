@@ -15,26 +15,28 @@
 #     --tools LIST      default memcheck,racecheck,initcheck,synccheck
 #     --problems N      myconv's randomized problems per variant (default 8)
 #     --test-problems N the kernel tests' first N problems (default all; racecheck is slow)
+#     --only REGEX      only the runs whose name matches (e.g. 'wgmma|variant(9|10)$')
 # MYCONV_SANITIZE_TIMEOUT (seconds, default 900) bounds each run.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 build_dir="" out_dir="" tools=memcheck,racecheck,initcheck,synccheck problems_n=8 test_problems=0
+only=
 while [ $# -gt 0 ]; do
   case "$1" in
-    --build-dir | --out-dir | --tools | --problems | --test-problems)
+    --build-dir | --out-dir | --tools | --problems | --test-problems | --only)
       [ $# -ge 2 ] || { echo "gpu_sanitize.sh: error: $1 needs a value" >&2; exit 2; }
       case "$1" in
         --build-dir) build_dir=$2 ;; --out-dir) out_dir=$2 ;; --tools) tools=$2 ;;
-        --problems) problems_n=$2 ;; --test-problems) test_problems=$2 ;;
+        --problems) problems_n=$2 ;; --test-problems) test_problems=$2 ;; --only) only=$2 ;;
       esac
       shift 2 ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_sanitize.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [ -n "$build_dir" ] || { echo "gpu_sanitize.sh: error: --build-dir is required" >&2; exit 2; }
-for t in test_im2col_gemm_cuda test_small_conv test_depthwise_cuda; do
+for t in test_im2col_gemm_cuda test_small_conv test_depthwise_cuda test_wgmma_conv; do
   [ -x "$build_dir/tests/$t" ] ||
     { echo "gpu_sanitize.sh: error: $build_dir/tests/$t not built (a CUDA build with tests)" >&2; exit 2; }
 done
@@ -50,7 +52,8 @@ mkdir -p "$out_dir"
 # to 7, strides 1-3, dilations 1-3).
 problems="$out_dir/problems.txt"
 depthwise_problems="$out_dir/depthwise_problems.txt"
-python3 - "$problems" "$problems_n" "$depthwise_problems" <<'PY'
+wgmma_problems="$out_dir/wgmma_problems.txt"
+python3 - "$problems" "$problems_n" "$depthwise_problems" "$wgmma_problems" <<'PY'
 import random, sys
 rng = random.Random(20261123)
 lines = []
@@ -79,6 +82,19 @@ while len(dw_lines) < int(sys.argv[2]):
     dw_lines.append(f"g{g}mb{rng.randint(1, 3)}ic{g}ih{ih}iw{iw}oc{g * m}kh{kh}kw{kw}sh{sh}sw{sw}"
                     f"ph{ph}pw{pw}dh{dh}dw{dw}")
 open(sys.argv[3], "w").write("\n".join(dw_lines) + "\n")
+rng = random.Random(20261126)  # variant 10's set: one group, 64 or 128 input channels
+wg_lines = []
+while len(wg_lines) < int(sys.argv[2]):
+    ic, oc = rng.choice([64, 128]), rng.randint(1, 200)
+    ih, iw = rng.randint(3, 20), rng.randint(3, 20)
+    kh, kw = rng.randint(1, 5), rng.randint(1, 5)
+    sh, sw, dh, dw = rng.randint(1, 3), rng.randint(1, 3), rng.randint(0, 1), rng.randint(0, 1)
+    ph, pw = rng.randint(0, kh - 1), rng.randint(0, kw - 1)
+    if (kh - 1) * (dh + 1) + 1 > ih + 2 * ph or (kw - 1) * (dw + 1) + 1 > iw + 2 * pw:
+        continue
+    wg_lines.append(f"mb{rng.randint(1, 3)}ic{ic}ih{ih}iw{iw}oc{oc}kh{kh}kw{kw}sh{sh}sw{sw}"
+                    f"ph{ph}pw{pw}dh{dh}dw{dw}")
+open(sys.argv[4], "w").write("\n".join(wg_lines) + "\n")
 PY
 
 # A randomized op set for myops (fixed seed): each op twice, odd sizes, broadcasts, axis sets.
@@ -126,6 +142,7 @@ for tool in "${tool_list[@]}"; do
     "kernels_im2col:$build_dir/tests/test_im2col_gemm_cuda --gtest_filter=Im2colGemmCuda.*VariantsEvery*"
     "kernels_small_conv:$build_dir/tests/test_small_conv --gtest_filter=SmallConvCuda.MatchesTheReferenceInEveryConfiguration"
     "kernels_depthwise:$build_dir/tests/test_depthwise_cuda --gtest_filter=DepthwiseCuda.MatchesTheReferenceInEveryConfiguration"
+    "kernels_wgmma:$build_dir/tests/test_wgmma_conv --gtest_filter=WgmmaConv.*"
   )
   for v in 1 2 3; do
     runs+=("myconv_variant$v:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant $v --shapes $problems --dtype fp32 --layout nchw,nhwc")
@@ -135,6 +152,10 @@ for tool in "${tool_list[@]}"; do
   done
   runs+=("myconv_variant7:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 7 --shapes $problems --dtype fp32,fp16,bf16 --layout nchw,nhwc")
   runs+=("myconv_variant8:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 8 --shapes $depthwise_problems --dtype fp32,tf32,fp16,bf16 --layout nchw,nhwc")
+  # Variant 9 (our im2col kernel, then cuBLASLt's GEMM) and variant 10 (Hopper only; elsewhere
+  # every case is unsupported, which --strict lets pass).
+  runs+=("myconv_variant9:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 9 --shapes $problems --dtype fp32,tf32,fp16,bf16 --layout nchw,nhwc")
+  runs+=("myconv_variant10:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 10 --shapes $wgmma_problems --dtype tf32,fp16,bf16 --layout nchw,nhwc")
   if [ -x "$build_dir/experiments/myops" ]; then
     # A variant an op does not have is unsupported (no launch); --strict fails a wrong answer.
     for v in 1 2 3 4; do
@@ -144,6 +165,7 @@ for tool in "${tool_list[@]}"; do
   for r in "${runs[@]}"; do
     name=${r%%:*}
     cmd=${r#*:}
+    [ -z "$only" ] || [[ "$name" =~ $only ]] || continue
     log="$out_dir/${tool}_${name}.log"
     extra=()
     [[ "$name" == myconv_* || "$name" == myops_* ]] && extra=("${quick[@]}")
