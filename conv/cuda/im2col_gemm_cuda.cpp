@@ -168,9 +168,8 @@ class Im2colGemmInstance final : public Instance {
     if (fp32_splits_ > 1)
       partial_ = bench::DeviceBuffer<float>(std::size_t(fp32_splits_) * std::size_t(g_.m) *
                                             std::size_t(g_.oc));
-    if ((variant_ == Variant::mma_repacked_implicit_gemm ||
-         variant_ == Variant::wgmma_implicit_gemm) &&
-        mma_needs_repack(g_, mma_type_)) {
+    if ((variant_ == Variant::mma_repacked_implicit_gemm && mma_needs_repack(g_, mma_type_)) ||
+        (variant_ == Variant::wgmma_implicit_gemm && wgmma_needs_repack())) {
       const std::size_t src_bytes = mma_repacked_src_elements(g_, mma_type_) * elem_bytes_;
       const std::size_t wei_bytes = mma_repacked_wei_elements(g_, mma_type_) * elem_bytes_;
       std::size_t free = 0, total = 0;
@@ -216,6 +215,12 @@ class Im2colGemmInstance final : public Instance {
                                  stream_.get()));
       stream_.synchronize();
     }
+  }
+
+  // Variant 10 reads repacked tensors where the layout needs it, and in tf32 always: the copy
+  // rounds to nearest tf32, where wgmma would truncate the FP32 values it reads.
+  bool wgmma_needs_repack() const {
+    return mma_needs_repack(g_, mma_type_) || mma_type_ == MmaType::tf32;
   }
 
   void poison_output() override { dst_.fill_bytes_async(0xFF, stream_.get()); }  // NaN in all
@@ -347,7 +352,10 @@ class Im2colGemmInstance final : public Instance {
                       ", TMA im2col + tiled loads into 128-byte swizzled stages, warp-specialized "
                       "(1 producer + 2 consumer warpgroups), " +
                       wgmma_conv_plan_name(wgmma_plan_);
-      if (mma_needs_repack(g_, mma_type_)) s += ", input and weights repacked to nhwc";
+      if (mma_needs_repack(g_, mma_type_))
+        s += ", input and weights repacked to nhwc";
+      else if (wgmma_needs_repack())
+        s += ", input and weights copied with tf32 rounding (round to nearest)";
       return s;
     }
     std::string s = std::string(variant_name(variant_)) + " " + mma_instruction_name(mma_type_) +

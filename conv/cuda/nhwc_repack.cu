@@ -10,7 +10,8 @@
 //   - otherwise (nhwc input whose channels per group are not whole vectors, e.g. 3; nchw with
 //     few channels, e.g. ResNet-50's conv1): one thread per 16-byte output vector, gathering its
 //     values from the input (coalesced along W for nchw).
-// The weights: one thread per 16-byte output vector.
+// The weights: one thread per 16-byte output vector. tf32 values are rounded to nearest tf32 in
+// every form (variant 10 repacks tf32 input for that reason even where the layout needs none).
 // Measured on the H200 (myconv --debug kernel table, ResNet-50 at batch 32, fp16): the
 // per-vector form took 20.8 us for res2's nchw input (12.8 MB: 1.2 TB/s) and 6.6 us for res5's
 // weights; a first transpose with 2-byte writes was slower on every layer (conv1 by 94 us).
@@ -55,8 +56,10 @@ __global__ void repack_nchw_src_kernel(const Im2colGeometry g, const Im2colGeome
     const int oc_r = c0 + cl, w = w0 + wl;
     const int group = oc_r / r.icg, c = oc_r - group * r.icg;
     Word<kBytes> v = 0;
-    if (oc_r < r.c && c < g.icg && w < g.w)
+    if (oc_r < r.c && c < g.icg && w < g.w) {
       v = src[((std::int64_t(n) * g.c + group * g.icg + c) * g.h + h) * g.w + w];
+      if constexpr (kBytes == 4) v = bench::round_to_tf32(v);  // tf32: rounded once, here
+    }
     tile[cl][wl] = v;
   }
   __syncthreads();
@@ -88,6 +91,17 @@ using MmaTraits = bench::MmaTraits<kDtype<T>>;
 using bench::load_value;
 using bench::set_value;
 
+// tf32 values are rounded to tf32 (round to nearest) as they are repacked, so that the
+// tensor-core kernels that read them (variant 10's wgmma reads the top 19 bits: truncation) see
+// the same rounding as the mma.sync variants' in-stage cvt.rna.
+template <MmaType T>
+__device__ __forceinline__ unsigned rounded(unsigned bits) {
+  if constexpr (T == MmaType::tf32)
+    return bench::round_to_tf32(bits);
+  else
+    return bits;
+}
+
 // Either layout: one thread per 16-byte output vector of one pixel's group channels.
 template <MmaType T>
 __global__ void repack_vector_src_kernel(const Im2colGeometry g, const Im2colGeometry r,
@@ -113,8 +127,8 @@ __global__ void repack_vector_src_kernel(const Im2colGeometry g, const Im2colGeo
       if (c < g.icg)
         set_value<kBytes>(
             v, e,
-            load_value<kBytes>(src + act_offset(g.nhwc, n, group * g.icg + c, h, w, g.c, g.h, g.w) *
-                                         kBytes));
+            rounded<T>(load_value<kBytes>(
+                src + act_offset(g.nhwc, n, group * g.icg + c, h, w, g.c, g.h, g.w) * kBytes)));
     }
     *reinterpret_cast<uint4*>(out + mma_repacked_src_offset(r, n, group, cv * kVec, h, w) *
                                         kBytes) = make_uint4(v[0], v[1], v[2], v[3]);
@@ -142,9 +156,9 @@ __global__ void repack_wei_vector_kernel(const Im2colGeometry g, const Im2colGeo
     for (int e = 0; e < kVec; ++e) {
       const int c = cv * kVec + e;
       if (c < g.icg)
-        set_value<kBytes>(
-            v, e,
-            load_value<kBytes>(wei + wei_offset(g.nhwc, o, c, rr, s, g.icg, g.kh, g.kw) * kBytes));
+        set_value<kBytes>(v, e,
+                          rounded<T>(load_value<kBytes>(
+                              wei + wei_offset(g.nhwc, o, c, rr, s, g.icg, g.kh, g.kw) * kBytes)));
     }
     *reinterpret_cast<uint4*>(out + mma_repacked_wei_offset(r, o, cv * kVec, rr, s) * kBytes) =
         make_uint4(v[0], v[1], v[2], v[3]);

@@ -32,7 +32,11 @@
 //     output order and out in the storage type in vectors (nhwc: 4 channels; nchw: 8 pixels of
 //     one image), or as FP32 partials when split-K is on, summed in split order by a second
 //     kernel.
-// tf32: the tensor cores read the FP32 values' top 19 bits (truncation, not rounding).
+// tf32: the tensor cores read the FP32 values' top 19 bits (truncation), so the backend hands
+// this kernel tf32 inputs rounded to nearest by its repack (conv/cuda/nhwc_repack.cu): two
+// VGG-16 layers had one output in 25.7 million outside the tf32 tolerance with truncation.
+// Split-K partial planes (M x OC floats) start at any 4-byte boundary: vector stores check the
+// address.
 //
 // Measured on an NVIDIA H200: see results/h200/ (the session README that introduced this file).
 #include "conv/cuda/wgmma_conv.hpp"
@@ -281,6 +285,11 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     consumers_sync();
     using Out = StorageOf<T>;
     void* out = partial != nullptr ? static_cast<void*>(partial + w.split * plane) : dst;
+    // A vector store needs its address aligned: the partial planes (M x OC floats each) start
+    // anywhere, so the check is on the address, not on the element index.
+    const auto aligned = [](const void* base, std::int64_t at, int bytes, int to) {
+      return (reinterpret_cast<std::uintptr_t>(base) + std::uint64_t(at) * bytes) % to == 0;
+    };
     if (a.nhwc_out) {
       // Threads along 4-channel runs of a pixel row.
       for (int e = tid; e < kWgmmaBm * (BN / 4); e += 256) {
@@ -292,12 +301,12 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         const std::int64_t at = std::int64_t(m) * a.oc + oc;
         const bool whole = oc + 4 <= a.oc;
         if (partial != nullptr) {
-          if (whole && at % 4 == 0) {
+          if (whole && aligned(out, at, 4, 16)) {
             *reinterpret_cast<float4*>(static_cast<float*>(out) + at) = v4;
           } else {
             for (int j = 0; j < 4 && oc + j < a.oc; ++j) static_cast<float*>(out)[at + j] = v[j];
           }
-        } else if (whole && at % 4 == 0) {
+        } else if (whole && aligned(out, at, int(sizeof(Out)), 4 * int(sizeof(Out)))) {
           store_run<Out, 4>(out, at, v);
         } else {
           for (int j = 0; j < 4 && oc + j < a.oc; ++j) store_value<T>(out, at + j, v[j]);
@@ -319,12 +328,12 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         const std::int64_t at = (std::int64_t(n) * a.oc + oc) * a.ohw + p;
         const bool whole = m + 8 <= a.m && p + 8 <= a.ohw;
         if (partial != nullptr) {
-          if (whole && at % 4 == 0) {
+          if (whole && aligned(out, at, 4, 16)) {
             *reinterpret_cast<float4*>(static_cast<float*>(out) + at) = lo;
             *reinterpret_cast<float4*>(static_cast<float*>(out) + at + 4) = hi;
             continue;
           }
-        } else if (whole && (at * int(sizeof(Out))) % 16 == 0) {
+        } else if (whole && aligned(out, at, int(sizeof(Out)), 16)) {
           store_run<Out, 8>(out, at, v);
           continue;
         }
