@@ -98,7 +98,7 @@ std::vector<Problem> wgmma_problems() {
            "mb2ic64ih30oc64kh7sh2ph3",         // 7x7 stride 2
            "mb4ic256ih14oc256kh3ph1",          // K = 2304
            "mb2ic512ih7oc512kh3ph1",           // res5-like: 49 pixels per image
-           "mb1ic64ih5iw7oc67kh3ph1",          // M x OC odd: split-K planes start unaligned
+           "mb1ic64ih5iw7oc67kh3kw3ph1pw1",    // M x OC odd: split-K planes start unaligned
        })
     out.push_back(parse_problem(text));
   return out;
