@@ -41,19 +41,11 @@ MmaType im2col_type_of(DataType dt) {
 std::string check(testing::DeviceBuffers& c, const HostData& data, const CaffeGemm& gemm,
                   bench::DeviceBuffer<unsigned char>& col,
                   bench::DeviceBuffer<unsigned char>& workspace) {
-  cudaStream_t s = c.stream.get();
-  c.dst.fill_bytes_async(0xFF, s);
-  col.fill_bytes_async(0xFF, s);
-  for (float v : c.output())
-    if (!std::isnan(v)) return "poison does not read back as NaN";
-  launch_mma_im2col(c.g, im2col_type_of(c.p.dtype), c.src.data(), col.data(), s);
-  gemm.run(c.wei.data(), col.data(), c.dst.data(), workspace.data(), s);
-  CUDA_CHECK(cudaGetLastError());
-  const std::vector<float> out = c.output();  // synchronizes: a fault throws here
-  const bench::Correctness r =
-      bench::compare(out.data(), data.ref.data(), out.size(),
-                     bench::dot_tolerance(c.p.dtype, c.p.reduction_length(), data.ref_rms));
-  return r.passed ? "" : r.message;
+  col.fill_bytes_async(0xFF, c.stream.get());  // the GEMM must read only what im2col wrote
+  return c.check(data, [&](cudaStream_t s) {
+    launch_mma_im2col(c.g, im2col_type_of(c.p.dtype), c.src.data(), col.data(), s);
+    gemm.run(c.wei.data(), col.data(), c.dst.data(), workspace.data(), s);
+  });
 }
 
 TEST(CaffeGemmCuda, EveryDtypeLayoutAndBatchFormMatchesTheReference) {

@@ -30,26 +30,7 @@ namespace {
 using testing::gpu_unavailable_reason;
 using testing::kernel_problems;
 
-// One problem's device buffers in the storage type of its dtype.
-struct DeviceCase : testing::DeviceBuffers {
-  using DeviceBuffers::DeviceBuffers;
-
-  // Poisons the output, checks the poison reads back as NaN, runs `launch`, checks against the
-  // reference. Returns the failure text, or "".
-  std::string check(const HostData& data, const std::function<void(cudaStream_t)>& launch) {
-    dst.fill_bytes_async(0xFF, stream.get());
-    const std::vector<float> poisoned = output();
-    for (float v : poisoned)
-      if (!std::isnan(v)) return "poison does not read back as NaN";
-    launch(stream.get());
-    CUDA_CHECK(cudaGetLastError());
-    const std::vector<float> out = output();  // synchronizes: a fault in the kernel throws here
-    const bench::Correctness c =
-        bench::compare(out.data(), data.ref.data(), out.size(),
-                       bench::dot_tolerance(p.dtype, p.reduction_length(), data.ref_rms));
-    return c.passed ? "" : c.message;
-  }
-};
+using DeviceCase = testing::DeviceBuffers;
 
 MmaType mma_type_of(DataType dt) {
   return dt == DataType::fp16   ? MmaType::fp16

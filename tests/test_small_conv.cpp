@@ -248,18 +248,10 @@ struct DeviceCase : testing::DeviceBuffers {
       run(static_cast<float*>(nullptr));
   }
 
-  // Poisons the output, checks the poison reads back as NaN, launches, checks against the
-  // reference. Returns the failure text ("" when it passes); the output in *out.
+  // The shared check (testing::DeviceBuffers::check) of one launch with configuration c.
   std::string check(const HostData& data, const SmallConvConfig* c, std::vector<float>* out) {
-    dst.fill_bytes_async(0xFF, stream.get());
-    for (float v : output())
-      if (!std::isnan(v)) return "poison does not read back as NaN";
-    launch(c);
-    *out = output();  // synchronizes: a fault in the kernel throws here
-    const bench::Correctness r =
-        bench::compare(out->data(), data.ref.data(), out->size(),
-                       bench::dot_tolerance(p.dtype, p.reduction_length(), data.ref_rms));
-    return r.passed ? "" : r.message;
+    return DeviceBuffers::check(
+        data, [&](cudaStream_t) { launch(c); }, out);
   }
 };
 

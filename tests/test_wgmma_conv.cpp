@@ -154,15 +154,16 @@ TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
               const WgmmaConvMaps maps = make_wgmma_conv_maps(r, type, plan, src, wei);
               bench::DeviceBuffer<float> partial(wgmma_conv_partial_elements(c.g, plan));
               if (partial.bytes() > 0) partial.fill_bytes_async(0xFF, c.stream.get());
-              c.dst.fill_bytes_async(0xFF, c.stream.get());
-              for (float v : c.output()) ASSERT_TRUE(std::isnan(v)) << "poison, " << what;
-              launch_wgmma_conv(c.g, type, plan, maps, c.dst.data(), partial.data(),
-                                c.stream.get());
-              const std::vector<float> out = c.output();
-              const bench::Correctness ok =
-                  bench::compare(out.data(), data.ref.data(), out.size(),
-                                 bench::dot_tolerance(dt, p.reduction_length(), data.ref_rms));
-              EXPECT_TRUE(ok.passed) << what << ", grid " << plan.grid << ": " << ok.message;
+              EXPECT_EQ(c.check(data,
+                                [&](cudaStream_t s) {
+                                  launch_wgmma_conv(c.g, type, plan, maps, c.dst.data(),
+                                                    partial.data(), s);
+                                  launch_mma_split_reduce(
+                                      c.g, type, MmaPlan{MmaTileShape::t128x128, plan.splits},
+                                      partial.data(), c.dst.data(), s);
+                                }),
+                        "")
+                  << what << ", grid " << plan.grid;
               ++cases;
             }
       }

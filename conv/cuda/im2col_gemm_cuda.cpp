@@ -91,28 +91,22 @@ int plan_fp32_splits(const Im2colGeometry& g, GemmTile tile) {
   return choose_fp32_splits(g, tile, sm_count());
 }
 
-// Whether the tensor-core kernels run here, asked once per process. A CUDA error while asking is
-// the answer too (check_support must not throw).
+// A device question (why a kernel family cannot run here, "" when it can), asked once per
+// process by the callers below. A CUDA error while asking is the answer too (check_support must
+// not throw).
+std::string ask_device(std::string (*question)(), const char* kernels) {
+  try {
+    return question();
+  } catch (const std::exception& e) {
+    return std::string("cannot query the device for ") + kernels + ": " + e.what();
+  }
+}
 const std::string& mma_unusable_reason() {
-  static const std::string why = [] {
-    try {
-      return mma_kernels_unusable_reason();
-    } catch (const std::exception& e) {
-      return std::string("cannot query the device for the tensor-core kernels: ") + e.what();
-    }
-  }();
+  static const std::string why = ask_device(mma_kernels_unusable_reason, "the tensor-core kernels");
   return why;
 }
-
-// Whether variant 10 runs here, asked once per process (as mma_unusable_reason).
 const std::string& wgmma_unusable_reason() {
-  static const std::string why = [] {
-    try {
-      return wgmma_conv_unusable_reason();
-    } catch (const std::exception& e) {
-      return std::string("cannot query the device for the wgmma kernels: ") + e.what();
-    }
-  }();
+  static const std::string why = ask_device(wgmma_conv_unusable_reason, "the wgmma kernels");
   return why;
 }
 
@@ -295,6 +289,8 @@ class Im2colGemmInstance final : public Instance {
           launch_mma_repack(g_, mma_type_, src_.data(), wei_.data(), src_repacked_.data(),
                             wei_repacked_.data(), s);
         launch_wgmma_conv(g_, mma_type_, wgmma_plan_, wgmma_maps_, dst_.data(), partial_.data(), s);
+        launch_mma_split_reduce(g_, mma_type_, MmaPlan{MmaTileShape::t128x128, wgmma_plan_.splits},
+                                partial_.data(), dst_.data(), s);
         break;
       case Variant::mma_repacked_implicit_gemm: {
         const bool repack = src_repacked_.bytes() > 0;

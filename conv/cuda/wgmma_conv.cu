@@ -31,7 +31,8 @@
 //   - epilogue: the accumulators go through a staging tile of their own in shared memory into
 //     output order and out in the storage type in vectors (nhwc: 4 channels; nchw: 8 pixels of
 //     one image), or as FP32 partials when split-K is on, summed in split order by a second
-//     kernel.
+//     kernel (launch_mma_split_reduce, the mma.sync variants' own: the partials are in output
+//     order).
 // tf32: the tensor cores read the FP32 values' top 19 bits (truncation), so the backend hands
 // this kernel tf32 inputs rounded to nearest by its repack (conv/cuda/nhwc_repack.cu): two
 // VGG-16 layers had one output in 25.7 million outside the tf32 tolerance with truncation.
@@ -351,19 +352,6 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 #endif  // MYCONV_WGMMA_DEVICE
 }
 
-template <MmaType T>
-__global__ void wgmma_split_reduce_kernel(const float* __restrict__ partial, int splits,
-                                          std::int64_t plane, void* __restrict__ dst) {
-#if MYCONV_WGMMA_DEVICE
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < plane;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    float sum = 0.f;
-    for (int s = 0; s < splits; ++s) sum += partial[s * plane + i];
-    store_value<T>(dst, i, sum);
-  }
-#endif
-}
-
 // ---- Host side ------------------------------------------------------------------------------
 
 template <class Fn>
@@ -421,12 +409,6 @@ void launch_typed(const Im2colGeometry& g, const WgmmaConvPlan& plan, const Wgmm
   wgmma_conv_kernel<T, BN><<<grid, kWgmmaThreads, plan.smem_bytes, stream>>>(
       maps.src, maps.wei, a, dst, plan.splits > 1 ? partial : nullptr);
   CUDA_CHECK_LAST_LAUNCH();
-  if (plan.splits > 1) {
-    const std::int64_t plane = std::int64_t(g.m) * g.oc;
-    const int blocks = int(std::min<std::int64_t>((plane + 255) / 256, 132 * 8));
-    wgmma_split_reduce_kernel<T><<<blocks, 256, 0, stream>>>(partial, plan.splits, plane, dst);
-    CUDA_CHECK_LAST_LAUNCH();
-  }
 }
 
 template <MmaType T>

@@ -31,7 +31,9 @@ WgmmaConvMaps make_wgmma_conv_maps(const Im2colGeometry& r, MmaType type, const 
 
 // The convolution of g (its output layout: g.nhwc) from the tensors `maps` describes, into dst in
 // the storage type. With plan.splits > 1 the kernel writes FP32 partials to `partial`
-// (wgmma_conv_partial_elements floats) and a second kernel sums them, in split order, into dst.
+// (wgmma_conv_partial_elements floats, split after split, each in dst's element order), which
+// launch_mma_split_reduce (im2col_gemm_kernels.hpp, with MmaPlan::splits = plan.splits) then sums
+// in split order into dst.
 std::size_t wgmma_conv_partial_elements(const Im2colGeometry& g, const WgmmaConvPlan& plan);
 void launch_wgmma_conv(const Im2colGeometry& g, MmaType type, const WgmmaConvPlan& plan,
                        const WgmmaConvMaps& maps, void* dst, float* partial, cudaStream_t stream);
