@@ -14,7 +14,8 @@
 // every form (variant 10 repacks tf32 input for that reason even where the layout needs none).
 // Measured on the H200 (myconv --debug kernel table, ResNet-50 at batch 32, fp16): the
 // per-vector form took 20.8 us for res2's nchw input (12.8 MB: 1.2 TB/s) and 6.6 us for res5's
-// weights; a first transpose with 2-byte writes was slower on every layer (conv1 by 94 us).
+// weights; a first transpose with 2-byte writes (and a per-channel weight slab) made every ResNet-50
+// layer slower through variants 6 and 10 (conv1 by 94 us).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
