@@ -10,8 +10,9 @@
 // halide_cuda_schedule.cpp), per schedule and tile preset, e.g.
 //   build/experiments/myconv --backend halide_cuda,cudnn --timing pure --layout nchw,nhwc
 //       --shapes experiments/shapes/resnet50.txt --shapes experiments/shapes/vgg16.txt
-//       --halide-schedule manual --halide-tile c64 --json manual_c64.json
-// and the same with --halide-tile c128, c64k16, and --halide-schedule manual_basic (no tile).
+//       --halide-schedule manual --halide-tile auto --json manual_auto.json
+// and the same with each other tile preset (c32 c64 c128 k16 w4), and with --halide-schedule
+// manual_basic (no --halide-tile).
 //
 // compile() applies the schedule and JIT-compiles (Pipeline::compile_jit): that is all of
 // Halide's compile time. The first run() also loads the CUDA module (the driver JIT-compiles

@@ -35,10 +35,11 @@ struct HalideCudaLowering {
 HalideCudaLowering halide_cuda_lower(const Problem& p, const BackendOptions& options);
 
 // A manual schedule's tiling (options.halide_schedule "manual" or "manual_basic", with its
-// halide_tile) checked without a GPU: the same splits, tiles, unrolling, compute_at and staging,
-// with the block, thread and lane loops left serial, JIT-compiled for the host CPU and run on
-// data's inputs. Writes p.dst_elements() floats, in p's layout, to out. Throws
-// std::runtime_error for a Halide error (e.g. a tile reaching outside a buffer).
+// halide_tile) checked without a GPU: the same splits, tiles, compute_at and staging, with the
+// block, thread and lane loops left serial (and the tiled schedule's register tile not unrolled),
+// JIT-compiled for the host CPU and run on data's inputs. Writes p.dst_elements() floats, in p's
+// layout, to out. Throws std::runtime_error for a Halide error (e.g. a tile reaching outside a
+// buffer).
 void halide_cuda_run_tiling_on_host(const Problem& p, const HostData& data, float* out,
                                     const BackendOptions& options);
 

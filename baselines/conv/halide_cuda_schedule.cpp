@@ -6,7 +6,8 @@
 //   manual_basic  register tiles per thread, no shared memory (the schedule before "manual")
 //   li2018        Halide 14's GPU autoscheduler
 // Nothing here touches a device: every schedule lowers and compiles to PTX without one
-// (tests/test_halide_cuda.cpp checks that on every machine, and the results on a GPU).
+// (tests/test_halide_cuda_schedule.cpp checks that on every machine; tests/test_halide_cuda.cpp
+// checks the results on a GPU).
 #include "baselines/conv/halide_cuda_schedule.hpp"
 
 #include <algorithm>
@@ -194,13 +195,13 @@ std::string schedule_basic(HalideConv& h, HalideLoops loops, const std::string& 
 //             tap that uses it.
 //   tiles     every output split shifts its last tile inwards (ShiftInwards: constant sizes,
 //             recomputing an overlap instead). Per problem the tile is searched within the
-//             preset's bounds, by an estimate: recomputed outputs, times the memory-instruction
-//             bound of a lane (shared loads and its share of the copy; about 4 FMAs per memory
-//             instruction issue at best), over the
-//             fraction of 8 warps per SM of an H100/H200 the launch gives and the block's
-//             registers and shared memory let reside (constants below); ties go
-//             to more accumulators per lane, then to fewer words copied into shared memory per
-//             FMA. Not validated on a GPU: the fixed presets let a run compare.
+//             preset's bounds, by an estimate (tile_cost): recomputed outputs, times the
+//             memory-instruction bound of a lane (its shared loads and its share of the copy;
+//             about 4 FMAs issue per memory instruction at best), over the fraction of 8 warps
+//             per SM of an H100/H200 that the launch gives and the block's registers and shared
+//             memory let reside; ties go to more accumulators per lane, then to fewer words
+//             copied per FMA. The estimate is not validated on a GPU: the fixed presets (c32,
+//             c64, c128) let one run compare.
 //
 // Warps per block. The block's barrier needs a gpu_threads loop: with gpu_lanes alone Halide 14
 // inserts none around the shared tiles, so even a one-warp block has a gpu_threads loop (of
@@ -401,7 +402,6 @@ std::string schedule_tiled(HalideConv& h, const Tile& t, HalideLoops loops,
                            const std::string& label) {
   const Problem& p = h.problem;
   const bool gpu = loops == HalideLoops::gpu;
-  const int threads = 32 * t.warps();
   Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), ci("ci"), wx("wx"), xr("xr"), wy("wy"),
       yr("yr"), cj("cj"), cl("cl"), w("w"), tile("tile");
 
@@ -452,39 +452,54 @@ std::string schedule_tiled(HalideConv& h, const Tile& t, HalideLoops loops,
   if (unroll_kh) unroll(update, {h.k.y});
   if (gpu) update.gpu_lanes(cl).gpu_threads(w);
 
-  // Staging per chunk, in shared memory (a Func computed at the block level of a GPU kernel):
-  // one fused loop over the tile, split over the block's threads.
-  const auto spread = [&](Halide::Func f, Var fused) {
-    Var fo("fo"), ft("ft"), fw("fw"), fl("fl");
-    f.split(fused, fo, ft, threads, TailStrategy::GuardWithIf).split(ft, fw, fl, 32);
-    if (gpu) f.gpu_threads(fw).gpu_lanes(fl);
+  // Staging per chunk, in shared memory (a Func computed at the block level of a GPU kernel).
+  // Each copy puts 32 lanes along a run that is contiguous in global memory and unrolls the
+  // dimensions across it, so that a lane's index arithmetic is done once per run position and
+  // the unrolled loads and stores use constant offsets. The outermost serial loop is split over
+  // the block's warps, into a gpu_threads loop that encloses the unrolled ones and the lanes (also
+  // of extent 1: unrolled loops around sibling gpu_lanes loops would get a barrier each).
+  const auto warp_loop = [&](Halide::Func f, Var outer, Var warp) {
+    f.split(outer, outer, warp, t.warps(), TailStrategy::GuardWithIf);
+    if (gpu) f.gpu_threads(warp);
   };
   Halide::Func input = h.src_padded.in(h.acc), weights = h.weight.in(h.acc);
   {
-    // Input (x, y, c, n): fused along memory order (x first in nchw, c first in nhwc).
+    // Input (x, y, c, n): nchw: lanes along the rows (x, y fused), channels unrolled; nhwc: lanes
+    // along (c, x) fused, rows unrolled. Rows are stored padded to 4 words, so that each starts
+    // 16-byte aligned and a lane's run along a row loads 4 words at a time (ld.shared.v4).
     const std::vector<Var> a = input.args();
-    Var f("f");
-    // Rows padded to 4 words, so that each starts 16-byte aligned: a lane's run along a row is
-    // then loaded 4 words at a time (ld.shared.v4) where the run allows.
+    Var f("f"), fo("fo"), fl("fl"), fw("fw");
+    const Var unrolled = p.layout == Layout::nhwc ? a[1] : a[2];
     input.compute_at(h.acc, kzo).align_storage(a[0], 4);
     if (p.layout == Layout::nhwc)
-      input.reorder(a[2], a[0], a[1], a[3]).fuse(a[2], a[0], f).fuse(f, a[1], f);
+      input.fuse(a[2], a[0], f);
     else
-      input.fuse(a[0], a[1], f).fuse(f, a[2], f);
-    spread(input, f);
+      input.fuse(a[0], a[1], f);
+    input.split(f, fo, fl, 32, TailStrategy::GuardWithIf);
+    warp_loop(input, fo, fw);
+    input.reorder(fl, unrolled, fw, fo, a[3]);
+    unroll(input, {unrolled});
+    if (gpu) input.gpu_lanes(fl);
   }
   {
-    // Weights (s, r, icg, c): stored c innermost (lanes read consecutive words); copied with c
-    // innermost too (each lane walks its own channel's run, which lies contiguous in memory: s,
-    // r, icg in oihw, icg, s, r in ohwi), so the shared stores have no bank conflicts either.
+    // Weights (s, r, icg, c): stored c innermost (lanes read consecutive words), copied with the
+    // lanes along c too (no bank conflicts), each lane walking its own channels' runs, contiguous
+    // in memory: s, r, icg in oihw (kw and kh unrolled), icg, s, r in ohwi (icg unrolled).
     const std::vector<Var> a = weights.args();
-    Var f("f");
-    weights.compute_at(h.acc, kzo).reorder_storage(a[3], a[0], a[1], a[2]);
-    if (p.layout == Layout::nhwc)
-      weights.reorder(a[3], a[2], a[0], a[1]).fuse(a[3], a[2], f).fuse(f, a[0], f).fuse(f, a[1], f);
-    else
-      weights.reorder(a[3], a[0], a[1], a[2]).fuse(a[3], a[0], f).fuse(f, a[1], f).fuse(f, a[2], f);
-    spread(weights, f);
+    Var cj("cj"), cl("cl"), sr("sr"), ww("ww");
+    weights.compute_at(h.acc, kzo).reorder_storage(a[3], a[0], a[1], a[2]).split(a[3], cj, cl, 32);
+    if (p.layout == Layout::nhwc) {
+      weights.fuse(a[0], a[1], sr);
+      warp_loop(weights, sr, ww);
+      weights.reorder(cl, a[2], cj, ww, sr);
+      unroll(weights, {a[2], cj});
+    } else {
+      warp_loop(weights, a[2], ww);
+      weights.reorder(cl, a[0], a[1], cj, ww, a[2]);
+      unroll(weights, {a[0], cj});
+      if (unroll_kh) unroll(weights, {a[1]});
+    }
+    if (gpu) weights.gpu_lanes(cl);
   }
 
   const auto n = [](std::int64_t v) { return std::to_string(v); };

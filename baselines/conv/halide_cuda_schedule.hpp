@@ -15,7 +15,8 @@ namespace conv {
 
 // Where a schedule's block, thread and lane loops go: to the GPU, or (to check its tiling on a
 // machine without one, see halide_cuda_run_tiling_on_host) left as serial loops on the host, with
-// the accumulators in ordinary memory. Everything else is the same.
+// the accumulators in ordinary memory. Everything else is the same, but for the tiled schedule's
+// unrolling, which the host check leaves out (LLVM's x86 back end takes minutes over it).
 enum class HalideLoops { gpu, host };
 
 // Halide 14's PTX code generation fails on BFloat(16): LLVM aborts the process ("Copy one register
