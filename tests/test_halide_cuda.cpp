@@ -26,7 +26,7 @@
 #include "core/cuda/cuda_services.hpp"
 #include "core/error.hpp"
 #include "tests/gpu_skip.hpp"
-#include "tests/halide_cuda_problems.hpp"
+#include "tests/halide_cuda_testing.hpp"
 
 namespace conv {
 namespace {

@@ -1,8 +1,10 @@
-// Tests of baselines/conv/halide_cuda_schedule.cpp that need no GPU (CI runs them): every
-// schedule lowers for the CUDA target and compiles to PTX; the tiled one stages its tiles in
-// shared memory, with barriers and register accumulators; the manual schedules' tiling, run on
-// the host with the GPU loops serial, matches the float64 reference. On the GPU,
-// tests/test_halide_cuda.cpp checks the same schedules against the reference.
+// Tests of baselines/conv/halide_cuda_schedule.cpp (the schedules and their choice) that need no
+// GPU (CI runs them): every schedule lowers for the CUDA target and compiles to PTX; manual's
+// tiled schedule (halide_cuda_tiled.cpp, whose presets tests/test_halide_cuda_tiled.cpp covers)
+// stages its tiles in shared memory, with barriers and register accumulators, and falls back to
+// manual_basic where it cannot apply; the manual schedules' tiling, run on the host with the GPU
+// loops serial, matches the float64 reference. On the GPU, tests/test_halide_cuda.cpp checks the
+// same schedules against the reference.
 #include <cstddef>
 #include <limits>
 #include <regex>
@@ -15,7 +17,7 @@
 #include "conv/data.hpp"
 #include "core/compare.hpp"
 #include "core/error.hpp"
-#include "tests/halide_cuda_problems.hpp"
+#include "tests/halide_cuda_testing.hpp"
 
 namespace conv {
 namespace {
@@ -25,21 +27,6 @@ BackendOptions schedule_options(const std::string& schedule, const std::string& 
   o.halide_schedule = schedule;
   o.halide_tile = tile;
   return o;
-}
-
-// Bytes of the Stmt's allocations in GPU shared memory ("allocate NAME[float32 * N] in
-// GPUShared"; Halide groups the staged tiles of a block into one).
-std::size_t shared_bytes(const std::string& stmt) {
-  static const std::regex allocation(R"(allocate \S+\[(u?int|float)(\d+) \* (\d+)\] in GPUShared)");
-  std::size_t bytes = 0;
-  for (auto it = std::sregex_iterator(stmt.begin(), stmt.end(), allocation);
-       it != std::sregex_iterator(); ++it)
-    bytes += std::stoul((*it)[2].str()) / 8 * std::stoul((*it)[3].str());
-  return bytes;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // Representative problems of the target shape sets (experiments/shapes/): ResNet-50's 3x3 and
@@ -66,54 +53,33 @@ TEST(HalideCudaSchedule, LowersForTheCudaTargetWithSharedTiles) {
         ASSERT_NO_THROW(l = halide_cuda_lower(p, schedule_options(schedule)));
         const std::string prefix = std::string(schedule) + " " + to_string(layout);
         EXPECT_EQ(l.algorithm.rfind(prefix, 0), 0u) << l.algorithm;
-        EXPECT_TRUE(contains(l.stmt, "gpu_block<CUDA>"));
-        EXPECT_TRUE(contains(l.stmt, "gpu_thread<CUDA>"));
-        EXPECT_TRUE(contains(l.ptx, ".entry")) << l.ptx.substr(0, 500);
-        EXPECT_TRUE(contains(l.ptx, "fma.rn.f32"));
-        const bool tiled = contains(l.algorithm, " tiled ");
+        EXPECT_TRUE(testing::contains(l.stmt, "gpu_block<CUDA>"));
+        EXPECT_TRUE(testing::contains(l.stmt, "gpu_thread<CUDA>"));
+        EXPECT_TRUE(testing::contains(l.ptx, ".entry")) << l.ptx.substr(0, 500);
+        EXPECT_TRUE(testing::contains(l.ptx, "fma.rn.f32"));
+        const bool tiled = testing::contains(l.algorithm, " tiled ");
         EXPECT_EQ(tiled, std::string(schedule) == "manual" && p.oc / p.g >= 32) << l.algorithm;
         if (!tiled) {
-          EXPECT_EQ(shared_bytes(l.stmt), 0u);
+          EXPECT_EQ(testing::lowered_shared_bytes(l.stmt), 0u);
           if (std::string(schedule) == "manual") {
-            EXPECT_TRUE(contains(l.algorithm, "basic schedule (not tiled: ")) << l.algorithm;
+            EXPECT_TRUE(testing::contains(l.algorithm, "basic schedule (not tiled: "))
+                << l.algorithm;
           }
           continue;
         }
-        const std::size_t bytes = shared_bytes(l.stmt);
+        const std::size_t bytes = testing::lowered_shared_bytes(l.stmt);
         EXPECT_GT(bytes, 0u) << l.stmt.substr(0, 4000);
         EXPECT_LE(bytes, 48u * 1024u);
-        EXPECT_TRUE(contains(l.algorithm, "staged in shared memory")) << l.algorithm;
-        EXPECT_TRUE(contains(l.stmt, "gpu_lane<CUDA>"));
-        EXPECT_TRUE(contains(l.stmt, "gpu_thread_barrier"));
+        EXPECT_TRUE(testing::contains(l.algorithm, "staged in shared memory")) << l.algorithm;
+        EXPECT_TRUE(testing::contains(l.stmt, "gpu_lane<CUDA>"));
+        EXPECT_TRUE(testing::contains(l.stmt, "gpu_thread_barrier"));
         EXPECT_TRUE(std::regex_search(
             l.stmt, std::regex(R"(allocate acc\S*\[float32 \* \d+\] in Register)")));
-        EXPECT_TRUE(contains(l.ptx, ".shared"));
-        EXPECT_TRUE(contains(l.ptx, "ld.shared"));
-        EXPECT_TRUE(contains(l.ptx, "bar.sync"));
-        EXPECT_FALSE(contains(l.ptx, "ld.local") || contains(l.ptx, "st.local"))
+        EXPECT_TRUE(testing::contains(l.ptx, ".shared"));
+        EXPECT_TRUE(testing::contains(l.ptx, "ld.shared"));
+        EXPECT_TRUE(testing::contains(l.ptx, "bar.sync"));
+        EXPECT_FALSE(testing::contains(l.ptx, "ld.local") || testing::contains(l.ptx, "st.local"))
             << "accumulators in local memory";
-      }
-}
-
-// Every tile preset lowers and compiles on a 3x3 and a 1x1 layer, in both layouts; the one-warp
-// presets keep their accumulators out of local memory (w4, several warps, may not: see the
-// schedule's comment).
-TEST(HalideCudaSchedule, EveryTilePresetLowers) {
-  for (const char* tile : {"auto", "c32", "c64", "c128", "k16", "w4"})
-    for (const Layout layout : {Layout::nchw, Layout::nhwc})
-      for (const char* d : {"mb32ic128ih28oc128kh3ph1", "mb32ic64ih56oc256kh1"}) {
-        Problem p = parse_problem(d);
-        p.layout = layout;
-        SCOPED_TRACE(p.str() + " tile " + tile);
-        HalideCudaLowering l;
-        ASSERT_NO_THROW(l = halide_cuda_lower(p, schedule_options("manual", tile)));
-        EXPECT_TRUE(contains(l.algorithm, std::string("(preset ") + tile + ")")) << l.algorithm;
-        EXPECT_GT(shared_bytes(l.stmt), 0u);
-        EXPECT_TRUE(contains(l.ptx, "bar.sync"));
-        if (std::string(tile) != "w4") {
-          EXPECT_TRUE(contains(l.algorithm, "(1 warp)")) << l.algorithm;
-          EXPECT_FALSE(contains(l.ptx, "st.local")) << "accumulators in local memory";
-        }
       }
 }
 

@@ -289,7 +289,6 @@ class HalideCudaInstance final : public Instance {
     nlohmann::ordered_json j = {
         {"halide_target", target_.to_string()},
         {"schedule", schedule_},
-        {"tile_preset", tile_.empty() ? std::string("default") : tile_},
         {"storage_type", storage_name(p_.dtype)},
         {"compute", p_.dtype == DataType::tf32 ? "fp32 FMA (tf32 computed as strict fp32)"
                                                : "fp32 FMA, fp32 accumulation"},
@@ -300,6 +299,7 @@ class HalideCudaInstance final : public Instance {
         {"cuda_context", "the device's primary context, through Halide's JIT CUDA hooks"},
         {"cuda_stream", "the backend's own non-blocking stream, through custom_cuda_get_stream"},
         {"hook_calls", {{"acquire_context", counts_.acquires}, {"get_stream", counts_.streams}}}};
+    if (schedule_ == "manual") j["tile_preset"] = tile_.empty() ? std::string("auto") : tile_;
     if (schedule_ == "li2018") j["machine_params"] = halide_cuda_li2018_params().to_string();
     return j;
   }

@@ -47,6 +47,12 @@ std::string apply_halide_cuda_schedule(HalideConv& h, const std::string& schedul
                                        const Halide::Target& t,
                                        HalideLoops loops = HalideLoops::gpu);
 
+// The shared-memory tiled schedule (halide_cuda_tiled.cpp) with tile preset `tile` ("" = the
+// default) applied to h; returns its description. Where it cannot apply to h's problem it applies
+// nothing, puts the reason in *why_not and returns "" (manual then runs manual_basic).
+std::string apply_halide_cuda_tiled(HalideConv& h, const std::string& tile, HalideLoops loops,
+                                    std::string* why_not);
+
 // Li2018's plugin library in dir ("" = the one found at build time), and the machine parameters
 // it is given (reported with the results).
 std::string halide_cuda_li2018_plugin(const std::string& dir);

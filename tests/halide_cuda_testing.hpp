@@ -1,8 +1,12 @@
-// The problems the halide_cuda tests run (tests/test_halide_cuda.cpp on the GPU,
-// tests/test_halide_cuda_schedule.cpp on the host): fixed ones that take every path of the
-// schedules, then randomized ones.
+// What the halide_cuda tests share (tests/test_halide_cuda.cpp on the GPU,
+// tests/test_halide_cuda_schedule.cpp and test_halide_cuda_tiled.cpp without one): the problems,
+// fixed ones that take every path of the schedules, then randomized ones; and readers of a
+// lowered pipeline (baselines/conv/halide_cuda.hpp's HalideCudaLowering).
 #pragma once
 
+#include <cstddef>
+#include <regex>
+#include <string>
 #include <vector>
 
 #include "conv/problem.hpp"
@@ -46,6 +50,21 @@ inline std::vector<Problem> halide_cuda_fixed_problems() {
 // group, so these take manual_basic's paths and manual's fallback).
 inline std::vector<Problem> halide_cuda_problems() {
   return randomized_problems(halide_cuda_fixed_problems(), 30, 4242, {6, 6});
+}
+
+// Bytes of the Stmt's allocations in GPU shared memory ("allocate NAME[float32 * N] in
+// GPUShared"; Halide groups the staged tiles of a block into one).
+inline std::size_t lowered_shared_bytes(const std::string& stmt) {
+  static const std::regex allocation(R"(allocate \S+\[(u?int|float)(\d+) \* (\d+)\] in GPUShared)");
+  std::size_t bytes = 0;
+  for (auto it = std::sregex_iterator(stmt.begin(), stmt.end(), allocation);
+       it != std::sregex_iterator(); ++it)
+    bytes += std::stoul((*it)[2].str()) / 8 * std::stoul((*it)[3].str());
+  return bytes;
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
 }
 
 }  // namespace conv::testing
