@@ -65,7 +65,11 @@ class Backend {
 
 // Settings that select a backend's implementation.
 struct BackendOptions {
-  std::string halide_schedule = "manual";  // manual | adams2019 | mullapudi2016 | li2018
+  // halide_cpu: manual | adams2019 | mullapudi2016 | li2018; halide_cuda: manual (tiled in shared
+  // memory where it applies, else manual_basic) | manual_basic | li2018.
+  std::string halide_schedule = "manual";
+  // halide_cuda's manual: tile preset, auto | c32 | c64 | c128 | k16 | w4 ("" = auto).
+  std::string halide_tile;
   std::string halide_plugin_dir;  // where libautoschedule_*.so live ("" = built-in default)
   std::string variant;  // kernel variant of our own backends, e.g. "1" ("" = the backend's default)
   std::string cudnn_api = "graph";       // cudnn: graph (cudnnBackendExecute) | legacy

@@ -51,7 +51,7 @@ const Known kKnown[] = {
 #else
      nullptr, MYCONV_WHY_NO_TORCH_CUDA},
 #endif
-    {"halide_cuda", "cuda", "Halide JIT for CUDA (manual GPU schedule or Li2018)",
+    {"halide_cuda", "cuda", "Halide JIT for CUDA (manual, manual_basic or Li2018)",
 #if MYCONV_HAVE_HALIDE && MYCONV_HAVE_CUDA
      &make_halide_cuda_backend, ""},
 #elif !MYCONV_HAVE_HALIDE

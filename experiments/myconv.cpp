@@ -188,9 +188,21 @@ int main(int argc, char** argv) {
   app.add_option("--backend", o.backends, "Backend to run (repeatable; default: all built)")
       ->delimiter(',');
   app.add_option("--halide-schedule", o.backend_options.halide_schedule,
-                 "Halide schedule: manual adams2019 mullapudi2016 li2018")
+                 "Halide schedule. manual: the hand-written one (halide_cuda: input and weight "
+                 "tiles staged in shared memory, register tiles per lane; where that cannot "
+                 "apply, e.g. fewer than 32 output or 8 input channels per group, manual_basic, "
+                 "and the algorithm says so); manual_basic: halide_cuda's register tiles per "
+                 "thread without shared memory; adams2019, mullapudi2016 (halide_cpu only), "
+                 "li2018: Halide 14's autoschedulers")
       ->capture_default_str()
-      ->check(CLI::IsMember({"manual", "adams2019", "mullapudi2016", "li2018"}));
+      ->check(CLI::IsMember({"manual", "manual_basic", "adams2019", "mullapudi2016", "li2018"}));
+  app.add_option("--halide-tile", o.backend_options.halide_tile,
+                 "Tile preset of halide_cuda's manual schedule (default auto). auto: one warp "
+                 "per block, 32 to 128 output channels per block and up to 64 accumulators per "
+                 "lane as an estimate picks per problem, chunks of 8 input channels; c32, c64, "
+                 "c128: the same with that many channels per block; k16: auto with chunks of 16 "
+                 "input channels; w4: auto with up to 4 warps per block sharing the staged tiles")
+      ->check(CLI::IsMember({"auto", "c32", "c64", "c128", "k16", "w4"}));
   app.add_option("--variant", o.backend_options.variant,
                  "Kernel variant of im2col_gemm_cuda: auto (default: a heuristic that states its "
                  "choice and why in the algorithm), search (times every candidate once, as "
@@ -231,6 +243,8 @@ int main(int argc, char** argv) {
     std::string prefix = "myconv";
     if (o.backend_options.halide_schedule != "manual")
       prefix += " --halide-schedule " + o.backend_options.halide_schedule;
+    if (!o.backend_options.halide_tile.empty())
+      prefix += " --halide-tile " + o.backend_options.halide_tile;
     if (!o.backend_options.variant.empty()) prefix += " --variant " + o.backend_options.variant;
     if (o.backend_options.cudnn_api != conv::BackendOptions{}.cudnn_api)
       prefix += " --cudnn-api " + o.backend_options.cudnn_api;

@@ -151,6 +151,15 @@ TEST(HalideCpu, UnknownScheduleIsNotAvailable) {
   EXPECT_NE(s.reason.find("fastest"), std::string::npos) << s.reason;
 }
 
+// halide_cuda's manual_basic is not a halide_cpu schedule: said so, not run as another.
+TEST(HalideCpu, CudaOnlyScheduleIsNotAvailable) {
+  BackendOptions options;
+  options.halide_schedule = "manual_basic";
+  const Support s = make_halide_cpu_backend(options)->available();
+  EXPECT_FALSE(s.ok);
+  EXPECT_NE(s.reason.find("halide_cuda"), std::string::npos) << s.reason;
+}
+
 TEST(HalideCpu, Tf32IsUnsupported) {
   const bench::Result r = run_halide("mb2ic4ih12oc8kh3dttf32");
   EXPECT_EQ(r.status, bench::Status::unsupported) << describe(r);

@@ -40,6 +40,7 @@ expect_usage_error "unknown option" "--foo" --foo
 expect_usage_error "non-numeric size" "input_size" --input_size abc
 expect_usage_error "descriptor and dimensions together" "one or the other" --problem mb2ic4ih64oc8kh5 --input_size 32
 expect_usage_error "bad halide schedule" "halide-schedule" --halide-schedule fast
+expect_usage_error "bad halide tile preset" "halide-tile" --halide-tile c999
 expect_usage_error "min time above max time" "min-time-ms" --min-time-ms 10 --max-time-ms 5
 
 # A problem whose host tensors exceed the available memory (skipped where the host is huge).

@@ -12,7 +12,8 @@ namespace conv {
 std::unique_ptr<Backend> make_libtorch_cpu_backend(const BackendOptions& options);
 std::unique_ptr<Backend> make_onednn_cpu_backend(const BackendOptions& options);
 std::unique_ptr<Backend> make_halide_cpu_backend(const BackendOptions& options);
-// options.halide_schedule: manual | li2018 (the others report why not from available()).
+// options.halide_schedule: manual | manual_basic | li2018, options.halide_tile: manual's tile
+// preset (the others report why not from available()).
 std::unique_ptr<Backend> make_halide_cuda_backend(const BackendOptions& options);
 // options.cudnn_algo: heuristic | search | 0..7; throws bench::UsageError otherwise.
 std::unique_ptr<Backend> make_cudnn_backend(const BackendOptions& options);

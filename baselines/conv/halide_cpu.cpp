@@ -404,6 +404,10 @@ class HalideCpuBackend final : public Backend {
 
   Support available() const override {
     if (schedule_ == "manual") return Support::yes();
+    if (schedule_ == "manual_basic")
+      return Support::no(
+          "manual_basic is a halide_cuda schedule (its GPU schedule without shared memory); "
+          "halide_cpu's hand-written schedule is manual");
     const Autoscheduler* a = find_autoscheduler(schedule_);
     if (!a)
       return Support::no("unknown Halide schedule '" + schedule_ +
