@@ -22,9 +22,9 @@ namespace conv::testing {
 //  - manual's tiled schedule: output channels per group 32 and up (48, 40, 33: the channel tile
 //    shifted inwards), groups whose tiles stay in one group, input channels per group that chunks
 //    of 8 do not divide (12: chunks of 6; 13, a prime: chunks of 1), stride, dilation, padding,
-//    1x1 and 3x3 at ResNet sizes, one output row or column;
+//    3x3 at ResNet sizes, one output row or column;
 //  - and where manual falls back to manual_basic: fewer than 32 output or 8 input channels per
-//    group, or output channels per group not a multiple of 32 in a grouped problem.
+//    group, output channels per group not a multiple of 32 in a grouped problem, 1x1 filters.
 inline const std::vector<const char*>& halide_cuda_fixed_descriptors() {
   static const std::vector<const char*> descriptors{
       "mb2ic4ih64oc8kh5", "mb1ic3ih5oc1kh3", "mb3ic5ih9iw23oc37kh2kw2", "mb1ic2ih3oc3kh3ph1",

@@ -143,7 +143,7 @@ TEST(SmallConvConfig, SeedGridOnH200) {
     EXPECT_EQ(c.chunk_units, c.units) << what;  // all weights staged at once
     EXPECT_EQ(c.grid_y, 1) << what;
     std::cout << "[ CONFIG   ] " << what << "\n";
-    EXPECT_TRUE(small_conv_preferred(g, kH200Sms)) << what;
+    EXPECT_TRUE(small_conv_preferred(g)) << what;
   }
   // The largest cell gets the wide pixel count, the smallest maps one pixel per thread.
   const Im2colGeometry big = make_im2col_geometry(parse_problem("mb2ic4ih128oc8kh7"));
@@ -187,19 +187,20 @@ TEST(SmallConvConfig, SupportAndPreference) {
   EXPECT_NE(small_conv_unsupported_reason(huge).find("65535"), std::string::npos);
 
   auto preferred = [](const char* text) {
-    return small_conv_preferred(make_im2col_geometry(parse_problem(text)), kH200Sms);
+    return small_conv_preferred(make_im2col_geometry(parse_problem(text)));
   };
   EXPECT_TRUE(preferred("mb2ic4ih128oc8kh7"));          // OC/G 8
   EXPECT_TRUE(preferred("mb32ic64ih56oc16kh3ph1"));     // OC/G 16: half a 32-row tile
   EXPECT_TRUE(preferred("g32mb32ic32ih56oc32kh3ph1"));  // depthwise
   EXPECT_TRUE(preferred("mb32ic32ih56oc32kh3ph1"));     // OC/G 32
-  EXPECT_TRUE(preferred("mb1ic256ih14oc256kh3ph1"));    // 4 tiled blocks on 132 SMs
-  EXPECT_TRUE(preferred("mb32ic512ih7oc512kh3ph1"));    // 52 tiled blocks
-  EXPECT_FALSE(preferred("mb32ic64ih56oc64kh3ph1"));    // 784 tiled blocks: a full grid
+  EXPECT_FALSE(preferred("mb32ic64ih56oc64kh3ph1"));    // OC/G 64: variant 3
   EXPECT_FALSE(preferred("mb32ic256ih56oc256kh3ph1"));
+  // Short grids above 32 channels stay with variant 3 (and its split-K): res3/res5.
+  EXPECT_FALSE(preferred("mb32ic128ih28oc128kh3ph1"));  // 196 tiled blocks
+  EXPECT_FALSE(preferred("mb32ic512ih7oc512kh3ph1"));   // 52 tiled blocks
   Im2colGeometry huge_groups = make_im2col_geometry(parse_problem("mb1ic4ih8oc8kh3"));
   huge_groups.groups = 70000;
-  EXPECT_FALSE(small_conv_preferred(huge_groups, kH200Sms));  // unsupported
+  EXPECT_FALSE(small_conv_preferred(huge_groups));  // unsupported
 }
 
 TEST(SmallConvConfig, MismatchesAreNamed) {

@@ -64,16 +64,25 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 // At most 48 KiB of shared memory per block (what a kernel gets without opting in; Halide 14's
 // CUDA runtime does not opt in).
 //
-// Measured (H200, fp32; cuDNN / this, geometric mean over ResNet-50 and VGG-16, commands in
-// baselines/conv/halide_cuda.cpp's header):
-//   MEASURE-ME: placeholder, not yet measured (written on a machine without a GPU). The lead
-//   fills in, per tile preset, the geomean and the per-layer GPU medians from the H200 run:
-//     auto (default)  ResNet-50: ____  VGG-16: ____  geomean cuDNN / this: ____
-//     c32             ResNet-50: ____  VGG-16: ____  geomean cuDNN / this: ____
-//     c64             ResNet-50: ____  VGG-16: ____  geomean cuDNN / this: ____
-//     c128            ResNet-50: ____  VGG-16: ____  geomean cuDNN / this: ____
-//     k16             ResNet-50: ____  VGG-16: ____  geomean cuDNN / this: ____
-//     w4              ResNet-50: ____  VGG-16: ____  geomean cuDNN / this: ____
+// Measured (H200, fp32, pure timing; speed = cuDNN's GPU median / this one's, geometric mean over
+// ResNet-50's 6 and VGG-16's 9 layers; per-layer medians and the commands in
+// results/h200/20261124_session9/halide_tiles/, source 35aaafa, before the 1x1 rule below):
+//     preset          ResNet-50   VGG-16   all 15
+//     auto (default)  0.420       0.564    0.502
+//     c32             0.428       0.565    0.506
+//     c64             0.292       0.366    0.335
+//     c128            0.235       0.200    0.213
+//     k16             0.408       0.555    0.491
+//     w4              0.361       0.466    0.421
+//     manual_basic    0.298       0.375    0.342
+// auto chose 32 channels per block on every layer but res2_1x1_up (64: 531 us, c32 474 us,
+// manual_basic 196 us); conv1 and conv1_1 (3 input channels) run the basic schedule in every
+// preset. Since then 1x1 filters run the basic schedule (tiled_unsupported), which makes auto's
+// estimate 0.537 over the 15 layers with manual_basic's res2_1x1_up time: an estimate until the
+// next H200 run measures it. ncu on res3_3x3 (auto, 452 us against cuDNN's 122 us; ncu/ beside
+// the timings): 128 registers per thread, 25% theoretical and 18% achieved occupancy, 1.2
+// instructions per cycle, L1/shared-memory throughput 78%, DRAM 0.7%: bound by the shared-memory
+// loads of a one-warp block that has few warps beside it to hide them.
 
 // Bounds of the per-problem tile search (--halide-tile NAME).
 struct TilePreset {
@@ -116,6 +125,9 @@ constexpr std::int64_t kSmBlocks = 32, kSmRegisters = 64 * 1024, kSmShared = 228
 // Input channels per group below which manual keeps the basic schedule: a chunk would hold too
 // little reduction to pay for its two barriers, and the basic schedule ran the 3-channel first
 // layers of ResNet-50 and VGG-16 at cuDNN's speed (0.96x and 1.03x, halide_cuda_schedule.cpp).
+// 1x1 filters keep the basic schedule too: on ResNet-50's res2_1x1_up (mb32ic64ih56oc256kh1,
+// H200, fp32) the tiled schedule took 474-724 us by preset against the basic one's 196 us
+// (results/h200/20261124_session9/halide_tiles/).
 constexpr std::int64_t kMinTiledInputChannels = 8;
 
 struct Tile {
@@ -157,6 +169,9 @@ std::string tiled_unsupported(const Problem& p) {
   if (icg < kMinTiledInputChannels)
     return std::to_string(icg) + " input channels per group, fewer than " +
            std::to_string(kMinTiledInputChannels);
+  if (p.kh * p.kw == 1)
+    return "a 1x1 filter: a staged input value serves one tap, no more reuse than the basic "
+           "schedule's registers give, and each chunk costs two barriers";
   return "";
 }
 

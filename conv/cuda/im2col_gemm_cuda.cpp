@@ -498,7 +498,6 @@ class Im2colGemmCudaBackend final : public Backend {
 
   static VariantDevice variant_device() {
     VariantDevice d;
-    d.sm_count = sm_count();
     d.mma = mma_unusable_reason().empty();
     d.wgmma = wgmma_unusable_reason().empty();
     return d;

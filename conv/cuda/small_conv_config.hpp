@@ -194,24 +194,19 @@ inline std::string small_conv_config_mismatch(const Im2colGeometry& g, const Sma
 }
 
 // Whether the small-OC kernel should beat the tiled implicit GEMM (variant 3; its thread-block
-// tile is 32, 64 or 128 channels x 128 pixels by OC/G; conv/cuda/im2col_gemm_kernels.hpp):
-//   OC/G <= 32: yes. The 32-row tile computes zeros below OC/G and syncs per 8-deep k slice;
-//     this kernel wastes no row up to 16 (two oc tiles of 16 up to 32) and syncs once per
-//     weight chunk. Measured on the H200 (us, this / v3): the nine seed-grid cells 2.8-7.2 /
-//     5.6-26.5; mb32ic32ih56oc32kh3ph1 77 / 100; mb32ic64ih56oc16kh3ph1 82 / 172;
-//     g32mb32ic32ih56oc32kh3ph1 60 / 198.
-//   OC/G > 32: when the tiled grid has fewer than two blocks per SM, where its long serial K loop
-//     over few blocks is latency-bound and split-K gives this kernel the warps it lacks:
-//     mb1ic256ih14oc256kh3ph1 30 / 350, mb32ic512ih7oc512kh3ph1 461 / 703,
-//     mb1ic128ih14oc48kh3ph1 16 / 136. With a full grid the two tie (mb32ic64ih56oc64kh3ph1
-//     285 / 287: each oc tile of 16 re-reads the input), so the tiled kernel keeps it.
-inline bool small_conv_preferred(const Im2colGeometry& g, int sm_count) {
-  if (!small_conv_supported(g)) return false;
-  if (g.ocg <= 32) return true;
-  const std::int64_t tile_rows = g.ocg > 64 ? 128 : 64;
-  const std::int64_t tiled_blocks =
-      ((std::int64_t(g.m) + 127) / 128) * ((g.ocg + tile_rows - 1) / tile_rows) * g.groups;
-  return tiled_blocks < 2 * std::int64_t(sm_count);
+// tile is 32, 64 or 128 channels x 128 pixels by OC/G; conv/cuda/im2col_gemm_kernels.hpp): where
+// OC/G <= 32. The 32-row tile computes zeros below OC/G and syncs per 8-deep k slice; this kernel
+// wastes no row up to 16 (two oc tiles of 16 up to 32) and syncs once per weight chunk. Measured
+// on the H200 (us, this / v3): the nine seed-grid cells 2.8-7.2 / 5.6-26.5;
+// mb32ic32ih56oc32kh3ph1 77 / 100; mb32ic64ih56oc16kh3ph1 82 / 172; g32mb32ic32ih56oc32kh3ph1
+// 60 / 198.
+// Above 32 channels variant 3 keeps the problem, short grids included: with its split-K
+// (choose_fp32_splits) it took ResNet-50's res3/res4/res5 3x3 layers in 278/319/331 us where
+// this kernel took 339/467/463 us (H200, pure timing; results/h200/20261122_session2/
+// resnet50_pure and 20261124_session8/conv_nchw). (Session 8's rule for grids of under two
+// blocks per SM compared against variant 3 without its split-K: res5 703 us.)
+inline bool small_conv_preferred(const Im2colGeometry& g) {
+  return small_conv_supported(g) && g.ocg <= 32;
 }
 
 }  // namespace conv

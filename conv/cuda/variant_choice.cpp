@@ -71,14 +71,10 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
   if (indexable && p.g == p.ic && depthwise_supported(g))
     return {Variant::depthwise, "depthwise (groups = input channels, OC/G <= " +
                                     std::to_string(kDepthwiseMaxMultiplier) + ")"};
-  if (indexable && g.ocg <= 32 && small_conv_supported(g))
+  if (indexable && small_conv_preferred(g))
     return {Variant::small_direct, "few output channels per group (" + std::to_string(g.ocg) +
                                        " <= 32): a GEMM tile's rows would go unused"};
-  if (p.dtype == DataType::fp32) {
-    if (indexable && small_conv_preferred(g, device.sm_count))
-      return {Variant::small_direct, "fp32 with a tiled grid of under two blocks per SM"};
-    return {Variant::implicit_gemm_precomp, "fp32 on CUDA cores"};
-  }
+  if (p.dtype == DataType::fp32) return {Variant::implicit_gemm_precomp, "fp32 on CUDA cores"};
   if (indexable && device.wgmma) {
     const int bytes = bench::storage_bytes(p.dtype);
     const Im2colGeometry r = mma_repacked_geometry(g, bytes);

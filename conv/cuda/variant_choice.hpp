@@ -41,7 +41,6 @@ VariantSetting parse_variant_setting(const std::string& text);
 
 // What the heuristic needs to know of the device.
 struct VariantDevice {
-  int sm_count = 0;
   bool mma = false;    // the mma.sync variants (4-6) run here: sm_80 or newer, built for it
   bool wgmma = false;  // variant 10 runs here: compute capability 9.0 and the sm_90a build
 };
@@ -53,9 +52,12 @@ struct VariantChoice {
 
 // The heuristic, in order, each rule from H200 measurements (results/h200/20261124_session8/):
 //   1. depthwise (groups = IC, OC/G <= 4): variant 8;
-//   2. few output channels per group (OC/G <= 32), or for fp32 a tiled grid of under two blocks
-//      per SM (small_conv_preferred): variant 7, the direct kernel;
-//   3. fp32: variant 3;
+//   2. few output channels per group (OC/G <= 32, small_conv_preferred): variant 7, the direct
+//      kernel;
+//   3. fp32: variant 3 (with its split-K where the grid is short). Session 8 also sent fp32 grids
+//      of under two blocks per SM to variant 7; that made ResNet-50's res3/res4/res5 3x3 layers
+//      339/467/463 us where variant 3 takes 278/319/331 us (results/h200/20261124_session8/
+//      conv_nchw against 20261122_session2/resnet50_pure, same kernels), so the rule is gone;
 //   4. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channels in whole 128-byte
 //      slices) and the filter is not 1x1 with a single k slice: variant 10;
 //   5. tf32/fp16/bf16 otherwise: variant 6 (variant 9 where the mma.sync kernels cannot run).
