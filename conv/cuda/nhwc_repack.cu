@@ -5,8 +5,9 @@
 //
 // Two forms for the input, as the layout and channel count allow:
 //   - nchw input whose repacked channels fill 128-byte runs (64 fp16/bf16, 32 tf32 or more): a
-//     transpose through shared memory per (image, row, 32 pixels, 128-byte channel run), reads
-//     along W and 16-byte vector writes along the channels, both coalesced;
+//     transpose through shared memory per (image, 64 pixels of its H*W plane, 128-byte channel
+//     run), vector reads along the plane (16 bytes where H*W allows) and 16-byte vector writes
+//     along the channels, both coalesced;
 //   - otherwise (nhwc input whose channels per group are not whole vectors, e.g. 3; nchw with
 //     few channels, e.g. ResNet-50's conv1): one thread per 16-byte output vector, gathering its
 //     values from the input (coalesced along W for nchw).
@@ -15,11 +16,15 @@
 // Measured on the H200 (myconv --debug kernel table, ResNet-50 at batch 32, fp16): the
 // per-vector form took 20.8 us for res2's nchw input (12.8 MB: 1.2 TB/s) and 6.6 us for res5's
 // weights; a first transpose with 2-byte writes (and a per-channel weight slab) made every ResNet-50
-// layer slower through variants 6 and 10 (conv1 by 94 us).
+// layer slower through variants 6 and 10 (conv1 by 94 us); the transpose before this one (one
+// block per image row and 32 pixels, 2-byte reads along W) took 22.5 us for res2's 12.8 MB
+// (ncu, results/h200/20261124_session9/ncu/res2_1x1_up_fp16_ncu.txt: 65% SM throughput, index
+// math per element), which this one replaces.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "conv/cuda/im2col_gemm_kernels.hpp"
@@ -31,55 +36,86 @@
 namespace conv {
 namespace {
 
-constexpr int kRepackThreads = 256;  // the transpose's block: 32 pixels x 8 vectors
+constexpr int kRepackThreads = 256;  // the transpose's block: 32 channel units x 8 pixel runs
+constexpr int kRepackPixels = 64;    // pixels per block: 8 runs of 8
 
 template <int kBytes>
 using Word = std::conditional_t<kBytes == 2, unsigned short, unsigned>;
 
-// nchw input: one block per (image, row, 32 pixels, one 128-byte run of repacked channels): the
-// channel rows are read along W into shared memory, then each thread writes one 16-byte vector of
-// a pixel's channels, 8 threads a pixel's 128 bytes. Repacked channel oc_r (over all groups,
-// padded) is channel oc_r % Cp of group oc_r / Cp: zero in the padding.
-template <int kBytes>
-__global__ void repack_nchw_src_kernel(const Im2colGeometry g, const Im2colGeometry r,
-                                       const Word<kBytes>* __restrict__ src,
-                                       Word<kBytes>* __restrict__ out) {
-  constexpr int kChannels = 128 / kBytes, kVec = 16 / kBytes;
-  __shared__ Word<kBytes> tile[kChannels][33];
-  const int w0 = blockIdx.x * 32, c0 = blockIdx.y * kChannels;
-  const int n = blockIdx.z / g.h, h = blockIdx.z - (blockIdx.z / g.h) * g.h;
-  // All of a thread's loads issued before the first store (unrolled: a fixed count per thread),
-  // so that 8 (4 for tf32) loads per thread are in flight, not one.
+// kV consecutive elements as one load (kV * kBytes of 2, 4, 8 or 16 bytes, aligned to that).
+template <int kBytes, int kV>
+__device__ __forceinline__ void load_run(const Word<kBytes>* p, Word<kBytes> (&v)[kV]) {
+  constexpr int kRunBytes = kV * kBytes;
+  using Vec = std::conditional_t<
+      kRunBytes == 16, uint4,
+      std::conditional_t<kRunBytes == 8, uint2,
+                         std::conditional_t<kRunBytes == 4, unsigned, unsigned short>>>;
+  const Vec x = __ldg(reinterpret_cast<const Vec*>(p));
+  memcpy(v, &x, sizeof x);
+}
+
+// nchw input, one block per (image, 64 consecutive pixels of its H*W plane, one 128-byte run of
+// repacked channels: 64 fp16/bf16 or 32 tf32). The plane of one channel is contiguous in nchw, so
+// the block reads 64-pixel rows of its channels (a warp: 4 channel units x 8 runs of 8 pixels,
+// 128 or 256 contiguous bytes per channel, kV-element vector loads where the plane size allows),
+// packs each pixel's channel unit into a 32-bit word (a channel pair for 16-bit types, one tf32
+// channel, rounded to nearest), and stores the words into a [64 pixels][32 words] shared tile,
+// the unit's 4-word group XOR-swizzled by the pixel's run (no bank conflicts on either side).
+// Then each thread writes 16-byte vectors of one pixel's channels: 8 threads a pixel's 128
+// bytes, contiguous across pixels when the repacked channels are one run. Repacked channel oc_r
+// (over all groups, padded) is channel oc_r % Cp of group oc_r / Cp: zero in the padding.
+template <int kBytes, int kV>
+__global__ void __launch_bounds__(kRepackThreads)
+    repack_nchw_src_kernel(const Im2colGeometry g, const Im2colGeometry r,
+                           const Word<kBytes>* __restrict__ src, Word<kBytes>* __restrict__ out) {
+  constexpr int kRows = kBytes == 2 ? 2 : 1;  // channels per 32-bit unit
+  constexpr int kChannels = 32 * kRows;       // channels per 128-byte run
+  __shared__ unsigned tile[kRepackPixels * 32];
+  const std::int64_t plane = std::int64_t(g.h) * g.w;
+  const std::int64_t q0 = std::int64_t(blockIdx.x) * kRepackPixels;
+  const int c0 = blockIdx.y * kChannels, n = blockIdx.z;
+  const int run = threadIdx.x % 8, unit = threadIdx.x / 8;
+  const std::int64_t q = q0 + run * 8;  // this thread's 8 pixels: q .. q + 7
+  Word<kBytes> v[kRows][8];
 #pragma unroll
-  for (int j = 0; j < kChannels * 32 / kRepackThreads; ++j) {
-    const int i = threadIdx.x + j * kRepackThreads;
-    const int cl = i / 32, wl = i % 32;
-    const int oc_r = c0 + cl, w = w0 + wl;
+  for (int row = 0; row < kRows; ++row) {
+    const int oc_r = c0 + unit * kRows + row;
     const int group = oc_r / r.icg, c = oc_r - group * r.icg;
-    Word<kBytes> v = 0;
-    if (oc_r < r.c && c < g.icg && w < g.w) {
-      v = src[((std::int64_t(n) * g.c + group * g.icg + c) * g.h + h) * g.w + w];
-      if constexpr (kBytes == 4) v = bench::round_to_tf32(v);  // tf32: rounded once, here
+    const bool channel = oc_r < r.c && c < g.icg;
+    const Word<kBytes>* p = src + (std::int64_t(n) * g.c + group * g.icg + c) * plane + q;
+#pragma unroll
+    for (int k = 0; k < 8; k += kV) {
+      Word<kBytes> x[kV];
+      // plane % kV == 0, so a run of kV pixels lies wholly inside or wholly outside the plane.
+      if (channel && q + k < plane) {
+        load_run<kBytes, kV>(p + k, x);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kV; ++e) x[e] = 0;
+      }
+#pragma unroll
+      for (int e = 0; e < kV; ++e) v[row][k + e] = x[e];
     }
-    tile[cl][wl] = v;
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    unsigned word;
+    if constexpr (kBytes == 2)
+      word = unsigned(v[0][j]) | (unsigned(v[1][j]) << 16);
+    else
+      word = bench::round_to_tf32(v[0][j]);  // tf32: rounded once, here
+    tile[(run * 8 + j) * 32 + (unit ^ (run << 2))] = word;
   }
   __syncthreads();
-  {
-    const int i = threadIdx.x;  // 32 pixels x 8 vectors: one per thread
-    const int wl = i / (kChannels / kVec), vl = i % (kChannels / kVec);
-    const int w = w0 + wl, oc_r = c0 + vl * kVec;
-    if (w >= g.w || oc_r >= r.c) return;
-    unsigned word[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if constexpr (kBytes == 2)
-        word[e] = unsigned(tile[vl * kVec + 2 * e][wl]) |
-                  (unsigned(tile[vl * kVec + 2 * e + 1][wl]) << 16);
-      else
-        word[e] = tile[vl * kVec + e][wl];
-    }
-    *reinterpret_cast<uint4*>(out + ((std::int64_t(n) * g.h + h) * g.w + w) * r.c + oc_r) =
-        make_uint4(word[0], word[1], word[2], word[3]);
+  for (int i = threadIdx.x; i < kRepackPixels * 8; i += kRepackThreads) {
+    const int pixel = i / 8, vl = i % 8;
+    const std::int64_t qq = q0 + pixel;
+    const int oc_r = c0 + vl * (16 / kBytes);
+    if (qq >= plane || oc_r >= r.c) continue;
+    const uint4 words =
+        *reinterpret_cast<const uint4*>(&tile[pixel * 32 + ((vl ^ (pixel / 8)) << 2)]);
+    *reinterpret_cast<uint4*>(out + (std::int64_t(n) * plane + qq) * r.c + oc_r) = words;
   }
 }
 
@@ -182,11 +218,22 @@ void repack(const Im2colGeometry& g, const void* src, const void* wei, void* src
   // The tiled transpose where the repacked channels fill its 128-byte runs and the grid's z
   // (images x rows) fits; the per-vector form elsewhere (it reads either layout).
   constexpr int kChannels = 128 / kBytes;
-  if (!g.nhwc && r.c >= kChannels && std::int64_t(g.n) * g.h <= 65535) {
-    const dim3 grid(unsigned((g.w + 31) / 32), unsigned((r.c + kChannels - 1) / kChannels),
-                    unsigned(g.n * g.h));
-    repack_nchw_src_kernel<kBytes><<<grid, kRepackThreads, 0, stream>>>(
-        g, r, static_cast<const W*>(src), static_cast<W*>(src_r));
+  const std::int64_t plane = std::int64_t(g.h) * g.w;
+  if (!g.nhwc && r.c >= kChannels && g.n <= 65535 &&
+      (plane + kRepackPixels - 1) / kRepackPixels <= 0x7fffffff) {
+    const dim3 grid(unsigned((plane + kRepackPixels - 1) / kRepackPixels),
+                    unsigned((r.c + kChannels - 1) / kChannels), unsigned(g.n));
+    const W* s = static_cast<const W*>(src);
+    W* o = static_cast<W*>(src_r);
+    // The widest load that keeps every run of pixels aligned: the plane a multiple of it.
+    if (kBytes == 2 && plane % 8 == 0)
+      repack_nchw_src_kernel<kBytes, 16 / kBytes><<<grid, kRepackThreads, 0, stream>>>(g, r, s, o);
+    else if (plane % 4 == 0)
+      repack_nchw_src_kernel<kBytes, 4><<<grid, kRepackThreads, 0, stream>>>(g, r, s, o);
+    else if (plane % 2 == 0)
+      repack_nchw_src_kernel<kBytes, 2><<<grid, kRepackThreads, 0, stream>>>(g, r, s, o);
+    else
+      repack_nchw_src_kernel<kBytes, 1><<<grid, kRepackThreads, 0, stream>>>(g, r, s, o);
   } else {
     const std::int64_t vectors = std::int64_t(r.n) * r.h * r.w * r.c / kVec;
     repack_vector_src_kernel<T><<<grid_for(vectors), kThreads, 0, stream>>>(g, r, src, src_r);
