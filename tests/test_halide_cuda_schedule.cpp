@@ -134,7 +134,7 @@ TEST(HalideCudaSchedule, ManualTilingMatchesTheReferenceOnTheHost) {
           check(p, schedule_options(schedule));
         }
   for (const char* tile : {"c32", "c64", "c128", "k16", "w4"})
-    for (std::size_t i : {6, 13, 15, 17, 19})
+    for (std::size_t i : {6, 13, 15, 17, 21})  // tiled ones (1x1 filters run the basic schedule)
       for (Layout layout : {Layout::nchw, Layout::nhwc}) {
         Problem p = ps[i];
         p.layout = layout;

@@ -99,6 +99,7 @@ std::vector<Problem> wgmma_problems() {
            "mb4ic256ih14oc256kh3ph1",          // K = 2304
            "mb2ic512ih7oc512kh3ph1",           // res5-like: 49 pixels per image
            "mb1ic64ih5iw7oc67kh3kw3ph1pw1",    // M x OC odd: split-K planes start unaligned
+           "mb2ic64ih6iw7oc64kh3ph1",          // H*W = 42: the nchw repack's 2-element loads
        })
     out.push_back(parse_problem(text));
   return out;
