@@ -4,10 +4,15 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "conv/data.hpp"
 #include "conv/im2col_index.hpp"
@@ -52,6 +57,23 @@ struct DeviceBuffers {
     return out;
   }
 
+  // Calls f(src, wei, dst) with the buffers as pointers to the storage type of p.dtype (float,
+  // __half or __nv_bfloat16): the typed kernel launchers' arguments.
+  template <class F>
+  void with_storage_type(F&& f) {
+    auto run = [&](auto* type_tag) {
+      using T = std::remove_pointer_t<decltype(type_tag)>;
+      f(reinterpret_cast<const T*>(src.data()), reinterpret_cast<const T*>(wei.data()),
+        reinterpret_cast<T*>(dst.data()));
+    };
+    if (p.dtype == DataType::fp16)
+      run(static_cast<__half*>(nullptr));
+    else if (p.dtype == DataType::bf16)
+      run(static_cast<__nv_bfloat16*>(nullptr));
+    else
+      run(static_cast<float*>(nullptr));
+  }
+
   // Poisons dst (0xFF bytes: NaN in every storage type) and checks that the poison reads back,
   // so that an element `launch` leaves unwritten fails; runs `launch` on the stream; compares
   // with the float64 reference at the dtype's tolerance. Returns "" when it passes, else the
@@ -71,5 +93,10 @@ struct DeviceBuffers {
     return c.passed ? "" : c.message;
   }
 };
+
+// Whether two outputs are the same bits (a deterministic kernel run twice, or two tilings).
+inline bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
 
 }  // namespace conv::testing

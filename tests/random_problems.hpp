@@ -42,6 +42,37 @@ inline std::vector<Problem> randomized_problems(std::vector<Problem> fixed, std:
   return out;
 }
 
+// `fixed` first, then random valid depthwise problems (groups = IC) up to `count`: channels
+// 1-max_channels, multiplier 1-max_multiplier, batch 1-3, sizes 1-max_size, kernels 1-7, stride
+// 1-3, dilation 1-3 (dh 0-2), padding below the kernel.
+inline std::vector<Problem> randomized_depthwise_problems(std::vector<Problem> fixed,
+                                                          std::size_t count, unsigned seed,
+                                                          int max_channels, int max_size,
+                                                          int max_multiplier) {
+  std::vector<Problem> out = std::move(fixed);
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  while (out.size() < count) {
+    Problem p;
+    p.g = pick(1, max_channels);
+    p.ic = p.g;
+    p.oc = p.g * pick(1, max_multiplier);
+    p.mb = pick(1, 3);
+    p.ih = pick(1, max_size);
+    p.iw = pick(1, max_size);
+    p.kh = pick(1, 7);
+    p.kw = pick(1, 7);
+    p.sh = pick(1, 3);
+    p.sw = pick(1, 3);
+    p.dh = pick(0, 2);
+    p.dw = pick(0, 2);
+    p.ph = pick(0, int(p.kh) - 1);
+    p.pw = pick(0, int(p.kw) - 1);
+    if (p.validate().empty() && p.unsupported_reason().empty()) out.push_back(p);
+  }
+  return out;
+}
+
 // The first MYCONV_TEST_PROBLEMS problems (fixed ones first) where that is set, else all: the GPU
 // kernel tests under compute-sanitizer's slow tools (scripts/gpu_sanitize.sh) run a few.
 inline std::vector<Problem> limited_by_environment(std::vector<Problem> problems) {

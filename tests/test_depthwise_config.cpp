@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -27,6 +26,7 @@
 #include "conv/im2col_index.hpp"
 #include "conv/problem.hpp"
 #include "core/compare.hpp"
+#include "tests/random_problems.hpp"
 
 namespace conv {
 namespace {
@@ -82,31 +82,9 @@ std::vector<Problem> fixed_problems() {
   });
 }
 
-// Random depthwise problems: channels 1-24, multiplier 1-4, batch 1-3, sizes 1-24, kernels 1-7,
-// stride 1-3, dilation 1-3, any padding below the kernel.
+// Random depthwise problems: channels 1-24, multiplier 1-4, sizes 1-24 (tests/random_problems.hpp).
 std::vector<Problem> random_problems(std::size_t count, unsigned seed) {
-  std::vector<Problem> out;
-  std::mt19937 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  while (out.size() < count) {
-    Problem p;
-    p.g = pick(1, 24);
-    p.ic = p.g;
-    p.oc = p.g * pick(1, kDepthwiseMaxMultiplier);
-    p.mb = pick(1, 3);
-    p.ih = pick(1, 24);
-    p.iw = pick(1, 24);
-    p.kh = pick(1, 7);
-    p.kw = pick(1, 7);
-    p.sh = pick(1, 3);
-    p.sw = pick(1, 3);
-    p.dh = pick(0, 2);
-    p.dw = pick(0, 2);
-    p.ph = pick(0, int(p.kh) - 1);
-    p.pw = pick(0, int(p.kw) - 1);
-    if (p.validate().empty() && p.unsupported_reason().empty()) out.push_back(p);
-  }
-  return out;
+  return testing::randomized_depthwise_problems({}, count, seed, 24, 24, kDepthwiseMaxMultiplier);
 }
 
 std::vector<Problem> all_problems() {

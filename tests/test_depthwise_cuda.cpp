@@ -12,8 +12,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -73,32 +71,12 @@ std::vector<Problem> fixed_problems() {
   return out;
 }
 
-// Random depthwise problems: channels 1-40, multiplier 1-4, batch 1-3, sizes 1-30, kernels 1-7,
-// stride 1-3, dilation 1-3.
+// The fixed problems, then 24 random depthwise ones: channels 1-40, multiplier 1-4, sizes 1-30.
 std::vector<Problem> test_problems() {
-  std::vector<Problem> out = fixed_problems();
-  std::mt19937 rng(8088);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const std::size_t count = out.size() + 24;
-  while (out.size() < count) {
-    Problem p;
-    p.g = pick(1, 40);
-    p.ic = p.g;
-    p.oc = p.g * pick(1, kDepthwiseMaxMultiplier);
-    p.mb = pick(1, 3);
-    p.ih = pick(1, 30);
-    p.iw = pick(1, 30);
-    p.kh = pick(1, 7);
-    p.kw = pick(1, 7);
-    p.sh = pick(1, 3);
-    p.sw = pick(1, 3);
-    p.dh = pick(0, 2);
-    p.dw = pick(0, 2);
-    p.ph = pick(0, int(p.kh) - 1);
-    p.pw = pick(0, int(p.kw) - 1);
-    if (p.validate().empty() && p.unsupported_reason().empty()) out.push_back(p);
-  }
-  return testing::limited_by_environment(out);
+  std::vector<Problem> fixed = fixed_problems();
+  const std::size_t count = fixed.size() + 24;
+  return testing::limited_by_environment(testing::randomized_depthwise_problems(
+      std::move(fixed), count, 8088, 40, 30, kDepthwiseMaxMultiplier));
 }
 
 using testing::gpu_unavailable_reason;
@@ -109,23 +87,13 @@ struct DeviceCase : testing::DeviceBuffers {
 
   // Launches the kernel for the storage type with configuration c, or the automatic one.
   void launch(const DepthwiseConfig* c) {
-    const cudaStream_t s = stream.get();
-    auto run = [&](auto* type_tag) {
-      using T = std::remove_pointer_t<decltype(type_tag)>;
-      const T* x = reinterpret_cast<const T*>(src.data());
-      const T* w = reinterpret_cast<const T*>(wei.data());
-      T* y = reinterpret_cast<T*>(dst.data());
+    with_storage_type([&](auto* x, auto* w, auto* y) {
+      using T = std::remove_pointer_t<decltype(y)>;
       if (c)
-        launch_depthwise<T>(g, *c, x, w, y, s);
+        launch_depthwise<T>(g, *c, x, w, y, stream.get());
       else
-        launch_depthwise<T>(g, x, w, y, s);
-    };
-    if (p.dtype == DataType::fp16)
-      run(static_cast<__half*>(nullptr));
-    else if (p.dtype == DataType::bf16)
-      run(static_cast<__nv_bfloat16*>(nullptr));
-    else
-      run(static_cast<float*>(nullptr));
+        launch_depthwise<T>(g, x, w, y, stream.get());
+    });
   }
 
   // The shared check (testing::DeviceBuffers::check) of one launch with configuration c.
@@ -135,9 +103,7 @@ struct DeviceCase : testing::DeviceBuffers {
   }
 };
 
-bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using testing::bit_equal;
 
 std::vector<DepthwiseChoice> forced_choices() {
   std::vector<DepthwiseChoice> out;

@@ -13,7 +13,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -230,23 +229,13 @@ struct DeviceCase : testing::DeviceBuffers {
 
   // Launches the kernel for the storage type with configuration c, or the automatic one.
   void launch(const SmallConvConfig* c) {
-    const cudaStream_t s = stream.get();
-    auto run = [&](auto* type_tag) {
-      using T = std::remove_pointer_t<decltype(type_tag)>;
-      const T* x = reinterpret_cast<const T*>(src.data());
-      const T* w = reinterpret_cast<const T*>(wei.data());
-      T* y = reinterpret_cast<T*>(dst.data());
+    with_storage_type([&](auto* x, auto* w, auto* y) {
+      using T = std::remove_pointer_t<decltype(y)>;
       if (c)
-        launch_small_conv<T>(g, *c, x, w, y, s);
+        launch_small_conv<T>(g, *c, x, w, y, stream.get());
       else
-        launch_small_conv<T>(g, x, w, y, s);
-    };
-    if (p.dtype == DataType::fp16)
-      run(static_cast<__half*>(nullptr));
-    else if (p.dtype == DataType::bf16)
-      run(static_cast<__nv_bfloat16*>(nullptr));
-    else
-      run(static_cast<float*>(nullptr));
+        launch_small_conv<T>(g, x, w, y, stream.get());
+    });
   }
 
   // The shared check (testing::DeviceBuffers::check) of one launch with configuration c.
@@ -256,9 +245,7 @@ struct DeviceCase : testing::DeviceBuffers {
   }
 };
 
-bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using testing::bit_equal;
 
 TEST(SmallConvCuda, MatchesTheReferenceInEveryConfiguration) {
   if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
