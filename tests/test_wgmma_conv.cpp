@@ -99,7 +99,7 @@ std::vector<Problem> wgmma_problems() {
            "mb4ic256ih14oc256kh3ph1",          // K = 2304
            "mb2ic512ih7oc512kh3ph1",           // res5-like: 49 pixels per image
            "mb1ic64ih5iw7oc67kh3kw3ph1pw1",    // M x OC odd: split-K planes start unaligned
-           "mb2ic64ih6iw7oc64kh3ph1",          // H*W = 42: the nchw repack's 2-element loads
+           "mb2ic64ih6iw7oc64kh3kw3ph1pw1",    // H*W = 42: the nchw repack's 2-element loads
        })
     out.push_back(parse_problem(text));
   return out;
@@ -109,6 +109,13 @@ MmaType mma_type_of(DataType dt) {
   return dt == DataType::fp16   ? MmaType::fp16
          : dt == DataType::bf16 ? MmaType::bf16
                                 : MmaType::tf32;
+}
+
+// The GPU test's problem list, checked where CI runs (no GPU): every descriptor parses.
+TEST(WgmmaConvPlan, TheGpuTestsProblemsParse) {
+  std::vector<Problem> problems;
+  ASSERT_NO_THROW(problems = wgmma_problems());
+  EXPECT_EQ(problems.size(), 11u);
 }
 
 TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
@@ -121,7 +128,8 @@ TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
   int sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   int cases = 0;
-  for (Problem p : wgmma_problems())
+  const std::vector<Problem> problems = wgmma_problems();
+  for (Problem p : problems)
     for (DataType dt : {DataType::tf32, DataType::fp16, DataType::bf16})
       for (Layout layout : {Layout::nchw, Layout::nhwc}) {
         p.layout = layout;
@@ -168,7 +176,7 @@ TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
               ++cases;
             }
       }
-  EXPECT_EQ(cases, 10 * 3 * 2 * 8);
+  EXPECT_EQ(cases, int(problems.size()) * 3 * 2 * 8);  // none skipped
 }
 
 }  // namespace
