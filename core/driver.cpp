@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "core/crash_report.hpp"
 #include "core/error.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
@@ -84,6 +85,7 @@ void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both) {
 
 int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
              const std::function<int()>& body) {
+  install_crash_report(program.c_str());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -42,7 +42,9 @@ struct DriverOptions {
 // real and in pure mode).
 void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both = false);
 
-// A driver's main() after its options are added: parses the command line (help and version exit
+// A driver's main() after its options are added: installs the fatal-signal report
+// (core/crash_report.hpp: a crash prints its backtrace before the program dies of the signal),
+// parses the command line (help and version exit
 // 0; a parse error is one line "PROGRAM: error: ... (see --help)" and exit 2), then runs body:
 // bench::UsageError -> one line "PROGRAM: error: ..." and exit 2; any other exception -> "PROGRAM:
 // internal error: ..." and exit 1; else body's exit status.
