@@ -10,6 +10,8 @@
 #include <initializer_list>
 
 namespace bench {
+
+#if !defined(MYCONV_SANITIZED)
 namespace {
 
 char g_program[64] = "program";
@@ -49,7 +51,9 @@ void on_fatal_signal(int sig) {
   say(": fatal signal ");
   say(signal_name(sig));
   say("; backtrace, outermost frame first:\n");
-  for (int i = n - 1; i >= 0; --i) ::backtrace_symbols_fd(&frames[i], 1, STDERR_FILENO);
+  // Frame 0 is this handler; the next one is the kernel's signal trampoline, then the frame that
+  // received the signal.
+  for (int i = n - 1; i >= 1; --i) ::backtrace_symbols_fd(&frames[i], 1, STDERR_FILENO);
   say(g_program);
   say(": fatal signal ");
   say(signal_name(sig));
@@ -63,7 +67,6 @@ void on_fatal_signal(int sig) {
 }  // namespace
 
 void install_crash_report(const char* program) {
-#if !defined(MYCONV_SANITIZED)
   static bool installed = false;
   if (installed) return;
   installed = true;
@@ -80,9 +83,9 @@ void install_crash_report(const char* program) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::sigaction(sig, &sa, nullptr);
-#else
-  (void)program;
-#endif
 }
+#else
+void install_crash_report(const char*) {}  // the sanitizer reports fatal signals itself
+#endif
 
 }  // namespace bench
