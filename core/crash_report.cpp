@@ -60,7 +60,6 @@ void on_fatal_signal(int sig) {
   say(" (the innermost frame is the line above)\n");
   // SA_RESETHAND restored the default action: the signal, raised again, ends the process with it
   // once this handler returns (a fault re-executes its instruction and faults again).
-  std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
 
