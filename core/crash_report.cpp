@@ -1,5 +1,5 @@
 // See crash_report.hpp. Only async-signal-safe calls in the handler (write, backtrace after its
-// first call has loaded libgcc_s, backtrace_symbols_fd, signal, raise).
+// first call has loaded libgcc_s, backtrace_symbols_fd, raise).
 #include "core/crash_report.hpp"
 
 #include <execinfo.h>
