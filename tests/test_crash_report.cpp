@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 
 namespace {
@@ -24,8 +25,37 @@ TEST(CrashReportDeathTest, SegfaultReportsAndStillDiesOfTheSignal) {
         crash_here(SIGSEGV);
       },
       testing::KilledBySignal(SIGSEGV),
-      "probe: fatal signal 11 \\(SIGSEGV\\); backtrace, outermost frame first:\n.*\\[0x[0-9a-f]+\\]"
+      "probe: fatal signal 11 \\(SIGSEGV\\)\n.*backtrace, outermost frame first:\n.*\\[0x[0-9a-f]+\\]"
       ".*probe: fatal signal 11 \\(SIGSEGV\\) \\(the innermost frame is the line above\\)");
+}
+
+// A fault the kernel raises: the report names the faulting address and, on x86-64, the faulting
+// instruction (in this test program) and the stack scan's heading.
+[[gnu::noinline]] void store_to(std::uintptr_t address) {
+  *reinterpret_cast<volatile int*>(address) = 1;
+}
+
+#if defined(__x86_64__)
+constexpr const char* kFaultReport =
+    "fault address: 0x18\nfaulting instruction: [^\n]*test_core[^\n]*\n"
+    "stack words that point into a loaded object \\(nearest first\\):\n"
+    ".*backtrace, outermost frame first:";
+#else
+constexpr const char* kFaultReport = "fault address: 0x18\n.*backtrace, outermost frame first:";
+#endif
+
+TEST(CrashReportDeathTest, FaultNamesTheAddressAndTheInstruction) {
+#if defined(MYCONV_SANITIZED)
+  GTEST_SKIP() << "sanitized builds leave fatal signals to the sanitizer";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  volatile std::uintptr_t address = 0x18;
+  EXPECT_EXIT(
+      {
+        bench::install_crash_report("probe");
+        store_to(address);
+      },
+      testing::KilledBySignal(SIGSEGV), kFaultReport);
 }
 
 TEST(CrashReportDeathTest, AbortReports) {
