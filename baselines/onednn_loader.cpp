@@ -8,6 +8,11 @@
 // 3.x and execute() fails. A module opened with RTLD_LOCAL | RTLD_DEEPBIND resolves its own and
 // its dependencies' symbols (libdnnl) first, before those already loaded, and adds none of them
 // to the global scope. The module is never closed: the backend's code lives in it.
+//
+// It needs one libstdc++ in the process: libdnnl's inline std::call_once writes libstdc++.so's
+// thread-locals (the module's scope finds them there first) and the shared library's trampoline
+// reads them through the global scope. A program holding copies from libstdc++.a would answer
+// that lookup first, and the trampoline would call a null pointer (tests/test_libstdcxx_link.sh).
 #include <dlfcn.h>
 #include <unistd.h>
 

@@ -79,8 +79,22 @@ else()
       # temporary folder crashed at once. libstdc++ first among the needed libraries makes the
       # system's definitions win the lookup. (Torch_DIR names the wheel whether it came from
       # python3 above or from the command line.)
+      #
+      # The shared library is named by its path, not by -lstdc++: on the GPU host (g++ 13.3 in
+      # /opt/gcc) -lstdc++ found gcc's own folder first, which holds libstdc++.a only, so every
+      # program linked pieces of libstdc++ statically, among them std::call_once's thread-local
+      # __once_call. libstdc++.so's call_once trampoline then read the program's copy while
+      # oneDNN, opened with RTLD_DEEPBIND (baselines/onednn_loader.cpp), wrote the shared
+      # library's: a call through a null pointer, onednn_cpu's SIGSEGV on every problem
+      # (session 11). tests/test_libstdcxx_link.sh checks the programs define none of it.
       if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND Torch_DIR MATCHES "site-packages")
-        add_link_options("SHELL:-Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state")
+        execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
+                        OUTPUT_VARIABLE _libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)
+        if(NOT IS_ABSOLUTE "${_libstdcxx}" OR NOT EXISTS "${_libstdcxx}")
+          set(_libstdcxx "-l:libstdc++.so.6")  # the compiler has no shared one: the system's
+        endif()
+        message(STATUS "libstdc++: linked shared and first, ${_libstdcxx}")
+        add_link_options("SHELL:-Wl,--push-state,--no-as-needed ${_libstdcxx} -Wl,--pop-state")
       endif()
     endif()
   else()
