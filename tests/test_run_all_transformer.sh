@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/run_all_experiments.sh --suite transformer --quick on the CPU (usage:
+# scripts/run_all_experiments.sh --suite transformer --quick --device cpu (the same cases on a GPU
+# host as without one; usage:
 # test_run_all_transformer.sh path/to/mytransformer): a run folder <stamp>_<host>_transformer with
 # valid JSON of suite "transformer" (the two tiny models of experiments/transformer/configs/ at
 # preset quick_test), every case passed against its full recompute, one progress line per case
@@ -35,7 +36,7 @@ else
   fail "--preset list"
 fi
 
-if "$runner" --suite transformer --quick --output-dir "$work/out" >"$work/run.log" 2>&1; then
+if "$runner" --suite transformer --quick --device cpu --output-dir "$work/out" >"$work/run.log" 2>&1; then
   ok "quick run exited 0"
 else
   fail "quick run exited non-zero"; tail -n 30 "$work/run.log"
