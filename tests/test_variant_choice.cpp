@@ -82,6 +82,37 @@ TEST(VariantChoice, DirectKernelsAndFp32) {
         << text;
 }
 
+// Wide 1x1 layers with few output channels (MobileNet-v2's projections) take tensor cores in
+// tf32/fp16/bf16, not variant 7; fp32, small or grouped 1x1 problems and other filters keep it.
+TEST(VariantChoice, WideFewChannel1x1TakesTensorCores) {
+  for (const VariantDevice& d : {kHopper, kAmpere})
+    for (DataType dt : {DataType::tf32, DataType::fp16, DataType::bf16})
+      for (const char* text : {"mb32ic32ih112oc16kh1", "mb32ic144ih56oc24kh1",
+                               "mb32ic192ih28oc32kh1"}) {
+        const VariantChoice nchw = choose_variant(problem(text, dt), d);
+        EXPECT_EQ(nchw.variant, Variant::mma_implicit_gemm) << text;
+        EXPECT_NE(nchw.why.find("1x1"), std::string::npos) << nchw.why;
+        EXPECT_EQ(choose_variant(problem(text, dt, Layout::nhwc), d).variant,
+                  Variant::mma_repacked_implicit_gemm)
+            << text;
+      }
+  for (const VariantDevice& d : {kHopper, kNoTensorCores})
+    EXPECT_EQ(choose_variant(problem("mb32ic32ih112oc16kh1", DataType::fp32), d).variant,
+              Variant::small_direct);
+  EXPECT_EQ(
+      choose_variant(problem("mb32ic32ih112oc16kh1", DataType::fp16), kNoTensorCores).variant,
+      Variant::small_direct);
+  // 127 x 128 = 16256 output pixels, under the 16384 of the rule; 128 x 128 is over it.
+  EXPECT_EQ(choose_variant(problem("mb1ic32ih127iw128oc16kh1kw1", DataType::fp16), kHopper).variant,
+            Variant::small_direct);
+  EXPECT_EQ(choose_variant(problem("mb1ic32ih128iw128oc16kh1kw1", DataType::fp16), kHopper).variant,
+            Variant::mma_implicit_gemm);
+  for (const char* text : {"mb1ic8ih1oc8kh1", "g2mb32ic64ih56oc32kh1", "mb32ic32ih56oc16kh3ph1"})
+    EXPECT_EQ(choose_variant(problem(text, DataType::fp16), kHopper).variant,
+              Variant::small_direct)
+        << text;
+}
+
 TEST(VariantChoice, WithoutWgmmaOrTensorCores) {
   EXPECT_EQ(choose_variant(problem("mb32ic64ih56oc64kh3ph1", DataType::fp16), kAmpere).variant,
             Variant::mma_repacked_implicit_gemm);

@@ -65,12 +65,34 @@ VariantSetting parse_variant_setting(const std::string& text) {
   return s;
 }
 
+namespace {
+
+// Rule 2 (variant_choice.hpp): a problem the small-OC rule would send to variant 7, in
+// tf32/fp16/bf16 where the mma.sync kernels run, with a 1x1 filter, one group and at least
+// kWide1x1Pixels output pixels (GEMM rows M) in all.
+constexpr int kWide1x1Pixels = 16384;
+
+bool tensor_core_wide_1x1(const Problem& p, const Im2colGeometry& g, const VariantDevice& device) {
+  return p.dtype != DataType::fp32 && device.mma && g.groups == 1 && g.kh == 1 && g.kw == 1 &&
+         g.m >= kWide1x1Pixels && small_conv_preferred(g);
+}
+
+}  // namespace
+
 VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
   const bool indexable = im2col_index_limits(p).empty();
   const Im2colGeometry g = indexable ? make_im2col_geometry(p) : Im2colGeometry{};
   if (indexable && p.g == p.ic && depthwise_supported(g))
     return {Variant::depthwise, "depthwise (groups = input channels, OC/G <= " +
                                     std::to_string(kDepthwiseMaxMultiplier) + ")"};
+  if (indexable && tensor_core_wide_1x1(p, g, device))
+    return p.layout == Layout::nchw
+               ? VariantChoice{Variant::mma_implicit_gemm,
+                               "a wide 1x1 GEMM with few output channels: tensor cores with rows "
+                               "unused beat variant 7's FP32 math; nchw read in place"}
+               : VariantChoice{Variant::mma_repacked_implicit_gemm,
+                               "a wide 1x1 GEMM with few output channels: tensor cores with rows "
+                               "unused beat variant 7's FP32 math"};
   if (indexable && small_conv_preferred(g))
     return {Variant::small_direct, "few output channels per group (" + std::to_string(g.ocg) +
                                        " <= 32): a GEMM tile's rows would go unused"};

@@ -52,15 +52,20 @@ struct VariantChoice {
 
 // The heuristic, in order, each rule from H200 measurements (results/h200/20261124_session8/):
 //   1. depthwise (groups = IC, OC/G <= 4): variant 8;
-//   2. few output channels per group (OC/G <= 32, small_conv_preferred): variant 7, the direct
+//   2. tf32/fp16/bf16 where the mma.sync kernels run, a 1x1 filter, one group, few output
+//      channels (rule 3's range) and N*OH*OW >= 16384: variant 4 in nchw, 6 in nhwc. MobileNet-v2's
+//      five project layers with 16-32 output channels measured, with --variant search (us, real
+//      timing, fp16; results/h200/20261125_session11/variant_search_1x1/): nchw v4 20-50 against
+//      v7 33-77, nhwc v6 13-49 against v7 41-127; variant 7 computes in FP32 on CUDA cores;
+//   3. few output channels per group (OC/G <= 32, small_conv_preferred): variant 7, the direct
 //      kernel;
-//   3. fp32: variant 3 (with its split-K where the grid is short). Session 8 also sent fp32 grids
+//   4. fp32: variant 3 (with its split-K where the grid is short). Session 8 also sent fp32 grids
 //      of under two blocks per SM to variant 7; that made ResNet-50's res3/res4/res5 3x3 layers
 //      339/467/463 us where variant 3 takes 278/319/331 us (results/h200/20261124_session8/
 //      conv_nchw against 20261122_session2/resnet50_pure, same kernels), so the rule is gone;
-//   4. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channels in whole 128-byte
+//   5. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channels in whole 128-byte
 //      slices) and the filter is not 1x1 with a single k slice: variant 10;
-//   5. tf32/fp16/bf16 otherwise: variant 6 (variant 9 where the mma.sync kernels cannot run).
+//   6. tf32/fp16/bf16 otherwise: variant 6 (variant 9 where the mma.sync kernels cannot run).
 VariantChoice choose_variant(const Problem& p, const VariantDevice& device);
 
 // The variants --variant search times for a dtype: every one that takes it.
