@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/run_all_experiments.sh --suite transformer --quick --device cpu (the same cases on a GPU
-# host as without one; usage:
+# scripts/run_all_experiments.sh --suite transformer --quick --device cpu, with a Python that lacks
+# transformers (the same run on a GPU host as without one; usage:
 # test_run_all_transformer.sh path/to/mytransformer): a run folder <stamp>_<host>_transformer with
 # valid JSON of suite "transformer" (the two tiny models of experiments/transformer/configs/ at
 # preset quick_test), every case passed against its full recompute, one progress line per case
@@ -36,7 +36,13 @@ else
   fail "--preset list"
 fi
 
-if "$runner" --suite transformer --quick --device cpu --output-dir "$work/out" >"$work/run.log" 2>&1; then
+# A Python without transformers, so that the quick run records why the reference did not run
+# on any host (the GPU host's python3 has transformers).
+printf '#!/bin/sh\necho "ModuleNotFoundError: No module named transformers (test stand-in)" >&2\nexit 1\n' \
+  >"$work/no_transformers"
+chmod +x "$work/no_transformers"
+if MYCONV_PYTHON=$work/no_transformers "$runner" --suite transformer --quick --device cpu \
+  --output-dir "$work/out" >"$work/run.log" 2>&1; then
   ok "quick run exited 0"
 else
   fail "quick run exited non-zero"; tail -n 30 "$work/run.log"
