@@ -267,6 +267,11 @@ class EdgeCases(unittest.TestCase):
         self.assertNotIn("kh5sw2dh2", report)
 
     def test_real_h200_file(self):
+        if not os.path.exists(REAL) and subprocess.run(
+                ["git", "-C", ROOT, "ls-files", "--error-unmatch", os.path.relpath(REAL, ROOT)],
+                capture_output=True).returncode == 0:
+            self.skipTest(f"{os.path.relpath(REAL, ROOT)} is committed but not in this work tree "
+                          "(a copy without results/)")
         proc = run(REAL, "--output-dir", self.dir)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         report = read(os.path.join(self.dir, "report.md"))
