@@ -70,7 +70,8 @@ void say_hex(const char* label, std::uintptr_t v) {
 void report_context(const siginfo_t* info, const void* context) {
   // si_addr means the faulting address only when the kernel sent the signal (si_code > 0), not
   // for raise() or kill().
-  if (info->si_code > 0) say_hex("fault address: ", reinterpret_cast<std::uintptr_t>(info->si_addr));
+  if (info->si_code > 0)
+    say_hex("fault address: ", reinterpret_cast<std::uintptr_t>(info->si_addr));
 #if defined(__x86_64__) && defined(REG_RIP)
   const auto* uc = static_cast<const ucontext_t*>(context);
   void* pc = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_RIP]);

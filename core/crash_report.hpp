@@ -5,7 +5,8 @@
 // get past code without unwind tables, such as a JIT kernel); then the backtrace (glibc's
 // backtrace_symbols_fd: object, symbol where exported, offset, address), outermost frame first so
 // that the innermost frames are the last lines, the ones a runner keeps as the case's output tail
-// (scripts/runner/isolation.py), and a closing line that names the signal again. Then the signal's default action runs: the exit status stays "killed by signal N".
+// (scripts/runner/isolation.py), and a closing line that names the signal again. Then the
+// signal's default action runs: the exit status stays "killed by signal N".
 //
 // Resolve an offset with `addr2line -f -C -e OBJECT OFFSET`. Sanitized builds (MYCONV_SANITIZED)
 // install nothing: the sanitizer reports fatal signals itself.

@@ -25,7 +25,8 @@ TEST(CrashReportDeathTest, SegfaultReportsAndStillDiesOfTheSignal) {
         crash_here(SIGSEGV);
       },
       testing::KilledBySignal(SIGSEGV),
-      "probe: fatal signal 11 \\(SIGSEGV\\)\n.*backtrace, outermost frame first:\n.*\\[0x[0-9a-f]+\\]"
+      "probe: fatal signal 11 \\(SIGSEGV\\)\n.*backtrace, outermost frame "
+      "first:\n.*\\[0x[0-9a-f]+\\]"
       ".*probe: fatal signal 11 \\(SIGSEGV\\) \\(the innermost frame is the line above\\)");
 }
 
