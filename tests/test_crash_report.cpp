@@ -10,15 +10,23 @@
 
 namespace {
 
+// Each test dies in a child process (threadsafe style: it re-runs the test binary up to the
+// death). Sanitized builds leave fatal signals to the sanitizer, which reports them and exits.
+class CrashReportDeathTest : public testing::Test {
+ protected:
+  void SetUp() override {
+#if defined(MYCONV_SANITIZED)
+    GTEST_SKIP() << "sanitized builds leave fatal signals to the sanitizer";
+#endif
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+  }
+};
+
 [[gnu::noinline]] void crash_here(int sig) {
   std::raise(sig);
 }
 
-TEST(CrashReportDeathTest, SegfaultReportsAndStillDiesOfTheSignal) {
-#if defined(MYCONV_SANITIZED)
-  GTEST_SKIP() << "sanitized builds leave fatal signals to the sanitizer";
-#endif
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+TEST_F(CrashReportDeathTest, SegfaultReportsAndStillDiesOfTheSignal) {
   EXPECT_EXIT(
       {
         bench::install_crash_report("probe");
@@ -45,11 +53,7 @@ constexpr const char* kFaultReport =
 constexpr const char* kFaultReport = "fault address: 0x18\n.*backtrace, outermost frame first:";
 #endif
 
-TEST(CrashReportDeathTest, FaultNamesTheAddressAndTheInstruction) {
-#if defined(MYCONV_SANITIZED)
-  GTEST_SKIP() << "sanitized builds leave fatal signals to the sanitizer";
-#endif
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+TEST_F(CrashReportDeathTest, FaultNamesTheAddressAndTheInstruction) {
   volatile std::uintptr_t address = 0x18;
   EXPECT_EXIT(
       {
@@ -59,11 +63,7 @@ TEST(CrashReportDeathTest, FaultNamesTheAddressAndTheInstruction) {
       testing::KilledBySignal(SIGSEGV), kFaultReport);
 }
 
-TEST(CrashReportDeathTest, AbortReports) {
-#if defined(MYCONV_SANITIZED)
-  GTEST_SKIP() << "sanitized builds leave fatal signals to the sanitizer";
-#endif
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+TEST_F(CrashReportDeathTest, AbortReports) {
   EXPECT_EXIT(
       {
         bench::install_crash_report("probe");
@@ -74,11 +74,7 @@ TEST(CrashReportDeathTest, AbortReports) {
 
 // Without the report installed, the same death prints none of it: the test above sees the
 // handler's output, not something else's.
-TEST(CrashReportDeathTest, NothingPrintedWithoutIt) {
-#if defined(MYCONV_SANITIZED)
-  GTEST_SKIP() << "a sanitizer reports the signal itself and exits";
-#endif
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+TEST_F(CrashReportDeathTest, NothingPrintedWithoutIt) {
   EXPECT_EXIT(crash_here(SIGSEGV), testing::KilledBySignal(SIGSEGV), "^$");
 }
 

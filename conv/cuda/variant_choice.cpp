@@ -85,14 +85,13 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
   if (indexable && p.g == p.ic && depthwise_supported(g))
     return {Variant::depthwise, "depthwise (groups = input channels, OC/G <= " +
                                     std::to_string(kDepthwiseMaxMultiplier) + ")"};
-  if (indexable && tensor_core_wide_1x1(p, g, device))
+  if (indexable && tensor_core_wide_1x1(p, g, device)) {
+    const std::string why = "a wide 1x1 GEMM with few output channels: tensor cores with rows "
+                            "unused beat variant 7's FP32 math";
     return p.layout == Layout::nchw
-               ? VariantChoice{Variant::mma_implicit_gemm,
-                               "a wide 1x1 GEMM with few output channels: tensor cores with rows "
-                               "unused beat variant 7's FP32 math; nchw read in place"}
-               : VariantChoice{Variant::mma_repacked_implicit_gemm,
-                               "a wide 1x1 GEMM with few output channels: tensor cores with rows "
-                               "unused beat variant 7's FP32 math"};
+               ? VariantChoice{Variant::mma_implicit_gemm, why + "; nchw read in place"}
+               : VariantChoice{Variant::mma_repacked_implicit_gemm, why};
+  }
   if (indexable && small_conv_preferred(g))
     return {Variant::small_direct, "few output channels per group (" + std::to_string(g.ocg) +
                                        " <= 32): a GEMM tile's rows would go unused"};
