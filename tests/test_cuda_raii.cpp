@@ -1,5 +1,7 @@
 // The CUDA helpers of core/cuda/: checking macros, move-only owners, the event timer, device
 // facts. The tests that need a GPU skip, with the reason, where none is present.
+#include <dlfcn.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -46,6 +48,20 @@ TEST(CudaInfo, AvailabilityAlwaysAnswersAndGivesAReason) {
   EXPECT_EQ(j.at("available").get<bool>(), a.ok);
   EXPECT_EQ(cuda_version_string(13000), "13.0");
   EXPECT_EQ(cuda_version_string(12080), "12.8");
+}
+
+// Where the driver's library is missing (this repository's CI machines), the reason names the
+// missing driver rather than the runtime's "driver version is insufficient".
+TEST(CudaInfo, NoDriverIsNamedAsSuch) {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver) {
+    dlclose(driver);
+    GTEST_SKIP() << "libcuda.so.1 loads here: an NVIDIA driver is installed";
+  }
+  const CudaAvailability a = cuda_device_available();
+  EXPECT_FALSE(a.ok);
+  EXPECT_NE(a.reason.find("no NVIDIA driver found"), std::string::npos) << a.reason;
+  EXPECT_EQ(a.reason.find("insufficient"), std::string::npos) << a.reason;
 }
 
 TEST(CudaInfo, DescribesEachDevice) {

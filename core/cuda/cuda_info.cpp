@@ -1,6 +1,7 @@
 #include "core/cuda/cuda_info.hpp"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include "core/cuda/cuda_check.hpp"
 
@@ -10,11 +11,25 @@ std::string cuda_version_string(int version) {
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
+// Whether the NVIDIA driver's user-space library can be loaded. Without it the runtime answers
+// cudaErrorInsufficientDriver ("CUDA driver version is insufficient for CUDA runtime version"),
+// which would send a user without any NVIDIA driver to upgrade one.
+static bool driver_library_present() {
+  void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!handle) handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!handle) return false;
+  dlclose(handle);
+  return true;
+}
+
 static CudaAvailability ask_runtime() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();  // clear the error so that later calls do not report it again
+    if (err == cudaErrorInsufficientDriver && !driver_library_present())
+      return {false, "no NVIDIA driver found (libcuda.so.1 cannot be loaded): GPU backends need an "
+                     "NVIDIA GPU and its driver"};
     return {false, std::string("no usable CUDA device: cudaGetDeviceCount: ") +
                        cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + ")"};
   }

@@ -8,8 +8,9 @@
 
 namespace bench {
 
-// Whether CUDA code can run here: ok, or not with the reason (the cudaGetDeviceCount error text,
-// e.g. "no CUDA-capable device is detected", or "CUDA driver version is insufficient...").
+// Whether CUDA code can run here: ok, or not with the reason: "no NVIDIA driver found ..." where
+// the driver's library cannot be loaded, else the cudaGetDeviceCount error text (e.g. "no
+// CUDA-capable device is detected", or "CUDA driver version is insufficient..." for an old driver).
 struct CudaAvailability {
   bool ok = false;
   std::string reason;
