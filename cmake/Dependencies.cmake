@@ -308,6 +308,39 @@ else()
   set(MYCONV_HAVE_TORCH_CUDA ON)
 endif()
 
+# ---- cuBLASLt: the one LibTorch loads ----------------------------------------------------------
+# A process holds one libcublasLt.so.13. pip's torch loads the nvidia wheel's (site-packages/
+# nvidia/cu13/lib), but a program linked to the toolkit's loads that one first, by its own
+# run path: LibTorch's matmuls in our programs then ran the toolkit's cuBLASLt while a Python
+# user's run the wheel's (seen with LD_DEBUG=libs on the H100 host, toolkit 13.0 against the
+# wheel). So with a CUDA LibTorch the wheel's library is linked (and cublaslt measures it too),
+# else the toolkit's. The headers are the toolkit's: the same major version, one ABI.
+if(MYCONV_HAVE_CUDA)
+  unset(_cublaslt_wheel)
+  if(MYCONV_HAVE_TORCH_CUDA AND Torch_DIR MATCHES "site-packages")
+    string(REGEX REPLACE "(.*/site-packages)/.*" "\\1" _site "${Torch_DIR}")
+    find_library(MYCONV_CUBLASLT_WHEEL NAMES libcublasLt.so.13 libcublasLt.so.12 NAMES_PER_DIR
+                 PATHS "${_site}/nvidia/cu13/lib" "${_site}/nvidia/cublas/lib" NO_DEFAULT_PATH)
+    if(MYCONV_CUBLASLT_WHEEL)
+      set(_cublaslt_wheel "${MYCONV_CUBLASLT_WHEEL}")
+    endif()
+  endif()
+  if(_cublaslt_wheel)
+    add_library(myconv::cublasLt SHARED IMPORTED)
+    set_target_properties(myconv::cublasLt PROPERTIES IMPORTED_LOCATION "${_cublaslt_wheel}"
+      INTERFACE_INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS}")
+    get_filename_component(_cublaslt_dir "${_cublaslt_wheel}" DIRECTORY)
+    # first in the run path, ahead of the toolkit's folder
+    list(PREPEND CMAKE_INSTALL_RPATH "${_cublaslt_dir}")
+    set(CMAKE_BUILD_RPATH "${_cublaslt_dir}" ${CMAKE_BUILD_RPATH})
+    message(STATUS "cuBLASLt: ${_cublaslt_wheel} (the one LibTorch loads)")
+  else()
+    add_library(myconv::cublasLt INTERFACE IMPORTED)
+    set_target_properties(myconv::cublasLt PROPERTIES INTERFACE_LINK_LIBRARIES CUDA::cublasLt)
+    message(STATUS "cuBLASLt: the CUDA toolkit's")
+  endif()
+endif()
+
 # ---- Halide on CUDA (halide_cuda): Halide's CUDA JIT plus our CUDA support --------------------
 set(MYCONV_HAVE_HALIDE_CUDA OFF)
 set(MYCONV_WHY_NO_HALIDE_CUDA "")

@@ -34,6 +34,10 @@
 #     --preset NAME               experiments/transformer/presets.json (--preset list names them)
 #     --device auto|cpu|cuda      default auto: the GPU where there is one
 #     --no-hf-reference           no Hugging Face reference (scripts/hf_reference.py)
+#   conv and op suites:
+#     --trust-check               after the cases, scripts/trust_check.py times a sample of the
+#                                 libtorch_cuda cases again in Python PyTorch on the same GPU
+#                                 (RUN/trust.json, trust.md; a section of the report)
 #     --quick                     tiny random models (experiments/transformer/configs/), preset
 #                                 quick_test
 #   every suite:
@@ -87,7 +91,7 @@ suite="" preset="" shapes=() backends="" dtypes="" layouts="" quick=0 timeout=""
 resume="" commit=0 build_dir="$MYCONV_ROOT/build" bundle="" verbose=0 extra=()
 shard="" gpus="" cost_from="" plan=0
 sizes="" ops_files=() categories="" ops=""
-models="" device="" hf_reference=1
+models="" device="" hf_reference=1 trust_check=0
 while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
@@ -125,6 +129,7 @@ while [ $# -gt 0 ]; do
     --verbose) verbose=1; shift ;;
     --plan) plan=1; shift ;;
     --no-hf-reference) hf_reference=0; shift ;;
+    --trust-check) trust_check=1; shift ;;
     --) shift; extra=("$@"); break ;;
     -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) usage_error "unknown option '$opt'" ;;
@@ -165,6 +170,8 @@ if [ -z "$resume" ] && [ "$suite" != transformer ] &&
   { [ -n "$models$device" ] || [ $hf_reference -eq 0 ]; }; then
   usage_error "--models, --device and --no-hf-reference belong to --suite transformer"
 fi
+[ $trust_check -eq 0 ] || [ -n "$resume" ] || [[ "${suite:-conv}" =~ ^(conv|ops|all)$ ]] ||
+  usage_error "--trust-check belongs to the conv and op suites"
 [ -z "$device" ] || [[ "$device" =~ ^(auto|cpu|cuda)$ ]] ||
   usage_error "--device: expected auto, cpu or cuda; got '$device'"
 [ -z "$models" ] || [ -n "${models//,/}" ] || usage_error "--models: empty list"
@@ -238,7 +245,8 @@ prebuilt_of() {
 if [ -n "$resume" ]; then
   if [ -n "$suite$preset$backends$dtypes$layouts$out_root$ops_opts$models$device" ] ||
     [ ${#shapes[@]} -gt 0 ] || [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ] ||
-    [ -n "$shard$gpus$cost_from" ] || [ $plan -eq 1 ] || [ $hf_reference -eq 0 ]; then
+    [ -n "$shard$gpus$cost_from" ] || [ $plan -eq 1 ] || [ $hf_reference -eq 0 ] ||
+    [ $trust_check -eq 1 ]; then
     usage_error "--resume takes the run's own settings (run.json); give only --timeout," \
       "--commit, --build-dir, --from-bundle, --verbose"
   fi
@@ -424,6 +432,7 @@ runner_of() {
   [ $plan -eq 0 ] || runner+=(--plan)
   [ "$s" = conv ] || runner+=(--suite "$s")
   [ $quick -eq 0 ] || runner+=(--quick)
+  if [ $trust_check -eq 1 ] && [[ "$s" =~ ^(conv|ops)$ ]]; then runner+=(--trust-check); fi
   if [ "$s" = ops ]; then
     for f in "${ops_grid[@]}"; do runner+=("--grid-arg=$f"); done
     [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")

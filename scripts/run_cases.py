@@ -57,11 +57,17 @@ def main(argv=None):
     p.add_argument("--hf-reference", action="store_true",
                    help="a new transformer run: after the cases, scripts/hf_reference.py on the "
                         "same models where transformers and torch import (runner/reference.py)")
+    p.add_argument("--trust-check", action="store_true",
+                   help="a new conv or op run: after the cases, scripts/trust_check.py times a "
+                        "sample of the libtorch_cuda cases in Python PyTorch (runner/reference.py)")
     args = p.parse_args(argv)
     if sys.stdout is not None:
         sys.stdout.reconfigure(line_buffering=True)
     if args.hf_reference and args.suite != "transformer":
         print(f"{PROG}: error: --hf-reference belongs to --suite transformer", file=sys.stderr)
+        return 2
+    if args.trust_check and args.suite not in ("conv", "ops"):
+        print(f"{PROG}: error: --trust-check belongs to the conv and op suites", file=sys.stderr)
         return 2
     if not args.merge_only and not args.myconv:
         print(f"{PROG}: error: no program given (--myconv)", file=sys.stderr)

@@ -36,10 +36,11 @@ expect_usage_error "unknown backend (myops' check)" --suite ops --ops-file "$wor
 expect_usage_error "--timing both after --" --suite ops --ops-file "$work/tiny_ops.txt" -- \
   --timing both
 expect_usage_error "--no-peaks after --" --suite ops --ops-file "$work/tiny_ops.txt" -- --no-peaks
+expect_usage_error "--trust-check with the mlp suite" --suite mlp --trust-check
 
 # The quick run.
 if "$runner" --suite ops --quick --ops-file "$work/tiny_ops.txt" --backends "$backends" \
-    --output-dir "$work/out" >"$work/console" 2>&1; then
+    --trust-check --output-dir "$work/out" >"$work/console" 2>&1; then
   ok "quick run exited 0"
 else
   fail "quick run exited non-zero"
@@ -57,6 +58,10 @@ run=${runs[0]%/}
 for f in all_experiments.txt results.json results.csv limits.json report.md; do
   [ -s "$run/$f" ] && ok "$f written" || fail "$f missing or empty"
 done
+# --trust-check on CPU backends: nothing to time (no libtorch_cuda case), said in one line
+grep -q "trust check skipped: .*no passed libtorch_cuda" "$work/console" &&
+  ok "--trust-check skipped with its reason" || fail "--trust-check's skip not logged"
+[ ! -e "$run/trust.json" ] && ok "no trust.json without a check" || fail "trust.json written"
 
 "$myops" --list-cases --ops-file "$work/tiny_ops.txt" --backend "$backends" --dtype fp32 \
   >"$work/cases.jsonl"

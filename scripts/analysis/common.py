@@ -195,6 +195,42 @@ def shorten(text, limit=120):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def trust_section(inputs):
+    """The trust check's findings (scripts/trust_check.py's trust.json beside an input
+    results.json): our LibTorch GPU medians against Python PyTorch's on the same GPU; the flagged
+    rows listed. Empty where no input has one."""
+    out = []
+    for d in inputs:
+        path = os.path.join(os.path.dirname(os.path.abspath(d["path"])), "trust.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+            cases = list(doc["cases"])
+            low, high = float(doc["low"]), float(doc["high"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        ratios = sorted(c["ratio"] for c in cases if isinstance(c.get("ratio"), (int, float)))
+        flagged = [c for c in cases if c.get("flagged")]
+        n = len(ratios)
+        mid = f"{(ratios[(n - 1) // 2] + ratios[n // 2]) / 2:.3f}" if n else "n/a"
+        out += ["## Trust check: our LibTorch figures against Python PyTorch's", "",
+                f"`{os.path.basename(path)}` beside `{d['path']}` (scripts/trust_check.py: the "
+                "same problems timed in Python PyTorch on the same GPU, in each record's timing "
+                "mode). Ratio = our GPU median / Python's; outside "
+                f"{low}-{high} is flagged. {len(cases)} cases, median ratio {mid}, "
+                f"{len(flagged)} flagged.", ""]
+        if flagged:
+            out += md_table(["suite", "problem", "dtype", "timing", "ours ms", "python ms",
+                             "ratio or error"],
+                            [[c.get("suite"), f"`{c.get('problem')}`", c.get("dtype"),
+                              c.get("timing_mode"), fmt(c.get("ours_gpu_median_ms")),
+                              fmt(c.get("python_gpu_median_ms")),
+                              f"{c['ratio']:.3f}" if "ratio" in c else
+                              shorten(str(c.get("error")), 100)]
+                             for c in flagged]) + [""]
+    return out
+
+
 def command_line():
     return shlex.join(["python3"] + sys.argv)
 

@@ -141,6 +141,8 @@ class CasesMixin:
             "gpu": None if a.gpus else gpus.the_single_gpu()}
         if a.hf_reference:  # the transformer suite's reference, after the cases (reference.py)
             self.config["hf_reference"] = True
+        if a.trust_check:  # Python PyTorch beside our LibTorch figures, after the cases
+            self.config["trust_check"] = True
         if shard:
             self.config["shard"] = shard
         if a.plan:

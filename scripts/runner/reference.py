@@ -57,6 +57,11 @@ def file_stem(text):
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)
 
 
+TRUST_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "trust_check.py")
+TRUST_TIMEOUT_S = 1800
+
+
 def hf_python():
     return os.environ.get("MYCONV_PYTHON") or "python3"
 
@@ -75,6 +80,30 @@ def hf_missing(python):
 
 
 class ReferenceMixin:
+    def run_trust_check(self):
+        """--trust-check: scripts/trust_check.py on RUN/results.json with the Python that has
+        torch ($MYCONV_PYTHON, else python3), into RUN/trust.json and trust.md (the report reads
+        them). Its skip (no torch with CUDA there) or failure is logged; the results stay."""
+        cmd = [hf_python(), TRUST_SCRIPT, os.path.join(self.run_dir, "results.json"),
+               "--output-dir", self.run_dir]
+        self.log.detail(f"$ {shlex.join(cmd)}")
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               errors="replace", stdin=subprocess.DEVNULL,
+                               timeout=TRUST_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.log.say(f"[myconv] trust check failed: {e}")
+            return
+        for line in p.stdout.splitlines():
+            self.log.detail(line)
+        last = (p.stdout.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        if p.returncode == 0:
+            self.log.say(f"[myconv] trust check: {last}")
+        elif p.returncode == 77:
+            self.log.say(f"[myconv] trust check skipped: {last}")
+        else:
+            self.log.say(f"[myconv] trust check failed (exit {p.returncode}: {last})")
+
     def reference_status(self):
         try:
             with open(os.path.join(self.run_dir, HF_DIR, STATUS_FILE), encoding="utf-8") as f:

@@ -201,6 +201,8 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
                 self.merge_workers()
             else:
                 self.write_results()
+        if not a.no_report and not failed and self.config.get("trust_check"):
+            self.run_trust_check()
         if not a.no_report:
             self.report()
         try:  # the lock stays held (on the open file) until exit; the folder is left clean
