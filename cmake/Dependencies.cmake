@@ -1,7 +1,7 @@
 # Finds every dependency. Required: nlohmann-json, CLI11. Optional, each enabling backends:
 # LibTorch, oneDNN, Halide 14, CUDA toolkit (+cuDNN, CUPTI). For each optional one this sets
 # MYCONV_HAVE_<DEP> (ON/OFF) and MYCONV_WHY_NO_<DEP> (the reason it is off), which the summary
-# table prints and conv/registry.cpp reports at run time.
+# table prints and the registries (experiments/registry/) report at run time.
 
 include(CheckLanguage)
 

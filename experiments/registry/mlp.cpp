@@ -1,6 +1,6 @@
 // The one place that says which MLP backends exist and, for each one missing, why.
 // MYCONV_HAVE_<DEP> and MYCONV_WHY_NO_<DEP> come from CMake (cmake/Dependencies.cmake).
-#include "models/mlp/registry.hpp"
+#include "experiments/registry/mlp.hpp"
 
 #include "baselines/mlp/backends.hpp"
 

@@ -1,6 +1,6 @@
 // The one place that says which op backends exist and, for each one missing, why.
 // MYCONV_HAVE_<DEP> and MYCONV_WHY_NO_<DEP> come from CMake (cmake/Dependencies.cmake).
-#include "ops/registry.hpp"
+#include "experiments/registry/ops.hpp"
 
 #include "baselines/ops/backends.hpp"
 #include "ops/cuda/own_cuda.hpp"
@@ -64,10 +64,6 @@ std::vector<RegistryEntry> make_registry(const BackendOptions& options) {
 
 std::vector<std::string> known_backend_names() {
   return bench::names_of(kKnown);
-}
-
-std::string reference_backend(const std::string& device) {
-  return device == "cuda" ? "libtorch_cuda" : "libtorch_cpu";
 }
 
 }  // namespace ops

@@ -1,6 +1,6 @@
 // The one place that says which backends exist and, for each one missing, why.
 // MYCONV_HAVE_<DEP> and MYCONV_WHY_NO_<DEP> come from CMake (cmake/Dependencies.cmake).
-#include "conv/registry.hpp"
+#include "experiments/registry/conv.hpp"
 
 #include "baselines/conv/backends.hpp"
 #include "conv/cuda/im2col_gemm_cuda.hpp"

@@ -1,5 +1,7 @@
-// What every LibTorch backend shares, whatever its suite (conv's in baselines/conv/, the op suite's
-// in baselines/ops/): our dtype as an ATen scalar type, and ATen's errors as the case's status.
+// What every LibTorch user shares, whatever its suite (the backends in baselines/conv/,
+// baselines/ops/ and baselines/mlp/, the transformer suite in models/transformer/): our dtype as
+// an ATen scalar type, and ATen's errors as the case's status. Header-only; only code built with
+// LibTorch includes it.
 #pragma once
 
 #include <stdexcept>

@@ -1,4 +1,6 @@
 // Every backend the suite knows, built or not, created in one explicit function.
+// The conv suite's manifest stands above the suite and baselines/ (it includes both), beside the
+// drivers: STYLE.md's "Layers that only point down".
 #pragma once
 
 #include <memory>
@@ -12,7 +14,7 @@ namespace conv {
 
 using RegistryEntry = bench::RegistryEntry<Backend>;
 
-// All known backends in report order; see registry.cpp for what each needs.
+// All known backends in report order; see conv.cpp for what each needs.
 std::vector<RegistryEntry> make_registry(const BackendOptions& options);
 
 // Names of all known backends (built or not), in report order.
