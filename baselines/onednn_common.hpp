@@ -4,8 +4,10 @@
 // (baselines/onednn_loader.cpp), built with hidden visibility.
 #pragma once
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include <oneapi/dnnl/dnnl_debug.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -88,6 +90,24 @@ inline dnnl::memory::data_type onednn_type(DataType dt) {
       return dnnl::memory::data_type::f16;
     default:
       return dnnl::memory::data_type::f32;  // fp32 (tf32 is refused by check_support)
+  }
+}
+
+// Fills dst with 0xFF bytes: NaN in f32, bf16 and f16 (the output poisoned before each run).
+inline void poison(const dnnl::memory& dst) {
+  std::memset(ONEDNN_CALL(dst.get_data_handle()), 0xFF, dst.get_desc().get_size());
+}
+
+// Runs a primitive oneDNN created. "unimplemented" from execute() is no missing implementation
+// (the primitive exists): it is a failure (seen with pip's LibTorch in the process;
+// baselines/onednn_loader.cpp says why).
+inline void execute(const dnnl::primitive& primitive, const dnnl::stream& stream,
+                    const std::unordered_map<int, dnnl::memory>& args) {
+  try {
+    ONEDNN_CALL(primitive.execute(stream, args));
+  } catch (const bench::Unsupported& e) {
+    throw std::runtime_error(std::string("oneDNN could not execute the primitive it created: ") +
+                             e.what());
   }
 }
 

@@ -14,15 +14,14 @@
 // reads them through the global scope. A program holding copies from libstdc++.a would answer
 // that lookup first, and the trampoline would call a null pointer (tests/test_libstdcxx_link.sh).
 #include <dlfcn.h>
-#include <unistd.h>
 
-#include <climits>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "baselines/conv/backends.hpp"
 #include "baselines/ops/backends.hpp"
+#include "core/system_info.hpp"
 
 namespace {
 
@@ -54,14 +53,6 @@ constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL;
 constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
 #endif
 
-std::string executable_dir() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return "";
-  std::string p(path, static_cast<std::size_t>(n));
-  return p.substr(0, p.find_last_of('/'));
-}
-
 // The module, opened once; null with the loader's errors in *why when it cannot be.
 void* onednn_module(std::string* why) {
   static std::string errors;
@@ -71,10 +62,10 @@ void* onednn_module(std::string* why) {
     // build folder (build/experiments/myconv -> build/baselines/).
     std::vector<std::string> candidates;
     if (const char* env = std::getenv("MYCONV_ONEDNN_MODULE")) candidates.emplace_back(env);
-    candidates.push_back(executable_dir() + "/../" MYCONV_ONEDNN_INSTALL_DIR
-                                            "/" MYCONV_ONEDNN_MODULE_NAME);
+    candidates.push_back(bench::executable_dir() + "/../" MYCONV_ONEDNN_INSTALL_DIR
+                                                   "/" MYCONV_ONEDNN_MODULE_NAME);
     candidates.emplace_back(MYCONV_ONEDNN_MODULE);
-    candidates.push_back(executable_dir() + "/../baselines/" MYCONV_ONEDNN_MODULE_NAME);
+    candidates.push_back(bench::executable_dir() + "/../baselines/" MYCONV_ONEDNN_MODULE_NAME);
     for (const std::string& path : candidates) {
       if (void* h = dlopen(path.c_str(), kDlopenFlags)) return h;
       errors += std::string(errors.empty() ? "" : "; ") + dlerror();

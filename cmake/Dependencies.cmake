@@ -1,7 +1,7 @@
 # Finds every dependency. Required: nlohmann-json, CLI11. Optional, each enabling backends:
 # LibTorch, oneDNN, Halide 14, CUDA toolkit (+cuDNN, CUPTI). For each optional one this sets
 # MYCONV_HAVE_<DEP> (ON/OFF) and MYCONV_WHY_NO_<DEP> (the reason it is off), which the summary
-# table prints and conv/registry.cpp reports at run time.
+# table prints and the registries (experiments/registry/) report at run time.
 
 include(CheckLanguage)
 
@@ -86,7 +86,8 @@ else()
       # __once_call. libstdc++.so's call_once trampoline then read the program's copy while
       # oneDNN, opened with RTLD_DEEPBIND (baselines/onednn_loader.cpp), wrote the shared
       # library's: a call through a null pointer, onednn_cpu's SIGSEGV on every problem
-      # (session 11). tests/test_libstdcxx_link.sh checks the programs define none of it.
+      # (results/h200/20261125_onednn_crash_diagnosis/). tests/test_libstdcxx_link.sh checks the
+      # programs define none of it.
       if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND Torch_DIR MATCHES "site-packages")
         execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
                         OUTPUT_VARIABLE _libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)

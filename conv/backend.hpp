@@ -1,5 +1,5 @@
 // The backend interface: one implementation of a conv problem. One file per backend; all are
-// registered in conv/registry.cpp.
+// registered in experiments/registry/conv.cpp.
 //
 // Life of one case (core/runner.hpp drives it; conv/bench.cpp gives it the conv hooks):
 //   check_support(p) -> prepare(p, data) [untimed: allocate, upload] -> compile() [timed as

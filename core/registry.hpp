@@ -1,7 +1,8 @@
-// What every suite's backend registry shares (conv/registry.cpp, ops/registry.cpp): the table of
-// known backends, each with its factory where it is built and the reason where it is not, turned
-// into entries in report order; and the --list-backends table. Typed on the suite's Backend and
-// its options; the table itself stays in the suite's registry.cpp, with its #if guards.
+// What every suite's backend registry shares (experiments/registry/*.cpp,
+// models/transformer/registry.cpp): the table of known backends, each with its factory where it
+// is built and the reason where it is not, turned into entries in report order; and the
+// --list-backends table. Typed on the suite's Backend and its options; the table itself stays in
+// the suite's registry, with its #if guards.
 #pragma once
 
 #include <algorithm>

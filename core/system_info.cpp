@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -132,6 +133,14 @@ nlohmann::ordered_json collect_system_info() {
   j["libraries"] = nlohmann::ordered_json::object();
   j["gpus"] = nlohmann::ordered_json::array();
   return j;
+}
+
+std::string executable_dir() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return "";
+  const std::string p(path, static_cast<std::size_t>(n));
+  return p.substr(0, p.find_last_of('/'));
 }
 
 }  // namespace bench

@@ -31,6 +31,11 @@ void write_source_diff(const std::string& path);
 // Host memory available to new allocations, in bytes (MemAvailable), or 0 when unknown.
 unsigned long long available_host_memory_bytes();
 
+// The folder of the running program (/proc/self/exe without the program's name), or "" where
+// /proc cannot say. The programs find what they ship beside them from it (the op lists, the
+// transformer presets, the oneDNN module of an install).
+std::string executable_dir();
+
 // Current UTC time as ISO 8601, e.g. "2026-11-21T22:44:00Z".
 std::string utc_now_iso8601();
 

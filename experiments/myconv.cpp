@@ -12,13 +12,13 @@
 #include <CLI/CLI.hpp>
 
 #include "conv/bench.hpp"
-#include "conv/registry.hpp"
 #include "conv/settings.hpp"
 #include "core/driver.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
+#include "experiments/registry/conv.hpp"
 
 namespace {
 

@@ -23,8 +23,8 @@
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
 #include "core/trace_report.hpp"
+#include "experiments/registry/mlp.hpp"
 #include "models/mlp/bench.hpp"
-#include "models/mlp/registry.hpp"
 #include "models/mlp/scaling.hpp"
 #if MYCONV_HAVE_TORCH
 #include "models/mlp/profile.hpp"

@@ -19,8 +19,8 @@
 #include "core/peak.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
+#include "experiments/registry/ops.hpp"
 #include "ops/bench.hpp"
-#include "ops/registry.hpp"
 #include "ops/score.hpp"
 #include "ops/settings.hpp"
 #if MYCONV_HAVE_CUDA

@@ -1,5 +1,5 @@
 // The op backend interface: one implementation of op problems. One file per backend (ours in
-// ops/cuda/, the libraries' in baselines/ops/); all are registered in ops/registry.cpp.
+// ops/cuda/, the libraries' in baselines/ops/); all are registered in experiments/registry/ops.cpp.
 //
 // Life of one case (core/runner.hpp drives it; ops/bench.cpp gives it the op hooks):
 //   check_support(p) -> prepare(p, data) [untimed: allocate, upload] -> compile() [timed as

@@ -1,8 +1,10 @@
 #include "ops/score.hpp"
 
-#include "ops/registry.hpp"
-
 namespace ops {
+
+std::string reference_backend(const std::string& device) {
+  return device == "cuda" ? "libtorch_cuda" : "libtorch_cpu";
+}
 
 std::string score_band(double ratio) {
   if (ratio >= 0.9) return "excellent";

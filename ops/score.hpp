@@ -13,6 +13,9 @@
 
 namespace ops {
 
+// The backend every score is against on a device: libtorch_cpu or libtorch_cuda.
+std::string reference_backend(const std::string& device);
+
 // Genesis's bands of PyTorch time / backend time: >= 0.9 excellent, 0.7-0.9 good, 0.5-0.7 fair,
 // 0.2-0.5 poor, < 0.2 critical.
 std::string score_band(double ratio);

@@ -1,26 +1,16 @@
 #include "ops/settings.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 
 #include "core/error.hpp"
+#include "core/system_info.hpp"
 
 namespace ops {
 
 namespace {
-
-std::string executable_dir() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return "";
-  const std::string p(path, static_cast<std::size_t>(n));
-  return p.substr(0, p.find_last_of('/'));
-}
 
 template <typename T>
 bool contains(const std::vector<T>& v, const T& x) {
@@ -43,7 +33,7 @@ const std::vector<std::string>& size_classes() {
 std::string ops_list_dir() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("MYCONV_OPS_DIR")) candidates.emplace_back(env);
-  candidates.push_back(executable_dir() + "/../share/myconv/experiments/ops");
+  candidates.push_back(bench::executable_dir() + "/../share/myconv/experiments/ops");
 #ifdef MYCONV_SOURCE_DIR
   candidates.emplace_back(MYCONV_SOURCE_DIR "/experiments/ops");
 #endif

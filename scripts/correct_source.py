@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Corrects the source record of result files that named the wrong source, where other evidence
-(a session's README, a device's `git status`) establishes what was built. The wrong value is kept.
+(a run folder's README, a device's `git status`) establishes what was built. The wrong value is
+kept.
 
   scripts/correct_source.py --commit REV [--dirty yes|no|unknown] --reason TEXT FILE...
 

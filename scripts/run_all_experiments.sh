@@ -260,7 +260,7 @@ if [ -n "$resume" ]; then
   labels=("")
 else
   suite=${suite:-conv}
-  suites=(conv ops)  # all: not yet mlp (its backends' names differ; see docs/mymlp.md)
+  suites=(conv ops)  # all: conv and ops, not mlp (its backends' names differ; see docs/mymlp.md)
   [ "$suite" = all ] || suites=("$suite")
 fi
 for s in "${suites[@]}"; do

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "conv/bench.hpp"
-#include "conv/registry.hpp"
+#include "experiments/registry/conv.hpp"
 #include "tests/random_problems.hpp"
 
 namespace conv {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "conv/bench.hpp"
-#include "conv/registry.hpp"
 #include "core/error.hpp"
+#include "experiments/registry/conv.hpp"
 #include "tests/random_problems.hpp"
 
 #if MYCONV_HAVE_CUDA

@@ -15,10 +15,10 @@
 #include "baselines/conv/backends.hpp"
 #include "conv/bench.hpp"
 #include "conv/data.hpp"
-#include "conv/registry.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_services.hpp"
 #include "core/error.hpp"
+#include "experiments/registry/conv.hpp"
 #include "tests/gpu_skip.hpp"
 #include "tests/random_problems.hpp"
 

@@ -6,7 +6,7 @@
 #include <ATen/Context.h>
 
 #include "conv/bench.hpp"
-#include "conv/registry.hpp"
+#include "experiments/registry/conv.hpp"
 
 namespace conv {
 namespace {

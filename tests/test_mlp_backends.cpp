@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "experiments/registry/mlp.hpp"
 #include "models/mlp/bench.hpp"
 #include "models/mlp/profile.hpp"
 #include "models/mlp/ref_mlp.hpp"
-#include "models/mlp/registry.hpp"
 #include "models/mlp/scaling.hpp"
 #include "tests/case_helpers.hpp"
 #include "tests/temp_dir.hpp"

@@ -7,8 +7,9 @@
 
 #include <set>
 
+#include "experiments/registry/ops.hpp"
 #include "ops/bench.hpp"
-#include "ops/registry.hpp"
+#include "ops/score.hpp"
 #include "ops/settings.hpp"
 #include "tests/random_ops.hpp"
 #if MYCONV_HAVE_CUDA

@@ -11,9 +11,9 @@
 #include <iostream>
 
 #include "conv/bench.hpp"
-#include "conv/registry.hpp"
 #include "core/printers.hpp"
 #include "core/trace_report.hpp"
+#include "experiments/registry/conv.hpp"
 
 #if MYCONV_HAVE_CUPTI
 #include "core/cuda/cuda_info.hpp"

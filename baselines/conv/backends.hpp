@@ -1,6 +1,6 @@
 // Factories of the backends in baselines/ (one .cpp each). Declared unconditionally; each is
 // defined only when its library was found, and called only under the matching MYCONV_HAVE_* guard
-// in conv/registry.cpp.
+// in experiments/registry/conv.cpp.
 #pragma once
 
 #include <memory>

@@ -60,16 +60,17 @@ int least_waste(int hi, std::int64_t unit, std::int64_t extent) {
 // ---- Schedule: manual_basic (CUDA GPU) --------------------------------------------------------
 // Output tiles to blocks and threads, each thread's register tile accumulated over the whole
 // reduction straight from global memory (through L1); no shared memory.
-// Measured (H200, fp32, nchw, real timing, GPU median; results/h200/20261123_session3/preset_all,
-// when this schedule was "manual"), ms, with cuDNN's beside it and cuDNN / this:
-//   ResNet-50 (mb32): conv1 0.392 (0.378, 0.96), res2_3x3 0.608 (0.261, 0.43), res2_1x1_up 0.202
-//     (0.130, 0.65), res3_3x3 1.025 (0.134, 0.13), res4_3x3 1.672 (0.268, 0.16), res5_3x3 2.154
-//     (0.341, 0.16)
-//   VGG-16 (mb16): conv1_1 0.168 (0.173, 1.03), conv1_2 2.728 (1.426, 0.52), conv2_1 1.482
-//     (0.715, 0.48), conv2_2 2.988 (1.389, 0.46), conv3_1 2.316 (0.702, 0.30), conv3_2 4.649
-//     (1.598, 0.34), conv4_1 4.048 (0.991, 0.24), conv4_2 8.145 (2.172, 0.27), conv5_1 3.323
-//     (0.665, 0.20)
-//   geometric mean of cuDNN / this over the 15 layers: 0.35.
+// Measured (H200, fp32, nchw, pure timing, GPU median, source 35aaafa; manual_basic.json and
+// cudnn.json in results/h200/20261124_conv_halide_cuda_tiles/), ms, with cuDNN's beside it and
+// cuDNN / this:
+//   ResNet-50 (mb32): conv1 0.385 (0.370, 0.96), res2_3x3 0.602 (0.253, 0.42), res2_1x1_up 0.196
+//     (0.122, 0.62), res3_3x3 1.016 (0.122, 0.12), res4_3x3 1.658 (0.248, 0.15), res5_3x3 2.147
+//     (0.329, 0.15)
+//   VGG-16 (mb16): conv1_1 0.163 (0.164, 1.01), conv1_2 2.723 (1.414, 0.52), conv2_1 1.481
+//     (0.708, 0.48), conv2_2 2.985 (1.385, 0.46), conv3_1 2.310 (0.694, 0.30), conv3_2 4.649
+//     (1.569, 0.34), conv4_1 4.048 (0.967, 0.24), conv4_2 8.128 (2.167, 0.27), conv5_1 3.323
+//     (0.652, 0.20)
+//   geometric mean of cuDNN / this over the 15 layers: 0.342.
 
 constexpr int kThreadsPerBlock = 128;
 // Fewest threads worth launching: about half of an H100/H200's resident threads. Register tiles

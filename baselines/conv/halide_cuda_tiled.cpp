@@ -66,7 +66,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 //
 // Measured (H200, fp32, pure timing; speed = cuDNN's GPU median / this one's, geometric mean over
 // ResNet-50's 6 and VGG-16's 9 layers; per-layer medians and the commands in
-// results/h200/20261124_session9/halide_tiles/, source 35aaafa, before the 1x1 rule below):
+// results/h200/20261124_conv_halide_cuda_tiles/, source 35aaafa, before the 1x1 rule below):
 //     preset          ResNet-50   VGG-16   all 15
 //     auto (default)  0.420       0.564    0.502
 //     c32             0.428       0.565    0.506
@@ -124,10 +124,10 @@ constexpr std::int64_t kSmBlocks = 32, kSmRegisters = 64 * 1024, kSmShared = 228
                        kBlockReservedShared = 1024, kRegistersPerThread = 128;
 // Input channels per group below which manual keeps the basic schedule: a chunk would hold too
 // little reduction to pay for its two barriers, and the basic schedule ran the 3-channel first
-// layers of ResNet-50 and VGG-16 at cuDNN's speed (0.96x and 1.03x, halide_cuda_schedule.cpp).
+// layers of ResNet-50 and VGG-16 at cuDNN's speed (0.96x and 1.01x, halide_cuda_schedule.cpp).
 // 1x1 filters keep the basic schedule too: on ResNet-50's res2_1x1_up (mb32ic64ih56oc256kh1,
 // H200, fp32) the tiled schedule took 474-724 us by preset against the basic one's 196 us
-// (results/h200/20261124_session9/halide_tiles/).
+// (results/h200/20261124_conv_halide_cuda_tiles/).
 constexpr std::int64_t kMinTiledInputChannels = 8;
 
 struct Tile {

@@ -1,6 +1,6 @@
 // What the conv suite's LibTorch backends (libtorch_cpu.cpp, libtorch_cuda.cpp) share: host buffers
 // in the problem's layout as tensors and outputs back to host floats; the dtype's scalar type and
-// ATen's errors as the case's status come from baselines/libtorch_common.hpp.
+// ATen's errors as the case's status come from core/torch/libtorch_common.hpp.
 #pragma once
 
 #include <cstring>
@@ -8,8 +8,8 @@
 
 #include <torch/torch.h>
 
-#include "baselines/libtorch_common.hpp"
 #include "conv/problem.hpp"
+#include "core/torch/libtorch_common.hpp"
 
 namespace conv::libtorch {
 

@@ -7,6 +7,7 @@
 
 #include "baselines/conv/backends.hpp"
 #include "baselines/conv/libtorch_conv.hpp"
+#include "baselines/libtorch_cpu_backend.hpp"
 #include "core/error.hpp"
 
 namespace conv {
@@ -79,25 +80,11 @@ class LibtorchInstance final : public Instance {
   at::Tensor src_, wei_, dst_;
 };
 
-class LibtorchCpuBackend final : public Backend {
- public:
-  std::string name() const override { return "libtorch_cpu"; }
-  std::string device() const override { return "cpu"; }
-  std::string library_version() const override { return "LibTorch " TORCH_VERSION; }
-  Support check_support(const Problem& p) const override {
-    if (p.dtype == DataType::tf32)
-      return Support::no("tf32 is a GPU tensor-core math mode; LibTorch has none on the CPU");
-    return Support::yes();
-  }
-  std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
-    return std::make_unique<LibtorchInstance>(p, data);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Backend> make_libtorch_cpu_backend(const BackendOptions&) {
-  return std::make_unique<LibtorchCpuBackend>();
+  return std::make_unique<
+      bench::libtorch::CpuBackend<Backend, LibtorchInstance, Problem, HostData>>();
 }
 
 }  // namespace conv

@@ -170,22 +170,9 @@ class OnednnInstance final : public Instance {
              {DNNL_ARG_SCRATCHPAD, scratchpad_}};
   }
 
-  void poison_output() override {
-    void* handle = ONEDNN_CALL(dst_.get_data_handle());
-    std::memset(handle, 0xFF, dst_.get_desc().get_size());  // NaN in f32, bf16 and f16
-  }
+  void poison_output() override { bench::onednn::poison(dst_); }
 
-  // "unimplemented" from execute() is no missing implementation (the primitive exists): it is a
-  // failure. Seen on an H200 host when pip's LibTorch shares the process (see the closing note
-  // of the GPU issue); without LibTorch in the process the same cases pass there.
-  void run() override {
-    try {
-      ONEDNN_CALL(conv_.execute(stream_, args_));
-    } catch (const bench::Unsupported& e) {
-      throw std::runtime_error(std::string("oneDNN could not execute the primitive it created: ") +
-                               e.what());
-    }
-  }
+  void run() override { bench::onednn::execute(conv_, stream_, args_); }
 
   void sync() override { ONEDNN_CALL(stream_.wait()); }
 

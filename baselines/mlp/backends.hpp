@@ -1,6 +1,6 @@
 // Factories of the MLP backends in baselines/mlp/ (one .cpp each, except that the two CUDA
 // LibTorch backends share libtorch_cuda.cpp). Declared unconditionally; each is defined only when
-// its library was found, and called only under the matching guard in models/mlp/registry.cpp.
+// its library was found, and called only under the matching guard in experiments/registry/mlp.cpp.
 #pragma once
 
 #include <memory>

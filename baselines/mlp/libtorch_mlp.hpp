@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "baselines/libtorch_common.hpp"
+#include "core/torch/libtorch_common.hpp"
 #include "models/mlp/backend.hpp"
 
 namespace mlp::libtorch {

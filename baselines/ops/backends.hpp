@@ -1,6 +1,6 @@
 // Factories of the op backends in baselines/ops/ (one .cpp each). Declared unconditionally; each is
 // defined only when its library was found, and called only under the matching MYCONV_HAVE_* guard
-// in ops/registry.cpp.
+// in experiments/registry/ops.cpp.
 #pragma once
 
 #include <memory>

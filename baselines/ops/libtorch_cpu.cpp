@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include "baselines/libtorch_cpu_backend.hpp"
 #include "baselines/ops/backends.hpp"
 #include "baselines/ops/libtorch_ops.hpp"
 
@@ -88,25 +89,11 @@ class LibtorchCpuInstance final : public Instance {
   at::Tensor out_;
 };
 
-class LibtorchCpuBackend final : public Backend {
- public:
-  std::string name() const override { return "libtorch_cpu"; }
-  std::string device() const override { return "cpu"; }
-  std::string library_version() const override { return "LibTorch " TORCH_VERSION; }
-  Support check_support(const Problem& p) const override {
-    if (p.dtype == DataType::tf32)
-      return Support::no("tf32 is a GPU tensor-core math mode; LibTorch has none on the CPU");
-    return Support::yes();
-  }
-  std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
-    return std::make_unique<LibtorchCpuInstance>(p, data);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Backend> make_libtorch_cpu_ops_backend(const BackendOptions&) {
-  return std::make_unique<LibtorchCpuBackend>();
+  return std::make_unique<
+      bench::libtorch::CpuBackend<Backend, LibtorchCpuInstance, Problem, HostData>>();
 }
 
 }  // namespace ops

@@ -15,7 +15,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
-#include "baselines/libtorch_common.hpp"
+#include "core/torch/libtorch_common.hpp"
 #include "ops/data.hpp"
 #include "ops/problem.hpp"
 

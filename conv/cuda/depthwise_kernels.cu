@@ -53,12 +53,12 @@
 //     threads per SM), nhwc 58-128 (the unrolled window's loads of all kernel rows are in flight
 //     together; about 2 blocks per SM).
 //
-// Measured on the H200 (results/h200/20261124_session10/targets.md, cuDNN's time / ours over
+// Measured on the H200 (results/h200/20261125_conv_preset_fp32/targets.md, cuDNN's time / ours over
 // MobileNet-v2's ten depthwise layers, batch 32): fp32 nchw 0.50-1.26 (8 layers >= 0.8; the two
 // stride-2 layers on 28x28 and 14x14 inputs are the slow ones), fp16 nchw 0.48-0.66, fp32 nhwc
 // 0.47-0.75, fp16 nhwc 0.43-0.67. The 16-bit paths are no faster than fp32 (b1_dw nchw 66.6 us
-// in fp16, 58.3 us in fp32; cuDNN 33.8 and 67.1): halves are staged as floats and converted one
-// at a time, about 2.2x cuDNN's instructions (ncu, results/h200/20261124_session9/ncu/).
+// in fp16, 58.3 us in fp32; cuDNN 33.8 and 67.2): halves are staged as floats and converted one
+// at a time, about 2.2x cuDNN's instructions (ncu, results/h200/20261124_conv_ncu_missed_targets/).
 #include "conv/cuda/depthwise_kernels.hpp"
 
 #include <cstdint>

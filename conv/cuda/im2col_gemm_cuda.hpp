@@ -1,6 +1,6 @@
 // Our own CUDA backend: im2col + GEMM convolution with our kernels
 // (conv/cuda/im2col_gemm_kernels.cu). Declared unconditionally; defined only when CUDA was found,
-// and called only under MYCONV_HAVE_CUDA in conv/registry.cpp.
+// and called only under MYCONV_HAVE_CUDA in experiments/registry/conv.cpp.
 #pragma once
 
 #include <memory>

@@ -18,10 +18,11 @@
 // weights; a first transpose with 2-byte writes (and a per-channel weight slab) made every ResNet-50
 // layer slower through variants 6 and 10 (conv1 by 94 us); the transpose before this one (one
 // block per image row and 32 pixels, 2-byte reads along W) took 22.5 us for res2's 12.8 MB
-// (ncu, results/h200/20261124_session9/ncu/res2_1x1_up_fp16_ncu.txt: 65% SM throughput, index
-// math per element), which this one replaces. With it (H200, pure timing, variants 6 and 10 through
-// --variant auto, results/h200/20261124_session9/resnet50_nchw/): ResNet-50 nchw fp16 res2_3x3
-// 50.0 -> 36.4 us, res2_1x1_up 61.7 -> 49.2 us; geomean against cuDNN 0.77 -> 0.95 in fp16.
+// (ncu, results/h200/20261124_conv_ncu_missed_targets/res2_1x1_up_fp16_ncu.txt: 65% SM
+// throughput, index math per element), which this one replaces. With it (H200, pure timing,
+// variants 6 and 10 through --variant auto, results/h200/20261124_conv_preset_gpu_dtypes/):
+// ResNet-50 nchw fp16 res2_3x3 35.2 us (cuDNN 49.8), res2_1x1_up 48.2 us (cuDNN 17.9); geomean
+// against cuDNN 0.959 in fp16 (20261125_conv_preset_fp32/targets.md).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

@@ -201,10 +201,11 @@ inline std::string small_conv_config_mismatch(const Im2colGeometry& g, const Sma
 // mb32ic32ih56oc32kh3ph1 77 / 100; mb32ic64ih56oc16kh3ph1 82 / 172; g32mb32ic32ih56oc32kh3ph1
 // 60 / 198.
 // Above 32 channels variant 3 keeps the problem, short grids included: with its split-K
-// (choose_fp32_splits) it took ResNet-50's res3/res4/res5 3x3 layers in 278/319/331 us where
-// this kernel took 339/467/463 us (H200, pure timing; results/h200/20261122_session2/
-// resnet50_pure and 20261124_session8/conv_nchw). (Session 8's rule for grids of under two
-// blocks per SM compared against variant 3 without its split-K: res5 703 us.)
+// (choose_fp32_splits) it takes ResNet-50's res3/res4/res5 3x3 layers in 278/318/329 us
+// (H200, pure timing; results/h200/20261125_conv_preset_fp32/) where this kernel took
+// 339/467/463 us (the same kernels, source 93bd803; that run's files are in git history, under
+// results/h200/ at commit 5de5be6). Against variant 3 without its split-K (res5 703 us) this
+// kernel looks better on grids of under two blocks per SM than it is.
 inline bool small_conv_preferred(const Im2colGeometry& g) {
   return small_conv_supported(g) && g.ocg <= 32;
 }

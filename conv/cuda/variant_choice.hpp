@@ -50,19 +50,18 @@ struct VariantChoice {
   std::string why;  // e.g. "Hopper, one group, channels in 128-byte k slices"
 };
 
-// The heuristic, in order, each rule from H200 measurements (results/h200/20261124_session8/):
+// The heuristic, in order, each rule from H200 measurements (its outcome over 73 problems:
+// results/h200/20261125_conv_preset_fp32/ and 20261124_conv_preset_gpu_dtypes/):
 //   1. depthwise (groups = IC, OC/G <= 4): variant 8;
 //   2. tf32/fp16/bf16 where the mma.sync kernels run, a 1x1 filter, one group, few output
 //      channels (rule 3's range) and N*OH*OW >= 16384: variant 4 in nchw, 6 in nhwc. MobileNet-v2's
 //      five project layers with 16-32 output channels measured, with --variant search (us, real
-//      timing, fp16; results/h200/20261125_session11/variant_search_1x1/): nchw v4 20-50 against
+//      timing, fp16; results/h200/20261125_conv_variant_search_1x1/): nchw v4 20-50 against
 //      v7 33-77, nhwc v6 13-49 against v7 41-127; variant 7 computes in FP32 on CUDA cores;
 //   3. few output channels per group (OC/G <= 32, small_conv_preferred): variant 7, the direct
 //      kernel;
-//   4. fp32: variant 3 (with its split-K where the grid is short). Session 8 also sent fp32 grids
-//      of under two blocks per SM to variant 7; that made ResNet-50's res3/res4/res5 3x3 layers
-//      339/467/463 us where variant 3 takes 278/319/331 us (results/h200/20261124_session8/
-//      conv_nchw against 20261122_session2/resnet50_pure, same kernels), so the rule is gone;
+//   4. fp32: variant 3 (with its split-K where the grid is short), short grids included: variant
+//      7 is slower there (ResNet-50's res3/res4/res5 3x3 layers: small_conv_preferred's comment);
 //   5. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channels in whole 128-byte
 //      slices) and the filter is not 1x1 with a single k slice: variant 10;
 //   6. tf32/fp16/bf16 otherwise: variant 6 (variant 9 where the mma.sync kernels cannot run).

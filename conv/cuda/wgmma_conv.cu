@@ -39,7 +39,8 @@
 // Split-K partial planes (M x OC floats) start at any 4-byte boundary: vector stores check the
 // address.
 //
-// Measured on an NVIDIA H200: see results/h200/ (the session README that introduced this file).
+// Measured on an NVIDIA H200: results/h200/20261124_conv_preset_gpu_dtypes/ (nchw) and
+// 20261124_conv_nhwc_resnet50_mobilenet/; the targets in 20261125_conv_preset_fp32/targets.md.
 #include "conv/cuda/wgmma_conv.hpp"
 
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncode*

@@ -1,6 +1,6 @@
 // The MLP suite's backend interface: one implementation of run_mlp (and of the square matmul its
 // GEMMs are made of). One file per backend in baselines/mlp/; all registered in
-// models/mlp/registry.cpp.
+// experiments/registry/mlp.cpp.
 //
 // Life of one case (core/runner.hpp drives it; models/mlp/bench.cpp gives it the hooks):
 //   check_support(p) -> prepare(p, data) [untimed: model built, parameters and input uploaded] ->

@@ -9,11 +9,11 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
-#include "baselines/libtorch_common.hpp"
 #include "core/compare.hpp"
 #include "core/error.hpp"
 #include "core/printers.hpp"
 #include "core/stats.hpp"
+#include "core/torch/libtorch_common.hpp"
 
 namespace transformer {
 

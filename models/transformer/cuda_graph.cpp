@@ -135,7 +135,7 @@ std::int64_t cuda_allocated_now(int device) {
 // LibTorch 2.x keeps one cuBLAS workspace (and one cuBLASLt workspace) per (handle, stream) that
 // ran a matmul, allocated from the caching allocator and never freed: a graph's capture stream (a
 // new one from the pool per capture) left 33 MiB allocated behind every libtorch_graph case on an
-// H200 (session 6). Cleared before each case, every case allocates its own. (LibTorch 1.x lets
+// H200. Cleared before each case, every case allocates its own. (LibTorch 1.x lets
 // cuBLAS allocate its workspace itself, outside the caching allocator.)
 void cuda_clear_blas_workspaces() {
 #if TORCH_VERSION_MAJOR >= 2

@@ -1,8 +1,5 @@
 #include "models/transformer/settings.hpp"
 
-#include <limits.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/system_info.hpp"
 
 namespace transformer {
 
@@ -17,14 +15,6 @@ using bench::UsageError;
 using nlohmann::json;
 
 namespace {
-
-std::string executable_dir() {
-  char path[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return "";
-  const std::string p(path, static_cast<std::size_t>(n));
-  return p.substr(0, p.find_last_of('/'));
-}
 
 json read_json_file(const std::string& path, const std::string& option) {
   std::ifstream in(path);
@@ -56,7 +46,8 @@ std::vector<std::int64_t> int_list(const json& v, const std::string& where, cons
 std::string presets_path() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("MYCONV_TRANSFORMER_PRESETS")) candidates.emplace_back(env);
-  candidates.push_back(executable_dir() + "/../share/myconv/experiments/transformer/presets.json");
+  candidates.push_back(bench::executable_dir() +
+                       "/../share/myconv/experiments/transformer/presets.json");
 #ifdef MYCONV_SOURCE_DIR
   candidates.emplace_back(MYCONV_SOURCE_DIR "/experiments/transformer/presets.json");
 #endif

@@ -21,8 +21,9 @@
 // Run: myops --backend own_cuda --variant 2 --problem add:4096x4096+1x4096:fp16
 //      myops --backend own_cuda --variant 1 --problem gelu_tanh:16777216:bf16
 //
-// Development figures, not yet reproduced through myops: a scratch harness on 2026-11-23/24,
-// over code before its last edits (results/ will hold myops's own runs).
+// Figures of a scratch harness (not myops; no run folder keeps them), over this code before its
+// last edits; myops's measurements of the op suite: results/h200/20261124_ops_preset_pure/ and
+// 20261124_ops_xlarge_pure/.
 // Measured on the H200 (GB/s of Problem::bytes(), median of 5 x >= 30 ms of back-to-back
 // launches, no graph; cudaMemcpy D2D of 1 GiB: 4270; PyTorch 2.11 on the same machine):
 //   op (fp32 / fp16)                  v2 or v3 (best)  v1           PyTorch
@@ -38,8 +39,8 @@
 //   gelu_erf, silu, sigmoid, tanh 16M 3449-3572 / 2603-3418         3837-3859 / 2820-3563
 // (bf16 as fp16 within a few percent.) Those v2/v3 figures predate the occupancy-sized grids:
 // they ran 8 blocks of 256 per SM, which left a partial second wave for kernels of more than 32
-// registers (the 16-bit activations, the broadcast gathers); v4 was written after the device
-// time ran out and is unmeasured: compare v2 and v4 before changing the order.
+// registers (the 16-bit activations, the broadcast gathers); v4 is unmeasured: compare v2 and
+// v4 before changing the order.
 //
 // Expected speed: v2, v3 and v4 near the device copy bandwidth at 16M and more (v2 at 92-93% for
 // add, 83-84% for the fp32 activations, 61-80% for the 16-bit transcendental ones); v1 at about

@@ -34,8 +34,9 @@
 //      myops --backend own_cuda --variant 2 --problem permute:64x128x256:perm=0,2,1:fp16
 //      myops --backend own_cuda --variant 2 --problem concat:4096x4096:inputs=4:axis=1
 //
-// Development figures, not yet reproduced through myops: a scratch harness on 2026-11-23/24,
-// over code before its last edits (results/ will hold myops's own runs).
+// Figures of a scratch harness (not myops; no run folder keeps them), over this code before its
+// last edits; myops's measurements of the op suite: results/h200/20261124_ops_preset_pure/ and
+// 20261124_ops_xlarge_pure/.
 // Measured on the H200 (GB/s of bytes read + written, median of 5 x >= 30 ms of back-to-back
 // launches, no graph; cudaMemcpy D2D of 1 GiB: 4270; PyTorch 2.11 on the same machine):
 //   problem (fp32 / fp16)                   best variant          others               PyTorch
@@ -51,9 +52,9 @@
 //   concat:4096x4096 (axis 0)               v2 3867 / 3611        v3 3898 / 3567       3903 / 3776
 //   concat:4096x4096:axis=1                 v2 3811 / 3613        v3 1634 / 1574       3864 / 3712
 //   concat:4096x256:inputs=64:axis=1        v2 3828 / 3679        v3 1084 / 812        4003 / 3921
-// (bf16 as fp16.) The row kernels (permute v2 rows, concat v2) ran then with 8 blocks of 256 per
-// SM, which leaves a partial second wave at their 48-64 registers; they now take the resident
-// blocks (occupancy x SMs), not yet measured. The fp16 tiles move 2-byte words through shared
+// (bf16 as fp16.) The row kernels (permute v2 rows, concat v2) ran there with 8 blocks of 256 per
+// SM, which leaves a partial second wave at their 48-64 registers; they take the resident blocks
+// (occupancy x SMs), unmeasured by the harness. The fp16 tiles move 2-byte words through shared
 // memory and reach 62% of the copy bandwidth, fp32 78%.
 //
 // Concat: the one kernel with the pointer table (v2) beats cudaMemcpy2DAsync per input (v3)

@@ -33,8 +33,9 @@
 // second time for the same centred sum. rsqrtf (about 2 ulp) for 1/sqrt(var + eps); softmax uses
 // expf (accurate) and multiplies by 1/sum.
 //
-// Development figures, not yet reproduced through myops: a scratch harness on 2026-11-23/24,
-// over code before its last edits (results/ will hold myops's own runs).
+// Figures of a scratch harness (not myops; no run folder keeps them), over this code before its
+// last edits; myops's measurements of the op suite: results/h200/20261124_ops_preset_pure/ and
+// 20261124_ops_xlarge_pure/.
 // Measured on an NVIDIA H200 (CUDA 13.0, sm_90), median of CUDA-graph replays, us, v1 / v2:
 //               fp32 softmax  layernorm    rmsnorm      bf16 softmax  layernorm    rmsnorm
 //   4x512x896   6.99 / 5.75   6.80 / 4.90  4.96 / 4.41  7.36 / 5.33   7.17 / 4.23  5.20 / 3.70

@@ -37,8 +37,9 @@
 //
 // max: starts from -inf and keeps a NaN (MaxOp, warp_reduce.cuh), like torch.max; exact.
 //
-// Development figures, not yet reproduced through myops: a scratch harness on 2026-11-23/24,
-// over code before its last edits (results/ will hold myops's own runs).
+// Figures of a scratch harness (not myops; no run folder keeps them), over this code before its
+// last edits; myops's measurements of the op suite: results/h200/20261124_ops_preset_pure/ and
+// 20261124_ops_xlarge_pure/.
 // Measured on an NVIDIA H200 (CUDA 13.0, sm_90), sum, median of CUDA-graph replays, us (GB/s of
 // input + output bytes where it matters). A device-to-device copy through PyTorch on such a card
 // moves about 4.3 TB/s (read + write); a cudaMemcpyAsync of 4 GiB captured in a graph gave only

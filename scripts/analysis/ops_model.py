@@ -11,7 +11,7 @@ import math
 from analysis.common import (device_of, dtype_of, median, number, params, passed, primary,
                              suite_of)
 
-# The backend every ratio is against, per device (ops/registry.cpp reference_backend).
+# The backend every ratio is against, per device (ops/score.cpp reference_backend).
 REFERENCE = {"cuda": "libtorch_cuda", "cpu": "libtorch_cpu"}
 OWN = "own_cuda"            # our kernels: the backend the targets are about
 VENDOR_MATMUL = "cublaslt"  # the matmul target's yardstick
