@@ -1,0 +1,153 @@
+// The plan of the Hopper GEMM engine (core/cuda/gemm/gemm_sm90.cu): which problems it takes, its
+// tile and pipeline depth, the shared-memory layout of a stage, the operand addresses the MMAs
+// read, and the order in which the persistent blocks walk the output tiles. Host and device code
+// with no CUDA dependency, so that tests/test_gemm_config.cpp checks it on the CPU.
+//
+// The GEMM: C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]), A and B row-major and contiguous
+// (A K-major, B MN-major), fp16 or bf16, FP32 accumulation. A tile is kBm x BN of C (BN 128 or
+// 256), k in blocks of kBk = 64 values (128 bytes: one swizzle row). A stage holds A's block (kBm
+// rows of 128 bytes, one tensor copy) and B's (BN / 64 boxes of 64 k rows x 64 n, each one tensor
+// copy of kBk * 128 bytes), all 128-byte swizzled (core/cuda/wgmma_desc.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/cuda/mma_index.hpp"  // BENCH_HD
+#include "core/cuda/wgmma_desc.hpp"
+
+namespace bench::gemm {
+
+inline constexpr int kBm = 128;       // tile rows: two consumer warpgroups of 64
+inline constexpr int kBk = 64;        // k values per stage: one 128-byte row of 16-bit values
+inline constexpr int kBoxN = 64;      // n values per box of B: one 128-byte row
+inline constexpr int kStepK = 16;     // k of one wgmma (16-bit types)
+inline constexpr int kThreads = 384;  // a producer warpgroup and two consumer warpgroups
+inline constexpr int kElementBytes = 2;
+inline constexpr int kMaxStages = 6;
+inline constexpr int kGroupRows = 8;  // tile order: groups of 8 tile rows (see gemm_tile)
+// Shared memory a block may opt in to on Hopper (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+inline constexpr std::size_t kSmemLimit = 232448;
+inline constexpr std::size_t kAlignSlack = 1024;   // the swizzled tiles need 1024-byte alignment
+inline constexpr std::size_t kBarrierBytes = 256;  // full and empty barriers, 8 bytes each
+
+BENCH_HD constexpr int a_block_bytes() {
+  return kBm * kBk * kElementBytes;
+}  // 16 KB
+BENCH_HD constexpr int b_box_bytes() {
+  return kBk * kBoxN * kElementBytes;
+}  // 8 KB
+BENCH_HD constexpr int stage_bytes(int bn) {
+  return a_block_bytes() + bn / kBoxN * b_box_bytes();
+}
+// The most stages that fit beside the alignment slack and the barriers, at most kMaxStages:
+// 4 for BN 256 (48 KB each), 6 for BN 128 (32 KB each).
+BENCH_HD constexpr int gemm_stages(int bn) {
+  const int fit = int((kSmemLimit - kAlignSlack - kBarrierBytes) / std::size_t(stage_bytes(bn)));
+  return fit < kMaxStages ? fit : kMaxStages;
+}
+BENCH_HD constexpr std::size_t gemm_smem_bytes(int bn) {
+  return std::size_t(gemm_stages(bn)) * std::size_t(stage_bytes(bn)) + kAlignSlack + kBarrierBytes;
+}
+
+// Byte offsets inside a stage (1024-byte aligned) of what the copies write and the MMAs read.
+// B's box j (n0 + 64 j .. + 63, all kBk k rows) follows A's block.
+BENCH_HD constexpr int b_box_offset(int j) {
+  return a_block_bytes() + j * b_box_bytes();
+}
+// Consumer warpgroup `half` (0 or 1) multiplies rows 64 half .. 64 half + 63 of A's block; k step
+// `step` (0..3) starts 32 bytes further along the 128-byte rows (K-major: inside the swizzle row).
+BENCH_HD constexpr int a_operand_offset(int half, int step) {
+  return half * 64 * int(sm90::kSw128RowBytes) + step * kStepK * kElementBytes;
+}
+// B (MN-major): k step `step` starts 16 k rows further down every box (two 8-row groups), and
+// the operand's 64-wide column blocks are the boxes, b_box_bytes() apart (the descriptor's LBO).
+BENCH_HD constexpr int b_operand_offset(int step) {
+  return b_box_offset(0) + step * kStepK * int(sm90::kSw128RowBytes);
+}
+
+// The problem in the engine's terms.
+struct GemmShape {
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
+// Empty when the engine runs s (16-bit values of element_bytes bytes), else why not. The
+// tensor copies need every global stride a multiple of 16 bytes (rows of A: k values; of B and C:
+// n values) and below 2^40 bytes; coordinates are int.
+inline std::string gemm_unsupported_reason(const GemmShape& s, int element_bytes) {
+  if (element_bytes != kElementBytes) return "fp16 or bf16 only";
+  if (s.batch < 1 || s.m < 1 || s.n < 1 || s.k < 1) return "empty problem";
+  if (s.k % 8 != 0)
+    return "k must be a multiple of 8 (rows of A in whole 16-byte units for the tensor copy)";
+  if (s.n % 8 != 0) return "n must be a multiple of 8 (rows of B and C in whole 16-byte units)";
+  constexpr std::int64_t kMaxInt = 2147483647 - 1024;
+  if (s.m > kMaxInt || s.n > kMaxInt || s.k > kMaxInt || s.batch > kMaxInt)
+    return "a dimension beyond the int coordinates of the tensor copies";
+  constexpr double kMaxStride = 1099511627776.0;  // 2^40 bytes
+  if (double(s.m) * double(s.k) * 2 >= kMaxStride || double(s.k) * double(s.n) * 2 >= kMaxStride)
+    return "a matrix of 2^40 bytes or more (the tensor copy's stride limit)";
+  return "";
+}
+
+struct GemmPlan {
+  int bn = 0;        // tile columns: 128 or 256
+  int stages = 0;    // shared-memory stages of the copy pipeline
+  int k_blocks = 0;  // k blocks of kBk values, the last one zero-filled past k
+  int tiles_m = 0, tiles_n = 0;
+  std::int64_t tiles = 0;  // over the whole batch
+  int grid = 0;            // persistent blocks: min(tiles, SMs)
+  std::size_t smem_bytes = 0;
+};
+
+// Tile and grid for sm_count SMs. The rule: 128x256 (twice the MMA work per byte of A staged)
+// wherever its tiles give every SM at least one, else 128x128 (twice the tiles; a small problem
+// leaves fewer SMs idle). A rule to be replaced by measurements: none are recorded yet.
+// bn 128 or 256 overrides the choice (tests and experiments).
+inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0) {
+  GemmPlan p;
+  const std::int64_t sms = sm_count > 0 ? sm_count : 1;
+  const auto tiles_of = [&](int w) {
+    return (s.m + kBm - 1) / kBm * ((s.n + w - 1) / w) * s.batch;
+  };
+  p.bn = bn == 128 || bn == 256 ? bn : tiles_of(256) >= sms ? 256 : 128;
+  p.stages = gemm_stages(p.bn);
+  p.smem_bytes = gemm_smem_bytes(p.bn);
+  p.k_blocks = int((s.k + kBk - 1) / kBk);
+  p.tiles_m = int((s.m + kBm - 1) / kBm);
+  p.tiles_n = int((s.n + p.bn - 1) / p.bn);
+  p.tiles = tiles_of(p.bn);
+  p.grid = int(p.tiles < sms ? p.tiles : sms);
+  return p;
+}
+
+// "128x256x64 tile, 4 stages, 132 persistent blocks over 512 tiles": for the algorithm text.
+inline std::string gemm_plan_name(const GemmPlan& p) {
+  return std::to_string(kBm) + "x" + std::to_string(p.bn) + "x" + std::to_string(kBk) + " tile, " +
+         std::to_string(p.stages) + " stages, " + std::to_string(p.grid) +
+         " persistent blocks over " + std::to_string(p.tiles) + " tiles";
+}
+
+// Tile t (0 <= t < tiles_m * tiles_n * batches) of the persistent walk: batch after batch; inside
+// a batch, groups of kGroupRows tile rows, each walked column by column (down a column of the
+// group, then the next column), so that the blocks running at once share A's rows and B's
+// columns in L2 (CUTLASS's and Triton's grouped order).
+struct TileCoord {
+  int batch, tm, tn;
+};
+BENCH_HD TileCoord gemm_tile(std::int64_t t, int tiles_m, int tiles_n) {
+  const std::int64_t per_batch = std::int64_t(tiles_m) * tiles_n;
+  TileCoord c;
+  c.batch = int(t / per_batch);
+  const std::int64_t r = t - std::int64_t(c.batch) * per_batch;
+  const std::int64_t per_group = std::int64_t(kGroupRows) * tiles_n;
+  const int group = int(r / per_group);
+  const int first = group * kGroupRows;
+  const int rows = tiles_m - first < kGroupRows ? tiles_m - first : kGroupRows;
+  const int within = int(r - std::int64_t(group) * per_group);
+  c.tm = first + within % rows;
+  c.tn = within / rows;
+  return c;
+}
+
+}  // namespace bench::gemm

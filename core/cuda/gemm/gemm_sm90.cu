@@ -1,0 +1,405 @@
+// The Hopper GEMM engine: C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]) on warpgroup tensor
+// cores (wgmma, sm_90a) fed by the copy engine (TMA), fp16 and bf16 with FP32 accumulation. Its
+// plan (tile, stages, order, what it takes) is gemm_config.hpp; its interface gemm.hpp. Users:
+// the op suite's matmul, variant 4 (ops/cuda/matmul.cu).
+//
+// Build: compiled for sm_90a only (core/cuda/CMakeLists.txt, myconv_sm90a_target: the target's
+// CUDA_ARCHITECTURES is 90a where the build includes 90, i.e. -gencode=arch=compute_90a,
+// code=sm_90a); elsewhere the kernels are empty and gemm_sm90_unusable_reason() says why.
+// Registers and spills (expected: no spills; wgmma not serialized):
+//   nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -DMYCONV_GEMM_SM90A=1 -I. -Xptxas -v
+//   -c core/cuda/gemm/gemm_sm90.cu -o /dev/null
+// Run (on an H100/H200): our variants 3 and 4 beside cuBLASLt on the issue's target shapes, pure
+// timing:
+//   build/experiments/myops --ops-file experiments/ops/gemm_targets.txt --dtype fp16,bf16
+//   --backend own_cuda:3,own_cuda:4,cublaslt --timing pure
+// Test: build/tests/test_ops_backends --gtest_filter='GemmSm90*'
+//
+// The kernel, per block of 384 threads in three warpgroups, persistent (one block per SM at most,
+// walking output tiles t = blockIdx.x, + gridDim.x, ... in gemm_tile's grouped order):
+//   - warpgroup 0, the producer (registers cut to 40 by setmaxnreg): one thread issues, per k
+//     block of 64, the tensor copies of A's 128 x 64 block (one box) and B's 64 x BN block (BN / 64
+//     boxes of 64 k rows x 64 n) into a stage of a ring of `stages` stages, each 128-byte swizzled;
+//     the copy engine zero-fills past m, n, k and the batch's edges. A stage's full barrier
+//     completes when its bytes have landed; the producer waits on its empty barrier before
+//     filling it again, and runs on into the block's next tile while the consumers store the
+//     last one.
+//   - warpgroups 1 and 2, the consumers (registers raised to 232): each multiplies its 64 rows of
+//     A by B's BN columns, 4 wgmma m64nBNk16 per stage (A K-major, B MN-major through the
+//     transpose bit), FP32 accumulators in registers (BN / 2 a thread). One stage's MMAs stay in
+//     flight while the next stage's are issued (wait_group 1): the stage before is released
+//     then.
+//   - epilogue: straight from the accumulators, each thread's pairs of neighbouring columns,
+//     through the epilogue functor (bias, GELU, residual: below), converted to the output type
+//     and stored as one 4-byte pair, inside m and n only.
+#include "core/cuda/gemm/gemm.hpp"
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "core/cuda/cuda_check.hpp"
+#include "core/cuda/tensor_map.hpp"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#include "core/cuda/hopper_ptx.cuh"
+#define BENCH_GEMM_DEVICE 1
+#else
+#define BENCH_GEMM_DEVICE 0
+#endif
+
+#ifndef MYCONV_GEMM_SM90A
+#define MYCONV_GEMM_SM90A 0
+#endif
+
+namespace bench::gemm {
+namespace {
+
+// ---- Epilogues: what each FP32 result pair (columns j, j + 1 of element index `at`) becomes ----
+
+template <class T>
+__device__ __forceinline__ float2 load_pair(const T* p) {  // p: 4-byte aligned
+  if constexpr (std::is_same_v<T, __half>)
+    return __half22float2(*reinterpret_cast<const __half2*>(p));
+  else
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+}
+__device__ __forceinline__ float gelu_erf(float x) {
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+__device__ __forceinline__ float gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+
+struct EpilogueIdentity {
+  __device__ __forceinline__ float2 operator()(std::int64_t, int, float2 v) const { return v; }
+};
+template <class T>
+struct EpilogueBias {
+  const T* bias;
+  __device__ __forceinline__ float2 operator()(std::int64_t, int j, float2 v) const {
+    const float2 b = load_pair(bias + j);
+    return make_float2(v.x + b.x, v.y + b.y);
+  }
+};
+template <class T, bool kTanh>
+struct EpilogueBiasGelu {
+  const T* bias;
+  __device__ __forceinline__ float2 operator()(std::int64_t, int j, float2 v) const {
+    const float2 b = load_pair(bias + j);
+    if constexpr (kTanh)
+      return make_float2(gelu_tanh(v.x + b.x), gelu_tanh(v.y + b.y));
+    else
+      return make_float2(gelu_erf(v.x + b.x), gelu_erf(v.y + b.y));
+  }
+};
+template <class T>
+struct EpilogueResidual {
+  const T* residual;
+  __device__ __forceinline__ float2 operator()(std::int64_t at, int, float2 v) const {
+    const float2 r = load_pair(residual + at);
+    return make_float2(v.x + r.x, v.y + r.y);
+  }
+};
+
+template <class T>
+__device__ __forceinline__ void store_pair(T* p, float2 v) {  // p: 4-byte aligned
+  if constexpr (std::is_same_v<T, __half>)
+    *reinterpret_cast<__half2*>(p) = __floats2half2_rn(v.x, v.y);
+  else
+    *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v.x, v.y);
+}
+
+// ---- The kernel -------------------------------------------------------------------------------
+
+struct KernelArgs {
+  int m = 0, n = 0, k_blocks = 0, tiles_m = 0, tiles_n = 0;
+  std::int64_t tiles = 0;
+};
+
+#if BENCH_GEMM_DEVICE
+using namespace bench::sm90;  // core/cuda/hopper_ptx.cuh
+
+// One k16 step of the warpgroup's 64 x BN tile.
+template <int BN, class T>
+__device__ __forceinline__ void mma_step(float* d, std::uint64_t da, std::uint64_t db) {
+  constexpr bool kHalf = std::is_same_v<T, __half>;
+  if constexpr (BN == 256) {
+    if constexpr (kHalf)
+      wgmma_m64n256k16_f16<1>(d, da, db, 1);
+    else
+      wgmma_m64n256k16_bf16<1>(d, da, db, 1);
+  } else {
+    static_assert(BN == 128, "tiles of 128 or 256 columns");
+    if constexpr (kHalf)
+      wgmma_m64n128k16_f16<1>(d, da, db, 1);
+    else
+      wgmma_m64n128k16_bf16<1>(d, da, db, 1);
+  }
+}
+
+template <int kN>
+__device__ __forceinline__ void fence_accumulators(float (&d)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) fence_operand(d[i]);
+}
+#endif  // BENCH_GEMM_DEVICE
+
+template <int BN, class T, class Epi>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a,
+                     const __grid_constant__ CUtensorMap map_b, const KernelArgs args,
+                     T* __restrict__ c, const Epi epi) {
+#if BENCH_GEMM_DEVICE
+  constexpr int kStages = gemm_stages(BN);
+  constexpr int kStage = stage_bytes(BN);
+  static_assert(2 * kStages * 8 <= int(kBarrierBytes), "the barriers fit their space");
+  extern __shared__ unsigned char smem_raw[];
+  // The swizzled tiles need 1024-byte alignment of their shared-memory address.
+  unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + kStages * kStage);
+  std::uint64_t* empty = full + kStages;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full[s], 1);   // the producer's arrival with the stage's transaction bytes
+      mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  const int warpgroup = threadIdx.x / 128;
+
+  if (warpgroup == 0) {
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      std::uint32_t phase = 0;  // of the ring's current pass
+      bool refill = false;      // from the second pass on, a stage waits for its consumers
+      for (std::int64_t t = blockIdx.x; t < args.tiles; t += gridDim.x) {
+        const TileCoord tc = gemm_tile(t, args.tiles_m, args.tiles_n);
+        const int m0 = tc.tm * kBm, n0 = tc.tn * BN;
+        for (int kb = 0; kb < args.k_blocks; ++kb) {
+          if (refill) mbar_wait(&empty[stage], phase ^ 1);
+          unsigned char* st = smem + stage * kStage;
+          mbar_expect_tx(&full[stage], kStage);
+          tma_load_tile_3d(st, &map_a, &full[stage], kb * kBk, m0, tc.batch);
+#pragma unroll
+          for (int j = 0; j < BN / kBoxN; ++j)
+            tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN, kb * kBk,
+                             tc.batch);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+            refill = true;
+          }
+        }
+      }
+    }
+    return;
+  }
+
+  setmaxnreg_inc<232>();
+  const int half = warpgroup - 1;  // rows 64 half .. 64 half + 63 of each tile
+  const int t128 = threadIdx.x % 128, warp = t128 / 32, lane = t128 % 32;
+  int stage = 0;
+  std::uint32_t phase = 0;
+  for (std::int64_t t = blockIdx.x; t < args.tiles; t += gridDim.x) {
+    const TileCoord tc = gemm_tile(t, args.tiles_m, args.tiles_n);
+    float d[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) d[i] = 0.f;
+    int previous = 0;  // the stage of the last k block, released once its MMAs are done
+    for (int kb = 0; kb < args.k_blocks; ++kb) {
+      mbar_wait(&full[stage], phase);
+      const std::uint32_t base = smem_u32(smem + stage * kStage);
+      fence_accumulators(d);
+      wgmma_fence();
+#pragma unroll
+      for (int step = 0; step < kBk / kStepK; ++step)
+        mma_step<BN, T>(d, sw128_desc(base + a_operand_offset(half, step)),
+                        sw128_mn_desc(base + b_operand_offset(step), b_box_bytes()));
+      wgmma_commit();
+      fence_accumulators(d);
+      wgmma_wait<1>();  // the previous k block's MMAs are done: its stage is free
+      if (kb > 0 && t128 == 0) mbar_arrive(&empty[previous]);
+      previous = stage;
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    wgmma_wait<0>();
+    fence_accumulators(d);
+    if (t128 == 0) mbar_arrive(&empty[previous]);
+
+    // Epilogue: d[4j + 2h + e] is row 16 warp + lane / 4 + 8h, column 8j + 2 (lane % 4) + e of
+    // this warpgroup's 64 x BN (core/cuda/hopper_ptx.cuh). n is even, so a pair is inside n
+    // whenever its first column is.
+    const int row0 = tc.tm * kBm + half * 64 + warp * 16 + lane / 4;
+    const int col0 = tc.tn * BN + (lane % 4) * 2;
+    const std::int64_t batch_rows = std::int64_t(tc.batch) * args.m;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int col = col0 + j * 8;
+      if (col >= args.n) continue;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + h * 8;
+        if (row >= args.m) continue;
+        const std::int64_t at = (batch_rows + row) * args.n + col;
+        store_pair(c + at, epi(at, col, make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1])));
+      }
+    }
+  }
+#else
+  (void)map_a, (void)map_b, (void)args, (void)c, (void)epi;
+#endif  // BENCH_GEMM_DEVICE
+}
+
+// ---- Host side --------------------------------------------------------------------------------
+
+// A's map: [batch][m][k], boxes of 64 k x 128 rows; B's: [batch][k][n], boxes of 64 n x 64 k
+// rows. Both 128-byte swizzled, zero-filled past the edges.
+CUtensorMap make_map(CUtensorMapDataType type, const void* base, std::int64_t inner,
+                     std::int64_t outer, std::int64_t batch, int box_inner, int box_outer) {
+  static const auto encode =
+      bench::driver_entry<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch)};
+  const cuuint64_t strides[2] = {cuuint64_t(inner) * kElementBytes,
+                                 cuuint64_t(inner) * cuuint64_t(outer) * kElementBytes};
+  const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  bench::check_encode(
+      encode(&map, type, 3, const_cast<void*>(base), dims, strides, box, element_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+      "cuTensorMapEncodeTiled");
+  return map;
+}
+
+template <int BN, class T, class Epi>
+void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
+                   const Epi& epi, cudaStream_t stream) {
+  const auto kernel = gemm_sm90_kernel<BN, T, Epi>;
+  static std::once_flag raised;
+  std::call_once(raised, [&] {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(gemm_smem_bytes(BN))));
+  });
+  const CUtensorMapDataType type = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUtensorMap map_a = make_map(type, a, s.k, s.m, s.batch, kBk, kBm);
+  const CUtensorMap map_b = make_map(type, b, s.n, s.k, s.batch, kBoxN, kBk);
+  KernelArgs args;
+  args.m = int(s.m);
+  args.n = int(s.n);
+  args.k_blocks = plan.k_blocks;
+  args.tiles_m = plan.tiles_m;
+  args.tiles_n = plan.tiles_n;
+  args.tiles = plan.tiles;
+  kernel<<<unsigned(plan.grid), kThreads, gemm_smem_bytes(BN), stream>>>(map_a, map_b, args,
+                                                                         static_cast<T*>(c), epi);
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+template <int BN, class T>
+void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b,
+                     void* c, const Epilogue& e, cudaStream_t stream) {
+  const T* bias = static_cast<const T*>(e.bias);
+  switch (e.kind) {
+    case EpilogueKind::identity:
+      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueIdentity{}, stream);
+    case EpilogueKind::bias:
+      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, stream);
+    case EpilogueKind::bias_gelu_erf:
+      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBiasGelu<T, false>{bias}, stream);
+    case EpilogueKind::bias_gelu_tanh:
+      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBiasGelu<T, true>{bias}, stream);
+    case EpilogueKind::residual:
+      return launch_kernel<BN, T>(s, plan, a, b, c,
+                                  EpilogueResidual<T>{static_cast<const T*>(e.residual)}, stream);
+  }
+}
+
+template <class T>
+void launch_bn(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
+               const Epilogue& e, cudaStream_t stream) {
+  if (plan.bn == 256)
+    launch_epilogue<256, T>(s, plan, a, b, c, e, stream);
+  else
+    launch_epilogue<128, T>(s, plan, a, b, c, e, stream);
+}
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+}  // namespace
+
+std::string gemm_sm90_unusable_reason() {
+  static const std::string reason = []() -> std::string {
+    if (!MYCONV_GEMM_SM90A)
+      return "the wgmma GEMM needs a build for sm_90a (CMAKE_CUDA_ARCHITECTURES including 90)";
+    int device = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+      cudaGetLastError();  // clear the error the query left
+      return "no CUDA device to ask for its compute capability";
+    }
+    if (major != 9 || minor != 0)
+      return "the wgmma GEMM (sm_90a) runs on compute capability 9.0 only; this device is " +
+             std::to_string(major) + "." + std::to_string(minor);
+    return "";
+  }();
+  return reason;
+}
+
+void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
+               const void* b, void* c, const Epilogue& epilogue, cudaStream_t stream) {
+  if (type == MmaDtype::tf32) throw std::logic_error("gemm_sm90: fp16 or bf16 only");
+  if (const std::string why = gemm_unsupported_reason(s, kElementBytes); !why.empty())
+    throw std::invalid_argument("gemm_sm90: " + why);
+  const bool needs_bias = epilogue.kind == EpilogueKind::bias ||
+                          epilogue.kind == EpilogueKind::bias_gelu_erf ||
+                          epilogue.kind == EpilogueKind::bias_gelu_tanh;
+  if (!aligned16(a) || !aligned16(b) || !aligned16(c) ||
+      (needs_bias && (epilogue.bias == nullptr || !aligned16(epilogue.bias))) ||
+      (epilogue.kind == EpilogueKind::residual &&
+       (epilogue.residual == nullptr || !aligned16(epilogue.residual))))
+    throw std::invalid_argument("gemm_sm90: tensors must be present and 16-byte aligned");
+  const GemmPlan expected = gemm_plan(s, 1, plan.bn);  // the SM count sets only the grid
+  if ((plan.bn != 128 && plan.bn != 256) || plan.stages != expected.stages ||
+      plan.k_blocks != expected.k_blocks || plan.tiles != expected.tiles || plan.grid < 1 ||
+      plan.grid > plan.tiles)
+    throw std::logic_error("gemm_sm90: the plan is not gemm_plan's for this shape");
+  if (type == MmaDtype::fp16)
+    launch_bn<__half>(s, plan, a, b, c, epilogue, stream);
+  else
+    launch_bn<__nv_bfloat16>(s, plan, a, b, c, epilogue, stream);
+}
+
+std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan) {
+  const void* k = nullptr;
+  const bool wide = plan.bn == 256;
+  if (type == MmaDtype::fp16)
+    k = wide ? reinterpret_cast<const void*>(gemm_sm90_kernel<256, __half, EpilogueIdentity>)
+             : reinterpret_cast<const void*>(gemm_sm90_kernel<128, __half, EpilogueIdentity>);
+  else
+    k = wide
+            ? reinterpret_cast<const void*>(gemm_sm90_kernel<256, __nv_bfloat16, EpilogueIdentity>)
+            : reinterpret_cast<const void*>(gemm_sm90_kernel<128, __nv_bfloat16, EpilogueIdentity>);
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
+  return std::to_string(attr.numRegs) + " registers, " + std::to_string(attr.localSizeBytes) +
+         " B local, " + std::to_string(gemm_smem_bytes(plan.bn)) + " B dynamic shared";
+}
+
+}  // namespace bench::gemm
