@@ -3,7 +3,8 @@
 // runs the first of variants(p) unless --variant names another, and checks it against the
 // float64 reference (ops/ref_ops.cpp) like every op backend.
 //
-// Build: part of the normal build when CUDA is found (ops_cuda); variant 3 needs sm_80 or newer.
+// Build: part of the normal build when CUDA is found (ops_cuda); variant 3 needs sm_80 or newer,
+// variant 4 a build for sm_90a (core/cuda/gemm/gemm_sm90.cu, its own target) and an sm_90 GPU.
 // Registers and spills (none in any kernel here; 120-128 registers for the main ones):
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c ops/cuda/matmul.cu -o /dev/null
 // Run (on a GPU):
@@ -29,6 +30,10 @@
 //      rounded (cvt.rna) in place once landed. Where K or N is not a multiple of the 16-byte
 //      vector (8 fp16/bf16 or 4 fp32 values), the same pipeline loads through registers. The
 //      epilogue converts to the dtype, stages the tile in shared memory and writes 16-byte rows.
+//   4  fp16, bf16 on Hopper: the GEMM engine of core/cuda/gemm/ (wgmma fed by TMA, one producer
+//      and two consumer warpgroups, persistent, 128x256 or 128x128 tiles by gemm_plan's rule),
+//      where its tensor copies take the shape (k and n multiples of 8); else variant 3. How to
+//      time it beside variant 3 and cuBLASLt: the engine's header.
 // Small grids split K (variant 2; variant 3 with its 64x64 tile): each split writes its FP32
 // partial C to the workspace, then a second kernel sums them in split order (deterministic).
 // Output tiles go in groups of 8 tile rows, column-major within a group, so that blocks running
@@ -65,6 +70,7 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/gemm/gemm.hpp"
 #include "core/cuda/mma.cuh"
 #include "ops/cuda/kernels.hpp"
 #include "ops/cuda/launch.cuh"
@@ -511,10 +517,22 @@ bool tiled_ok(const Problem& p) {
   return p.m <= kMax && p.n <= kMax && p.k <= kMax && tiles_of(p, 64, 64) <= kMax;
 }
 
+bench::gemm::GemmShape gemm_shape(const Problem& p) {
+  return {p.b, p.m, p.n, p.k};
+}
+
+// Variant 4 (the sm_90a engine) where the device, the build and the shape allow it.
+bool engine_ok(const Problem& p) {
+  return (p.dtype == DataType::fp16 || p.dtype == DataType::bf16) &&
+         bench::gemm::gemm_unsupported_reason(gemm_shape(p), 2).empty() &&
+         bench::gemm::gemm_sm90_unusable_reason().empty();
+}
+
 std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
-  return p.dtype == DataType::fp32 ? std::vector<int>{2, 1} : std::vector<int>{3, 1};
+  if (p.dtype == DataType::fp32) return {2, 1};
+  return engine_ok(p) ? std::vector<int>{4, 3, 1} : std::vector<int>{3, 1};
 }
 
 std::size_t matmul_workspace_bytes(const Problem& p, int variant) {
@@ -532,6 +550,10 @@ void matmul_launch(const OpArgs& args, int variant) {
     if (p.dtype == DataType::fp16) return launch_naive<__half>(args);
     return launch_naive<__nv_bfloat16>(args);
   }
+  if (variant == 4 && engine_ok(p))
+    return bench::gemm::gemm_sm90(
+        mma_dtype(p.dtype), gemm_shape(p), bench::gemm::gemm_plan(gemm_shape(p), sm_count()),
+        args.inputs[0], args.inputs[1], args.output, bench::gemm::Epilogue{}, args.stream);
   if ((variant != 2 && variant != 3) || (variant == 2) != (p.dtype == DataType::fp32))
     throw std::logic_error("matmul: variant " + std::to_string(variant) + " does not run " +
                            bench::to_string(p.dtype));
@@ -560,6 +582,10 @@ void matmul_launch(const OpArgs& args, int variant) {
 
 std::string matmul_describe(const Problem& p, int variant) {
   if (variant == 1) return "v1 naive: a thread per output, FP32 accumulation";
+  if (variant == 4)
+    return "v4 wgmma sm90a " + bench::to_string(p.dtype) + " " +
+           bench::gemm::gemm_plan_name(bench::gemm::gemm_plan(gemm_shape(p), sm_count())) +
+           ", TMA 128B swizzle, 1 producer + 2 consumer warpgroups, grouped tile order";
   const Plan plan = plan_of(p, variant);
   const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "";
   if (variant == 2)

@@ -9,19 +9,21 @@
 // Registers and spills (expected: no spills; wgmma not serialized):
 //   nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -DMYCONV_GEMM_SM90A=1 -I. -Xptxas -v
 //   -c core/cuda/gemm/gemm_sm90.cu -o /dev/null
-// Run (on an H100/H200): our variants 3 and 4 beside cuBLASLt on the issue's target shapes, pure
-// timing:
-//   build/experiments/myops --ops-file experiments/ops/gemm_targets.txt --dtype fp16,bf16
-//   --backend own_cuda:3,own_cuda:4,cublaslt --timing pure
+// Run (on an H100/H200): variant 4 beside cuBLASLt, then variant 3, on issue 26's target shapes
+// in pure timing (--variant applies to own_cuda only):
+//   build/experiments/myops --ops-file experiments/ops/gemm_targets.txt --timing pure
+//   --backend own_cuda --backend cublaslt --variant 4 --json gemm_v4.json &&
+//   build/experiments/myops --ops-file experiments/ops/gemm_targets.txt --timing pure
+//   --backend own_cuda --variant 3 --json gemm_v3.json
 // Test: build/tests/test_ops_backends --gtest_filter='GemmSm90*'
 //
 // The kernel, per block of 384 threads in three warpgroups, persistent (one block per SM at most,
 // walking output tiles t = blockIdx.x, + gridDim.x, ... in gemm_tile's grouped order):
 //   - warpgroup 0, the producer (registers cut to 40 by setmaxnreg): one thread issues, per k
 //     block of 64, the tensor copies of A's 128 x 64 block (one box) and B's 64 x BN block (BN / 64
-//     boxes of 64 k rows x 64 n) into a stage of a ring of `stages` stages, each 128-byte swizzled;
-//     the copy engine zero-fills past m, n, k and the batch's edges. A stage's full barrier
-//     completes when its bytes have landed; the producer waits on its empty barrier before
+//     boxes of 64 k rows x 64 n; none that starts past n) into a stage of a ring of `stages`
+//     stages, each 128-byte swizzled; the copy engine zero-fills past m, n and k. A stage's full
+//     barrier completes when its bytes have landed; the producer waits on its empty barrier before
 //     filling it again, and runs on into the block's next tile while the consumers store the
 //     last one.
 //   - warpgroups 1 and 2, the consumers (registers raised to 232): each multiplies its 64 rows of
@@ -184,15 +186,19 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (std::int64_t t = blockIdx.x; t < args.tiles; t += gridDim.x) {
         const TileCoord tc = gemm_tile(t, args.tiles_m, args.tiles_n);
         const int m0 = tc.tm * kBm, n0 = tc.tn * BN;
+        // B's boxes that start inside n (the others would be all zeros): the columns of the
+        // boxes left out hold stale values, and only columns past n, never stored, read them.
+        const int boxes = min(BN / kBoxN, (args.n - n0 + kBoxN - 1) / kBoxN);
         for (int kb = 0; kb < args.k_blocks; ++kb) {
           if (refill) mbar_wait(&empty[stage], phase ^ 1);
           unsigned char* st = smem + stage * kStage;
-          mbar_expect_tx(&full[stage], kStage);
+          mbar_expect_tx(&full[stage], a_block_bytes() + boxes * b_box_bytes());
           tma_load_tile_3d(st, &map_a, &full[stage], kb * kBk, m0, tc.batch);
 #pragma unroll
           for (int j = 0; j < BN / kBoxN; ++j)
-            tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN, kb * kBk,
-                             tc.batch);
+            if (j < boxes)
+              tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN, kb * kBk,
+                               tc.batch);
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
