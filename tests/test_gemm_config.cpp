@@ -7,7 +7,8 @@
 //     groups SBO apart; MN-major rows of k, 64-wide column blocks LBO apart, 8-row k groups SBO
 //     apart; the swizzle applied to the whole address). Every (warpgroup, k step) operand
 //     element of A and B must be read where the copies put it;
-//   - stages and shared memory, the tile order (every tile once), the tile rule, what is taken.
+//   - stages and shared memory, the tile order (every tile once), the tile rule, split-K's rule
+//     and its k ranges (every k block in exactly one split), what is taken.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -155,16 +156,66 @@ TEST(GemmPlan, TileRuleAndGrid) {
   const GemmPlan skinny = gemm_plan({1, 8, 4096, 4096}, 132);  // 16 tiles of 256: too few
   EXPECT_EQ(skinny.bn, 128);
   EXPECT_EQ(skinny.tiles, 32);
-  EXPECT_EQ(skinny.grid, 32);
+  EXPECT_EQ(skinny.splits, 4);  // split-K: 132 / 32 tiles
+  EXPECT_EQ(skinny.split_k_blocks, 16);
+  EXPECT_EQ(skinny.units, 128);
+  EXPECT_EQ(skinny.grid, 128);
+  EXPECT_EQ(gemm_workspace_bytes({1, 8, 4096, 4096}, skinny), std::size_t(4) * 8 * 4096 * 4);
   const GemmPlan batched = gemm_plan({8, 512, 512, 512}, 132);  // 8 x 4 x 2 = 64 tiles of 256
   EXPECT_EQ(batched.bn, 128);
   EXPECT_EQ(batched.tiles, 8 * 4 * 4);
+  EXPECT_EQ(batched.splits, 1);  // its partials would move more bytes than its operands
+  EXPECT_EQ(gemm_workspace_bytes({8, 512, 512, 512}, batched), 0u);
   const GemmPlan odd = gemm_plan({1, 3000, 5000, 1000}, 132);
   EXPECT_EQ(odd.bn, 256);
   EXPECT_EQ(odd.tiles_m, 24);
   EXPECT_EQ(odd.tiles_n, 20);
   EXPECT_EQ(odd.k_blocks, 16);  // 1000 = 15 blocks of 64 + 40, zero-filled
+  EXPECT_EQ(odd.splits, 1);
+  EXPECT_EQ(big.splits, 1);
+  EXPECT_EQ(big.units, big.tiles);
   EXPECT_EQ(gemm_plan({1, 4096, 4096, 4096}, 132, 128).bn, 128);  // override
+}
+
+TEST(GemmPlan, SplitKRule) {
+  // m <= 64 class: few tiles, long k, small output.
+  EXPECT_EQ(gemm_plan({1, 64, 4096, 4096}, 132).splits, 4);
+  EXPECT_EQ(gemm_plan({1, 16, 1024, 8192}, 132).splits, 16);      // 8 tiles: 16 splits of 8 blocks
+  EXPECT_EQ(gemm_plan({1, 8, 4096, 128}, 132).splits, 1);         // 2 k blocks: too short to split
+  EXPECT_EQ(gemm_plan({1, 8, 4096, 512}, 132).splits, 2);         // 8 k blocks: 2 of 4 at least
+  EXPECT_EQ(gemm_plan({1, 8, 4096, 4096}, 64).splits, 2);         // fewer SMs, fewer splits
+  EXPECT_EQ(gemm_plan({1, 1024, 1024, 2048}, 132).splits, 1);     // 64 tiles, a large output
+  EXPECT_EQ(gemm_plan({1, 21, 1064, 8200}, 132).splits, 13);      // 9 tiles: 14 wanted, runs of 10
+  EXPECT_EQ(gemm_plan({1, 8, 4096, 4096}, 132, 0, 1).splits, 1);  // forced off
+  // Forced counts: 10 blocks in 4 runs of 3, 3, 3, 1; 9 blocks in 4 would leave one empty: 3.
+  const GemmPlan forced = gemm_plan({1, 100, 264, 640}, 132, 128, 4);
+  EXPECT_EQ(forced.k_blocks, 10);
+  EXPECT_EQ(forced.split_k_blocks, 3);
+  EXPECT_EQ(forced.splits, 4);
+  const GemmPlan shrunk = gemm_plan({1, 100, 264, 576}, 132, 128, 4);  // 9 blocks: 3 runs of 3
+  EXPECT_EQ(shrunk.split_k_blocks, 3);
+  EXPECT_EQ(shrunk.splits, 3);
+  EXPECT_EQ(gemm_plan({1, 100, 264, 64}, 132, 128, 4).splits, 1);  // one k block
+  EXPECT_EQ(gemm_plan({1, 100, 264, 640}, 132, 128, 99).splits, 10);
+  EXPECT_NE(gemm_plan_name(forced).find(" x 4 k splits of 3 blocks"), std::string::npos);
+}
+
+TEST(GemmPlan, SplitRangesCoverEveryKBlockOnce) {
+  for (int k_blocks : {1, 2, 7, 10, 16, 64, 65})
+    for (int want : {1, 2, 3, 4, 7, 16}) {
+      const GemmPlan p = gemm_plan({1, 8, 128, std::int64_t(k_blocks) * kBk}, 132, 128, want);
+      ASSERT_EQ(p.k_blocks, k_blocks);
+      ASSERT_LE(p.splits, want);
+      ASSERT_EQ(p.units, p.tiles * p.splits);
+      int next = 0;
+      for (int sp = 0; sp < p.splits; ++sp) {
+        const KRange r = gemm_split_range(sp, p.split_k_blocks, p.k_blocks);
+        EXPECT_EQ(r.begin, next) << k_blocks << " in " << want;
+        EXPECT_GT(r.end, r.begin) << "split " << sp << " of " << p.splits << " is empty";
+        next = r.end;
+      }
+      EXPECT_EQ(next, k_blocks) << k_blocks << " in " << want;
+    }
 }
 
 TEST(GemmPlan, TakesSixteenBitRowsInWhole16ByteUnits) {

@@ -4,9 +4,12 @@
 //     reference (ops/data.cpp; 4096 sampled elements above 2^30 multiply-adds, and then every
 //     output at least finite): odd m, n a multiple of 8 but not of the tile, k not a multiple of
 //     64, batches, many tiles (2048^3), and randomized shapes;
-//   - the engine itself with each tile width forced (128x128 and 128x256) and each epilogue
-//     (identity, bias, bias + GELU erf and tanh, residual) on edge shapes, against a float64
-//     reference written here;
+//   - split-K by the rule (m <= 64) and variants 5-8 (split-K forced, off, each tile forced) on
+//     odd shapes, through own_cuda;
+//   - the engine itself with each tile width forced (128x128 and 128x256), without and with
+//     split-K (3 splits, or fewer where k has fewer blocks), and each epilogue (identity, bias,
+//     bias + GELU erf and tanh, residual) on edge shapes, against a float64 reference written
+//     here;
 //   - the shapes it refuses (variant 4 not offered; variants 3 and 1 stay).
 // Skipped, with the reason, without a compute capability 9.0 GPU or without the sm_90a build.
 #include <gtest/gtest.h>
@@ -48,18 +51,20 @@ Problem matmul(std::int64_t b, std::int64_t m, std::int64_t n, std::int64_t k, D
   return p;
 }
 
-// Variant 4 from a poisoned output, twice (the second call on the same buffers, poisoned again).
-void check_variant4(const Problem& p) {
-  SCOPED_TRACE(p.str());
+// Variant 4 (or one of 5-8, a choice of its rule forced) from a poisoned output, twice (the second
+// call on the same buffers, poisoned again).
+void check_variant4(const Problem& p, int variant = 4) {
+  SCOPED_TRACE(p.str() + " variant " + std::to_string(variant));
   BackendOptions options;
-  options.variant = "4";
+  options.variant = std::to_string(variant);
   const auto backend = make_own_cuda_backend(options);
   const bench::Support support = backend->check_support(p);
   ASSERT_TRUE(support.ok) << support.reason;
   const HostData data = make_host_data(p, 11);
   const auto inst = backend->prepare(p, data);
   inst->compile();
-  EXPECT_NE(inst->algorithm().find("v4 wgmma"), std::string::npos) << inst->algorithm();
+  EXPECT_NE(inst->algorithm().find("v" + std::to_string(variant) + " wgmma"), std::string::npos)
+      << inst->algorithm();
   const bench::Tolerance tol = tolerance(p, data.ref_rms);
   std::vector<float> got(std::size_t(p.output_elements()));
   for (int call = 0; call < 2; ++call) {
@@ -97,6 +102,21 @@ TEST(GemmSm90, MatmulVariant4MatchesTheReference) {
     for (int i = 0; i < 6; ++i)
       check_variant4(
           matmul(pick(1, 3), 2 * pick(0, 400) + 1, 8 * pick(1, 90), 8 * pick(1, 70), dt));
+  }
+}
+
+// Split-K by the rule (m <= 64, long k) and each forced choice (5 split-K, 6 none, 7 128x128,
+// 8 128x256) on odd shapes: m odd, n not of the tile, k not of 64, batches.
+TEST(GemmSm90, SplitKAndForcedChoicesMatchTheReference) {
+  SKIP_WITHOUT_ENGINE();
+  for (DataType dt : {DataType::fp16, DataType::bf16}) {
+    check_variant4(matmul(1, 21, 1064, 8200, dt));  // split-K by the rule: 13 splits, k edge
+    check_variant4(matmul(1, 64, 4096, 4096, dt));  // 4 splits of 16 blocks
+    for (int v : {5, 6, 7, 8}) {
+      check_variant4(matmul(1, 37, 1064, 2504, dt), v);
+      check_variant4(matmul(3, 201, 392, 1000, dt), v);  // batches, 16 k blocks
+      check_variant4(matmul(1, 5, 8, 72, dt), v);        // two k blocks: splits of one
+    }
   }
 }
 
@@ -141,7 +161,7 @@ std::vector<double> reference(const bench::gemm::GemmShape& s, const std::vector
   return c;
 }
 
-TEST(GemmSm90, BothTilesAndEveryEpilogueOnEdgeShapes) {
+TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
   SKIP_WITHOUT_ENGINE();
   using bench::gemm::EpilogueKind;
   int device = 0, sms = 0;
@@ -170,31 +190,38 @@ TEST(GemmSm90, BothTilesAndEveryEpilogueOnEdgeShapes) {
       };
       const auto da = upload(a), db = upload(b), dbias = upload(bias), dres = upload(residual);
       bench::DeviceBuffer<unsigned char> dc(std::size_t(s.batch * s.m * s.n) * 2);
+      // Split-K's FP32 partials for up to 3 splits.
+      bench::DeviceBuffer<unsigned char> dw(std::size_t(3 * s.batch * s.m * s.n) * 4);
       const Problem p = matmul(s.batch, s.m, s.n, s.k, dt);
       for (int bn : {128, 256})
-        for (EpilogueKind e :
-             {EpilogueKind::identity, EpilogueKind::bias, EpilogueKind::bias_gelu_erf,
-              EpilogueKind::bias_gelu_tanh, EpilogueKind::residual}) {
-          SCOPED_TRACE(p.str() + " BN " + std::to_string(bn) + " epilogue " +
-                       std::to_string(int(e)));
-          const bench::gemm::GemmPlan plan = bench::gemm::gemm_plan(s, sms, bn);
-          ASSERT_EQ(plan.bn, bn);
-          const bench::gemm::Epilogue epilogue{e, dbias.data(), dres.data()};
-          dc.fill_bytes_async(0xFF, stream.get());
-          bench::gemm::gemm_sm90(
-              dt == DataType::fp16 ? bench::MmaDtype::fp16 : bench::MmaDtype::bf16, s, plan,
-              da.data(), db.data(), dc.data(), epilogue, stream.get());
-          std::vector<unsigned char> bytes(dc.bytes());
-          dc.download_async(bytes.data(), stream.get());
-          stream.synchronize();
-          std::vector<float> got(std::size_t(s.batch * s.m * s.n));
-          bench::from_storage_bytes(bytes.data(), got.size(), dt, got.data());
-          const std::vector<double> ref = reference(s, a, b, bias, residual, e);
-          const bench::Correctness c = bench::compare(
-              got.data(), ref.data(), got.size(), tolerance(p, bench::rms(ref.data(), ref.size())));
-          EXPECT_TRUE(c.passed) << c.message;
-          EXPECT_EQ(c.non_finite, 0u);
-        }
+        for (int splits : {1, 3})
+          for (EpilogueKind e :
+               {EpilogueKind::identity, EpilogueKind::bias, EpilogueKind::bias_gelu_erf,
+                EpilogueKind::bias_gelu_tanh, EpilogueKind::residual}) {
+            SCOPED_TRACE(p.str() + " BN " + std::to_string(bn) + " splits " +
+                         std::to_string(splits) + " epilogue " + std::to_string(int(e)));
+            const bench::gemm::GemmPlan plan = bench::gemm::gemm_plan(s, sms, bn, splits);
+            ASSERT_EQ(plan.bn, bn);
+            ASSERT_EQ(plan.splits > 1, splits > 1);  // every shape here has 2 k blocks or more
+            ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
+            dw.fill_bytes_async(0xFF, stream.get());  // NaN partials: every one must be written
+            const bench::gemm::Epilogue epilogue{e, dbias.data(), dres.data()};
+            dc.fill_bytes_async(0xFF, stream.get());
+            bench::gemm::gemm_sm90(
+                dt == DataType::fp16 ? bench::MmaDtype::fp16 : bench::MmaDtype::bf16, s, plan,
+                da.data(), db.data(), dc.data(), epilogue, dw.data(), stream.get());
+            std::vector<unsigned char> bytes(dc.bytes());
+            dc.download_async(bytes.data(), stream.get());
+            stream.synchronize();
+            std::vector<float> got(std::size_t(s.batch * s.m * s.n));
+            bench::from_storage_bytes(bytes.data(), got.size(), dt, got.data());
+            const std::vector<double> ref = reference(s, a, b, bias, residual, e);
+            const bench::Correctness c =
+                bench::compare(got.data(), ref.data(), got.size(),
+                               tolerance(p, bench::rms(ref.data(), ref.size())));
+            EXPECT_TRUE(c.passed) << c.message;
+            EXPECT_EQ(c.non_finite, 0u);
+          }
     }
 }
 

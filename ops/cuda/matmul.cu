@@ -32,8 +32,13 @@
 //      epilogue converts to the dtype, stages the tile in shared memory and writes 16-byte rows.
 //   4  fp16, bf16 on Hopper: the GEMM engine of core/cuda/gemm/ (wgmma fed by TMA, one producer
 //      and two consumer warpgroups, persistent, 128x256 or 128x128 tiles by gemm_plan's rule),
-//      where its tensor copies take the shape (k and n multiples of 8); else variant 3. How to
-//      time it beside variant 3 and cuBLASLt: the engine's header.
+//      where its tensor copies take the shape (k and n multiples of 8); else variant 3. Split-K
+//      where the tiles fill at most half the SMs (gemm_split_rule). How to time it beside
+//      variant 3 and cuBLASLt: the engine's header.
+//   5-8  the engine with one choice of variant 4's rule forced, so that one run times the choices
+//      side by side (where the engine takes the shape): 5 split-K forced (the rule's splits,
+//      else enough to fill the SMs, at least 2), 6 split-K off (the tile rule alone), 7 the
+//      128x128 tile, 8 the 128x256 tile (7 and 8 with the rule's split-K for that tile).
 // Small grids split K (variant 2; variant 3 with its 64x64 tile): each split writes its FP32
 // partial C to the workspace, then a second kernel sums them in split order (deterministic).
 // Output tiles go in groups of 8 tile rows, column-major within a group, so that blocks running
@@ -521,6 +526,30 @@ bench::gemm::GemmShape gemm_shape(const Problem& p) {
   return {p.b, p.m, p.n, p.k};
 }
 
+// Variant 4's plan (the engine's rules), or with one choice forced (variants 5 to 8).
+bench::gemm::GemmPlan engine_plan(const Problem& p, int variant) {
+  const bench::gemm::GemmShape s = gemm_shape(p);
+  const int sms = sm_count();
+  switch (variant) {
+    case 5: {  // split-K forced: the rule's count, else enough splits to fill the SMs
+      const bench::gemm::GemmPlan rule = bench::gemm::gemm_plan(s, sms);
+      if (rule.splits > 1) return rule;
+      const std::int64_t fill = (sms + rule.tiles - 1) / rule.tiles;
+      return bench::gemm::gemm_plan(
+          s, sms, rule.bn,
+          int(std::min<std::int64_t>(std::max<std::int64_t>(fill, 2), bench::gemm::kMaxSplits)));
+    }
+    case 6:
+      return bench::gemm::gemm_plan(s, sms, 0, 1);
+    case 7:
+      return bench::gemm::gemm_plan(s, sms, 128);
+    case 8:
+      return bench::gemm::gemm_plan(s, sms, 256);
+    default:
+      return bench::gemm::gemm_plan(s, sms);
+  }
+}
+
 // Variant 4 (the sm_90a engine) where the device, the build and the shape allow it.
 bool engine_ok(const Problem& p) {
   return (p.dtype == DataType::fp16 || p.dtype == DataType::bf16) &&
@@ -532,10 +561,17 @@ std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
   if (p.dtype == DataType::fp32) return {2, 1};
-  return engine_ok(p) ? std::vector<int>{4, 3, 1} : std::vector<int>{3, 1};
+  return engine_ok(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8} : std::vector<int>{3, 1};
+}
+
+bool engine_variant(int variant) {
+  return variant >= 4 && variant <= 8;
 }
 
 std::size_t matmul_workspace_bytes(const Problem& p, int variant) {
+  if (engine_variant(variant))
+    return engine_ok(p) ? bench::gemm::gemm_workspace_bytes(gemm_shape(p), engine_plan(p, variant))
+                        : 0;
   return variant == 2 || variant == 3 ? partial_bytes(p, plan_of(p, variant)) : 0;
 }
 
@@ -550,10 +586,14 @@ void matmul_launch(const OpArgs& args, int variant) {
     if (p.dtype == DataType::fp16) return launch_naive<__half>(args);
     return launch_naive<__nv_bfloat16>(args);
   }
-  if (variant == 4 && engine_ok(p))
-    return bench::gemm::gemm_sm90(
-        mma_dtype(p.dtype), gemm_shape(p), bench::gemm::gemm_plan(gemm_shape(p), sm_count()),
-        args.inputs[0], args.inputs[1], args.output, bench::gemm::Epilogue{}, args.stream);
+  if (engine_variant(variant) && engine_ok(p)) {
+    const bench::gemm::GemmPlan plan = engine_plan(p, variant);
+    if (plan.splits > 1 && !args.workspace)
+      throw std::logic_error("matmul: split-K needs the workspace (workspace_bytes)");
+    return bench::gemm::gemm_sm90(mma_dtype(p.dtype), gemm_shape(p), plan, args.inputs[0],
+                                  args.inputs[1], args.output, bench::gemm::Epilogue{},
+                                  args.workspace, args.stream);
+  }
   if ((variant != 2 && variant != 3) || (variant == 2) != (p.dtype == DataType::fp32))
     throw std::logic_error("matmul: variant " + std::to_string(variant) + " does not run " +
                            bench::to_string(p.dtype));
@@ -582,9 +622,9 @@ void matmul_launch(const OpArgs& args, int variant) {
 
 std::string matmul_describe(const Problem& p, int variant) {
   if (variant == 1) return "v1 naive: a thread per output, FP32 accumulation";
-  if (variant == 4)
-    return "v4 wgmma sm90a " + bench::to_string(p.dtype) + " " +
-           bench::gemm::gemm_plan_name(bench::gemm::gemm_plan(gemm_shape(p), sm_count())) +
+  if (engine_variant(variant) && engine_ok(p))
+    return "v" + std::to_string(variant) + " wgmma sm90a " + bench::to_string(p.dtype) + " " +
+           bench::gemm::gemm_plan_name(engine_plan(p, variant)) +
            ", TMA 128B swizzle, 1 producer + 2 consumer warpgroups, grouped tile order";
   const Plan plan = plan_of(p, variant);
   const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "";

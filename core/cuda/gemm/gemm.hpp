@@ -35,11 +35,15 @@ struct Epilogue {
 std::string gemm_sm90_unusable_reason();
 
 // Enqueues the GEMM of shape s (gemm_unsupported_reason(s, 2) empty) in type (fp16 or bf16) with
-// the plan gemm_plan(s, SMs[, bn]) on stream. a, b, c and the epilogue's tensors must be 16-byte
-// aligned (the tensor copies' rule); throws std::invalid_argument where they are not or s is not
-// supported, std::logic_error for tf32.
+// the plan gemm_plan(s, SMs[, bn[, splits]]) on stream. a, b, c and the epilogue's tensors must be
+// 16-byte aligned (the tensor copies' rule); a plan with split-K (plan.splits > 1) needs
+// `workspace`, gemm_workspace_bytes(s, plan) bytes, 16-byte aligned, that nothing else uses until
+// the stream has run the GEMM (two kernels: the splits, then their sum in split order); otherwise
+// workspace may be null. Throws std::invalid_argument where a buffer is missing or misaligned or s
+// is not supported, std::logic_error for tf32 or a plan that is not gemm_plan's for s.
 void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
-               const void* b, void* c, const Epilogue& epilogue, cudaStream_t stream);
+               const void* b, void* c, const Epilogue& epilogue, void* workspace,
+               cudaStream_t stream);
 
 // Registers, spills and shared memory of the kernel the plan selects for the identity
 // epilogue, e.g. "168 registers, 0 B local, 197888 B dynamic shared".

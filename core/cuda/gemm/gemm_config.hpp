@@ -96,15 +96,44 @@ struct GemmPlan {
   int k_blocks = 0;  // k blocks of kBk values, the last one zero-filled past k
   int tiles_m = 0, tiles_n = 0;
   std::int64_t tiles = 0;  // over the whole batch
-  int grid = 0;            // persistent blocks: min(tiles, SMs)
+  // Split-K: each tile's k blocks in `splits` runs of split_k_blocks (the last run shorter, none
+  // empty); a work unit is (tile, split). With splits > 1 every unit writes its FP32 partial tile
+  // to the workspace and a second kernel sums the splits in split order (deterministic), then
+  // applies the epilogue.
+  int splits = 1;
+  int split_k_blocks = 0;
+  std::int64_t units = 0;  // tiles * splits
+  int grid = 0;            // persistent blocks: min(units, SMs)
   std::size_t smem_bytes = 0;
 };
 
+inline constexpr int kMaxSplits = 16;
+inline constexpr int kMinSplitKBlocks = 4;  // k blocks a split keeps at least (pipeline fill)
+
+// Split-K's rule: split where the tiles fill at most half the SMs, into as many splits as fill
+// them (sm_count / tiles), each at least kMinSplitKBlocks k blocks long, at most kMaxSplits, and
+// only where the partials' traffic (written and read back in FP32) is at most the operands'
+// bytes. Written from one measurement: m8 n4096 k4096 on 32 tiles of 128x128 (of 132
+// SMs) took 2.4x cuBLASLt's time, where the time is the B operand's 32 MB read; b8 m512 n512 k512
+// (64 tiles) stays unsplit, since its partials would move four times its operands' bytes.
+inline int gemm_split_rule(const GemmShape& s, std::int64_t tiles, int k_blocks, std::int64_t sms) {
+  if (tiles * 2 > sms) return 1;
+  std::int64_t splits = sms / tiles;
+  if (splits > k_blocks / kMinSplitKBlocks) splits = k_blocks / kMinSplitKBlocks;
+  if (splits > kMaxSplits) splits = kMaxSplits;
+  if (splits < 2) return 1;
+  const double partial_bytes = double(splits) * double(s.batch) * double(s.m) * double(s.n) * 4 * 2;
+  const double operand_bytes = double(s.batch) * (double(s.m) + double(s.n)) * double(s.k) * 2;
+  return partial_bytes <= operand_bytes ? int(splits) : 1;
+}
+
 // Tile and grid for sm_count SMs. The rule: 128x256 (twice the MMA work per byte of A staged)
 // wherever its tiles give every SM at least one, else 128x128 (twice the tiles; a small problem
-// leaves fewer SMs idle). A rule to be replaced by measurements: none are recorded yet.
-// bn 128 or 256 overrides the choice (tests and experiments).
-inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0) {
+// leaves fewer SMs idle); then split-K by gemm_split_rule. A tile rule to be replaced by
+// measurements: variants 7 and 8 of the op suite's matmul force each tile to time them.
+// bn 128 or 256 overrides the tile; splits 1 turns split-K off, splits > 1 forces that many
+// (at most k_blocks; fewer where the last runs would be empty), 0 leaves it to the rule.
+inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int splits = 0) {
   GemmPlan p;
   const std::int64_t sms = sm_count > 0 ? sm_count : 1;
   const auto tiles_of = [&](int w) {
@@ -117,15 +146,42 @@ inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0) {
   p.tiles_m = int((s.m + kBm - 1) / kBm);
   p.tiles_n = int((s.n + p.bn - 1) / p.bn);
   p.tiles = tiles_of(p.bn);
-  p.grid = int(p.tiles < sms ? p.tiles : sms);
+  int want = splits > 0 ? splits : gemm_split_rule(s, p.tiles, p.k_blocks, sms);
+  if (want > p.k_blocks) want = p.k_blocks;
+  if (want < 1) want = 1;
+  p.split_k_blocks = (p.k_blocks + want - 1) / want;
+  p.splits = (p.k_blocks + p.split_k_blocks - 1) / p.split_k_blocks;  // no empty split
+  p.units = p.tiles * p.splits;
+  p.grid = int(p.units < sms ? p.units : sms);
   return p;
 }
 
-// "128x256x64 tile, 4 stages, 132 persistent blocks over 512 tiles": for the algorithm text.
+// Bytes of FP32 partials the plan needs (0 without split-K): splits x batch x m x n floats.
+inline std::size_t gemm_workspace_bytes(const GemmShape& s, const GemmPlan& p) {
+  if (p.splits <= 1) return 0;
+  return std::size_t(p.splits) * std::size_t(s.batch) * std::size_t(s.m) * std::size_t(s.n) * 4;
+}
+
+// The k blocks [begin, end) of split `split` (0 <= split < splits).
+struct KRange {
+  int begin, end;
+};
+BENCH_HD KRange gemm_split_range(int split, int split_k_blocks, int k_blocks) {
+  const int begin = split * split_k_blocks;
+  const int end = begin + split_k_blocks < k_blocks ? begin + split_k_blocks : k_blocks;
+  return {begin, end};
+}
+
+// "128x256x64 tile, 4 stages, 132 persistent blocks over 512 tiles[ x 4 k splits]".
 inline std::string gemm_plan_name(const GemmPlan& p) {
   return std::to_string(kBm) + "x" + std::to_string(p.bn) + "x" + std::to_string(kBk) + " tile, " +
          std::to_string(p.stages) + " stages, " + std::to_string(p.grid) +
-         " persistent blocks over " + std::to_string(p.tiles) + " tiles";
+         " persistent blocks over " + std::to_string(p.tiles) + " tiles" +
+         (p.splits > 1 ? " x " + std::to_string(p.splits) + " k splits of " +
+                             std::to_string(p.split_k_blocks) +
+                             " blocks (FP32 partials, reduced "
+                             "in split order)"
+                       : "");
 }
 
 // Tile t (0 <= t < tiles_m * tiles_n * batches) of the persistent walk: batch after batch; inside

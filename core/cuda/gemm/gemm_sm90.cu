@@ -34,6 +34,11 @@
 //   - epilogue: straight from the accumulators, each thread's pairs of neighbouring columns,
 //     through the epilogue functor (bias, GELU, residual: below), converted to the output type
 //     and stored as one 4-byte pair, inside m and n only.
+//   - split-K (plan.splits > 1; gemm_config.hpp's rule: few tiles, long k): the blocks walk work
+//     units (tile, split), each a run of the tile's k blocks; the epilogue then stores the FP32
+//     accumulators to the split's partial C in the workspace, and gemm_split_reduce_kernel sums
+//     the partials in split order (the same sum on every run), applies the epilogue functor and
+//     converts.
 #include "core/cuda/gemm/gemm.hpp"
 
 #include <cuda.h>
@@ -122,7 +127,10 @@ __device__ __forceinline__ void store_pair(T* p, float2 v) {  // p: 4-byte align
 
 struct KernelArgs {
   int m = 0, n = 0, k_blocks = 0, tiles_m = 0, tiles_n = 0;
-  std::int64_t tiles = 0;
+  int splits = 1, split_k_blocks = 0;
+  std::int64_t units = 0;     // tiles x splits: unit u is split u % splits of tile u / splits
+  float* partial = nullptr;   // splits > 1: [splits][batch][m][n] FP32
+  std::int64_t elements = 0;  // batch x m x n
 };
 
 #if BENCH_GEMM_DEVICE
@@ -183,13 +191,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       int stage = 0;
       std::uint32_t phase = 0;  // of the ring's current pass
       bool refill = false;      // from the second pass on, a stage waits for its consumers
-      for (std::int64_t t = blockIdx.x; t < args.tiles; t += gridDim.x) {
-        const TileCoord tc = gemm_tile(t, args.tiles_m, args.tiles_n);
+      for (std::int64_t u = blockIdx.x; u < args.units; u += gridDim.x) {
+        const TileCoord tc = gemm_tile(u / args.splits, args.tiles_m, args.tiles_n);
+        const KRange kr =
+            gemm_split_range(int(u % args.splits), args.split_k_blocks, args.k_blocks);
         const int m0 = tc.tm * kBm, n0 = tc.tn * BN;
         // B's boxes that start inside n (the others would be all zeros): the columns of the
         // boxes left out hold stale values, and only columns past n, never stored, read them.
         const int boxes = min(BN / kBoxN, (args.n - n0 + kBoxN - 1) / kBoxN);
-        for (int kb = 0; kb < args.k_blocks; ++kb) {
+        for (int kb = kr.begin; kb < kr.end; ++kb) {
           if (refill) mbar_wait(&empty[stage], phase ^ 1);
           unsigned char* st = smem + stage * kStage;
           mbar_expect_tx(&full[stage], a_block_bytes() + boxes * b_box_bytes());
@@ -215,13 +225,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int t128 = threadIdx.x % 128, warp = t128 / 32, lane = t128 % 32;
   int stage = 0;
   std::uint32_t phase = 0;
-  for (std::int64_t t = blockIdx.x; t < args.tiles; t += gridDim.x) {
-    const TileCoord tc = gemm_tile(t, args.tiles_m, args.tiles_n);
+  for (std::int64_t u = blockIdx.x; u < args.units; u += gridDim.x) {
+    const int split = int(u % args.splits);
+    const TileCoord tc = gemm_tile(u / args.splits, args.tiles_m, args.tiles_n);
+    const KRange kr = gemm_split_range(split, args.split_k_blocks, args.k_blocks);
     float d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) d[i] = 0.f;
     int previous = 0;  // the stage of the last k block, released once its MMAs are done
-    for (int kb = 0; kb < args.k_blocks; ++kb) {
+    for (int kb = kr.begin; kb < kr.end; ++kb) {
       mbar_wait(&full[stage], phase);
       const std::uint32_t base = smem_u32(smem + stage * kStage);
       fence_accumulators(d);
@@ -233,7 +245,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_commit();
       fence_accumulators(d);
       wgmma_wait<1>();  // the previous k block's MMAs are done: its stage is free
-      if (kb > 0 && t128 == 0) mbar_arrive(&empty[previous]);
+      if (kb > kr.begin && t128 == 0) mbar_arrive(&empty[previous]);
       previous = stage;
       if (++stage == kStages) {
         stage = 0;
@@ -250,6 +262,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int row0 = tc.tm * kBm + half * 64 + warp * 16 + lane / 4;
     const int col0 = tc.tn * BN + (lane % 4) * 2;
     const std::int64_t batch_rows = std::int64_t(tc.batch) * args.m;
+    // Split-K: the FP32 pair goes to this split's partial C, the epilogue comes after the sum.
+    float* const partial = args.splits > 1 ? args.partial + split * args.elements : nullptr;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
       const int col = col0 + j * 8;
@@ -259,13 +273,37 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int row = row0 + h * 8;
         if (row >= args.m) continue;
         const std::int64_t at = (batch_rows + row) * args.n + col;
-        store_pair(c + at, epi(at, col, make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1])));
+        const float2 v = make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+        if (partial)
+          *reinterpret_cast<float2*>(partial + at) = v;  // at is even: 8-byte aligned
+        else
+          store_pair(c + at, epi(at, col, v));
       }
     }
   }
 #else
   (void)map_a, (void)map_b, (void)args, (void)c, (void)epi;
 #endif  // BENCH_GEMM_DEVICE
+}
+
+// Split-K's second pass: each pair of neighbouring outputs (n is even: a pair never crosses a
+// row) is the sum of the splits' partials in split order, through the epilogue, converted.
+template <class T, class Epi>
+__global__ void __launch_bounds__(256)
+    gemm_split_reduce_kernel(const float* __restrict__ partial, int splits, std::int64_t elements,
+                             int n, T* __restrict__ c, const Epi epi) {
+  const std::int64_t pairs = elements / 2;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < pairs;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t at = 2 * i;
+    float2 sum = *reinterpret_cast<const float2*>(partial + at);
+    for (int sp = 1; sp < splits; ++sp) {
+      const float2 v = *reinterpret_cast<const float2*>(partial + sp * elements + at);
+      sum.x += v.x;
+      sum.y += v.y;
+    }
+    store_pair(c + at, epi(at, int(at % n), sum));
+  }
 }
 
 // ---- Host side --------------------------------------------------------------------------------
@@ -292,7 +330,7 @@ CUtensorMap make_map(CUtensorMapDataType type, const void* base, std::int64_t in
 
 template <int BN, class T, class Epi>
 void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
-                   const Epi& epi, cudaStream_t stream) {
+                   const Epi& epi, void* workspace, cudaStream_t stream) {
   const auto kernel = gemm_sm90_kernel<BN, T, Epi>;
   static std::once_flag raised;
   std::call_once(raised, [&] {
@@ -309,38 +347,48 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   args.k_blocks = plan.k_blocks;
   args.tiles_m = plan.tiles_m;
   args.tiles_n = plan.tiles_n;
-  args.tiles = plan.tiles;
+  args.splits = plan.splits;
+  args.split_k_blocks = plan.split_k_blocks;
+  args.units = plan.units;
+  args.partial = plan.splits > 1 ? static_cast<float*>(workspace) : nullptr;
+  args.elements = s.batch * s.m * s.n;
   kernel<<<unsigned(plan.grid), kThreads, gemm_smem_bytes(BN), stream>>>(map_a, map_b, args,
                                                                          static_cast<T*>(c), epi);
+  CUDA_CHECK_LAST_LAUNCH();
+  if (plan.splits <= 1) return;
+  const std::int64_t pairs = args.elements / 2;
+  const std::int64_t blocks = (pairs + 255) / 256;
+  gemm_split_reduce_kernel<T, Epi><<<unsigned(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
+      args.partial, plan.splits, args.elements, args.n, static_cast<T*>(c), epi);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
 template <int BN, class T>
 void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b,
-                     void* c, const Epilogue& e, cudaStream_t stream) {
+                     void* c, const Epilogue& e, void* w, cudaStream_t stream) {
   const T* bias = static_cast<const T*>(e.bias);
   switch (e.kind) {
     case EpilogueKind::identity:
-      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueIdentity{}, stream);
+      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
     case EpilogueKind::bias:
-      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, stream);
+      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, w, stream);
     case EpilogueKind::bias_gelu_erf:
-      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBiasGelu<T, false>{bias}, stream);
+      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBiasGelu<T, false>{bias}, w, stream);
     case EpilogueKind::bias_gelu_tanh:
-      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBiasGelu<T, true>{bias}, stream);
+      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBiasGelu<T, true>{bias}, w, stream);
     case EpilogueKind::residual:
-      return launch_kernel<BN, T>(s, plan, a, b, c,
-                                  EpilogueResidual<T>{static_cast<const T*>(e.residual)}, stream);
+      return launch_kernel<BN, T>(
+          s, plan, a, b, c, EpilogueResidual<T>{static_cast<const T*>(e.residual)}, w, stream);
   }
 }
 
 template <class T>
 void launch_bn(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
-               const Epilogue& e, cudaStream_t stream) {
+               const Epilogue& e, void* w, cudaStream_t stream) {
   if (plan.bn == 256)
-    launch_epilogue<256, T>(s, plan, a, b, c, e, stream);
+    launch_epilogue<256, T>(s, plan, a, b, c, e, w, stream);
   else
-    launch_epilogue<128, T>(s, plan, a, b, c, e, stream);
+    launch_epilogue<128, T>(s, plan, a, b, c, e, w, stream);
 }
 
 bool aligned16(const void* p) {
@@ -369,7 +417,8 @@ std::string gemm_sm90_unusable_reason() {
 }
 
 void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
-               const void* b, void* c, const Epilogue& epilogue, cudaStream_t stream) {
+               const void* b, void* c, const Epilogue& epilogue, void* workspace,
+               cudaStream_t stream) {
   if (type == MmaDtype::tf32) throw std::logic_error("gemm_sm90: fp16 or bf16 only");
   if (const std::string why = gemm_unsupported_reason(s, kElementBytes); !why.empty())
     throw std::invalid_argument("gemm_sm90: " + why);
@@ -381,15 +430,20 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
       (epilogue.kind == EpilogueKind::residual &&
        (epilogue.residual == nullptr || !aligned16(epilogue.residual))))
     throw std::invalid_argument("gemm_sm90: tensors must be present and 16-byte aligned");
-  const GemmPlan expected = gemm_plan(s, 1, plan.bn);  // the SM count sets only the grid
+  // The SM count sets only the grid (and the rule's splits, given here as forced).
+  const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits);
   if ((plan.bn != 128 && plan.bn != 256) || plan.stages != expected.stages ||
-      plan.k_blocks != expected.k_blocks || plan.tiles != expected.tiles || plan.grid < 1 ||
-      plan.grid > plan.tiles)
+      plan.k_blocks != expected.k_blocks || plan.tiles != expected.tiles ||
+      plan.splits != expected.splits || plan.split_k_blocks != expected.split_k_blocks ||
+      plan.units != expected.units || plan.grid < 1 || plan.grid > plan.units)
     throw std::logic_error("gemm_sm90: the plan is not gemm_plan's for this shape");
+  if (plan.splits > 1 && (workspace == nullptr || !aligned16(workspace)))
+    throw std::invalid_argument(
+        "gemm_sm90: split-K needs a 16-byte aligned workspace of gemm_workspace_bytes");
   if (type == MmaDtype::fp16)
-    launch_bn<__half>(s, plan, a, b, c, epilogue, stream);
+    launch_bn<__half>(s, plan, a, b, c, epilogue, workspace, stream);
   else
-    launch_bn<__nv_bfloat16>(s, plan, a, b, c, epilogue, stream);
+    launch_bn<__nv_bfloat16>(s, plan, a, b, c, epilogue, workspace, stream);
 }
 
 std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan) {
