@@ -200,6 +200,19 @@ TEST(GemmPlan, SplitKRule) {
   EXPECT_NE(gemm_plan_name(forced).find(" x 4 k splits of 3 blocks"), std::string::npos);
 }
 
+TEST(GemmPlan, PingPongTakesTheNarrowTile) {
+  const GemmPlan p = gemm_plan({1, 4096, 4096, 4096}, 132, 256, 0, GemmSchedule::pingpong);
+  EXPECT_EQ(p.schedule, GemmSchedule::pingpong);
+  EXPECT_EQ(p.bn, 128);
+  EXPECT_EQ(p.stages, 6);
+  EXPECT_EQ(p.tiles, 32 * 32);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(gemm_plan_name(p),
+            "128x128x64 tile, 6 stages, ping-pong warpgroups, 132 persistent blocks over 1024 "
+            "tiles");
+  EXPECT_EQ(gemm_plan({1, 8, 4096, 4096}, 132, 0, 0, GemmSchedule::pingpong).splits, 4);
+}
+
 TEST(GemmPlan, SplitRangesCoverEveryKBlockOnce) {
   for (int k_blocks : {1, 2, 7, 10, 16, 64, 65})
     for (int want : {1, 2, 3, 4, 7, 16}) {

@@ -4,9 +4,10 @@
 //     reference (ops/data.cpp; 4096 sampled elements above 2^30 multiply-adds, and then every
 //     output at least finite): odd m, n a multiple of 8 but not of the tile, k not a multiple of
 //     64, batches, many tiles (2048^3), and randomized shapes;
-//   - split-K by the rule (m <= 64) and variants 5-8 (split-K forced, off, each tile forced) on
-//     odd shapes, through own_cuda;
-//   - the engine itself with each tile width forced (128x128 and 128x256), without and with
+//   - split-K by the rule (m <= 64) and variants 5-9 (split-K forced, off, each tile forced,
+//     ping-pong) on odd shapes, through own_cuda;
+//   - the engine itself with each tile width forced (128x128 and 128x256) and ping-pong, without
+//   and with
 //     split-K (3 splits, or fewer where k has fewer blocks), and each epilogue (identity, bias,
 //     bias + GELU erf and tanh, residual) on edge shapes, against a float64 reference written
 //     here;
@@ -106,17 +107,20 @@ TEST(GemmSm90, MatmulVariant4MatchesTheReference) {
 }
 
 // Split-K by the rule (m <= 64, long k) and each forced choice (5 split-K, 6 none, 7 128x128,
-// 8 128x256) on odd shapes: m odd, n not of the tile, k not of 64, batches.
+// 8 128x256, 9 ping-pong) on odd shapes: m odd, n not of the tile, k not of 64, batches.
 TEST(GemmSm90, SplitKAndForcedChoicesMatchTheReference) {
   SKIP_WITHOUT_ENGINE();
   for (DataType dt : {DataType::fp16, DataType::bf16}) {
     check_variant4(matmul(1, 21, 1064, 8200, dt));  // split-K by the rule: 13 splits, k edge
     check_variant4(matmul(1, 64, 4096, 4096, dt));  // 4 splits of 16 blocks
-    for (int v : {5, 6, 7, 8}) {
+    for (int v : {5, 6, 7, 8, 9}) {
       check_variant4(matmul(1, 37, 1064, 2504, dt), v);
       check_variant4(matmul(3, 201, 392, 1000, dt), v);  // batches, 16 k blocks
       check_variant4(matmul(1, 5, 8, 72, dt), v);        // two k blocks: splits of one
     }
+    // Ping-pong with 2 to 4 tiles a block (either warpgroup last) and k not of 64.
+    check_variant4(matmul(1, 4095, 2040, 264, dt), 9);
+    check_variant4(matmul(3, 1000, 1000, 136, dt), 9);
   }
 }
 
@@ -193,15 +197,17 @@ TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
       // Split-K's FP32 partials for up to 3 splits.
       bench::DeviceBuffer<unsigned char> dw(std::size_t(3 * s.batch * s.m * s.n) * 4);
       const Problem p = matmul(s.batch, s.m, s.n, s.k, dt);
-      for (int bn : {128, 256})
+      for (int bn : {128, 256, 0})  // 0: ping-pong (128x128)
         for (int splits : {1, 3})
           for (EpilogueKind e :
                {EpilogueKind::identity, EpilogueKind::bias, EpilogueKind::bias_gelu_erf,
                 EpilogueKind::bias_gelu_tanh, EpilogueKind::residual}) {
-            SCOPED_TRACE(p.str() + " BN " + std::to_string(bn) + " splits " +
+            SCOPED_TRACE(p.str() + (bn ? " BN " + std::to_string(bn) : " ping-pong") + " splits " +
                          std::to_string(splits) + " epilogue " + std::to_string(int(e)));
-            const bench::gemm::GemmPlan plan = bench::gemm::gemm_plan(s, sms, bn, splits);
-            ASSERT_EQ(plan.bn, bn);
+            const bench::gemm::GemmPlan plan = bench::gemm::gemm_plan(
+                s, sms, bn, splits,
+                bn ? bench::gemm::GemmSchedule::cooperative : bench::gemm::GemmSchedule::pingpong);
+            ASSERT_EQ(plan.bn, bn ? bn : 128);
             ASSERT_EQ(plan.splits > 1, splits > 1);  // every shape here has 2 k blocks or more
             ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
             dw.fill_bytes_async(0xFF, stream.get());  // NaN partials: every one must be written

@@ -126,6 +126,14 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 __device__ __forceinline__ void consumers_sync() {
   asm volatile("bar.sync 1, 256;" ::: "memory");
 }
+// Named barrier `id` of `threads` threads (multiples of 32): wait for it, or arrive without
+// waiting (the signalling side of a producer-consumer pair, PTX's bar.arrive).
+__device__ __forceinline__ void named_bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 
 // D (64 x N FP32 values, N / 2 a thread) = A (64 x K) * B (K x N) + (scale_d ? D : 0): the
 // warpgroup's asynchronous MMA. A is K-major; B K-major, or MN-major with kTransB = 1 (16-bit

@@ -39,6 +39,8 @@
 //      side by side (where the engine takes the shape): 5 split-K forced (the rule's splits,
 //      else enough to fill the SMs, at least 2), 6 split-K off (the tile rule alone), 7 the
 //      128x128 tile, 8 the 128x256 tile (7 and 8 with the rule's split-K for that tile).
+//   9  the engine's ping-pong schedule (128x128 tiles, the consumer warpgroups on alternate
+//      tiles, one's epilogue under the other's MMAs; the rule's split-K), to time against 4.
 // Small grids split K (variant 2; variant 3 with its 64x64 tile): each split writes its FP32
 // partial C to the workspace, then a second kernel sums them in split order (deterministic).
 // Output tiles go in groups of 8 tile rows, column-major within a group, so that blocks running
@@ -526,7 +528,7 @@ bench::gemm::GemmShape gemm_shape(const Problem& p) {
   return {p.b, p.m, p.n, p.k};
 }
 
-// Variant 4's plan (the engine's rules), or with one choice forced (variants 5 to 8).
+// Variant 4's plan (the engine's rules), or with one choice forced (variants 5 to 9).
 bench::gemm::GemmPlan engine_plan(const Problem& p, int variant) {
   const bench::gemm::GemmShape s = gemm_shape(p);
   const int sms = sm_count();
@@ -545,6 +547,8 @@ bench::gemm::GemmPlan engine_plan(const Problem& p, int variant) {
       return bench::gemm::gemm_plan(s, sms, 128);
     case 8:
       return bench::gemm::gemm_plan(s, sms, 256);
+    case 9:
+      return bench::gemm::gemm_plan(s, sms, 128, 0, bench::gemm::GemmSchedule::pingpong);
     default:
       return bench::gemm::gemm_plan(s, sms);
   }
@@ -561,11 +565,11 @@ std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
   if (p.dtype == DataType::fp32) return {2, 1};
-  return engine_ok(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8} : std::vector<int>{3, 1};
+  return engine_ok(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8, 9} : std::vector<int>{3, 1};
 }
 
 bool engine_variant(int variant) {
-  return variant >= 4 && variant <= 8;
+  return variant >= 4 && variant <= 9;
 }
 
 std::size_t matmul_workspace_bytes(const Problem& p, int variant) {

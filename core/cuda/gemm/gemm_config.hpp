@@ -90,7 +90,15 @@ inline std::string gemm_unsupported_reason(const GemmShape& s, int element_bytes
   return "";
 }
 
+// How the two consumer warpgroups share the work. cooperative: both on every tile, 64 rows each
+// (128 x BN), the epilogue after the tile's mainloop on both. pingpong (CUTLASS's name): each
+// warpgroup owns every other tile of the block, all 128 x 128 of it (two m64 MMAs per k step),
+// and the mainloops take turns through two named barriers, so that one warpgroup's epilogue runs
+// while the other's MMAs do; 128x128 tiles only (its accumulators: 128 a thread).
+enum class GemmSchedule { cooperative, pingpong };
+
 struct GemmPlan {
+  GemmSchedule schedule = GemmSchedule::cooperative;
   int bn = 0;        // tile columns: 128 or 256
   int stages = 0;    // shared-memory stages of the copy pipeline
   int k_blocks = 0;  // k blocks of kBk values, the last one zero-filled past k
@@ -132,14 +140,20 @@ inline int gemm_split_rule(const GemmShape& s, std::int64_t tiles, int k_blocks,
 // leaves fewer SMs idle); then split-K by gemm_split_rule. A tile rule to be replaced by
 // measurements: variants 7 and 8 of the op suite's matmul force each tile to time them.
 // bn 128 or 256 overrides the tile; splits 1 turns split-K off, splits > 1 forces that many
-// (at most k_blocks; fewer where the last runs would be empty), 0 leaves it to the rule.
-inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int splits = 0) {
+// (at most k_blocks; fewer where the last runs would be empty), 0 leaves it to the rule. The
+// ping-pong schedule (not chosen by the rule until it is measured) takes the 128x128 tile.
+inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int splits = 0,
+                          GemmSchedule schedule = GemmSchedule::cooperative) {
   GemmPlan p;
+  p.schedule = schedule;
   const std::int64_t sms = sm_count > 0 ? sm_count : 1;
   const auto tiles_of = [&](int w) {
     return (s.m + kBm - 1) / kBm * ((s.n + w - 1) / w) * s.batch;
   };
-  p.bn = bn == 128 || bn == 256 ? bn : tiles_of(256) >= sms ? 256 : 128;
+  p.bn = schedule == GemmSchedule::pingpong ? 128
+         : bn == 128 || bn == 256           ? bn
+         : tiles_of(256) >= sms             ? 256
+                                            : 128;
   p.stages = gemm_stages(p.bn);
   p.smem_bytes = gemm_smem_bytes(p.bn);
   p.k_blocks = int((s.k + kBk - 1) / kBk);
@@ -175,8 +189,9 @@ BENCH_HD KRange gemm_split_range(int split, int split_k_blocks, int k_blocks) {
 // "128x256x64 tile, 4 stages, 132 persistent blocks over 512 tiles[ x 4 k splits]".
 inline std::string gemm_plan_name(const GemmPlan& p) {
   return std::to_string(kBm) + "x" + std::to_string(p.bn) + "x" + std::to_string(kBk) + " tile, " +
-         std::to_string(p.stages) + " stages, " + std::to_string(p.grid) +
-         " persistent blocks over " + std::to_string(p.tiles) + " tiles" +
+         std::to_string(p.stages) + " stages, " +
+         (p.schedule == GemmSchedule::pingpong ? "ping-pong warpgroups, " : "") +
+         std::to_string(p.grid) + " persistent blocks over " + std::to_string(p.tiles) + " tiles" +
          (p.splits > 1 ? " x " + std::to_string(p.splits) + " k splits of " +
                              std::to_string(p.split_k_blocks) +
                              " blocks (FP32 partials, reduced "

@@ -15,6 +15,10 @@
 //   --backend own_cuda --backend cublaslt --variant 4 --json gemm_v4.json &&
 //   build/experiments/myops --ops-file experiments/ops/gemm_targets.txt --timing pure
 //   --backend own_cuda --variant 3 --json gemm_v3.json
+// The schedules side by side (variant 4 the rules; 5 split-K forced, 6 no split-K, 7 128x128,
+// 8 128x256, 9 ping-pong; ops/cuda/matmul.cu), one run per variant on the same shapes:
+//   for v in 4 5 6 7 8 9; do build/experiments/myops --ops-file experiments/ops/gemm_targets.txt
+//   --timing pure --backend own_cuda --variant $v --json gemm_v$v.json; done
 // Test: build/tests/test_ops_backends --gtest_filter='GemmSm90*'
 //
 // The kernel, per block of 384 threads in three warpgroups, persistent (one block per SM at most,
@@ -34,6 +38,11 @@
 //   - epilogue: straight from the accumulators, each thread's pairs of neighbouring columns,
 //     through the epilogue functor (bias, GELU, residual: below), converted to the output type
 //     and stored as one 4-byte pair, inside m and n only.
+//   - ping-pong (plan.schedule, 128x128 tiles): the two consumer warpgroups take the block's
+//     units in turn, each a whole tile (two m64n128 MMAs per k step, accumulators 128 a thread),
+//     their mainloops ordered by named barriers 2 and 3 (the next may start once the one before
+//     has issued its last MMAs), so that one warpgroup's epilogue overlaps the other's MMAs. A
+//     stage is then read by one warpgroup: its empty barrier takes one arrival.
 //   - split-K (plan.splits > 1; gemm_config.hpp's rule: few tiles, long k): the blocks walk work
 //     units (tile, split), each a run of the tile's k blocks; the epilogue then stores the FP32
 //     accumulators to the split's partial C in the workspace, and gemm_split_reduce_kernel sums
@@ -161,7 +170,7 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kN]) {
 }
 #endif  // BENCH_GEMM_DEVICE
 
-template <int BN, class T, class Epi>
+template <int BN, bool kPingPong, class T, class Epi>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a,
                      const __grid_constant__ CUtensorMap map_b, const KernelArgs args,
@@ -170,6 +179,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStages = gemm_stages(BN);
   constexpr int kStage = stage_bytes(BN);
   static_assert(2 * kStages * 8 <= int(kBarrierBytes), "the barriers fit their space");
+  static_assert(!kPingPong || BN == 128, "ping-pong: 128x128 tiles (128 accumulators a thread)");
   extern __shared__ unsigned char smem_raw[];
   // The swizzled tiles need 1024-byte alignment of their shared-memory address.
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
@@ -177,8 +187,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   std::uint64_t* empty = full + kStages;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full[s], 1);   // the producer's arrival with the stage's transaction bytes
-      mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
+      mbar_init(&full[s], 1);  // the producer's arrival with the stage's transaction bytes
+      // One arrival per consumer warpgroup that reads the stage: both, or (ping-pong) one.
+      mbar_init(&empty[s], kPingPong ? 1 : 2);
     }
     mbar_init_fence();
   }
@@ -221,29 +232,49 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   setmaxnreg_inc<232>();
-  const int half = warpgroup - 1;  // rows 64 half .. 64 half + 63 of each tile
+  const int wg = warpgroup - 1;  // cooperative: rows 64 wg .. 64 wg + 63 of each tile
+  // Ping-pong: this warpgroup's units are the block's units number wg, wg + 2, ...; all 128 rows.
+  constexpr int kRowBlocks = kPingPong ? 2 : 1;  // the 64-row halves this warpgroup multiplies
   const int t128 = threadIdx.x % 128, warp = t128 / 32, lane = t128 % 32;
   int stage = 0;
   std::uint32_t phase = 0;
-  for (std::int64_t u = blockIdx.x; u < args.units; u += gridDim.x) {
+  int j_unit = 0;  // the block's units so far
+  for (std::int64_t u = blockIdx.x; u < args.units; u += gridDim.x, ++j_unit) {
     const int split = int(u % args.splits);
     const TileCoord tc = gemm_tile(u / args.splits, args.tiles_m, args.tiles_n);
     const KRange kr = gemm_split_range(split, args.split_k_blocks, args.k_blocks);
-    float d[BN / 2];
+    if constexpr (kPingPong) {
+      if (j_unit % 2 != wg) {  // the other warpgroup's unit: its k blocks pass in the ring
+        const int pos = stage + (kr.end - kr.begin);
+        phase ^= std::uint32_t(pos / kStages) & 1;
+        stage = pos % kStages;
+        continue;
+      }
+      // The mainloops take turns: wait for the other warpgroup's mainloop of the unit before.
+      // Its full-barrier waits are then all done, so each stage's parity below is unambiguous.
+      if (j_unit > 0) named_bar_sync(2 + j_unit % 2, 256);
+    }
+    float d[kRowBlocks][BN / 2];
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) d[i] = 0.f;
+    for (int r = 0; r < kRowBlocks; ++r)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) d[r][i] = 0.f;
     int previous = 0;  // the stage of the last k block, released once its MMAs are done
     for (int kb = kr.begin; kb < kr.end; ++kb) {
       mbar_wait(&full[stage], phase);
       const std::uint32_t base = smem_u32(smem + stage * kStage);
-      fence_accumulators(d);
+#pragma unroll
+      for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
       wgmma_fence();
 #pragma unroll
       for (int step = 0; step < kBk / kStepK; ++step)
-        mma_step<BN, T>(d, sw128_desc(base + a_operand_offset(half, step)),
-                        sw128_mn_desc(base + b_operand_offset(step), b_box_bytes()));
+#pragma unroll
+        for (int r = 0; r < kRowBlocks; ++r)
+          mma_step<BN, T>(d[r], sw128_desc(base + a_operand_offset(kPingPong ? r : wg, step)),
+                          sw128_mn_desc(base + b_operand_offset(step), b_box_bytes()));
       wgmma_commit();
-      fence_accumulators(d);
+#pragma unroll
+      for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
       wgmma_wait<1>();  // the previous k block's MMAs are done: its stage is free
       if (kb > kr.begin && t128 == 0) mbar_arrive(&empty[previous]);
       previous = stage;
@@ -252,32 +283,40 @@ __global__ void __launch_bounds__(kThreads, 1)
         phase ^= 1;
       }
     }
+    // Ping-pong: the next unit's warpgroup may start its mainloop (only where it exists, so
+    // that every arrival has its wait).
+    if constexpr (kPingPong)
+      if (u + gridDim.x < args.units) named_bar_arrive(2 + (j_unit + 1) % 2, 256);
     wgmma_wait<0>();
-    fence_accumulators(d);
+#pragma unroll
+    for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
     if (t128 == 0) mbar_arrive(&empty[previous]);
 
-    // Epilogue: d[4j + 2h + e] is row 16 warp + lane / 4 + 8h, column 8j + 2 (lane % 4) + e of
-    // this warpgroup's 64 x BN (core/cuda/hopper_ptx.cuh). n is even, so a pair is inside n
-    // whenever its first column is.
-    const int row0 = tc.tm * kBm + half * 64 + warp * 16 + lane / 4;
+    // Epilogue: d[r][4j + 2h + e] is row 16 warp + lane / 4 + 8h, column 8j + 2 (lane % 4) + e
+    // of the 64 x BN half (r, or wg) (core/cuda/hopper_ptx.cuh). n is even, so a pair is inside
+    // n whenever its first column is.
     const int col0 = tc.tn * BN + (lane % 4) * 2;
     const std::int64_t batch_rows = std::int64_t(tc.batch) * args.m;
     // Split-K: the FP32 pair goes to this split's partial C, the epilogue comes after the sum.
     float* const partial = args.splits > 1 ? args.partial + split * args.elements : nullptr;
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const int col = col0 + j * 8;
-      if (col >= args.n) continue;
+    for (int r = 0; r < kRowBlocks; ++r) {
+      const int row0 = tc.tm * kBm + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row0 + h * 8;
-        if (row >= args.m) continue;
-        const std::int64_t at = (batch_rows + row) * args.n + col;
-        const float2 v = make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
-        if (partial)
-          *reinterpret_cast<float2*>(partial + at) = v;  // at is even: 8-byte aligned
-        else
-          store_pair(c + at, epi(at, col, v));
+      for (int j = 0; j < BN / 8; ++j) {
+        const int col = col0 + j * 8;
+        if (col >= args.n) continue;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = row0 + h * 8;
+          if (row >= args.m) continue;
+          const std::int64_t at = (batch_rows + row) * args.n + col;
+          const float2 v = make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
+          if (partial)
+            *reinterpret_cast<float2*>(partial + at) = v;  // at is even: 8-byte aligned
+          else
+            store_pair(c + at, epi(at, col, v));
+        }
       }
     }
   }
@@ -328,10 +367,10 @@ CUtensorMap make_map(CUtensorMapDataType type, const void* base, std::int64_t in
   return map;
 }
 
-template <int BN, class T, class Epi>
+template <int BN, bool kPingPong, class T, class Epi>
 void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
                    const Epi& epi, void* workspace, cudaStream_t stream) {
-  const auto kernel = gemm_sm90_kernel<BN, T, Epi>;
+  const auto kernel = gemm_sm90_kernel<BN, kPingPong, T, Epi>;
   static std::once_flag raised;
   std::call_once(raised, [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -363,21 +402,23 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-template <int BN, class T>
+template <int BN, bool kPingPong, class T>
 void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b,
                      void* c, const Epilogue& e, void* w, cudaStream_t stream) {
   const T* bias = static_cast<const T*>(e.bias);
   switch (e.kind) {
     case EpilogueKind::identity:
-      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
     case EpilogueKind::bias:
-      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, w, stream);
+      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, w, stream);
     case EpilogueKind::bias_gelu_erf:
-      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBiasGelu<T, false>{bias}, w, stream);
+      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBiasGelu<T, false>{bias}, w,
+                                             stream);
     case EpilogueKind::bias_gelu_tanh:
-      return launch_kernel<BN, T>(s, plan, a, b, c, EpilogueBiasGelu<T, true>{bias}, w, stream);
+      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBiasGelu<T, true>{bias}, w,
+                                             stream);
     case EpilogueKind::residual:
-      return launch_kernel<BN, T>(
+      return launch_kernel<BN, kPingPong, T>(
           s, plan, a, b, c, EpilogueResidual<T>{static_cast<const T*>(e.residual)}, w, stream);
   }
 }
@@ -385,10 +426,12 @@ void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, co
 template <class T>
 void launch_bn(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
                const Epilogue& e, void* w, cudaStream_t stream) {
-  if (plan.bn == 256)
-    launch_epilogue<256, T>(s, plan, a, b, c, e, w, stream);
+  if (plan.schedule == GemmSchedule::pingpong)
+    launch_epilogue<128, true, T>(s, plan, a, b, c, e, w, stream);
+  else if (plan.bn == 256)
+    launch_epilogue<256, false, T>(s, plan, a, b, c, e, w, stream);
   else
-    launch_epilogue<128, T>(s, plan, a, b, c, e, w, stream);
+    launch_epilogue<128, false, T>(s, plan, a, b, c, e, w, stream);
 }
 
 bool aligned16(const void* p) {
@@ -431,11 +474,12 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
        (epilogue.residual == nullptr || !aligned16(epilogue.residual))))
     throw std::invalid_argument("gemm_sm90: tensors must be present and 16-byte aligned");
   // The SM count sets only the grid (and the rule's splits, given here as forced).
-  const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits);
+  const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits, plan.schedule);
   if ((plan.bn != 128 && plan.bn != 256) || plan.stages != expected.stages ||
       plan.k_blocks != expected.k_blocks || plan.tiles != expected.tiles ||
       plan.splits != expected.splits || plan.split_k_blocks != expected.split_k_blocks ||
-      plan.units != expected.units || plan.grid < 1 || plan.grid > plan.units)
+      plan.units != expected.units || plan.bn != expected.bn || plan.grid < 1 ||
+      plan.grid > plan.units)
     throw std::logic_error("gemm_sm90: the plan is not gemm_plan's for this shape");
   if (plan.splits > 1 && (workspace == nullptr || !aligned16(workspace)))
     throw std::invalid_argument(
@@ -446,16 +490,20 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
     launch_bn<__nv_bfloat16>(s, plan, a, b, c, epilogue, workspace, stream);
 }
 
+namespace {
+template <class T>
+const void* identity_kernel(const GemmPlan& plan) {
+  if (plan.schedule == GemmSchedule::pingpong)
+    return reinterpret_cast<const void*>(gemm_sm90_kernel<128, true, T, EpilogueIdentity>);
+  if (plan.bn == 256)
+    return reinterpret_cast<const void*>(gemm_sm90_kernel<256, false, T, EpilogueIdentity>);
+  return reinterpret_cast<const void*>(gemm_sm90_kernel<128, false, T, EpilogueIdentity>);
+}
+}  // namespace
+
 std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan) {
-  const void* k = nullptr;
-  const bool wide = plan.bn == 256;
-  if (type == MmaDtype::fp16)
-    k = wide ? reinterpret_cast<const void*>(gemm_sm90_kernel<256, __half, EpilogueIdentity>)
-             : reinterpret_cast<const void*>(gemm_sm90_kernel<128, __half, EpilogueIdentity>);
-  else
-    k = wide
-            ? reinterpret_cast<const void*>(gemm_sm90_kernel<256, __nv_bfloat16, EpilogueIdentity>)
-            : reinterpret_cast<const void*>(gemm_sm90_kernel<128, __nv_bfloat16, EpilogueIdentity>);
+  const void* k =
+      type == MmaDtype::fp16 ? identity_kernel<__half>(plan) : identity_kernel<__nv_bfloat16>(plan);
   cudaFuncAttributes attr{};
   CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
   return std::to_string(attr.numRegs) + " registers, " + std::to_string(attr.localSizeBytes) +
