@@ -213,6 +213,20 @@ TEST(GemmPlan, PingPongTakesTheNarrowTile) {
   EXPECT_EQ(gemm_plan({1, 8, 4096, 4096}, 132, 0, 0, GemmSchedule::pingpong).splits, 4);
 }
 
+// The epilogue's shuffles, run on four modelled lanes: each ends with its block's four pairs.
+TEST(GemmLayout, QuadTransposeGathersEachBlock) {
+  int v[4][4], out[4][4] = {};
+  for (int q = 0; q < 4; ++q)
+    for (int i = 0; i < 4; ++i) v[q][i] = 10 * i + q;  // block i, pair q
+  for (int r = 0; r < 4; ++r) {
+    int sent[4];
+    for (int q = 0; q < 4; ++q) sent[q] = v[q][quad_send_block(q, r)];
+    for (int q = 0; q < 4; ++q) out[q][quad_source_lane(q, r)] = sent[quad_source_lane(q, r)];
+  }
+  for (int q = 0; q < 4; ++q)
+    for (int p = 0; p < 4; ++p) EXPECT_EQ(out[q][p], 10 * q + p) << "lane " << q << " pair " << p;
+}
+
 TEST(GemmPlan, SplitRangesCoverEveryKBlockOnce) {
   for (int k_blocks : {1, 2, 7, 10, 16, 64, 65})
     for (int want : {1, 2, 3, 4, 7, 16}) {

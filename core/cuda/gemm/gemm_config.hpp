@@ -67,6 +67,17 @@ BENCH_HD constexpr int b_operand_offset(int step) {
   return b_box_offset(0) + step * kStepK * int(sm90::kSw128RowBytes);
 }
 
+// The epilogue's transpose inside a quad of lanes (q = lane % 4), in 4 rounds r: lane q holds
+// pair q of column blocks 0..3 and ends with pairs 0..3 of block q. In round r lane q reads lane
+// quad_source_lane(q, r), which sends its pair of block quad_send_block(source, r), i.e. of block
+// q; what lane q gets is its pair number `source`.
+BENCH_HD constexpr int quad_source_lane(int q, int r) {
+  return (q + r) & 3;
+}
+BENCH_HD constexpr int quad_send_block(int q, int r) {
+  return (q - r) & 3;
+}
+
 // The problem in the engine's terms.
 struct GemmShape {
   std::int64_t batch = 1, m = 0, n = 0, k = 0;

@@ -36,8 +36,10 @@
 //     flight while the next stage's are issued (wait_group 1): the stage before is released
 //     then.
 //   - epilogue: straight from the accumulators, each thread's pairs of neighbouring columns,
-//     through the epilogue functor (bias, GELU, residual: below), converted to the output type
-//     and stored as one 4-byte pair, inside m and n only.
+//     through the epilogue functor (bias, GELU, residual: below), converted to the output type,
+//     gathered by shuffles inside each quad of lanes into 8 neighbouring columns and stored as
+//     one 16-byte vector (a warp's store: 8 rows of 64 contiguous bytes, whole 32-byte sectors),
+//     inside m and n only.
 //   - ping-pong (plan.schedule, 128x128 tiles): the two consumer warpgroups take the block's
 //     units in turn, each a whole tile (two m64n128 MMAs per k step, accumulators 128 a thread),
 //     their mainloops ordered by named barriers 2 and 3 (the next may start once the one before
@@ -130,6 +132,42 @@ __device__ __forceinline__ void store_pair(T* p, float2 v) {  // p: 4-byte align
     *reinterpret_cast<__half2*>(p) = __floats2half2_rn(v.x, v.y);
   else
     *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v.x, v.y);
+}
+
+// The pair as stored: two values of T in one 32-bit word, the first in the low half.
+template <class T>
+__device__ __forceinline__ std::uint32_t pack_pair(float2 v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 h = __floats2half2_rn(v.x, v.y);
+    std::uint32_t u;
+    memcpy(&u, &h, sizeof u);
+    return u;
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(v.x, v.y);
+    std::uint32_t u;
+    memcpy(&u, &h, sizeof u);
+    return u;
+  }
+}
+// Inside each quad of lanes (lane % 4 = q): lane q's v[i] is pair q of column block i; returns
+// the four pairs of column block q (pair 0 first). Round r: lane q takes from lane (q + r) % 4 the
+// value that lane holds for block q; each lane picks what it sends and where what it gets goes
+// by selects, so that v and the result stay in registers.
+__device__ __forceinline__ uint4 quad_transpose(const std::uint32_t (&v)[4], int q) {
+  std::uint32_t out[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int send_i = quad_send_block(q, r);  // gemm_config.hpp
+    std::uint32_t send = v[0];
+    send = send_i == 1 ? v[1] : send;
+    send = send_i == 2 ? v[2] : send;
+    send = send_i == 3 ? v[3] : send;
+    const int from = quad_source_lane(q, r);
+    const std::uint32_t got = r == 0 ? send : __shfl_sync(0xFFFFFFFFu, send, from, 4);
+#pragma unroll
+    for (int p = 0; p < 4; ++p) out[p] = p == from ? got : out[p];
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
 }
 
 // ---- The kernel -------------------------------------------------------------------------------
@@ -302,20 +340,45 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int r = 0; r < kRowBlocks; ++r) {
       const int row0 = tc.tm * kBm + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
+      if (partial) {
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int col = col0 + j * 8;
-        if (col >= args.n) continue;
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col0 + j * 8;
+          if (col >= args.n) continue;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = row0 + h * 8;
-          if (row >= args.m) continue;
-          const std::int64_t at = (batch_rows + row) * args.n + col;
-          const float2 v = make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
-          if (partial)
-            *reinterpret_cast<float2*>(partial + at) = v;  // at is even: 8-byte aligned
-          else
-            store_pair(c + at, epi(at, col, v));
+          for (int h = 0; h < 2; ++h) {
+            const int row = row0 + h * 8;
+            if (row >= args.m) continue;
+            const std::int64_t at = (batch_rows + row) * args.n + col;
+            *reinterpret_cast<float2*>(partial + at) =  // at is even: 8-byte aligned
+                make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
+          }
+        }
+        continue;
+      }
+      // The output: the quad's four lanes (lane % 4) hold, for four column blocks j of 8, the
+      // pairs at 2 (lane % 4); once through the epilogue and converted, a transpose inside the
+      // quad gives lane q all 8 columns of block 4 jq + q, stored as one 16-byte vector (n is a
+      // multiple of 8: a block is inside n or past it, and 16-byte aligned). Every lane takes
+      // part in the shuffles; only the stores are guarded.
+      const int q = lane % 4;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + h * 8;
+        const std::int64_t row_at = (batch_rows + row) * args.n;
+#pragma unroll
+        for (int jq = 0; jq < BN / 32; ++jq) {
+          std::uint32_t packed[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int j = 4 * jq + i, col = col0 + j * 8;
+            float2 v = make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
+            if (row < args.m && col < args.n) v = epi(row_at + col, col, v);
+            packed[i] = pack_pair<T>(v);
+          }
+          const uint4 out = quad_transpose(packed, q);
+          const int col = tc.tn * BN + (4 * jq + q) * 8;
+          if (row < args.m && col < args.n) *reinterpret_cast<uint4*>(c + row_at + col) = out;
         }
       }
     }
