@@ -43,7 +43,6 @@
 // 20261124_conv_nhwc_resnet50_mobilenet/; the targets in 20261125_conv_preset_fp32/targets.md.
 #include "conv/cuda/wgmma_conv.hpp"
 
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncode*
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -54,9 +53,10 @@
 #include <type_traits>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/tensor_map.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#include "conv/cuda/wgmma_ptx.cuh"
+#include "core/cuda/hopper_ptx.cuh"
 #endif
 
 #ifndef MYCONV_WGMMA_SM90A
@@ -87,7 +87,7 @@ constexpr int kElementBytes = T == MmaType::tf32 ? 4 : 2;
 #endif
 
 #if MYCONV_WGMMA_DEVICE
-using namespace wgmma;  // conv/cuda/wgmma_ptx.cuh
+using namespace bench::sm90;  // core/cuda/hopper_ptx.cuh
 
 // One k16 (k8 for tf32) step of a 64 x BN tile: 32 bytes of k in each operand.
 template <MmaType T, int BN>
@@ -202,15 +202,14 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    mbar_init_fence();
   }
   __syncthreads();
 
   if (warpgroup == 0) {
     // The producer: one thread walks the block's units and their k slices, a stage per slice,
     // running ahead into the next unit while the consumers finish the last one's epilogue.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
       int it = 0;
       for (int u = blockIdx.x; u < units; u += gridDim.x) {
@@ -238,7 +237,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     return;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  setmaxnreg_inc<232>();
   const int half = warpgroup - 1;  // this warpgroup's 64 pixels of each tile
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const int tid = threadIdx.x - 128;  // 0..255 over both consumer warpgroups
@@ -355,16 +354,6 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 
 // ---- Host side ------------------------------------------------------------------------------
 
-template <class Fn>
-Fn driver_entry(const char* symbol) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &status));
-  if (status != cudaDriverEntryPointSuccess || fn == nullptr)
-    throw std::runtime_error(std::string("the CUDA driver has no ") + symbol);
-  return reinterpret_cast<Fn>(fn);
-}
-
 CUtensorMapDataType map_type(MmaType type) {
   switch (type) {
     case MmaType::fp16:
@@ -375,12 +364,6 @@ CUtensorMapDataType map_type(MmaType type) {
       break;
   }
   return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-}
-
-void check_encode(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error(std::string(what) + " failed (CUresult " + std::to_string(int(r)) +
-                             ")");
 }
 
 template <MmaType T, int BN>
@@ -447,9 +430,9 @@ std::string wgmma_conv_unusable_reason() {
 WgmmaConvMaps make_wgmma_conv_maps(const Im2colGeometry& r, MmaType type, const WgmmaConvPlan& plan,
                                    const void* src, const void* wei) {
   static const auto encode_im2col =
-      driver_entry<PFN_cuTensorMapEncodeIm2col_v12000>("cuTensorMapEncodeIm2col");
+      bench::driver_entry<PFN_cuTensorMapEncodeIm2col_v12000>("cuTensorMapEncodeIm2col");
   static const auto encode_tiled =
-      driver_entry<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
+      bench::driver_entry<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
   const cuuint64_t es = cuuint64_t(mma_type_bytes(type));
   WgmmaConvMaps maps{};
   {
@@ -460,7 +443,7 @@ WgmmaConvMaps make_wgmma_conv_maps(const Im2colGeometry& r, MmaType type, const 
     const int lower[2] = {-r.pw, -r.ph};
     const int upper[2] = {r.pw - (r.kw - 1) * r.dw, r.ph - (r.kh - 1) * r.dh};
     const cuuint32_t element_strides[4] = {1, cuuint32_t(r.sw), cuuint32_t(r.sh), 1};
-    check_encode(
+    bench::check_encode(
         encode_im2col(&maps.src, map_type(type), 4, const_cast<void*>(src), dims, strides, lower,
                       upper, cuuint32_t(plan.bk), cuuint32_t(kWgmmaBm), element_strides,
                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
@@ -473,7 +456,7 @@ WgmmaConvMaps make_wgmma_conv_maps(const Im2colGeometry& r, MmaType type, const 
     const cuuint64_t strides[1] = {k * es};
     const cuuint32_t box[2] = {cuuint32_t(plan.bk), cuuint32_t(plan.bn)};
     const cuuint32_t element_strides[2] = {1, 1};
-    check_encode(
+    bench::check_encode(
         encode_tiled(&maps.wei, map_type(type), 2, const_cast<void*>(wei), dims, strides, box,
                      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),

@@ -3,7 +3,8 @@
 // runs the first of variants(p) unless --variant names another, and checks it against the
 // float64 reference (ops/ref_ops.cpp) like every op backend.
 //
-// Build: part of the normal build when CUDA is found (ops_cuda); variant 3 needs sm_80 or newer.
+// Build: part of the normal build when CUDA is found (ops_cuda); variant 3 needs sm_80 or newer,
+// variant 4 a build for sm_90a (core/cuda/gemm/gemm_sm90.cu, its own target) and an sm_90 GPU.
 // Registers and spills (none in any kernel here; 120-128 registers for the main ones):
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c ops/cuda/matmul.cu -o /dev/null
 // Run (on a GPU):
@@ -29,6 +30,17 @@
 //      rounded (cvt.rna) in place once landed. Where K or N is not a multiple of the 16-byte
 //      vector (8 fp16/bf16 or 4 fp32 values), the same pipeline loads through registers. The
 //      epilogue converts to the dtype, stages the tile in shared memory and writes 16-byte rows.
+//   4  fp16, bf16 on Hopper: the GEMM engine of core/cuda/gemm/ (wgmma fed by TMA, one producer
+//      and two consumer warpgroups, persistent, 128x256 or 128x128 tiles by gemm_plan's rule),
+//      where its tensor copies take the shape (k and n multiples of 8); else variant 3. Split-K
+//      where the tiles fill at most half the SMs (gemm_split_rule). How to time it beside
+//      variant 3 and cuBLASLt: the engine's header.
+//   5-8  the engine with one choice of variant 4's rule forced, so that one run times the choices
+//      side by side (where the engine takes the shape): 5 split-K forced (the rule's splits,
+//      else enough to fill the SMs, at least 2), 6 split-K off (the tile rule alone), 7 the
+//      128x128 tile, 8 the 128x256 tile (7 and 8 with the rule's split-K for that tile).
+//   9  the engine's ping-pong schedule (128x128 tiles, the consumer warpgroups on alternate
+//      tiles, one's epilogue under the other's MMAs; the rule's split-K), to time against 4.
 // Small grids split K (variant 2; variant 3 with its 64x64 tile): each split writes its FP32
 // partial C to the workspace, then a second kernel sums them in split order (deterministic).
 // Output tiles go in groups of 8 tile rows, column-major within a group, so that blocks running
@@ -65,6 +77,7 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/gemm/gemm.hpp"
 #include "core/cuda/mma.cuh"
 #include "ops/cuda/kernels.hpp"
 #include "ops/cuda/launch.cuh"
@@ -511,13 +524,58 @@ bool tiled_ok(const Problem& p) {
   return p.m <= kMax && p.n <= kMax && p.k <= kMax && tiles_of(p, 64, 64) <= kMax;
 }
 
+bench::gemm::GemmShape gemm_shape(const Problem& p) {
+  return {p.b, p.m, p.n, p.k};
+}
+
+// Variant 4's plan (the engine's rules), or with one choice forced (variants 5 to 9).
+bench::gemm::GemmPlan engine_plan(const Problem& p, int variant) {
+  const bench::gemm::GemmShape s = gemm_shape(p);
+  const int sms = sm_count();
+  switch (variant) {
+    case 5: {  // split-K forced: the rule's count, else enough splits to fill the SMs
+      const bench::gemm::GemmPlan rule = bench::gemm::gemm_plan(s, sms);
+      if (rule.splits > 1) return rule;
+      const std::int64_t fill = (sms + rule.tiles - 1) / rule.tiles;
+      return bench::gemm::gemm_plan(
+          s, sms, rule.bn,
+          int(std::min<std::int64_t>(std::max<std::int64_t>(fill, 2), bench::gemm::kMaxSplits)));
+    }
+    case 6:
+      return bench::gemm::gemm_plan(s, sms, 0, 1);
+    case 7:
+      return bench::gemm::gemm_plan(s, sms, 128);
+    case 8:
+      return bench::gemm::gemm_plan(s, sms, 256);
+    case 9:
+      return bench::gemm::gemm_plan(s, sms, 128, 0, bench::gemm::GemmSchedule::pingpong);
+    default:
+      return bench::gemm::gemm_plan(s, sms);
+  }
+}
+
+// Variant 4 (the sm_90a engine) where the device, the build and the shape allow it.
+bool engine_ok(const Problem& p) {
+  return (p.dtype == DataType::fp16 || p.dtype == DataType::bf16) &&
+         bench::gemm::gemm_unsupported_reason(gemm_shape(p), 2).empty() &&
+         bench::gemm::gemm_sm90_unusable_reason().empty();
+}
+
 std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
-  return p.dtype == DataType::fp32 ? std::vector<int>{2, 1} : std::vector<int>{3, 1};
+  if (p.dtype == DataType::fp32) return {2, 1};
+  return engine_ok(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8, 9} : std::vector<int>{3, 1};
+}
+
+bool engine_variant(int variant) {
+  return variant >= 4 && variant <= 9;
 }
 
 std::size_t matmul_workspace_bytes(const Problem& p, int variant) {
+  if (engine_variant(variant))
+    return engine_ok(p) ? bench::gemm::gemm_workspace_bytes(gemm_shape(p), engine_plan(p, variant))
+                        : 0;
   return variant == 2 || variant == 3 ? partial_bytes(p, plan_of(p, variant)) : 0;
 }
 
@@ -531,6 +589,14 @@ void matmul_launch(const OpArgs& args, int variant) {
     if (fp32) return launch_naive<float>(args);
     if (p.dtype == DataType::fp16) return launch_naive<__half>(args);
     return launch_naive<__nv_bfloat16>(args);
+  }
+  if (engine_variant(variant) && engine_ok(p)) {
+    const bench::gemm::GemmPlan plan = engine_plan(p, variant);
+    if (plan.splits > 1 && !args.workspace)
+      throw std::logic_error("matmul: split-K needs the workspace (workspace_bytes)");
+    return bench::gemm::gemm_sm90(mma_dtype(p.dtype), gemm_shape(p), plan, args.inputs[0],
+                                  args.inputs[1], args.output, bench::gemm::Epilogue{},
+                                  args.workspace, args.stream);
   }
   if ((variant != 2 && variant != 3) || (variant == 2) != (p.dtype == DataType::fp32))
     throw std::logic_error("matmul: variant " + std::to_string(variant) + " does not run " +
@@ -560,6 +626,10 @@ void matmul_launch(const OpArgs& args, int variant) {
 
 std::string matmul_describe(const Problem& p, int variant) {
   if (variant == 1) return "v1 naive: a thread per output, FP32 accumulation";
+  if (engine_variant(variant) && engine_ok(p))
+    return "v" + std::to_string(variant) + " wgmma sm90a " + bench::to_string(p.dtype) + " " +
+           bench::gemm::gemm_plan_name(engine_plan(p, variant)) +
+           ", TMA 128B swizzle, 1 producer + 2 consumer warpgroups, grouped tile order";
   const Plan plan = plan_of(p, variant);
   const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "";
   if (variant == 2)

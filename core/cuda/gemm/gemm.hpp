@@ -1,0 +1,52 @@
+// The Hopper GEMM engine the suites share (core/cuda/gemm/gemm_sm90.cu): C[b][m][n] =
+// epilogue(sum_k A[b][m][k] B[b][k][n]) on wgmma fed by TMA, fp16 or bf16 in and out, FP32
+// accumulation; A row-major [b][m][k], B row-major [b][k][n], C row-major [b][m][n], all
+// contiguous. Its plan (tile, stages, grid, what it takes) is core/cuda/gemm/gemm_config.hpp.
+// The launcher only enqueues on `stream` and checks the launch (CUDA graphs can capture it).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "core/cuda/gemm/gemm_config.hpp"
+#include "core/cuda/mma_index.hpp"  // MmaDtype
+
+namespace bench::gemm {
+
+// What is applied to each FP32 result before its conversion to the output type, per column j
+// (bias: a vector of n values in the output type) and per element (residual: a tensor of C's
+// shape and type, read at the element's own index).
+enum class EpilogueKind {
+  identity,        // C = A B
+  bias,            // C = A B + bias[j]
+  bias_gelu_erf,   // C = gelu(A B + bias[j]), x Phi(x) with erf
+  bias_gelu_tanh,  // C = gelu(A B + bias[j]), the tanh approximation (cuBLASLt's GELU)
+  residual,        // C = A B + residual[b][i][j]
+};
+struct Epilogue {
+  EpilogueKind kind = EpilogueKind::identity;
+  const void* bias = nullptr;      // bias kinds: n values
+  const void* residual = nullptr;  // residual: batch * m * n values
+};
+
+// Empty when the engine can run on the current device (compute capability 9.0 and a build that
+// holds its sm_90a code), else why not. Never throws; asks the device once per process.
+std::string gemm_sm90_unusable_reason();
+
+// Enqueues the GEMM of shape s (gemm_unsupported_reason(s, 2) empty) in type (fp16 or bf16) with
+// the plan gemm_plan(s, SMs[, bn[, splits]]) on stream. a, b, c and the epilogue's tensors must be
+// 16-byte aligned (the tensor copies' rule); a plan with split-K (plan.splits > 1) needs
+// `workspace`, gemm_workspace_bytes(s, plan) bytes, 16-byte aligned, that nothing else uses until
+// the stream has run the GEMM (two kernels: the splits, then their sum in split order); otherwise
+// workspace may be null. Throws std::invalid_argument where a buffer is missing or misaligned or s
+// is not supported, std::logic_error for tf32 or a plan that is not gemm_plan's for s.
+void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
+               const void* b, void* c, const Epilogue& epilogue, void* workspace,
+               cudaStream_t stream);
+
+// Registers, spills and shared memory of the kernel the plan selects for the identity
+// epilogue, e.g. "168 registers, 0 B local, 197888 B dynamic shared".
+std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan);
+
+}  // namespace bench::gemm

@@ -1,0 +1,576 @@
+// The Hopper GEMM engine: C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]) on warpgroup tensor
+// cores (wgmma, sm_90a) fed by the copy engine (TMA), fp16 and bf16 with FP32 accumulation. Its
+// plan (tile, stages, order, what it takes) is gemm_config.hpp; its interface gemm.hpp. Users:
+// the op suite's matmul, variant 4 (ops/cuda/matmul.cu).
+//
+// Build: compiled for sm_90a only (core/cuda/CMakeLists.txt, myconv_sm90a_target: the target's
+// CUDA_ARCHITECTURES is 90a where the build includes 90, i.e. -gencode=arch=compute_90a,
+// code=sm_90a); elsewhere the kernels are empty and gemm_sm90_unusable_reason() says why.
+// Registers and spills (expected: no spills; wgmma not serialized):
+//   nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a -DMYCONV_GEMM_SM90A=1 -I. -Xptxas -v
+//   -c core/cuda/gemm/gemm_sm90.cu -o /dev/null
+// Run (on an H100/H200): variant 4 beside cuBLASLt, then variant 3, on issue 26's target shapes
+// in pure timing (--variant applies to own_cuda only):
+//   build/experiments/myops --ops-file experiments/ops/gemm_targets.txt --timing pure
+//   --backend own_cuda --backend cublaslt --variant 4 --json gemm_v4.json &&
+//   build/experiments/myops --ops-file experiments/ops/gemm_targets.txt --timing pure
+//   --backend own_cuda --variant 3 --json gemm_v3.json
+// The schedules side by side (variant 4 the rules; 5 split-K forced, 6 no split-K, 7 128x128,
+// 8 128x256, 9 ping-pong; ops/cuda/matmul.cu), one run per variant on the same shapes:
+//   for v in 4 5 6 7 8 9; do build/experiments/myops --ops-file experiments/ops/gemm_targets.txt
+//   --timing pure --backend own_cuda --variant $v --json gemm_v$v.json; done
+// Test: build/tests/test_ops_backends --gtest_filter='GemmSm90*'
+//
+// The kernel, per block of 384 threads in three warpgroups, persistent (one block per SM at most,
+// walking output tiles t = blockIdx.x, + gridDim.x, ... in gemm_tile's grouped order):
+//   - warpgroup 0, the producer (registers cut to 40 by setmaxnreg): one thread issues, per k
+//     block of 64, the tensor copies of A's 128 x 64 block (one box) and B's 64 x BN block (BN / 64
+//     boxes of 64 k rows x 64 n; none that starts past n) into a stage of a ring of `stages`
+//     stages, each 128-byte swizzled; the copy engine zero-fills past m, n and k. A stage's full
+//     barrier completes when its bytes have landed; the producer waits on its empty barrier before
+//     filling it again, and runs on into the block's next tile while the consumers store the
+//     last one.
+//   - warpgroups 1 and 2, the consumers (registers raised to 232): each multiplies its 64 rows of
+//     A by B's BN columns, 4 wgmma m64nBNk16 per stage (A K-major, B MN-major through the
+//     transpose bit), FP32 accumulators in registers (BN / 2 a thread). One stage's MMAs stay in
+//     flight while the next stage's are issued (wait_group 1): the stage before is released
+//     then.
+//   - epilogue: straight from the accumulators, each thread's pairs of neighbouring columns,
+//     through the epilogue functor (bias, GELU, residual: below), converted to the output type,
+//     gathered by shuffles inside each quad of lanes into 8 neighbouring columns and stored as
+//     one 16-byte vector (a warp's store: 8 rows of 64 contiguous bytes, whole 32-byte sectors),
+//     inside m and n only.
+//   - ping-pong (plan.schedule, 128x128 tiles): the two consumer warpgroups take the block's
+//     units in turn, each a whole tile (two m64n128 MMAs per k step, accumulators 128 a thread),
+//     their mainloops ordered by named barriers 2 and 3 (the next may start once the one before
+//     has issued its last MMAs), so that one warpgroup's epilogue overlaps the other's MMAs. A
+//     stage is then read by one warpgroup: its empty barrier takes one arrival.
+//   - split-K (plan.splits > 1; gemm_config.hpp's rule: few tiles, long k): the blocks walk work
+//     units (tile, split), each a run of the tile's k blocks; the epilogue then stores the FP32
+//     accumulators to the split's partial C in the workspace, and gemm_split_reduce_kernel sums
+//     the partials in split order (the same sum on every run), applies the epilogue functor and
+//     converts.
+#include "core/cuda/gemm/gemm.hpp"
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "core/cuda/cuda_check.hpp"
+#include "core/cuda/tensor_map.hpp"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#include "core/cuda/hopper_ptx.cuh"
+#define BENCH_GEMM_DEVICE 1
+#else
+#define BENCH_GEMM_DEVICE 0
+#endif
+
+#ifndef MYCONV_GEMM_SM90A
+#define MYCONV_GEMM_SM90A 0
+#endif
+
+namespace bench::gemm {
+namespace {
+
+// ---- Epilogues: what each FP32 result pair (columns j, j + 1 of element index `at`) becomes ----
+
+template <class T>
+__device__ __forceinline__ float2 load_pair(const T* p) {  // p: 4-byte aligned
+  if constexpr (std::is_same_v<T, __half>)
+    return __half22float2(*reinterpret_cast<const __half2*>(p));
+  else
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+}
+__device__ __forceinline__ float gelu_erf(float x) {
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+__device__ __forceinline__ float gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+
+struct EpilogueIdentity {
+  __device__ __forceinline__ float2 operator()(std::int64_t, int, float2 v) const { return v; }
+};
+template <class T>
+struct EpilogueBias {
+  const T* bias;
+  __device__ __forceinline__ float2 operator()(std::int64_t, int j, float2 v) const {
+    const float2 b = load_pair(bias + j);
+    return make_float2(v.x + b.x, v.y + b.y);
+  }
+};
+template <class T, bool kTanh>
+struct EpilogueBiasGelu {
+  const T* bias;
+  __device__ __forceinline__ float2 operator()(std::int64_t, int j, float2 v) const {
+    const float2 b = load_pair(bias + j);
+    if constexpr (kTanh)
+      return make_float2(gelu_tanh(v.x + b.x), gelu_tanh(v.y + b.y));
+    else
+      return make_float2(gelu_erf(v.x + b.x), gelu_erf(v.y + b.y));
+  }
+};
+template <class T>
+struct EpilogueResidual {
+  const T* residual;
+  __device__ __forceinline__ float2 operator()(std::int64_t at, int, float2 v) const {
+    const float2 r = load_pair(residual + at);
+    return make_float2(v.x + r.x, v.y + r.y);
+  }
+};
+
+template <class T>
+__device__ __forceinline__ void store_pair(T* p, float2 v) {  // p: 4-byte aligned
+  if constexpr (std::is_same_v<T, __half>)
+    *reinterpret_cast<__half2*>(p) = __floats2half2_rn(v.x, v.y);
+  else
+    *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v.x, v.y);
+}
+
+// The pair as stored: two values of T in one 32-bit word, the first in the low half.
+template <class T>
+__device__ __forceinline__ std::uint32_t pack_pair(float2 v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 h = __floats2half2_rn(v.x, v.y);
+    std::uint32_t u;
+    memcpy(&u, &h, sizeof u);
+    return u;
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(v.x, v.y);
+    std::uint32_t u;
+    memcpy(&u, &h, sizeof u);
+    return u;
+  }
+}
+// Inside each quad of lanes (lane % 4 = q): lane q's v[i] is pair q of column block i; returns
+// the four pairs of column block q (pair 0 first). Round r: lane q takes from lane (q + r) % 4 the
+// value that lane holds for block q; each lane picks what it sends and where what it gets goes
+// by selects, so that v and the result stay in registers.
+__device__ __forceinline__ uint4 quad_transpose(const std::uint32_t (&v)[4], int q) {
+  std::uint32_t out[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int send_i = quad_send_block(q, r);  // gemm_config.hpp
+    std::uint32_t send = v[0];
+    send = send_i == 1 ? v[1] : send;
+    send = send_i == 2 ? v[2] : send;
+    send = send_i == 3 ? v[3] : send;
+    const int from = quad_source_lane(q, r);
+    const std::uint32_t got = r == 0 ? send : __shfl_sync(0xFFFFFFFFu, send, from, 4);
+#pragma unroll
+    for (int p = 0; p < 4; ++p) out[p] = p == from ? got : out[p];
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
+// ---- The kernel -------------------------------------------------------------------------------
+
+struct KernelArgs {
+  int m = 0, n = 0, k_blocks = 0, tiles_m = 0, tiles_n = 0;
+  int splits = 1, split_k_blocks = 0;
+  std::int64_t units = 0;     // tiles x splits: unit u is split u % splits of tile u / splits
+  float* partial = nullptr;   // splits > 1: [splits][batch][m][n] FP32
+  std::int64_t elements = 0;  // batch x m x n
+};
+
+#if BENCH_GEMM_DEVICE
+using namespace bench::sm90;  // core/cuda/hopper_ptx.cuh
+
+// One k16 step of the warpgroup's 64 x BN tile.
+template <int BN, class T>
+__device__ __forceinline__ void mma_step(float* d, std::uint64_t da, std::uint64_t db) {
+  constexpr bool kHalf = std::is_same_v<T, __half>;
+  if constexpr (BN == 256) {
+    if constexpr (kHalf)
+      wgmma_m64n256k16_f16<1>(d, da, db, 1);
+    else
+      wgmma_m64n256k16_bf16<1>(d, da, db, 1);
+  } else {
+    static_assert(BN == 128, "tiles of 128 or 256 columns");
+    if constexpr (kHalf)
+      wgmma_m64n128k16_f16<1>(d, da, db, 1);
+    else
+      wgmma_m64n128k16_bf16<1>(d, da, db, 1);
+  }
+}
+
+template <int kN>
+__device__ __forceinline__ void fence_accumulators(float (&d)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) fence_operand(d[i]);
+}
+#endif  // BENCH_GEMM_DEVICE
+
+template <int BN, bool kPingPong, class T, class Epi>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a,
+                     const __grid_constant__ CUtensorMap map_b, const KernelArgs args,
+                     T* __restrict__ c, const Epi epi) {
+#if BENCH_GEMM_DEVICE
+  constexpr int kStages = gemm_stages(BN);
+  constexpr int kStage = stage_bytes(BN);
+  static_assert(2 * kStages * 8 <= int(kBarrierBytes), "the barriers fit their space");
+  static_assert(!kPingPong || BN == 128, "ping-pong: 128x128 tiles (128 accumulators a thread)");
+  extern __shared__ unsigned char smem_raw[];
+  // The swizzled tiles need 1024-byte alignment of their shared-memory address.
+  unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + kStages * kStage);
+  std::uint64_t* empty = full + kStages;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full[s], 1);  // the producer's arrival with the stage's transaction bytes
+      // One arrival per consumer warpgroup that reads the stage: both, or (ping-pong) one.
+      mbar_init(&empty[s], kPingPong ? 1 : 2);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  const int warpgroup = threadIdx.x / 128;
+
+  if (warpgroup == 0) {
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      std::uint32_t phase = 0;  // of the ring's current pass
+      bool refill = false;      // from the second pass on, a stage waits for its consumers
+      for (std::int64_t u = blockIdx.x; u < args.units; u += gridDim.x) {
+        const TileCoord tc = gemm_tile(u / args.splits, args.tiles_m, args.tiles_n);
+        const KRange kr =
+            gemm_split_range(int(u % args.splits), args.split_k_blocks, args.k_blocks);
+        const int m0 = tc.tm * kBm, n0 = tc.tn * BN;
+        // B's boxes that start inside n (the others would be all zeros): the columns of the
+        // boxes left out hold stale values, and only columns past n, never stored, read them.
+        const int boxes = min(BN / kBoxN, (args.n - n0 + kBoxN - 1) / kBoxN);
+        for (int kb = kr.begin; kb < kr.end; ++kb) {
+          if (refill) mbar_wait(&empty[stage], phase ^ 1);
+          unsigned char* st = smem + stage * kStage;
+          mbar_expect_tx(&full[stage], a_block_bytes() + boxes * b_box_bytes());
+          tma_load_tile_3d(st, &map_a, &full[stage], kb * kBk, m0, tc.batch);
+#pragma unroll
+          for (int j = 0; j < BN / kBoxN; ++j)
+            if (j < boxes)
+              tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN, kb * kBk,
+                               tc.batch);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+            refill = true;
+          }
+        }
+      }
+    }
+    return;
+  }
+
+  setmaxnreg_inc<232>();
+  const int wg = warpgroup - 1;  // cooperative: rows 64 wg .. 64 wg + 63 of each tile
+  // Ping-pong: this warpgroup's units are the block's units number wg, wg + 2, ...; all 128 rows.
+  constexpr int kRowBlocks = kPingPong ? 2 : 1;  // the 64-row halves this warpgroup multiplies
+  const int t128 = threadIdx.x % 128, warp = t128 / 32, lane = t128 % 32;
+  int stage = 0;
+  std::uint32_t phase = 0;
+  int j_unit = 0;  // the block's units so far
+  for (std::int64_t u = blockIdx.x; u < args.units; u += gridDim.x, ++j_unit) {
+    const int split = int(u % args.splits);
+    const TileCoord tc = gemm_tile(u / args.splits, args.tiles_m, args.tiles_n);
+    const KRange kr = gemm_split_range(split, args.split_k_blocks, args.k_blocks);
+    if constexpr (kPingPong) {
+      if (j_unit % 2 != wg) {  // the other warpgroup's unit: its k blocks pass in the ring
+        const int pos = stage + (kr.end - kr.begin);
+        phase ^= std::uint32_t(pos / kStages) & 1;
+        stage = pos % kStages;
+        continue;
+      }
+      // The mainloops take turns: wait for the other warpgroup's mainloop of the unit before.
+      // Its full-barrier waits are then all done, so each stage's parity below is unambiguous.
+      if (j_unit > 0) named_bar_sync(2 + j_unit % 2, 256);
+    }
+    float d[kRowBlocks][BN / 2];
+#pragma unroll
+    for (int r = 0; r < kRowBlocks; ++r)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) d[r][i] = 0.f;
+    int previous = 0;  // the stage of the last k block, released once its MMAs are done
+    for (int kb = kr.begin; kb < kr.end; ++kb) {
+      mbar_wait(&full[stage], phase);
+      const std::uint32_t base = smem_u32(smem + stage * kStage);
+#pragma unroll
+      for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
+      wgmma_fence();
+#pragma unroll
+      for (int step = 0; step < kBk / kStepK; ++step)
+#pragma unroll
+        for (int r = 0; r < kRowBlocks; ++r)
+          mma_step<BN, T>(d[r], sw128_desc(base + a_operand_offset(kPingPong ? r : wg, step)),
+                          sw128_mn_desc(base + b_operand_offset(step), b_box_bytes()));
+      wgmma_commit();
+#pragma unroll
+      for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
+      wgmma_wait<1>();  // the previous k block's MMAs are done: its stage is free
+      if (kb > kr.begin && t128 == 0) mbar_arrive(&empty[previous]);
+      previous = stage;
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    // Ping-pong: the next unit's warpgroup may start its mainloop (only where it exists, so
+    // that every arrival has its wait).
+    if constexpr (kPingPong)
+      if (u + gridDim.x < args.units) named_bar_arrive(2 + (j_unit + 1) % 2, 256);
+    wgmma_wait<0>();
+#pragma unroll
+    for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
+    if (t128 == 0) mbar_arrive(&empty[previous]);
+
+    // Epilogue: d[r][4j + 2h + e] is row 16 warp + lane / 4 + 8h, column 8j + 2 (lane % 4) + e
+    // of the 64 x BN half (r, or wg) (core/cuda/hopper_ptx.cuh). n is even, so a pair is inside
+    // n whenever its first column is.
+    const int col0 = tc.tn * BN + (lane % 4) * 2;
+    const std::int64_t batch_rows = std::int64_t(tc.batch) * args.m;
+    // Split-K: the FP32 pair goes to this split's partial C, the epilogue comes after the sum.
+    float* const partial = args.splits > 1 ? args.partial + split * args.elements : nullptr;
+#pragma unroll
+    for (int r = 0; r < kRowBlocks; ++r) {
+      const int row0 = tc.tm * kBm + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
+      if (partial) {
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col0 + j * 8;
+          if (col >= args.n) continue;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = row0 + h * 8;
+            if (row >= args.m) continue;
+            const std::int64_t at = (batch_rows + row) * args.n + col;
+            *reinterpret_cast<float2*>(partial + at) =  // at is even: 8-byte aligned
+                make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
+          }
+        }
+        continue;
+      }
+      // The output: the quad's four lanes (lane % 4) hold, for four column blocks j of 8, the
+      // pairs at 2 (lane % 4); once through the epilogue and converted, a transpose inside the
+      // quad gives lane q all 8 columns of block 4 jq + q, stored as one 16-byte vector (n is a
+      // multiple of 8: a block is inside n or past it, and 16-byte aligned). Every lane takes
+      // part in the shuffles; only the stores are guarded.
+      const int q = lane % 4;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + h * 8;
+        const std::int64_t row_at = (batch_rows + row) * args.n;
+#pragma unroll
+        for (int jq = 0; jq < BN / 32; ++jq) {
+          std::uint32_t packed[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int j = 4 * jq + i, col = col0 + j * 8;
+            float2 v = make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
+            if (row < args.m && col < args.n) v = epi(row_at + col, col, v);
+            packed[i] = pack_pair<T>(v);
+          }
+          const uint4 out = quad_transpose(packed, q);
+          const int col = tc.tn * BN + (4 * jq + q) * 8;
+          if (row < args.m && col < args.n) *reinterpret_cast<uint4*>(c + row_at + col) = out;
+        }
+      }
+    }
+  }
+#else
+  (void)map_a, (void)map_b, (void)args, (void)c, (void)epi;
+#endif  // BENCH_GEMM_DEVICE
+}
+
+// Split-K's second pass: each pair of neighbouring outputs (n is even: a pair never crosses a
+// row) is the sum of the splits' partials in split order, through the epilogue, converted.
+template <class T, class Epi>
+__global__ void __launch_bounds__(256)
+    gemm_split_reduce_kernel(const float* __restrict__ partial, int splits, std::int64_t elements,
+                             int n, T* __restrict__ c, const Epi epi) {
+  const std::int64_t pairs = elements / 2;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < pairs;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t at = 2 * i;
+    float2 sum = *reinterpret_cast<const float2*>(partial + at);
+    for (int sp = 1; sp < splits; ++sp) {
+      const float2 v = *reinterpret_cast<const float2*>(partial + sp * elements + at);
+      sum.x += v.x;
+      sum.y += v.y;
+    }
+    store_pair(c + at, epi(at, int(at % n), sum));
+  }
+}
+
+// ---- Host side --------------------------------------------------------------------------------
+
+// A's map: [batch][m][k], boxes of 64 k x 128 rows; B's: [batch][k][n], boxes of 64 n x 64 k
+// rows. Both 128-byte swizzled, zero-filled past the edges.
+CUtensorMap make_map(CUtensorMapDataType type, const void* base, std::int64_t inner,
+                     std::int64_t outer, std::int64_t batch, int box_inner, int box_outer) {
+  static const auto encode =
+      bench::driver_entry<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch)};
+  const cuuint64_t strides[2] = {cuuint64_t(inner) * kElementBytes,
+                                 cuuint64_t(inner) * cuuint64_t(outer) * kElementBytes};
+  const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  bench::check_encode(
+      encode(&map, type, 3, const_cast<void*>(base), dims, strides, box, element_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+      "cuTensorMapEncodeTiled");
+  return map;
+}
+
+template <int BN, bool kPingPong, class T, class Epi>
+void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
+                   const Epi& epi, void* workspace, cudaStream_t stream) {
+  const auto kernel = gemm_sm90_kernel<BN, kPingPong, T, Epi>;
+  static std::once_flag raised;
+  std::call_once(raised, [&] {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(gemm_smem_bytes(BN))));
+  });
+  const CUtensorMapDataType type = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUtensorMap map_a = make_map(type, a, s.k, s.m, s.batch, kBk, kBm);
+  const CUtensorMap map_b = make_map(type, b, s.n, s.k, s.batch, kBoxN, kBk);
+  KernelArgs args;
+  args.m = int(s.m);
+  args.n = int(s.n);
+  args.k_blocks = plan.k_blocks;
+  args.tiles_m = plan.tiles_m;
+  args.tiles_n = plan.tiles_n;
+  args.splits = plan.splits;
+  args.split_k_blocks = plan.split_k_blocks;
+  args.units = plan.units;
+  args.partial = plan.splits > 1 ? static_cast<float*>(workspace) : nullptr;
+  args.elements = s.batch * s.m * s.n;
+  kernel<<<unsigned(plan.grid), kThreads, gemm_smem_bytes(BN), stream>>>(map_a, map_b, args,
+                                                                         static_cast<T*>(c), epi);
+  CUDA_CHECK_LAST_LAUNCH();
+  if (plan.splits <= 1) return;
+  const std::int64_t pairs = args.elements / 2;
+  const std::int64_t blocks = (pairs + 255) / 256;
+  gemm_split_reduce_kernel<T, Epi><<<unsigned(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
+      args.partial, plan.splits, args.elements, args.n, static_cast<T*>(c), epi);
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+template <int BN, bool kPingPong, class T>
+void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b,
+                     void* c, const Epilogue& e, void* w, cudaStream_t stream) {
+  const T* bias = static_cast<const T*>(e.bias);
+  switch (e.kind) {
+    case EpilogueKind::identity:
+      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+    case EpilogueKind::bias:
+      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, w, stream);
+    case EpilogueKind::bias_gelu_erf:
+      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBiasGelu<T, false>{bias}, w,
+                                             stream);
+    case EpilogueKind::bias_gelu_tanh:
+      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBiasGelu<T, true>{bias}, w,
+                                             stream);
+    case EpilogueKind::residual:
+      return launch_kernel<BN, kPingPong, T>(
+          s, plan, a, b, c, EpilogueResidual<T>{static_cast<const T*>(e.residual)}, w, stream);
+  }
+}
+
+template <class T>
+void launch_bn(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
+               const Epilogue& e, void* w, cudaStream_t stream) {
+  if (plan.schedule == GemmSchedule::pingpong)
+    launch_epilogue<128, true, T>(s, plan, a, b, c, e, w, stream);
+  else if (plan.bn == 256)
+    launch_epilogue<256, false, T>(s, plan, a, b, c, e, w, stream);
+  else
+    launch_epilogue<128, false, T>(s, plan, a, b, c, e, w, stream);
+}
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+}  // namespace
+
+std::string gemm_sm90_unusable_reason() {
+  static const std::string reason = []() -> std::string {
+    if (!MYCONV_GEMM_SM90A)
+      return "the wgmma GEMM needs a build for sm_90a (CMAKE_CUDA_ARCHITECTURES including 90)";
+    int device = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+      cudaGetLastError();  // clear the error the query left
+      return "no CUDA device to ask for its compute capability";
+    }
+    if (major != 9 || minor != 0)
+      return "the wgmma GEMM (sm_90a) runs on compute capability 9.0 only; this device is " +
+             std::to_string(major) + "." + std::to_string(minor);
+    return "";
+  }();
+  return reason;
+}
+
+void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
+               const void* b, void* c, const Epilogue& epilogue, void* workspace,
+               cudaStream_t stream) {
+  if (type == MmaDtype::tf32) throw std::logic_error("gemm_sm90: fp16 or bf16 only");
+  if (const std::string why = gemm_unsupported_reason(s, kElementBytes); !why.empty())
+    throw std::invalid_argument("gemm_sm90: " + why);
+  const bool needs_bias = epilogue.kind == EpilogueKind::bias ||
+                          epilogue.kind == EpilogueKind::bias_gelu_erf ||
+                          epilogue.kind == EpilogueKind::bias_gelu_tanh;
+  if (!aligned16(a) || !aligned16(b) || !aligned16(c) ||
+      (needs_bias && (epilogue.bias == nullptr || !aligned16(epilogue.bias))) ||
+      (epilogue.kind == EpilogueKind::residual &&
+       (epilogue.residual == nullptr || !aligned16(epilogue.residual))))
+    throw std::invalid_argument("gemm_sm90: tensors must be present and 16-byte aligned");
+  // The SM count sets only the grid (and the rule's splits, given here as forced).
+  const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits, plan.schedule);
+  if ((plan.bn != 128 && plan.bn != 256) || plan.stages != expected.stages ||
+      plan.k_blocks != expected.k_blocks || plan.tiles != expected.tiles ||
+      plan.splits != expected.splits || plan.split_k_blocks != expected.split_k_blocks ||
+      plan.units != expected.units || plan.bn != expected.bn || plan.grid < 1 ||
+      plan.grid > plan.units)
+    throw std::logic_error("gemm_sm90: the plan is not gemm_plan's for this shape");
+  if (plan.splits > 1 && (workspace == nullptr || !aligned16(workspace)))
+    throw std::invalid_argument(
+        "gemm_sm90: split-K needs a 16-byte aligned workspace of gemm_workspace_bytes");
+  if (type == MmaDtype::fp16)
+    launch_bn<__half>(s, plan, a, b, c, epilogue, workspace, stream);
+  else
+    launch_bn<__nv_bfloat16>(s, plan, a, b, c, epilogue, workspace, stream);
+}
+
+namespace {
+template <class T>
+const void* identity_kernel(const GemmPlan& plan) {
+  if (plan.schedule == GemmSchedule::pingpong)
+    return reinterpret_cast<const void*>(gemm_sm90_kernel<128, true, T, EpilogueIdentity>);
+  if (plan.bn == 256)
+    return reinterpret_cast<const void*>(gemm_sm90_kernel<256, false, T, EpilogueIdentity>);
+  return reinterpret_cast<const void*>(gemm_sm90_kernel<128, false, T, EpilogueIdentity>);
+}
+}  // namespace
+
+std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan) {
+  const void* k =
+      type == MmaDtype::fp16 ? identity_kernel<__half>(plan) : identity_kernel<__nv_bfloat16>(plan);
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
+  return std::to_string(attr.numRegs) + " registers, " + std::to_string(attr.localSizeBytes) +
+         " B local, " + std::to_string(gemm_smem_bytes(plan.bn)) + " B dynamic shared";
+}
+
+}  // namespace bench::gemm
