@@ -1,10 +1,13 @@
 // The launch configuration of the depthwise convolution kernels (conv/cuda/depthwise_kernels.cu,
-// variant 8 of im2col_gemm_cuda): which kernel (3x3 and 5x5 at stride 1 and 2 specialized, else the
-// generic one), how the output is tiled over blocks and threads, how the nchw input window is
-// staged in shared memory. Host-only C++ (the few MYCONV_HD helpers compile for the device too; the
-// index math the kernels run is conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by
-// tests/test_depthwise_config.cpp (configurations, and a CPU emulation of both kernels' index
-// math against a direct convolution).
+// variant 8 of im2col_gemm_cuda). Two families, numbered as sub-variants:
+//   8.1 the staged kernels (any kernel size, stride, dilation, multiplier 1..4): which kernel (3x3
+//       and 5x5 at stride 1 and 2 specialized, else the generic one), how the output is tiled
+//       over blocks and threads, how the nchw input window is staged in shared memory;
+//   8.2 the strip kernels (3x3, stride 1 or 2, multiplier 1; conv/cuda/depthwise_strip_config.hpp).
+// The choice between them is depthwise_config's rule below. Host-only C++ (the few MYCONV_HD
+// helpers compile for the device too; the index math the kernels run is
+// conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by tests/test_depthwise_config.cpp
+// (configurations, and a CPU emulation of both kernels' index math against a direct convolution).
 //
 // Depthwise here: groups == IC (one input channel per group) and a channel multiplier
 // M = OC/G of 1..kDepthwiseMaxMultiplier; output channel o reads input channel o / M. The weights
@@ -30,6 +33,7 @@
 #include <cstdio>
 #include <string>
 
+#include "conv/cuda/depthwise_strip_config.hpp"
 #include "conv/im2col_index.hpp"
 
 namespace conv {
@@ -89,6 +93,8 @@ constexpr int depthwise_nhwc_vec(DepthwiseKernel k) {
 }
 
 struct DepthwiseConfig {
+  int sub_variant = 1;  // 1: the staged kernels; 2: the strip kernels (`strip` below)
+  DepthwiseStripConfig strip;
   DepthwiseKernel kernel = DepthwiseKernel::generic;
   bool nhwc = false;
   int multiplier = 0;  // M = OC/G
@@ -124,6 +130,9 @@ struct DepthwiseConfig {
 
 // Overrides for tests and experiments: 0 (or true) keeps the automatic choice.
 struct DepthwiseChoice {
+  int sub_variant = 0;   // 1 or 2: that family (2 only where the strip kernels run the problem)
+  int strip_pixels = 0;  // 8.2 nchw: P, one of the shapes' for the problem's stride
+  int strip_band = 0;    // 8.2: output rows per thread
   bool allow_specialized = true;  // false: the generic kernel even for 3x3 / 5x5
   int max_cells = 0;              // nchw: most cells per block (forces row and column tiles)
   int max_planes = 0;             // nchw: most planes per whole-plane block
@@ -294,11 +303,35 @@ inline void nhwc_config(const Im2colGeometry& g, int sm_count, const DepthwiseCh
 
 }  // namespace depthwise_detail
 
+// Whether the automatic choice takes the strip kernels (8.2) for g: wherever they run it, except
+// fp32 nchw at stride 1 or on maps above 14x14, where the staged kernels measured at or above
+// cuDNN (results/h200/20261124_session10/: 0.97-1.26 on those MobileNet-v2 layers); their two
+// slow layers are the stride-2 ones onto 14x14 and 7x7 maps, where the staged grid is short.
+inline bool depthwise_prefers_strips(const Im2colGeometry& g, int elem_bytes) {
+  if (!depthwise_strip_unsupported_reason(g, elem_bytes).empty()) return false;
+  if (g.nhwc || elem_bytes != 4) return true;
+  return g.sh == 2 && g.oh <= 14 && g.ow <= 14;
+}
+
 // The configuration for g with elem_bytes-byte storage (4: fp32, tf32; 2: fp16, bf16) on a GPU
-// with sm_count SMs. Check depthwise_supported(g) first.
+// with sm_count SMs. Check depthwise_supported(g) first (and, for choice.sub_variant == 2,
+// depthwise_strip_unsupported_reason).
 inline DepthwiseConfig depthwise_config(const Im2colGeometry& g, int elem_bytes, int sm_count,
                                         const DepthwiseChoice& choice = {}) {
   DepthwiseConfig c;
+  if (choice.sub_variant == 2 ||
+      (choice.sub_variant == 0 && depthwise_prefers_strips(g, elem_bytes))) {
+    c.sub_variant = 2;
+    c.nhwc = g.nhwc;
+    c.multiplier = g.ocg;
+    c.kernel = depthwise_kernel_of(g);
+    c.strip =
+        depthwise_strip_config(g, elem_bytes, sm_count, choice.strip_pixels, choice.strip_band);
+    c.threads = g.nhwc ? kDepthwiseStripNhwcThreads : kDepthwiseStripNchwThreads;
+    c.grid_x = (c.strip.work + c.threads - 1) / c.threads;
+    c.grid_y = 1;
+    return c;
+  }
   c.kernel = choice.allow_specialized ? depthwise_kernel_of(g) : DepthwiseKernel::generic;
   c.nhwc = g.nhwc;
   c.multiplier = g.ocg;
@@ -316,6 +349,16 @@ inline std::string depthwise_config_mismatch(const Im2colGeometry& g, int elem_b
   if (const std::string why = depthwise_unsupported_reason(g); !why.empty()) return why;
   if (c.nhwc != g.nhwc) return "layout does not match";
   if (c.multiplier != g.ocg) return "multiplier does not match OC/G";
+  if (c.sub_variant == 2) {
+    if (const std::string why = depthwise_strip_config_mismatch(g, elem_bytes, c.strip);
+        !why.empty())
+      return "8.2: " + why;
+    const int threads = g.nhwc ? kDepthwiseStripNhwcThreads : kDepthwiseStripNchwThreads;
+    if (c.threads != threads || c.grid_x != (c.strip.work + threads - 1) / threads || c.grid_y != 1)
+      return "8.2: grid does not match the work";
+    return "";
+  }
+  if (c.sub_variant != 1) return "sub-variant must be 1 or 2";
   if (c.kernel != DepthwiseKernel::generic && c.kernel != depthwise_kernel_of(g))
     return "the specialized kernel does not match the kernel size, stride or dilation";
   if (c.threads < 1 || c.threads > kDepthwiseMaxThreads) return "threads out of range";
@@ -389,14 +432,19 @@ inline const char* depthwise_kernel_name(DepthwiseKernel k) {
   return "unknown";
 }
 
-// e.g. "nchw, 3x3 s1 specialized, 2x4 outputs per thread, block 224 threads = 1 plane x 8x28
-// cells, tile 16x112, stage 18x114 floats (9.0 KB) by 4-element loads, grid 7168x1";
-// "nhwc, generic 7x7 s1 d1 (weights read per tap), 4 px x 2 channels per thread (scalar
-// gathers), multiplier 2, block 240 threads = 30 channel vectors x 4 rows x 2 strips, grid
-// 1024x8 over 1024 tiles".
+// e.g. "8.1 staged kernel, nchw, 3x3 s1 specialized, 2x4 outputs per thread, block 224 threads
+// = 1 plane x 8x28 cells, tile 16x112, stage 18x114 floats (9.0 KB) by 4-element loads, grid
+// 7168x1"; "8.1 staged kernel, nhwc, generic 7x7 s1 d1 (weights read per tap), 4 px x 2 channels
+// per thread (scalar gathers), multiplier 2, block 240 threads = 30 channel vectors x 4 rows x 2
+// strips, grid 1024x8 over 1024 tiles".
 inline std::string depthwise_config_name(const Im2colGeometry& g, const DepthwiseConfig& c) {
   auto num = [](std::int64_t v) { return std::to_string(v); };
-  std::string s = std::string(c.nhwc ? "nhwc, " : "nchw, ") + depthwise_kernel_name(c.kernel);
+  if (c.sub_variant == 2)
+    return std::string("8.2 strip kernel, ") + (c.nhwc ? "nhwc, " : "nchw, ") +
+           depthwise_strip_config_name(g, c.strip) + ", block " + num(c.threads) +
+           " threads, grid " + num(c.grid_x);
+  std::string s = std::string("8.1 staged kernel, ") + (c.nhwc ? "nhwc, " : "nchw, ") +
+                  depthwise_kernel_name(c.kernel);
   if (c.kernel == DepthwiseKernel::generic)
     s += " " + num(g.kh) + "x" + num(g.kw) + " s" + num(g.sh) +
          (g.sw != g.sh ? "x" + num(g.sw) : "") + " d" + num(g.dh) +
