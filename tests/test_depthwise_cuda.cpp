@@ -7,7 +7,8 @@
 // or not, odd sizes); fp32, tf32 (FP32 math), fp16 and bf16; nchw and nhwc; the automatic
 // configuration and forced ones (8.1: the generic kernel for 3x3 / 5x5, small blocks with row
 // and column tiles, one plane per block, a one-block grid-stride loop; 8.2 where it runs: bands
-// of 1, 2, 3 and 5 rows, every nchw strip shape). The output is poisoned (NaN) before every run;
+// of 1, 2, 3 and 5 rows, every nchw strip shape; 8.3 where it runs: those bands with blocks of
+// 1, 3 or all strips). The output is poisoned (NaN) before every run;
 // every result must match the reference and be bit-identical across runs, configurations and
 // the two families (each output's taps are summed in the same order by every kernel). Also: an
 // unwritten output fails the check, misaligned tensors are refused, and no kernel spills.
@@ -24,6 +25,7 @@
 
 #include "conv/cuda/depthwise_config.hpp"
 #include "conv/cuda/depthwise_kernels.hpp"
+#include "conv/cuda/depthwise_pipe.hpp"
 #include "conv/cuda/depthwise_strip_config.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/data.hpp"
@@ -169,6 +171,15 @@ std::vector<DepthwiseChoice> forced_choices(const Im2colGeometry& g, int bytes) 
         strip.strip_pixels = shape.pixels;
         out.push_back(strip);
       }
+  if (!depthwise_pipe_unsupported_reason(g, bytes).empty()) return out;
+  DepthwiseChoice pipe;  // 8.3: bands, and blocks of 1 or 3 strips (several column tiles)
+  pipe.sub_variant = 3;
+  for (int band : {1, 2, 3, 5})
+    for (int strips : {0, 1, 3}) {
+      pipe.strip_band = band;
+      pipe.pipe_strips = strips;
+      out.push_back(pipe);
+    }
   return out;
 }
 
@@ -330,6 +341,25 @@ TEST(DepthwiseCuda, KernelsDoNotSpill) {
       }
     }
   EXPECT_EQ(strips, 24);  // (2 nhwc strides + 6 nchw shapes) x (fp32, fp16, bf16)
+  // The pipelined nhwc kernel (8.3) at both strides.
+  int pipes = 0;
+  for (int stride : {1, 2}) {
+    Problem p =
+        parse_problem(stride == 1 ? "g32mb1ic32ih56oc32kh3ph1" : "g32mb1ic32ih56oc32kh3sh2ph1");
+    p.layout = Layout::nhwc;
+    const Im2colGeometry g = make_im2col_geometry(p);
+    DepthwiseChoice pipe;
+    pipe.sub_variant = 3;
+    const DepthwiseConfig c4 = depthwise_config(g, 4, 132, pipe),
+                          c2 = depthwise_config(g, 2, 132, pipe);
+    for (const std::string& r :
+         {depthwise_kernel_resources<float>(g, c4), depthwise_kernel_resources<__half>(g, c2),
+          depthwise_kernel_resources<__nv_bfloat16>(g, c2)}) {
+      EXPECT_NE(r.find(" 0 B local"), std::string::npos) << p.str() << ": " << r;
+      ++pipes;
+    }
+  }
+  EXPECT_EQ(pipes, 6);
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
-// The depthwise strip kernels (sub-variant 8.2): configuration
-// (conv/cuda/depthwise_strip_config.hpp) and index math (conv/cuda/depthwise_strip.hpp) on the CPU,
-// in test_depthwise_config's binary:
-//   - which problems they take and why not, and the automatic choice between 8.1 and 8.2;
+// The depthwise strip kernels (sub-variants 8.2 and 8.3): configuration
+// (conv/cuda/depthwise_strip_config.hpp, conv/cuda/depthwise_pipe.hpp) and index math
+// (conv/cuda/depthwise_strip.hpp, depthwise_pipe.hpp) on the CPU, in test_depthwise_config's
+// binary:
+//   - which problems they take and why not, and the automatic choice among 8.1, 8.2 and 8.3;
 //   - every configuration (automatic, forced bands and strip widths) is one the launcher accepts,
 //     on fixed, MobileNet-v2 and randomized 3x3 problems, both layouts, 4- and 2-byte storage;
 //   - a CPU emulation of every thread: the kernels' own per-thread algorithm
 //     (depthwise_strip_band) with host loads and stores that check each access (aligned to its
 //     vector, inside the tensor, a core vector inside its row, each input row of the band loaded
-//     once), every output written exactly once and bit-identical to the taps summed in (r, s)
+//     once; 8.3: each tile vector copied by exactly one thread, the window's columns in the
+//     tile), every output written exactly once and bit-identical to the taps summed in (r, s)
 //     order with fmaf (what every depthwise kernel computes), within the float64 reference's
 //     tolerance;
 //   - why the 16-bit kernels keep FP32 products and sums: packed half2 / bfloat162 arithmetic
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "conv/cuda/depthwise_config.hpp"
+#include "conv/cuda/depthwise_pipe.hpp"
 #include "conv/cuda/depthwise_strip.hpp"
 #include "conv/data.hpp"
 #include "conv/im2col_index.hpp"
@@ -115,6 +118,14 @@ DepthwiseChoice strips(int pixels = 0, int band = 0) {
   return c;
 }
 
+DepthwiseChoice pipe(int band = 0, int strips_per_block = 0) {
+  DepthwiseChoice c;
+  c.sub_variant = 3;
+  c.strip_band = band;
+  c.pipe_strips = strips_per_block;
+  return c;
+}
+
 // ---- support and choice -------------------------------------------------------------------------
 
 TEST(DepthwiseStrip, SupportAnswersSayWhy) {
@@ -137,8 +148,8 @@ TEST(DepthwiseStrip, SupportAnswersSayWhy) {
   EXPECT_EQ(reason("g8mb2ic8ih10oc8kh3", Layout::nhwc), "");
 }
 
-// The automatic choice on MobileNet-v2's layers on the H200: the strips everywhere they run,
-// except fp32 nchw outside the two stride-2 layers onto 14x14 and 7x7 maps.
+// The automatic choice on MobileNet-v2's layers on the H200: nhwc the pipelined strips (8.3),
+// nchw the strips (8.2) except fp32 outside the two stride-2 layers onto 14x14 and 7x7 maps.
 TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
   for (const Problem& base : mobilenet_dw(32))
     for (Layout layout : {Layout::nchw, Layout::nhwc})
@@ -150,12 +161,15 @@ TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
         std::cout << "[ CONFIG   ] " << what << "\n";
         EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << what;
         const bool slow_fp32_nchw = base.sh == 2 && g.oh <= 14;
-        const int want = layout == Layout::nhwc || bytes == 2 || slow_fp32_nchw ? 2 : 1;
+        const int want = layout == Layout::nhwc ? 3 : bytes == 2 || slow_fp32_nchw ? 2 : 1;
         EXPECT_EQ(c.sub_variant, want) << what;
+        if (c.sub_variant == 3) {
+          EXPECT_EQ(c.pipe.vec * bytes, 16) << what;
+          EXPECT_GE(c.pipe.threads, 96) << what;  // 3 warps or more
+          EXPECT_GE(c.pipe.blocks, 3 * kH200Sms) << what;
+        }
         if (c.sub_variant != 2) continue;
-        if (layout == Layout::nhwc) {
-          EXPECT_EQ(c.strip.load_vec * bytes, 16) << what;
-        } else if (g.w % 8 == 0) {
+        if (g.w % 8 == 0) {
           EXPECT_EQ(c.strip.load_vec * bytes, 16) << what;  // 16-byte core loads
           EXPECT_EQ(c.strip.pixels, base.sh == 1 ? 8 : 4) << what;
         }
@@ -222,6 +236,30 @@ TEST(DepthwiseStrip, ConfigurationsFitTheirProblems) {
         }
       }
   EXPECT_GT(configs, 1000);
+}
+
+TEST(DepthwiseStrip, PipelinedConfigurationsFitTheirProblems) {
+  int configs = 0;
+  for (const Problem& p : all_problems())
+    for (int bytes : {4, 2}) {
+      const Im2colGeometry g = geometry(p, Layout::nhwc);
+      if (!depthwise_pipe_unsupported_reason(g, bytes).empty()) continue;
+      for (int sms : {1, 8, kH200Sms})
+        for (int band : {0, 1, 2, 3, 5})
+          for (int spb : {0, 1, 3}) {
+            const DepthwiseConfig c = depthwise_config(g, bytes, sms, pipe(band, spb));
+            const std::string what =
+                p.str() + " nhwc " + std::to_string(bytes) + " B: " + depthwise_config_name(g, c);
+            EXPECT_EQ(c.sub_variant, 3) << what;
+            EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << what;
+            EXPECT_LE(c.pipe.copies, kDepthwisePipeMaxCopies) << what;
+            ++configs;
+          }
+    }
+  EXPECT_GT(configs, 1000);
+  EXPECT_NE(depthwise_pipe_unsupported_reason(
+                geometry(parse_problem("g16mb2ic16ih30oc16kh3ph1"), Layout::nchw), 2),
+            "");
 }
 
 TEST(DepthwiseStrip, MismatchesAreNamed) {
@@ -426,6 +464,103 @@ void emulate_nhwc_thread(Emulation& e, const DepthwiseStripThread& t) {
   check_fetched_once(e, rows, t);
 }
 
+// The pipelined kernel's rows for one thread: the band rows come from the block's tile, which
+// the block's copies fill (depthwise_pipe_copy); `copier` maps each tile vector (col * cvb + cv)
+// to the one copy that writes it.
+template <int S, int P, int V>
+struct HostPipeRows {
+  static constexpr int C = (P - 1) * S + kDepthwiseStripK;
+  using Raw = int;
+  Emulation& e;
+  const DepthwisePipeConfig& c;
+  const DepthwisePipeBlock& b;
+  const DepthwisePipeThread& pt;
+  const std::vector<int>& copier;
+  std::vector<int> fetched;
+
+  int fetch(int row) {
+    if (row < 0 || row >= int(fetched.size()))
+      e.fail("fetch of a row outside the band's window");
+    else
+      ++fetched[std::size_t(row)];
+    return row;
+  }
+  void convert(int row, float (&x)[C][V]) {
+    const Im2colGeometry& g = e.g;
+    const int iy = depthwise_strip_iy(g, pt.t, 0) + row;
+    for (int j = 0; j < C; ++j) {
+      const int col = pt.tile_col + j;
+      for (int i = 0; i < V; ++i) x[j][i] = 0.0f;
+      if (col >= c.tile_cols || copier[std::size_t(col * c.cvb + pt.cv)] < 0) {
+        e.fail("window column outside the copied tile");
+        continue;
+      }
+      // The copy's source, as the kernel computes it: tile column col of the block.
+      const int ix = b.ix0 + col;
+      if (ix != depthwise_strip_ix(g, pt.t, j)) e.fail("tile column is not the window's column");
+      if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+      const std::int64_t at = ((std::int64_t(b.n) * g.h + iy) * g.w + ix) * g.c + b.ch0 + pt.cv * V;
+      e.check_load(at, V, "cp.async");
+      for (int i = 0; i < V; ++i) x[j][i] = e.data.src[std::size_t(at + i)];
+    }
+  }
+  void store(int bb, const float (&acc)[P][V]) {
+    if (!pt.stores) return;
+    const Im2colGeometry& g = e.g;
+    for (int p = 0; p < P; ++p) {
+      if (pt.t.ox0 + p >= g.ow) continue;
+      const std::int64_t at =
+          ((std::int64_t(b.n) * g.oh + b.oy0 + bb) * g.ow + pt.t.ox0 + p) * g.oc + pt.t.channel;
+      e.write(at, V, acc[p], "channel vector");
+    }
+  }
+};
+
+template <int S, int P, int V>
+void emulate_pipe_block(Emulation& e, const DepthwisePipeConfig& c, int block) {
+  const Im2colGeometry& g = e.g;
+  const DepthwisePipeBlock b = depthwise_pipe_block(g, c, block);
+  // Every tile vector copied by exactly one (thread, copy).
+  std::vector<int> copier(std::size_t(c.tile_cols * c.cvb), -1);
+  for (int tid = 0; tid < c.threads; ++tid)
+    for (int k = 0; k < c.copies; ++k) {
+      const DepthwisePipeCopy cp = depthwise_pipe_copy(c, tid, k);
+      if (!cp.valid) continue;
+      int& who = copier[std::size_t(cp.col * c.cvb + cp.cv)];
+      if (who >= 0) e.fail("tile vector copied twice");
+      who = tid * kDepthwisePipeMaxCopies + k;
+    }
+  for (int who : copier)
+    if (who < 0) e.fail("tile vector never copied");
+  constexpr int kTaps = kDepthwiseStripK * kDepthwiseStripK;
+  for (int tid = 0; tid < c.threads && e.error.empty(); ++tid) {
+    const DepthwisePipeThread pt = depthwise_pipe_thread(g, c, b, tid);
+    float w[kTaps][V];
+    for (int tap = 0; tap < kTaps; ++tap)
+      for (int j = 0; j < V; ++j)
+        w[tap][j] = e.data.wei[std::size_t((pt.t.channel + j) * kTaps + tap)];
+    HostPipeRows<S, P, V> rows{e,  c,      b,
+                               pt, copier, std::vector<int>(std::size_t((b.rows - 1) * S + 3), 0)};
+    depthwise_strip_band<S, P, V, (kDepthwiseStripK + S - 1) / S>(rows, b.rows, w);
+    check_fetched_once(e, rows, pt.t);
+  }
+}
+
+void emulate_pipe(Emulation& e, const DepthwisePipeConfig& c) {
+  for (int block = 0; block < int(c.blocks) && e.error.empty(); ++block) {
+    if (c.stride == 1 && c.vec == 4)
+      emulate_pipe_block<1, 2, 4>(e, c, block);
+    else if (c.stride == 1 && c.vec == 8)
+      emulate_pipe_block<1, 1, 8>(e, c, block);
+    else if (c.stride == 2 && c.vec == 4)
+      emulate_pipe_block<2, 2, 4>(e, c, block);
+    else if (c.stride == 2 && c.vec == 8)
+      emulate_pipe_block<2, 1, 8>(e, c, block);
+    else
+      e.fail("no pipelined instantiation for this shape");
+  }
+}
+
 // Every thread of the grid, through the instantiation the kernels' dispatch picks.
 void emulate(Emulation& e) {
   const Im2colGeometry& g = e.g;
@@ -520,9 +655,12 @@ TEST(DepthwiseStrip, EmulatedKernelsWriteEveryOutputOnceBitExact) {
         const HostData data = make_host_data(p, 31);
         const bool big = std::int64_t(p.mb) * p.ic * p.ih * p.iw > 50000;  // automatic only
         std::vector<DepthwiseChoice> choices = {strips()};
+        if (layout == Layout::nhwc) choices.push_back(pipe());
         if (!big) {
           const std::vector<DepthwiseChoice> f = forced(g);
           choices.insert(choices.end(), f.begin(), f.end());
+          if (layout == Layout::nhwc)
+            for (int band : {1, 3, 5}) choices.push_back(pipe(band, band == 3 ? 3 : 0));
         }
         for (const DepthwiseChoice& choice : choices) {
           const DepthwiseConfig c = depthwise_config(g, bytes, kH200Sms, choice);
@@ -535,7 +673,10 @@ TEST(DepthwiseStrip, EmulatedKernelsWriteEveryOutputOnceBitExact) {
                       std::vector<float>(data.ref.size(), 0.0f),
                       std::vector<int>(data.ref.size(), 0),
                       ""};
-          emulate(e);
+          if (c.sub_variant == 3)
+            emulate_pipe(e, c.pipe);
+          else
+            emulate(e);
           EXPECT_EQ(check_emulation(p, e), "") << p.str() << ": " << depthwise_config_name(g, c);
           ++cases;
         }

@@ -3,7 +3,9 @@
 //   8.1 the staged kernels (any kernel size, stride, dilation, multiplier 1..4): which kernel (3x3
 //       and 5x5 at stride 1 and 2 specialized, else the generic one), how the output is tiled
 //       over blocks and threads, how the nchw input window is staged in shared memory;
-//   8.2 the strip kernels (3x3, stride 1 or 2, multiplier 1; conv/cuda/depthwise_strip_config.hpp).
+//   8.2 the strip kernels (3x3, stride 1 or 2, multiplier 1; conv/cuda/depthwise_strip_config.hpp);
+//   8.3 the nhwc pipelined strip kernel (the same, input rows through a cp.async ring in shared
+//       memory; conv/cuda/depthwise_pipe.hpp).
 // The choice between them is depthwise_config's rule below. Host-only C++ (the few MYCONV_HD
 // helpers compile for the device too; the index math the kernels run is
 // conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by tests/test_depthwise_config.cpp
@@ -33,6 +35,7 @@
 #include <cstdio>
 #include <string>
 
+#include "conv/cuda/depthwise_pipe.hpp"
 #include "conv/cuda/depthwise_strip_config.hpp"
 #include "conv/im2col_index.hpp"
 
@@ -93,8 +96,10 @@ constexpr int depthwise_nhwc_vec(DepthwiseKernel k) {
 }
 
 struct DepthwiseConfig {
-  int sub_variant = 1;  // 1: the staged kernels; 2: the strip kernels (`strip` below)
+  int sub_variant = 1;  // 1: the staged kernels; 2: the strip kernels (`strip` below); 3: the
+                        // nhwc pipelined strip kernel (`pipe`)
   DepthwiseStripConfig strip;
+  DepthwisePipeConfig pipe;
   DepthwiseKernel kernel = DepthwiseKernel::generic;
   bool nhwc = false;
   int multiplier = 0;  // M = OC/G
@@ -130,9 +135,10 @@ struct DepthwiseConfig {
 
 // Overrides for tests and experiments: 0 (or true) keeps the automatic choice.
 struct DepthwiseChoice {
-  int sub_variant = 0;   // 1 or 2: that family (2 only where the strip kernels run the problem)
+  int sub_variant = 0;   // 1, 2 or 3: that family (2 and 3 only where they run the problem)
   int strip_pixels = 0;  // 8.2 nchw: P, one of the shapes' for the problem's stride
-  int strip_band = 0;    // 8.2: output rows per thread
+  int strip_band = 0;    // 8.2, 8.3: output rows per thread
+  int pipe_strips = 0;   // 8.3: most strips per block
   bool allow_specialized = true;  // false: the generic kernel even for 3x3 / 5x5
   int max_cells = 0;              // nchw: most cells per block (forces row and column tiles)
   int max_planes = 0;             // nchw: most planes per whole-plane block
@@ -303,24 +309,40 @@ inline void nhwc_config(const Im2colGeometry& g, int sm_count, const DepthwiseCh
 
 }  // namespace depthwise_detail
 
-// Whether the automatic choice takes the strip kernels (8.2) for g: wherever they run it, except
-// fp32 nchw at stride 1 or on maps above 14x14, where the staged kernels measured at or above
-// cuDNN (results/h200/20261124_session10/: 0.97-1.26 on those MobileNet-v2 layers); their two
-// slow layers are the stride-2 ones onto 14x14 and 7x7 maps, where the staged grid is short.
-inline bool depthwise_prefers_strips(const Im2colGeometry& g, int elem_bytes) {
-  if (!depthwise_strip_unsupported_reason(g, elem_bytes).empty()) return false;
-  if (g.nhwc || elem_bytes != 4) return true;
-  return g.sh == 2 && g.oh <= 14 && g.ow <= 14;
+// The sub-variant the automatic choice takes for g: where the strip kernels run it, nhwc takes
+// the pipelined one (8.3: its rows in flight sit in shared memory, not beside 8.2's 9 * V filter
+// registers), nchw the strips (8.2), except fp32 nchw at stride 1 or on maps above 14x14, where
+// the staged kernels measured at or above cuDNN (results/h200/20261124_session10/: 0.97-1.26 on
+// those MobileNet-v2 layers; their two slow layers are the stride-2 ones onto 14x14 and 7x7
+// maps, where the staged grid is short). Everything else: the staged kernels (8.1).
+inline int depthwise_sub_variant_for(const Im2colGeometry& g, int elem_bytes) {
+  if (!depthwise_strip_unsupported_reason(g, elem_bytes).empty()) return 1;
+  if (g.nhwc) return depthwise_pipe_unsupported_reason(g, elem_bytes).empty() ? 3 : 2;
+  if (elem_bytes != 4) return 2;
+  return g.sh == 2 && g.oh <= 14 && g.ow <= 14 ? 2 : 1;
 }
 
 // The configuration for g with elem_bytes-byte storage (4: fp32, tf32; 2: fp16, bf16) on a GPU
-// with sm_count SMs. Check depthwise_supported(g) first (and, for choice.sub_variant == 2,
-// depthwise_strip_unsupported_reason).
+// with sm_count SMs. Check depthwise_supported(g) first (and, for choice.sub_variant 2 or 3,
+// depthwise_strip_unsupported_reason or depthwise_pipe_unsupported_reason).
 inline DepthwiseConfig depthwise_config(const Im2colGeometry& g, int elem_bytes, int sm_count,
                                         const DepthwiseChoice& choice = {}) {
   DepthwiseConfig c;
-  if (choice.sub_variant == 2 ||
-      (choice.sub_variant == 0 && depthwise_prefers_strips(g, elem_bytes))) {
+  const int sub =
+      choice.sub_variant > 0 ? choice.sub_variant : depthwise_sub_variant_for(g, elem_bytes);
+  if (sub == 3) {
+    c.sub_variant = 3;
+    c.nhwc = g.nhwc;
+    c.multiplier = g.ocg;
+    c.kernel = depthwise_kernel_of(g);
+    c.pipe = depthwise_pipe_config(g, elem_bytes, sm_count, choice.strip_band, choice.pipe_strips);
+    c.threads = c.pipe.threads;
+    c.grid_x = c.pipe.blocks;
+    c.grid_y = 1;
+    c.smem_bytes = c.pipe.smem_bytes;
+    return c;
+  }
+  if (sub == 2) {
     c.sub_variant = 2;
     c.nhwc = g.nhwc;
     c.multiplier = g.ocg;
@@ -358,7 +380,15 @@ inline std::string depthwise_config_mismatch(const Im2colGeometry& g, int elem_b
       return "8.2: grid does not match the work";
     return "";
   }
-  if (c.sub_variant != 1) return "sub-variant must be 1 or 2";
+  if (c.sub_variant == 3) {
+    if (const std::string why = depthwise_pipe_config_mismatch(g, elem_bytes, c.pipe); !why.empty())
+      return "8.3: " + why;
+    if (c.threads != c.pipe.threads || c.grid_x != c.pipe.blocks || c.grid_y != 1 ||
+        c.smem_bytes != c.pipe.smem_bytes)
+      return "8.3: grid does not match the tiles";
+    return "";
+  }
+  if (c.sub_variant != 1) return "sub-variant must be 1, 2 or 3";
   if (c.kernel != DepthwiseKernel::generic && c.kernel != depthwise_kernel_of(g))
     return "the specialized kernel does not match the kernel size, stride or dilation";
   if (c.threads < 1 || c.threads > kDepthwiseMaxThreads) return "threads out of range";
@@ -439,6 +469,8 @@ inline const char* depthwise_kernel_name(DepthwiseKernel k) {
 // strips, grid 1024x8 over 1024 tiles".
 inline std::string depthwise_config_name(const Im2colGeometry& g, const DepthwiseConfig& c) {
   auto num = [](std::int64_t v) { return std::to_string(v); };
+  if (c.sub_variant == 3)
+    return "8.3 pipelined strip kernel, nhwc, " + depthwise_pipe_config_name(c.pipe);
   if (c.sub_variant == 2)
     return std::string("8.2 strip kernel, ") + (c.nhwc ? "nhwc, " : "nchw, ") +
            depthwise_strip_config_name(g, c.strip) + ", block " + num(c.threads) +

@@ -2,13 +2,18 @@
 // M = OC/G of 1..4, any kernel size, stride, padding and dilation, nchw and nhwc; storage fp32
 // (also tf32's: FP32 storage, and here FP32 math, no tensor cores), fp16 and bf16; products and
 // sums in FP32, each output rounded once to the storage type. Two families of kernels, numbered
-// as sub-variants (--variant 8.1 / 8.2; plain 8 lets conv/cuda/depthwise_config.hpp choose):
+// as sub-variants (--variant 8.1 / 8.2 / 8.3; plain 8 lets conv/cuda/depthwise_config.hpp
+// choose):
 //   8.1 the staged kernels, this file: every case above;
 //   8.2 the strip kernels, conv/cuda/depthwise_strip_kernels.cu: 3x3 at stride 1 or 2,
 //       multiplier 1 (MobileNet-v2's ten depthwise layers and most depthwise CNNs' 3x3 ones), nhwc
-//       with channels in 16-byte vectors, nchw with a padding of 1 column.
-// The automatic choice takes 8.2 wherever it runs, except fp32 nchw other than the stride-2
-// layers onto maps of 14x14 or less (depthwise_prefers_strips). Both families sum each output's
+//       with channels in 16-byte vectors, nchw with a padding of 1 column;
+//   8.3 the nhwc pipelined strip kernel, same file: 8.2's nhwc threads, their input rows copied
+//       by the block with cp.async into a ring in shared memory, 3 (stride 1) or 4 (stride 2)
+//       rows ahead.
+// The automatic choice (depthwise_sub_variant_for) takes 8.3 for nhwc and 8.2 for nchw where they
+// run, except fp32 nchw other than the stride-2 layers onto maps of 14x14 or less. All sum each
+// output's
 // taps in the same (r, s) order with fmaf: bit-identical outputs (tests/test_depthwise_cuda.cpp
 // checks it on the GPU, tests/test_depthwise_strip.cpp by emulation).
 //
@@ -23,7 +28,7 @@
 // Time against cuDNN (the ten depthwise layers of MobileNet-v2 at batch 32), each family and the
 // automatic choice:
 //   grep _dw experiments/shapes/mobilenet_v2.txt > /tmp/dw.txt
-//   for v in 8 8.1 8.2; do build/experiments/myconv --backend im2col_gemm_cuda,cudnn
+//   for v in 8 8.1 8.2 8.3; do build/experiments/myconv --backend im2col_gemm_cuda,cudnn
 //     --variant $v --shapes /tmp/dw.txt --dtype fp32,fp16,bf16 --layout nchw,nhwc --timing pure;
 //   done   (one command line)
 //
@@ -519,6 +524,10 @@ void launch_depthwise(const Im2colGeometry& g, const DepthwiseConfig& c, const T
     launch_depthwise_strip<T>(g, c.strip, src, wei, dst, stream);
     return;
   }
+  if (c.sub_variant == 3) {
+    launch_depthwise_pipe<T>(g, c.pipe, src, wei, dst, stream);
+    return;
+  }
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   const dim3 grid(unsigned(c.grid_x), unsigned(c.grid_y));
@@ -542,6 +551,7 @@ std::string depthwise_name(const Im2colGeometry& g, int elem_bytes) {
 template <class T>
 std::string depthwise_kernel_resources(const Im2colGeometry& g, const DepthwiseConfig& c) {
   if (c.sub_variant == 2) return depthwise_strip_kernel_resources<T>(g, c.strip);
+  if (c.sub_variant == 3) return depthwise_pipe_kernel_resources<T>(c.pipe);
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   cudaFuncAttributes a{};

@@ -23,7 +23,8 @@
 //                                    input tiles in shared memory, nhwc slides a window of
 //                                    channel vectors along W), 8.2 strips (3x3, stride 1 or 2,
 //                                    multiplier 1: each input row loaded once per thread's band,
-//                                    16-byte vectors); 8 chooses (depthwise_config)
+//                                    16-byte vectors), 8.3 the same for nhwc through a cp.async
+//                                    ring in shared memory; 8 chooses (depthwise_config)
 //   9        fp32, tf32, fp16, bf16  "Caffe-classic": variant 5's im2col kernel, then cuBLASLt's
 //                                    GEMM (cublasLtMatmul, the heuristic's algorithm) writing the
 //                                    output in the layout directly; times its im2col and GEMM
@@ -530,11 +531,13 @@ class Im2colGemmCudaBackend final : public Backend {
       const Im2colGeometry g = make_im2col_geometry(p);
       if (const std::string why = depthwise_unsupported_reason(g); !why.empty())
         return Support::no("variant 8: " + why);
+      const int bytes = bench::storage_bytes(p.dtype);
       if (depthwise_sub == 2)
-        if (const std::string why =
-                depthwise_strip_unsupported_reason(g, bench::storage_bytes(p.dtype));
-            !why.empty())
+        if (const std::string why = depthwise_strip_unsupported_reason(g, bytes); !why.empty())
           return Support::no("variant 8.2 (3x3 strip kernels): " + why);
+      if (depthwise_sub == 3)
+        if (const std::string why = depthwise_pipe_unsupported_reason(g, bytes); !why.empty())
+          return Support::no("variant 8.3 (nhwc 3x3 pipelined strips): " + why);
       return Support::yes();
     }
     if (v == Variant::small_direct) {

@@ -48,7 +48,7 @@ VariantSetting parse_variant_setting(const std::string& text) {
     s.mode = VariantSetting::Mode::search;
     return s;
   }
-  if (text == "8.1" || text == "8.2") {
+  if (text == "8.1" || text == "8.2" || text == "8.3") {
     s.mode = VariantSetting::Mode::fixed;
     s.variant = Variant::depthwise;
     s.depthwise_sub = text[2] - '0';
@@ -64,8 +64,9 @@ VariantSetting parse_variant_setting(const std::string& text) {
         "once, as compile time) or a variant: 1 (im2col + GEMM), 2 (implicit GEMM), 3 (implicit "
         "GEMM, precomputed rows), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core GEMM), "
         "6 (nhwc repack + tensor-core implicit GEMM), 7 (direct small-OC kernel), 8 (direct "
-        "depthwise kernels; 8.1 the staged ones, 8.2 the strip ones), 9 (im2col + cuBLASLt "
-        "GEMM, Caffe-classic), 10 (Hopper wgmma + TMA implicit GEMM)");
+        "depthwise kernels; 8.1 the staged ones, 8.2 the strip ones, 8.3 nhwc strips through "
+        "shared memory), 9 (im2col + cuBLASLt GEMM, Caffe-classic), 10 (Hopper wgmma + TMA "
+        "implicit GEMM)");
   s.mode = VariantSetting::Mode::fixed;
   s.variant = Variant(n);
   return s;
