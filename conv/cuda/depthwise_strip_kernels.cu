@@ -229,19 +229,35 @@ __global__ void __launch_bounds__(kDepthwiseStripNchwThreads, kDepthwiseStripNch
 // ---- nhwc through shared memory (8.3) -----------------------------------------------------------
 
 // 16 bytes from global to shared memory, asynchronously (L2 only: the block reads them once);
-// zeros where !fill (the source is then not read).
+// zeros where !fill (the source is then not read). Below sm_80 (no cp.async: the sm_75 code of a
+// "75;80;90" build) a plain load and store, the commit and wait no-ops: the barrier after them
+// still makes the row visible.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define MYCONV_DEPTHWISE_CP_ASYNC 0
+#else
+#define MYCONV_DEPTHWISE_CP_ASYNC 1
+#endif
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool fill) {
+#if MYCONV_DEPTHWISE_CP_ASYNC
   const unsigned int to = static_cast<unsigned int>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(gmem),
                "r"(fill ? 16 : 0)
                : "memory");
+#else
+  *static_cast<uint4*>(smem) =
+      fill ? __ldg(static_cast<const uint4*>(gmem)) : make_uint4(0u, 0u, 0u, 0u);
+#endif
 }
 __device__ __forceinline__ void cp_async_commit() {
+#if MYCONV_DEPTHWISE_CP_ASYNC
   asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
 }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
+#if MYCONV_DEPTHWISE_CP_ASYNC
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
 }
 // Waits until at most `pending` of this thread's copy groups are in flight (more than 4: 4).
 __device__ __forceinline__ void cp_async_wait_at_most(int pending) {
