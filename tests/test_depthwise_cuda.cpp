@@ -1,18 +1,19 @@
 // The depthwise kernels (conv/cuda/depthwise_kernels.hpp, variant 8 of im2col_gemm_cuda: the
-// staged kernels 8.1 and the strip kernels 8.2) against the float64 reference, on a GPU (skips,
-// with the reason, where none is usable): MobileNet-v2's ten depthwise layers at batch 2, fixed
-// problems (multipliers 2-4, 5x5, stride 2 and 3, dilation, non-square and odd sizes, outputs
-// narrower than a cell, rows wider than shared memory, batch 1), randomized depthwise problems
-// and randomized 3x3 problems of the strips' kind (stride 1 or 2, channels in 16-byte vectors
-// or not, odd sizes); fp32, tf32 (FP32 math), fp16 and bf16; nchw and nhwc; the automatic
-// configuration and forced ones (8.1: the generic kernel for 3x3 / 5x5, small blocks with row
-// and column tiles, one plane per block, a one-block grid-stride loop; 8.2 where it runs: bands
-// of 1, 2, 3 and 5 rows, every nchw strip shape; 8.3 where it runs: those bands with blocks of
-// 1, 3 or all strips). The output is poisoned (NaN) before every run;
-// every result must match the reference and be bit-identical across runs, configurations and
-// the two families (each output's taps are summed in the same order by every kernel). Also: an
-// unwritten output fails the check, misaligned tensors are refused, and no kernel spills.
-// The configuration and the index math are tested without a GPU by test_depthwise_config.
+// staged kernels 8.1, the strip kernels 8.2 and 8.3, the whole-plane kernel 8.4) against the
+// float64 reference, on a GPU (skips, with the reason, where none is usable): MobileNet-v2's ten
+// depthwise layers at batch 2, fixed problems (multipliers 2-4, 5x5, stride 2 and 3, dilation,
+// non-square and odd sizes, outputs narrower than a cell, rows wider than shared memory, batch 1),
+// randomized depthwise problems and randomized 3x3 problems of the strips' kind (stride 1 or 2,
+// channels in 16-byte vectors or not, odd sizes); fp32, tf32 (FP32 math), fp16 and bf16; nchw and
+// nhwc; the automatic configuration and forced ones (8.1: the generic kernel for 3x3 / 5x5, small
+// blocks with row and column tiles, one plane per block, a one-block grid-stride loop; 8.2 where it
+// runs: bands of 1, 2, 3 and 5 rows, every nchw strip shape; 8.3 where it runs: those bands with
+// blocks of 1, 3 or all strips; 8.4 where it runs: the automatic planes per block, the least
+// aligned count, and at most 3). The output is poisoned (NaN) before every run; every result must
+// match the reference and be bit-identical across runs, configurations and the two families (each
+// output's taps are summed in the same order by every kernel). Also: an unwritten output fails the
+// check, misaligned tensors are refused, and no kernel spills. The configuration and the index math
+// are tested without a GPU by test_depthwise_config.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -157,6 +158,14 @@ std::vector<DepthwiseChoice> forced_choices(const Im2colGeometry& g, int bytes) 
   DepthwiseChoice one_block = staged;  // nhwc: a single block loops over every tile
   one_block.max_blocks = 1;
   out.push_back(one_block);
+  if (depthwise_plane_unsupported_reason(g, bytes).empty()) {
+    DepthwiseChoice plane;  // 8.4: the automatic planes per block, the least, and 3 at most
+    plane.sub_variant = 4;
+    for (int most : {0, 1, 3}) {
+      plane.plane_planes = most;
+      out.push_back(plane);
+    }
+  }
   if (!depthwise_strip_unsupported_reason(g, bytes).empty()) return out;
   DepthwiseChoice strip;
   strip.sub_variant = 2;
@@ -360,6 +369,23 @@ TEST(DepthwiseCuda, KernelsDoNotSpill) {
     }
   }
   EXPECT_EQ(pipes, 6);
+  // The whole-plane nchw kernel (8.4): both strides, 7 and 8 outputs per item.
+  int planes = 0;
+  for (const char* text : {"g16mb1ic16ih14oc16kh3ph1", "g16mb1ic16ih16oc16kh3ph1",
+                           "g16mb1ic16ih14oc16kh3sh2ph1", "g16mb1ic16ih32oc16kh3sh2ph1"}) {
+    const Im2colGeometry g = make_im2col_geometry(parse_problem(text));
+    DepthwiseChoice plane;
+    plane.sub_variant = 4;
+    const DepthwiseConfig c4 = depthwise_config(g, 4, 132, plane),
+                          c2 = depthwise_config(g, 2, 132, plane);
+    for (const std::string& r :
+         {depthwise_kernel_resources<float>(g, c4), depthwise_kernel_resources<__half>(g, c2),
+          depthwise_kernel_resources<__nv_bfloat16>(g, c2)}) {
+      EXPECT_NE(r.find(" 0 B local"), std::string::npos) << text << ": " << r;
+      ++planes;
+    }
+  }
+  EXPECT_EQ(planes, 12);
 }
 
 }  // namespace

@@ -160,8 +160,8 @@ TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
                                  std::to_string(bytes) + " B: " + depthwise_config_name(g, c);
         std::cout << "[ CONFIG   ] " << what << "\n";
         EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << what;
-        const bool slow_fp32_nchw = base.sh == 2 && g.oh <= 14;
-        const int want = layout == Layout::nhwc ? 3 : bytes == 2 || slow_fp32_nchw ? 2 : 1;
+        // nchw maps of 14x14 or less: the whole-plane kernel (tests/test_depthwise_plane.cpp).
+        const int want = layout == Layout::nhwc ? 3 : g.oh <= 14 ? 4 : bytes == 2 ? 2 : 1;
         EXPECT_EQ(c.sub_variant, want) << what;
         if (c.sub_variant == 3) {
           EXPECT_EQ(c.pipe.vec * bytes, 16) << what;
@@ -183,12 +183,16 @@ TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
               << what;
         }
       }
-  // Outside the strips' shapes the staged kernels run.
-  for (const char* text :
-       {"g8mb2ic8ih10oc16kh3ph1", "g8mb2ic8ih10oc8kh5ph2", "g8mb2ic8ih10oc8kh3"}) {
+  // Outside the strips' shapes the staged kernels run; a small 3x3 map without padding, which
+  // the nchw strips do not take, the whole-plane kernel.
+  for (const char* text : {"g8mb2ic8ih10oc16kh3ph1", "g8mb2ic8ih10oc8kh5ph2"}) {
     const Im2colGeometry g = geometry(parse_problem(text), Layout::nchw);
     EXPECT_EQ(depthwise_config(g, 2, kH200Sms).sub_variant, 1) << text;
   }
+  EXPECT_EQ(
+      depthwise_config(geometry(parse_problem("g8mb2ic8ih10oc8kh3"), Layout::nchw), 2, kH200Sms)
+          .sub_variant,
+      4);
 }
 
 // ---- configurations -----------------------------------------------------------------------------

@@ -5,7 +5,10 @@
 //       over blocks and threads, how the nchw input window is staged in shared memory;
 //   8.2 the strip kernels (3x3, stride 1 or 2, multiplier 1; conv/cuda/depthwise_strip_config.hpp);
 //   8.3 the nhwc pipelined strip kernel (the same, input rows through a cp.async ring in shared
-//       memory; conv/cuda/depthwise_pipe.hpp).
+//       memory; conv/cuda/depthwise_pipe.hpp);
+//   8.4 the nchw whole-plane kernel (3x3, stride 1 or 2, multiplier 1: several whole planes per
+//       block in shared memory as stored, 16-byte copies in and out;
+//       conv/cuda/depthwise_plane.hpp).
 // The choice between them is depthwise_config's rule below. Host-only C++ (the few MYCONV_HD
 // helpers compile for the device too; the index math the kernels run is
 // conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by tests/test_depthwise_config.cpp
@@ -36,6 +39,7 @@
 #include <string>
 
 #include "conv/cuda/depthwise_pipe.hpp"
+#include "conv/cuda/depthwise_plane.hpp"
 #include "conv/cuda/depthwise_strip_config.hpp"
 #include "conv/im2col_index.hpp"
 
@@ -97,9 +101,11 @@ constexpr int depthwise_nhwc_vec(DepthwiseKernel k) {
 
 struct DepthwiseConfig {
   int sub_variant = 1;  // 1: the staged kernels; 2: the strip kernels (`strip` below); 3: the
-                        // nhwc pipelined strip kernel (`pipe`)
+                        // nhwc pipelined strip kernel (`pipe`); 4: the nchw whole-plane kernel
+                        // (`plane`)
   DepthwiseStripConfig strip;
   DepthwisePipeConfig pipe;
+  DepthwisePlaneConfig plane;
   DepthwiseKernel kernel = DepthwiseKernel::generic;
   bool nhwc = false;
   int multiplier = 0;  // M = OC/G
@@ -135,10 +141,11 @@ struct DepthwiseConfig {
 
 // Overrides for tests and experiments: 0 (or true) keeps the automatic choice.
 struct DepthwiseChoice {
-  int sub_variant = 0;   // 1, 2 or 3: that family (2 and 3 only where they run the problem)
-  int strip_pixels = 0;  // 8.2 nchw: P, one of the shapes' for the problem's stride
-  int strip_band = 0;    // 8.2, 8.3: output rows per thread
-  int pipe_strips = 0;   // 8.3: most strips per block
+  int sub_variant = 0;            // 1 to 4: that family (2 to 4 only where they run the problem)
+  int strip_pixels = 0;           // 8.2 nchw: P, one of the shapes' for the problem's stride
+  int strip_band = 0;             // 8.2, 8.3: output rows per thread
+  int pipe_strips = 0;            // 8.3: most strips per block
+  int plane_planes = 0;           // 8.4: most planes per block (rounded down to the alignment)
   bool allow_specialized = true;  // false: the generic kernel even for 3x3 / 5x5
   int max_cells = 0;              // nchw: most cells per block (forces row and column tiles)
   int max_planes = 0;             // nchw: most planes per whole-plane block
@@ -311,11 +318,17 @@ inline void nhwc_config(const Im2colGeometry& g, int sm_count, const DepthwiseCh
 
 // The sub-variant the automatic choice takes for g: where the strip kernels run it, nhwc takes
 // the pipelined one (8.3: its rows in flight sit in shared memory, not beside 8.2's 9 * V filter
-// registers), nchw the strips (8.2), except fp32 nchw at stride 1 or on maps above 14x14, where
-// the staged kernels measured at or above cuDNN (results/h200/20261124_session10/: 0.97-1.26 on
-// those MobileNet-v2 layers; their two slow layers are the stride-2 ones onto 14x14 and 7x7
-// maps, where the staged grid is short). Everything else: the staged kernels (8.1).
+// registers); nchw with an output map of at most 14x14 (MobileNet-v2's b4_1 .. b6_2) the
+// whole-plane kernel (8.4) in every dtype: a prediction, not yet measured (its reasons and
+// expected gains: conv/cuda/depthwise_plane_kernels.cu's header; the measured alternatives there
+// were 8.1 at 0.90-1.24 of cuDNN in fp32 and 8.2 at 0.63-1.08 in 16-bit); other nchw the strips
+// (8.2), except fp32 at stride 1 or on larger maps, where the staged kernels measured at or above
+// the strips (H200: 1.17 of cuDNN on b1_dw, 0.98 on b2_1_dw_s2); where 8.4 does not fit (48 KB),
+// fp32 stride 2 onto 14x14 or less keeps 8.2. Everything else: the staged kernels (8.1).
 inline int depthwise_sub_variant_for(const Im2colGeometry& g, int elem_bytes) {
+  if (!g.nhwc && g.oh <= 14 && g.ow <= 14 &&
+      depthwise_plane_unsupported_reason(g, elem_bytes).empty())
+    return 4;
   if (!depthwise_strip_unsupported_reason(g, elem_bytes).empty()) return 1;
   if (g.nhwc) return depthwise_pipe_unsupported_reason(g, elem_bytes).empty() ? 3 : 2;
   if (elem_bytes != 4) return 2;
@@ -323,13 +336,26 @@ inline int depthwise_sub_variant_for(const Im2colGeometry& g, int elem_bytes) {
 }
 
 // The configuration for g with elem_bytes-byte storage (4: fp32, tf32; 2: fp16, bf16) on a GPU
-// with sm_count SMs. Check depthwise_supported(g) first (and, for choice.sub_variant 2 or 3,
-// depthwise_strip_unsupported_reason or depthwise_pipe_unsupported_reason).
+// with sm_count SMs. Check depthwise_supported(g) first (and, for choice.sub_variant 2, 3 or 4,
+// depthwise_strip_unsupported_reason, depthwise_pipe_unsupported_reason or
+// depthwise_plane_unsupported_reason).
 inline DepthwiseConfig depthwise_config(const Im2colGeometry& g, int elem_bytes, int sm_count,
                                         const DepthwiseChoice& choice = {}) {
   DepthwiseConfig c;
   const int sub =
       choice.sub_variant > 0 ? choice.sub_variant : depthwise_sub_variant_for(g, elem_bytes);
+  if (sub == 4) {
+    c.sub_variant = 4;
+    c.nhwc = g.nhwc;
+    c.multiplier = g.ocg;
+    c.kernel = depthwise_kernel_of(g);
+    c.plane = depthwise_plane_config(g, elem_bytes, sm_count, choice.plane_planes);
+    c.threads = c.plane.threads;
+    c.grid_x = c.plane.blocks;
+    c.grid_y = 1;
+    c.smem_bytes = c.plane.smem_bytes;
+    return c;
+  }
   if (sub == 3) {
     c.sub_variant = 3;
     c.nhwc = g.nhwc;
@@ -388,7 +414,16 @@ inline std::string depthwise_config_mismatch(const Im2colGeometry& g, int elem_b
       return "8.3: grid does not match the tiles";
     return "";
   }
-  if (c.sub_variant != 1) return "sub-variant must be 1, 2 or 3";
+  if (c.sub_variant == 4) {
+    if (const std::string why = depthwise_plane_config_mismatch(g, elem_bytes, c.plane);
+        !why.empty())
+      return "8.4: " + why;
+    if (c.threads != c.plane.threads || c.grid_x != c.plane.blocks || c.grid_y != 1 ||
+        c.smem_bytes != c.plane.smem_bytes)
+      return "8.4: grid does not match the planes";
+    return "";
+  }
+  if (c.sub_variant != 1) return "sub-variant must be 1, 2, 3 or 4";
   if (c.kernel != DepthwiseKernel::generic && c.kernel != depthwise_kernel_of(g))
     return "the specialized kernel does not match the kernel size, stride or dilation";
   if (c.threads < 1 || c.threads > kDepthwiseMaxThreads) return "threads out of range";
@@ -469,6 +504,8 @@ inline const char* depthwise_kernel_name(DepthwiseKernel k) {
 // strips, grid 1024x8 over 1024 tiles".
 inline std::string depthwise_config_name(const Im2colGeometry& g, const DepthwiseConfig& c) {
   auto num = [](std::int64_t v) { return std::to_string(v); };
+  if (c.sub_variant == 4)
+    return "8.4 whole-plane kernel, nchw, " + depthwise_plane_config_name(c.plane);
   if (c.sub_variant == 3)
     return "8.3 pipelined strip kernel, nhwc, " + depthwise_pipe_config_name(c.pipe);
   if (c.sub_variant == 2)

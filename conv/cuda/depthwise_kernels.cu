@@ -2,7 +2,7 @@
 // M = OC/G of 1..4, any kernel size, stride, padding and dilation, nchw and nhwc; storage fp32
 // (also tf32's: FP32 storage, and here FP32 math, no tensor cores), fp16 and bf16; products and
 // sums in FP32, each output rounded once to the storage type. Two families of kernels, numbered
-// as sub-variants (--variant 8.1 / 8.2 / 8.3; plain 8 lets conv/cuda/depthwise_config.hpp
+// as sub-variants (--variant 8.1 / 8.2 / 8.3 / 8.4; plain 8 lets conv/cuda/depthwise_config.hpp
 // choose):
 //   8.1 the staged kernels, this file: every case above;
 //   8.2 the strip kernels, conv/cuda/depthwise_strip_kernels.cu: 3x3 at stride 1 or 2,
@@ -10,12 +10,15 @@
 //       with channels in 16-byte vectors, nchw with a padding of 1 column;
 //   8.3 the nhwc pipelined strip kernel, same file: 8.2's nhwc threads, their input rows copied
 //       by the block with cp.async into a ring in shared memory, 3 (stride 1) or 4 (stride 2)
-//       rows ahead.
-// The automatic choice (depthwise_sub_variant_for) takes 8.3 for nhwc and 8.2 for nchw where they
-// run, except fp32 nchw other than the stride-2 layers onto maps of 14x14 or less. All sum each
-// output's
-// taps in the same (r, s) order with fmaf: bit-identical outputs (tests/test_depthwise_cuda.cpp
-// checks it on the GPU, tests/test_depthwise_strip.cpp by emulation).
+//       rows ahead;
+//   8.4 the nchw whole-plane kernel, conv/cuda/depthwise_plane_kernels.cu: 3x3 at stride 1 or 2,
+//       multiplier 1, several whole planes per block copied into shared memory as stored
+//       (16-byte copies in and out), for maps of 14x14 or less.
+// The automatic choice (depthwise_sub_variant_for) takes 8.4 for nchw outputs of 14x14 or less,
+// 8.3 for nhwc and 8.2 for other nchw where they run, except fp32 nchw at stride 1 or on larger
+// maps, which keeps 8.1. All sum each output's taps in the same (r, s) order with fmaf:
+// bit-identical outputs (tests/test_depthwise_cuda.cpp checks it on the GPU,
+// tests/test_depthwise_strip.cpp and tests/test_depthwise_plane.cpp by emulation).
 //
 // Build (part of the normal build when CUDA is found):
 //   cmake -S . -B build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build
@@ -28,7 +31,7 @@
 // Time against cuDNN (the ten depthwise layers of MobileNet-v2 at batch 32), each family and the
 // automatic choice:
 //   grep _dw experiments/shapes/mobilenet_v2.txt > /tmp/dw.txt
-//   for v in 8 8.1 8.2 8.3; do build/experiments/myconv --backend im2col_gemm_cuda,cudnn
+//   for v in 8 8.1 8.2 8.3 8.4; do build/experiments/myconv --backend im2col_gemm_cuda,cudnn
 //     --variant $v --shapes /tmp/dw.txt --dtype fp32,fp16,bf16 --layout nchw,nhwc --timing pure;
 //   done   (one command line)
 //
@@ -118,6 +121,7 @@
 
 #include "conv/cuda/depthwise_index.hpp"
 #include "conv/cuda/depthwise_io.cuh"
+#include "conv/cuda/depthwise_plane_kernels.hpp"
 #include "conv/cuda/depthwise_strip_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"  // small_conv_sm_count
 #include "core/cuda/cuda_check.hpp"
@@ -528,6 +532,10 @@ void launch_depthwise(const Im2colGeometry& g, const DepthwiseConfig& c, const T
     launch_depthwise_pipe<T>(g, c.pipe, src, wei, dst, stream);
     return;
   }
+  if (c.sub_variant == 4) {
+    launch_depthwise_plane<T>(g, c.plane, src, wei, dst, stream);
+    return;
+  }
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   const dim3 grid(unsigned(c.grid_x), unsigned(c.grid_y));
@@ -552,6 +560,7 @@ template <class T>
 std::string depthwise_kernel_resources(const Im2colGeometry& g, const DepthwiseConfig& c) {
   if (c.sub_variant == 2) return depthwise_strip_kernel_resources<T>(g, c.strip);
   if (c.sub_variant == 3) return depthwise_pipe_kernel_resources<T>(c.pipe);
+  if (c.sub_variant == 4) return depthwise_plane_kernel_resources<T>(c.plane);
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   cudaFuncAttributes a{};
