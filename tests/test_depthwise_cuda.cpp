@@ -1,6 +1,7 @@
 // The depthwise kernels (conv/cuda/depthwise_kernels.hpp, variant 8 of im2col_gemm_cuda: the
-// staged kernels 8.1, the strip kernels 8.2 and 8.3, the whole-plane kernel 8.4) against the
-// float64 reference, on a GPU (skips, with the reason, where none is usable): MobileNet-v2's ten
+// staged kernels 8.1, the strip kernels 8.2 and 8.3, the whole-plane kernel 8.4, the
+// whole-image kernel 8.5) against the float64 reference, on a GPU (skips, with the reason, where
+// none is usable): MobileNet-v2's ten
 // depthwise layers at batch 2, fixed problems (multipliers 2-4, 5x5, stride 2 and 3, dilation,
 // non-square and odd sizes, outputs narrower than a cell, rows wider than shared memory, batch 1),
 // randomized depthwise problems and randomized 3x3 problems of the strips' kind (stride 1 or 2,
@@ -9,7 +10,8 @@
 // blocks with row and column tiles, one plane per block, a one-block grid-stride loop; 8.2 where it
 // runs: bands of 1, 2, 3 and 5 rows, every nchw strip shape; 8.3 where it runs: those bands with
 // blocks of 1, 3 or all strips; 8.4 where it runs: the automatic planes per block, the least
-// aligned count, and at most 3). The output is poisoned (NaN) before every run; every result must
+// aligned count, and at most 3; 8.5 where it runs: the automatic channel words per block, at
+// most 4 and 8). The output is poisoned (NaN) before every run; every result must
 // match the reference and be bit-identical across runs, configurations and the two families (each
 // output's taps are summed in the same order by every kernel). Also: an unwritten output fails the
 // check, misaligned tensors are refused, and no kernel spills. The configuration and the index math
@@ -164,6 +166,14 @@ std::vector<DepthwiseChoice> forced_choices(const Im2colGeometry& g, int bytes) 
     for (int most : {0, 1, 3}) {
       plane.plane_planes = most;
       out.push_back(plane);
+    }
+  }
+  if (depthwise_image_unsupported_reason(g, bytes).empty()) {
+    DepthwiseChoice image;  // 8.5: the automatic channel words per block, at most 4 and 8
+    image.sub_variant = 5;
+    for (int most : {0, 4, 8}) {
+      image.image_words = most;
+      out.push_back(image);
     }
   }
   if (!depthwise_strip_unsupported_reason(g, bytes).empty()) return out;
@@ -386,6 +396,25 @@ TEST(DepthwiseCuda, KernelsDoNotSpill) {
     }
   }
   EXPECT_EQ(planes, 12);
+  // The whole-image nhwc kernel (8.5): both strides, 7 and 8 outputs per item.
+  int images = 0;
+  for (const char* text : {"g16mb1ic16ih14oc16kh3ph1", "g16mb1ic16ih16oc16kh3ph1",
+                           "g16mb1ic16ih14oc16kh3sh2ph1", "g16mb1ic16ih32oc16kh3sh2ph1"}) {
+    Problem p = parse_problem(text);
+    p.layout = Layout::nhwc;
+    const Im2colGeometry g = make_im2col_geometry(p);
+    DepthwiseChoice image;
+    image.sub_variant = 5;
+    const DepthwiseConfig c4 = depthwise_config(g, 4, 132, image),
+                          c2 = depthwise_config(g, 2, 132, image);
+    for (const std::string& r :
+         {depthwise_kernel_resources<float>(g, c4), depthwise_kernel_resources<__half>(g, c2),
+          depthwise_kernel_resources<__nv_bfloat16>(g, c2)}) {
+      EXPECT_NE(r.find(" 0 B local"), std::string::npos) << text << ": " << r;
+      ++images;
+    }
+  }
+  EXPECT_EQ(images, 12);
 }
 
 }  // namespace

@@ -9,7 +9,10 @@
 //     elements of its own plane, the shared output run written once per element and copied out
 //     the same way; every output written exactly once and bit-identical to the taps summed in
 //     (r, s) order with fmaf (what every depthwise kernel computes), within the float64
-//     reference's tolerance.
+//     reference's tolerance;
+//   - the nhwc whole-image kernel (8.5, conv/cuda/depthwise_image.hpp) the same way: its
+//     configurations, and every block emulated (each shared element copied once from an aligned
+//     16-byte vector, each output word written once, bit-identical).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "conv/cuda/depthwise_config.hpp"
+#include "conv/cuda/depthwise_image.hpp"
 #include "conv/cuda/depthwise_plane.hpp"
 #include "conv/data.hpp"
 #include "conv/im2col_index.hpp"
@@ -317,6 +321,40 @@ std::string check(const Problem& p, const Emulation& e) {
   return r.passed ? "" : r.message;
 }
 
+// check() for an nhwc output.
+std::string check_nhwc(const Problem& p, const Emulation& e) {
+  if (!e.error.empty()) return e.error;
+  const Im2colGeometry& g = e.g;
+  for (std::size_t i = 0; i < e.writes.size(); ++i)
+    if (e.writes[i] != 1)
+      return "output " + std::to_string(i) + " written " + std::to_string(e.writes[i]) + " times";
+  for (int n = 0; n < g.n; ++n)
+    for (int ch = 0; ch < g.c; ++ch)
+      for (int oy = 0; oy < g.oh; ++oy)
+        for (int ox = 0; ox < g.ow; ++ox) {
+          float acc = 0.0f;
+          for (int r = 0; r < 3; ++r)
+            for (int s = 0; s < 3; ++s) {
+              const int iy = oy * g.sh - g.ph + r, ix = ox * g.sw - g.pw + s;
+              float x = 0.0f;
+              if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
+                x = e.data.src[std::size_t(act_offset(true, n, ch, iy, ix, g.c, g.h, g.w))];
+              acc = std::fma(x, e.data.wei[std::size_t(ch * 9 + r * 3 + s)],
+                             r == 0 && s == 0 ? 0.0f : acc);
+            }
+          const float want = bench::round_to(e.dt, acc);
+          const float got = e.out[std::size_t(act_offset(true, n, ch, oy, ox, g.c, g.oh, g.ow))];
+          if (std::memcmp(&want, &got, sizeof(float)) != 0)
+            return "output (" + std::to_string(n) + ", " + std::to_string(ch) + ", " +
+                   std::to_string(oy) + ", " + std::to_string(ox) + ") is " + std::to_string(got) +
+                   ", the (r, s) fmaf sum " + std::to_string(want);
+        }
+  const bench::Correctness r =
+      bench::compare(e.out.data(), e.data.ref.data(), e.out.size(),
+                     bench::dot_tolerance(p.dtype, p.reduction_length(), e.data.ref_rms));
+  return r.passed ? "" : r.message;
+}
+
 TEST(DepthwisePlane, EmulatedKernelWritesEveryOutputOnceBitExact) {
   std::vector<Problem> problems = edge_problems();
   // MobileNet-v2's small maps with 24 channels at batch 1 (the block shapes are those of the
@@ -371,6 +409,164 @@ TEST(DepthwisePlane, EmulationCatchesAWrongItemMap) {
               ""};
   emulate(e, 4);
   EXPECT_NE(check(p, e), "");
+}
+
+// ---- 8.5: nhwc whole images
+// ----------------------------------------------------------------------
+
+DepthwiseChoice images(int most_words = 0) {
+  DepthwiseChoice c;
+  c.sub_variant = 5;
+  c.image_words = most_words;
+  return c;
+}
+
+Im2colGeometry nhwc(Problem p) {
+  p.layout = Layout::nhwc;
+  return make_im2col_geometry(p);
+}
+
+TEST(DepthwiseImage, SupportAndConfigurations) {
+  EXPECT_EQ(depthwise_image_unsupported_reason(nhwc(parse_problem("g16mb2ic16ih14oc16kh3ph1")), 2),
+            "");
+  EXPECT_NE(depthwise_image_unsupported_reason(nchw(parse_problem("g16mb2ic16ih14oc16kh3ph1")), 2),
+            "");
+  EXPECT_NE(depthwise_image_unsupported_reason(nhwc(parse_problem("g12mb2ic12ih14oc12kh3ph1")), 2),
+            "");  // 12 fp16 channels: not whole 16-byte vectors
+  EXPECT_NE(depthwise_image_unsupported_reason(nhwc(parse_problem("g16mb2ic16ih56oc16kh3ph1")), 2),
+            "");  // 56x56 x 16 bytes: 49 KB
+  int configs = 0;
+  for (const Problem& p : small_map_layers(32))
+    for (int bytes : {4, 2}) {
+      const Im2colGeometry g = nhwc(p);
+      const DepthwiseConfig c = depthwise_config(g, bytes, kH200Sms);
+      const std::string what =
+          p.str() + " nhwc " + std::to_string(bytes) + " B: " + depthwise_config_name(g, c);
+      std::cout << "[ CONFIG   ] " << what << "\n";
+      EXPECT_EQ(c.sub_variant, 5) << what;
+      EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << what;
+      EXPECT_GE(c.image.blocks, 4 * kH200Sms) << what;
+      for (int most : {0, 4, 8, 16, 32})
+        for (int sms : {1, 132}) {
+          const DepthwiseConfig f = depthwise_config(g, bytes, sms, images(most));
+          EXPECT_EQ(depthwise_config_mismatch(g, bytes, f), "") << what;
+          ++configs;
+        }
+    }
+  EXPECT_GT(configs, 90);
+}
+
+template <int S, int P, int E>
+void emulate_image_block(Emulation& e, const DepthwiseImageConfig& c, int block, int bytes) {
+  const Im2colGeometry& g = e.g;
+  const DepthwiseImageBlock b = depthwise_image_block(c, block);
+  const int cpb = c.cw * E;  // channels per block
+  const int vpp = c.cw / 4, v = 16 / bytes;
+  // Copy in, as the kernel's loop: vector i is pixel i / vpp, vector i % vpp of its slice.
+  std::vector<float> smem(std::size_t(g.h) * g.w * cpb, NAN);
+  std::vector<int> copied(smem.size(), 0);
+  for (int i = 0; i < g.h * g.w * vpp; ++i) {
+    const int pix = i / vpp, q = i % vpp;
+    const std::int64_t src = (std::int64_t(b.n) * g.h * g.w + pix) * g.c + b.ch0 + q * v;
+    if (src % v != 0) e.fail("input vector misaligned");
+    if (src < 0 || src + v > std::int64_t(e.data.src.size())) {
+      e.fail("input vector outside the tensor");
+      continue;
+    }
+    for (int j = 0; j < v; ++j) {
+      smem[std::size_t(i * v + j)] = e.data.src[std::size_t(src + j)];
+      ++copied[std::size_t(i * v + j)];
+    }
+  }
+  for (int k : copied)
+    if (k != 1) e.fail("a shared element copied other than once");
+  for (int tid = 0; tid < c.threads && e.error.empty(); ++tid) {
+    const int word = tid % c.cw, line = tid / c.cw;
+    const int ch = b.ch0 + word * E;
+    float w[kTaps][E];
+    for (int t = 0; t < kTaps; ++t)
+      for (int j = 0; j < E; ++j) w[t][j] = e.data.wei[std::size_t((ch + j) * kTaps + t)];
+    auto in = [&](int iy, int ix, float(&x)[E]) {
+      if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) e.fail("read outside the image");
+      for (int j = 0; j < E; ++j) x[j] = smem[std::size_t((iy * g.w + ix) * cpb + word * E + j)];
+    };
+    for (int item = line; item < g.oh * c.strips; item += c.lines) {
+      const int oy = item / c.strips, ox0 = (item % c.strips) * P;
+      float acc[P][E];
+      depthwise_image_outputs<S, P, E>(g, in, oy, ox0, w, acc);
+      for (int p = 0; p < P; ++p) {
+        if (ox0 + p >= g.ow) continue;
+        const std::int64_t at = ((std::int64_t(b.n) * g.oh + oy) * g.ow + ox0 + p) * g.c + ch;
+        if (at % E != 0 || at < 0 || at + E > std::int64_t(e.out.size())) {
+          e.fail("output word misaligned or outside");
+          continue;
+        }
+        for (int j = 0; j < E; ++j) {
+          e.out[std::size_t(at + j)] = bench::round_to(e.dt, acc[p][j]);
+          ++e.writes[std::size_t(at + j)];
+        }
+      }
+    }
+  }
+}
+
+template <int E>
+void emulate_image(Emulation& e, const DepthwiseImageConfig& c, int bytes) {
+  for (int block = 0; block < int(c.blocks) && e.error.empty(); ++block) {
+    if (c.stride == 1 && c.pixels == 7)
+      emulate_image_block<1, 7, E>(e, c, block, bytes);
+    else if (c.stride == 1 && c.pixels == 8)
+      emulate_image_block<1, 8, E>(e, c, block, bytes);
+    else if (c.stride == 2 && c.pixels == 7)
+      emulate_image_block<2, 7, E>(e, c, block, bytes);
+    else if (c.stride == 2 && c.pixels == 8)
+      emulate_image_block<2, 8, E>(e, c, block, bytes);
+    else
+      e.fail("no instantiation for this shape");
+  }
+}
+
+TEST(DepthwiseImage, EmulatedKernelWritesEveryOutputOnceBitExact) {
+  std::vector<Problem> problems;
+  for (const char* t :
+       {"g16mb2ic16ih10oc16kh3ph1", "g32mb1ic32ih9oc32kh3sh2ph1", "g8mb1ic8ih13iw17oc8kh3kw3ph1pw1",
+        "g24mb3ic24ih15iw9oc24kh3kw3sh2sw2ph1pw1", "g16mb1ic16ih1iw1oc16kh3kw3ph1pw1",
+        "g64mb1ic64ih12oc64kh3", "g8mb2ic8ih12oc8kh3ph2", "g48mb2ic48ih7oc48kh3ph1",
+        "g40mb1ic40ih14oc40kh3sh2ph1", "g128mb1ic128ih14oc128kh3ph1"})
+    problems.push_back(parse_problem(t));
+  for (Problem p : small_map_layers(1)) {
+    p.g = p.ic = p.oc = 64;
+    problems.push_back(p);
+  }
+  int cases = 0;
+  for (Problem p : problems)
+    for (DataType dt : {DataType::fp32, DataType::fp16, DataType::bf16}) {
+      p.layout = Layout::nhwc;
+      p.dtype = dt;
+      const int bytes = bench::storage_bytes(dt);
+      const Im2colGeometry g = make_im2col_geometry(p);
+      if (!depthwise_image_unsupported_reason(g, bytes).empty()) continue;
+      const HostData data = make_host_data(p, 43);
+      for (int most : {0, 4, 8}) {
+        const DepthwiseConfig c = depthwise_config(g, bytes, 2, images(most));
+        ASSERT_EQ(depthwise_config_mismatch(g, bytes, c), "") << p.str();
+        DepthwisePlaneConfig unused;
+        Emulation e{g,
+                    unused,
+                    data,
+                    dt,
+                    std::vector<float>(data.ref.size(), 0.0f),
+                    std::vector<int>(data.ref.size(), 0),
+                    ""};
+        if (bytes == 4)
+          emulate_image<1>(e, c.image, bytes);
+        else
+          emulate_image<2>(e, c.image, bytes);
+        EXPECT_EQ(check_nhwc(p, e), "") << p.str() << ": " << depthwise_config_name(g, c);
+        ++cases;
+      }
+    }
+  EXPECT_GT(cases, 60);
 }
 
 }  // namespace

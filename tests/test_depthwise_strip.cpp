@@ -160,8 +160,12 @@ TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
                                  std::to_string(bytes) + " B: " + depthwise_config_name(g, c);
         std::cout << "[ CONFIG   ] " << what << "\n";
         EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << what;
-        // nchw maps of 14x14 or less: the whole-plane kernel (tests/test_depthwise_plane.cpp).
-        const int want = layout == Layout::nhwc ? 3 : g.oh <= 14 ? 4 : bytes == 2 ? 2 : 1;
+        // Maps of 14x14 or less: the whole-plane and whole-image kernels
+        // (tests/test_depthwise_plane.cpp).
+        const int want = g.oh <= 14               ? (layout == Layout::nhwc ? 5 : 4)
+                         : layout == Layout::nhwc ? 3
+                         : bytes == 2             ? 2
+                                                  : 1;
         EXPECT_EQ(c.sub_variant, want) << what;
         if (c.sub_variant == 3) {
           EXPECT_EQ(c.pipe.vec * bytes, 16) << what;

@@ -1,5 +1,5 @@
 // The launch configuration of the depthwise convolution kernels (conv/cuda/depthwise_kernels.cu,
-// variant 8 of im2col_gemm_cuda). Two families, numbered as sub-variants:
+// variant 8 of im2col_gemm_cuda). Five families, numbered as sub-variants:
 //   8.1 the staged kernels (any kernel size, stride, dilation, multiplier 1..4): which kernel (3x3
 //       and 5x5 at stride 1 and 2 specialized, else the generic one), how the output is tiled
 //       over blocks and threads, how the nchw input window is staged in shared memory;
@@ -8,7 +8,9 @@
 //       memory; conv/cuda/depthwise_pipe.hpp);
 //   8.4 the nchw whole-plane kernel (3x3, stride 1 or 2, multiplier 1: several whole planes per
 //       block in shared memory as stored, 16-byte copies in and out;
-//       conv/cuda/depthwise_plane.hpp).
+//       conv/cuda/depthwise_plane.hpp);
+//   8.5 the nhwc whole-image kernel (the same for nhwc maps of up to 3072 pixels: one image's
+//       slice of channels per block; conv/cuda/depthwise_image.hpp).
 // The choice between them is depthwise_config's rule below. Host-only C++ (the few MYCONV_HD
 // helpers compile for the device too; the index math the kernels run is
 // conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by tests/test_depthwise_config.cpp
@@ -38,6 +40,7 @@
 #include <cstdio>
 #include <string>
 
+#include "conv/cuda/depthwise_image.hpp"
 #include "conv/cuda/depthwise_pipe.hpp"
 #include "conv/cuda/depthwise_plane.hpp"
 #include "conv/cuda/depthwise_strip_config.hpp"
@@ -102,10 +105,11 @@ constexpr int depthwise_nhwc_vec(DepthwiseKernel k) {
 struct DepthwiseConfig {
   int sub_variant = 1;  // 1: the staged kernels; 2: the strip kernels (`strip` below); 3: the
                         // nhwc pipelined strip kernel (`pipe`); 4: the nchw whole-plane kernel
-                        // (`plane`)
+                        // (`plane`); 5: the nhwc whole-image kernel (`image`)
   DepthwiseStripConfig strip;
   DepthwisePipeConfig pipe;
   DepthwisePlaneConfig plane;
+  DepthwiseImageConfig image;
   DepthwiseKernel kernel = DepthwiseKernel::generic;
   bool nhwc = false;
   int multiplier = 0;  // M = OC/G
@@ -141,11 +145,12 @@ struct DepthwiseConfig {
 
 // Overrides for tests and experiments: 0 (or true) keeps the automatic choice.
 struct DepthwiseChoice {
-  int sub_variant = 0;            // 1 to 4: that family (2 to 4 only where they run the problem)
+  int sub_variant = 0;            // 1 to 5: that family (2 to 5 only where they run the problem)
   int strip_pixels = 0;           // 8.2 nchw: P, one of the shapes' for the problem's stride
   int strip_band = 0;             // 8.2, 8.3: output rows per thread
   int pipe_strips = 0;            // 8.3: most strips per block
   int plane_planes = 0;           // 8.4: most planes per block (rounded down to the alignment)
+  int image_words = 0;            // 8.5: most channel words per block (32, 16, 8 or 4)
   bool allow_specialized = true;  // false: the generic kernel even for 3x3 / 5x5
   int max_cells = 0;              // nchw: most cells per block (forces row and column tiles)
   int max_planes = 0;             // nchw: most planes per whole-plane block
@@ -316,19 +321,24 @@ inline void nhwc_config(const Im2colGeometry& g, int sm_count, const DepthwiseCh
 
 }  // namespace depthwise_detail
 
-// The sub-variant the automatic choice takes for g: where the strip kernels run it, nhwc takes
-// the pipelined one (8.3: its rows in flight sit in shared memory, not beside 8.2's 9 * V filter
-// registers); nchw with an output map of at most 14x14 (MobileNet-v2's b4_1 .. b6_2) the
-// whole-plane kernel (8.4) in every dtype: a prediction, not yet measured (its reasons and
-// expected gains: conv/cuda/depthwise_plane_kernels.cu's header; the measured alternatives there
-// were 8.1 at 0.90-1.24 of cuDNN in fp32 and 8.2 at 0.63-1.08 in 16-bit); other nchw the strips
-// (8.2), except fp32 at stride 1 or on larger maps, where the staged kernels measured at or above
-// the strips (H200: 1.17 of cuDNN on b1_dw, 0.98 on b2_1_dw_s2); where 8.4 does not fit (48 KB),
-// fp32 stride 2 onto 14x14 or less keeps 8.2. Everything else: the staged kernels (8.1).
+// The sub-variant the automatic choice takes for g. Output maps of at most 14x14 (MobileNet-v2's
+// b4_1 .. b6_2): nchw the whole-plane kernel (8.4), nhwc the whole-image kernel (8.5), in every
+// dtype where they run. That is a prediction, not yet measured (reasons and expected gains:
+// conv/cuda/depthwise_plane_kernels.cu's and conv/cuda/depthwise_image.hpp's headers); the measured
+// alternatives there were, as speed against cuDNN on the H200, 8.1 at 0.90-1.24 (fp32 nchw), 8.2 at
+// 0.63-1.08 (16-bit nchw) and 0.50-1.05 (nhwc). Larger maps: where the strip kernels run, nhwc the
+// pipelined one (8.3: its rows in flight sit in shared memory, not beside 8.2's 9 * V filter
+// registers), nchw the strips (8.2) except fp32 at stride 1 or on larger maps, where the staged
+// kernels measured at or above the strips (1.17 of cuDNN on b1_dw, 0.98 on b2_1_dw_s2); where 8.4
+// does not fit (48 KB), fp32 stride 2 onto 14x14 or less keeps 8.2. Everything else: the staged
+// kernels (8.1).
 inline int depthwise_sub_variant_for(const Im2colGeometry& g, int elem_bytes) {
   if (!g.nhwc && g.oh <= 14 && g.ow <= 14 &&
       depthwise_plane_unsupported_reason(g, elem_bytes).empty())
     return 4;
+  if (g.nhwc && g.oh <= 14 && g.ow <= 14 &&
+      depthwise_image_unsupported_reason(g, elem_bytes).empty())
+    return 5;
   if (!depthwise_strip_unsupported_reason(g, elem_bytes).empty()) return 1;
   if (g.nhwc) return depthwise_pipe_unsupported_reason(g, elem_bytes).empty() ? 3 : 2;
   if (elem_bytes != 4) return 2;
@@ -344,6 +354,18 @@ inline DepthwiseConfig depthwise_config(const Im2colGeometry& g, int elem_bytes,
   DepthwiseConfig c;
   const int sub =
       choice.sub_variant > 0 ? choice.sub_variant : depthwise_sub_variant_for(g, elem_bytes);
+  if (sub == 5) {
+    c.sub_variant = 5;
+    c.nhwc = g.nhwc;
+    c.multiplier = g.ocg;
+    c.kernel = depthwise_kernel_of(g);
+    c.image = depthwise_image_config(g, elem_bytes, sm_count, choice.image_words);
+    c.threads = c.image.threads;
+    c.grid_x = c.image.blocks;
+    c.grid_y = 1;
+    c.smem_bytes = c.image.smem_bytes;
+    return c;
+  }
   if (sub == 4) {
     c.sub_variant = 4;
     c.nhwc = g.nhwc;
@@ -423,7 +445,16 @@ inline std::string depthwise_config_mismatch(const Im2colGeometry& g, int elem_b
       return "8.4: grid does not match the planes";
     return "";
   }
-  if (c.sub_variant != 1) return "sub-variant must be 1, 2, 3 or 4";
+  if (c.sub_variant == 5) {
+    if (const std::string why = depthwise_image_config_mismatch(g, elem_bytes, c.image);
+        !why.empty())
+      return "8.5: " + why;
+    if (c.threads != c.image.threads || c.grid_x != c.image.blocks || c.grid_y != 1 ||
+        c.smem_bytes != c.image.smem_bytes)
+      return "8.5: grid does not match the images";
+    return "";
+  }
+  if (c.sub_variant != 1) return "sub-variant must be 1 to 5";
   if (c.kernel != DepthwiseKernel::generic && c.kernel != depthwise_kernel_of(g))
     return "the specialized kernel does not match the kernel size, stride or dilation";
   if (c.threads < 1 || c.threads > kDepthwiseMaxThreads) return "threads out of range";
@@ -504,6 +535,8 @@ inline const char* depthwise_kernel_name(DepthwiseKernel k) {
 // strips, grid 1024x8 over 1024 tiles".
 inline std::string depthwise_config_name(const Im2colGeometry& g, const DepthwiseConfig& c) {
   auto num = [](std::int64_t v) { return std::to_string(v); };
+  if (c.sub_variant == 5)
+    return "8.5 whole-image kernel, nhwc, " + depthwise_image_config_name(c.image);
   if (c.sub_variant == 4)
     return "8.4 whole-plane kernel, nchw, " + depthwise_plane_config_name(c.plane);
   if (c.sub_variant == 3)

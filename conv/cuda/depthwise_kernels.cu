@@ -2,7 +2,7 @@
 // M = OC/G of 1..4, any kernel size, stride, padding and dilation, nchw and nhwc; storage fp32
 // (also tf32's: FP32 storage, and here FP32 math, no tensor cores), fp16 and bf16; products and
 // sums in FP32, each output rounded once to the storage type. Two families of kernels, numbered
-// as sub-variants (--variant 8.1 / 8.2 / 8.3 / 8.4; plain 8 lets conv/cuda/depthwise_config.hpp
+// as sub-variants (--variant 8.1 / 8.2 / 8.3 / 8.4 / 8.5; plain 8 lets conv/cuda/depthwise_config.hpp
 // choose):
 //   8.1 the staged kernels, this file: every case above;
 //   8.2 the strip kernels, conv/cuda/depthwise_strip_kernels.cu: 3x3 at stride 1 or 2,
@@ -13,7 +13,9 @@
 //       rows ahead;
 //   8.4 the nchw whole-plane kernel, conv/cuda/depthwise_plane_kernels.cu: 3x3 at stride 1 or 2,
 //       multiplier 1, several whole planes per block copied into shared memory as stored
-//       (16-byte copies in and out), for maps of 14x14 or less.
+//       (16-byte copies in and out), for maps of 14x14 or less;
+//   8.5 the nhwc whole-image kernel, same file: one image's slice of channels per block in shared
+//       memory, a thread per 32-bit word of channels.
 // The automatic choice (depthwise_sub_variant_for) takes 8.4 for nchw outputs of 14x14 or less,
 // 8.3 for nhwc and 8.2 for other nchw where they run, except fp32 nchw at stride 1 or on larger
 // maps, which keeps 8.1. All sum each output's taps in the same (r, s) order with fmaf:
@@ -31,7 +33,7 @@
 // Time against cuDNN (the ten depthwise layers of MobileNet-v2 at batch 32), each family and the
 // automatic choice:
 //   grep _dw experiments/shapes/mobilenet_v2.txt > /tmp/dw.txt
-//   for v in 8 8.1 8.2 8.3 8.4; do build/experiments/myconv --backend im2col_gemm_cuda,cudnn
+//   for v in 8 8.1 8.2 8.3 8.4 8.5; do build/experiments/myconv --backend im2col_gemm_cuda,cudnn
 //     --variant $v --shapes /tmp/dw.txt --dtype fp32,fp16,bf16 --layout nchw,nhwc --timing pure;
 //   done   (one command line)
 //
@@ -536,6 +538,10 @@ void launch_depthwise(const Im2colGeometry& g, const DepthwiseConfig& c, const T
     launch_depthwise_plane<T>(g, c.plane, src, wei, dst, stream);
     return;
   }
+  if (c.sub_variant == 5) {
+    launch_depthwise_image<T>(g, c.image, src, wei, dst, stream);
+    return;
+  }
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   const dim3 grid(unsigned(c.grid_x), unsigned(c.grid_y));
@@ -561,6 +567,7 @@ std::string depthwise_kernel_resources(const Im2colGeometry& g, const DepthwiseC
   if (c.sub_variant == 2) return depthwise_strip_kernel_resources<T>(g, c.strip);
   if (c.sub_variant == 3) return depthwise_pipe_kernel_resources<T>(c.pipe);
   if (c.sub_variant == 4) return depthwise_plane_kernel_resources<T>(c.plane);
+  if (c.sub_variant == 5) return depthwise_image_kernel_resources<T>(c.image);
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   cudaFuncAttributes a{};

@@ -38,6 +38,7 @@
 #include <string>
 #include <type_traits>
 
+#include "conv/cuda/depthwise_image.hpp"
 #include "conv/cuda/depthwise_io.cuh"
 #include "conv/cuda/depthwise_plane.hpp"
 #include "core/cuda/cuda_check.hpp"
@@ -133,6 +134,75 @@ __global__ void __launch_bounds__(kDepthwisePlaneMaxThreads, kDepthwisePlaneBloc
   copy_run<Bits, false>(run_out, out, b.planes * ohw, tid, threads);
 }
 
+// ---- nhwc whole images (8.5) -------------------------------------------------------------------
+
+template <class T, int S, int P>
+__global__ void __launch_bounds__(kDepthwiseImageMaxThreads, kDepthwiseImageBlocks)
+    depthwise_image_kernel(const Im2colGeometry g, const DepthwiseImageConfig c,
+                           const T* __restrict__ src, const T* __restrict__ wei,
+                           T* __restrict__ dst) {
+  constexpr int E = 4 / int(sizeof(T));
+  extern __shared__ uint4 image_smem[];
+  const unsigned int* const words_in = reinterpret_cast<const unsigned int*>(image_smem);
+  const DepthwiseImageBlock b = depthwise_image_block(c, int(blockIdx.x));
+  const int tid = int(threadIdx.x), threads = int(blockDim.x);
+  const int words = g.c / E;  // per pixel
+  const int vpp = c.cw / 4;   // 16-byte vectors of a pixel's slice
+  const uint4* const img =
+      reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned int*>(src) +
+                                     std::int64_t(b.n) * g.h * g.w * words + b.ch0 / E);
+  const int vectors = g.h * g.w * vpp, pixel_vectors = words / 4;
+  for (int base = 0; base < vectors; base += kDepthwisePlaneCopyBatch * threads) {
+    uint4 v[kDepthwisePlaneCopyBatch];
+#pragma unroll
+    for (int k = 0; k < kDepthwisePlaneCopyBatch; ++k) {
+      const int i = base + k * threads + tid;
+      if (i < vectors) v[k] = __ldg(img + (i / vpp) * pixel_vectors + i % vpp);
+    }
+#pragma unroll
+    for (int k = 0; k < kDepthwisePlaneCopyBatch; ++k) {
+      const int i = base + k * threads + tid;
+      if (i < vectors) image_smem[i] = v[k];
+    }
+  }
+  const int word = tid % c.cw, line = tid / c.cw;
+  const int ch = b.ch0 + word * E;
+  float w[kTaps][E];
+#pragma unroll
+  for (int tap = 0; tap < kTaps; ++tap)
+#pragma unroll
+    for (int e = 0; e < E; ++e) w[tap][e] = depthwise_io::load1(wei + (ch + e) * kTaps + tap);
+  __syncthreads();
+
+  const auto in = [&](int iy, int ix, float(&x)[E]) {
+    depthwise_io::Words<T, E> wv;
+    wv.w[0] = words_in[(iy * g.w + ix) * c.cw + word];
+#pragma unroll
+    for (int e = 0; e < E; ++e) x[e] = wv.get(e);
+  };
+  T* const out = dst + std::int64_t(b.n) * g.oh * g.ow * g.c + ch;
+  const int items = g.oh * c.strips;
+  for (int item = line; item < items; item += c.lines) {
+    const int oy = item / c.strips, ox0 = (item % c.strips) * P;
+    float acc[P][E];
+    depthwise_image_outputs<S, P, E>(g, in, oy, ox0, w, acc);
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+      if (ox0 + p < g.ow)
+        depthwise_io::store_rounded<T, E>(out + (oy * g.ow + ox0 + p) * g.c, acc[p]);
+  }
+}
+
+template <class T>
+using ImageKernelFn = void (*)(Im2colGeometry, DepthwiseImageConfig, const T*, const T*, T*);
+
+template <class T>
+ImageKernelFn<T> image_kernel_for(const DepthwiseImageConfig& c) {
+  if (c.stride == 1)
+    return c.pixels == 7 ? depthwise_image_kernel<T, 1, 7> : depthwise_image_kernel<T, 1, 8>;
+  return c.pixels == 7 ? depthwise_image_kernel<T, 2, 7> : depthwise_image_kernel<T, 2, 8>;
+}
+
 template <class T>
 using PlaneKernelFn = void (*)(Im2colGeometry, DepthwisePlaneConfig, const T*, const T*, T*);
 
@@ -160,6 +230,28 @@ void launch_depthwise_plane(const Im2colGeometry& g, const DepthwisePlaneConfig&
 }
 
 template <class T>
+void launch_depthwise_image(const Im2colGeometry& g, const DepthwiseImageConfig& c, const T* src,
+                            const T* wei, T* dst, cudaStream_t stream) {
+  if (const std::string why = depthwise_image_config_mismatch(g, int(sizeof(T)), c); !why.empty())
+    throw std::invalid_argument("depthwise whole-image kernel: configuration does not fit: " + why);
+  if (reinterpret_cast<std::uintptr_t>(src) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(dst) % 4 != 0)
+    throw std::invalid_argument("depthwise whole-image kernel: tensors not aligned");
+  image_kernel_for<T>(
+      c)<<<unsigned(c.blocks), unsigned(c.threads), std::size_t(c.smem_bytes), stream>>>(g, c, src,
+                                                                                         wei, dst);
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+template <class T>
+std::string depthwise_image_kernel_resources(const DepthwiseImageConfig& c) {
+  cudaFuncAttributes a{};
+  CUDA_CHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(image_kernel_for<T>(c))));
+  return std::to_string(a.numRegs) + " registers, " + std::to_string(a.localSizeBytes) +
+         " B local, " + std::to_string(a.sharedSizeBytes) + " B static shared";
+}
+
+template <class T>
 std::string depthwise_plane_kernel_resources(const DepthwisePlaneConfig& c) {
   cudaFuncAttributes a{};
   CUDA_CHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(plane_kernel_for<T>(c))));
@@ -170,7 +262,10 @@ std::string depthwise_plane_kernel_resources(const DepthwisePlaneConfig& c) {
 #define MYCONV_DEPTHWISE_PLANE_INSTANTIATE(T)                                                 \
   template void launch_depthwise_plane<T>(const Im2colGeometry&, const DepthwisePlaneConfig&, \
                                           const T*, const T*, T*, cudaStream_t);              \
-  template std::string depthwise_plane_kernel_resources<T>(const DepthwisePlaneConfig&);
+  template std::string depthwise_plane_kernel_resources<T>(const DepthwisePlaneConfig&);      \
+  template void launch_depthwise_image<T>(const Im2colGeometry&, const DepthwiseImageConfig&, \
+                                          const T*, const T*, T*, cudaStream_t);              \
+  template std::string depthwise_image_kernel_resources<T>(const DepthwiseImageConfig&);
 MYCONV_DEPTHWISE_PLANE_INSTANTIATE(float)
 MYCONV_DEPTHWISE_PLANE_INSTANTIATE(__half)
 MYCONV_DEPTHWISE_PLANE_INSTANTIATE(__nv_bfloat16)

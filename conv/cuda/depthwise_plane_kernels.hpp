@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "conv/cuda/depthwise_image.hpp"
 #include "conv/cuda/depthwise_plane.hpp"
 #include "conv/im2col_index.hpp"
 
@@ -24,5 +25,13 @@ void launch_depthwise_plane(const Im2colGeometry& g, const DepthwisePlaneConfig&
 // shared".
 template <class T>
 std::string depthwise_plane_kernel_resources(const DepthwisePlaneConfig& c);
+
+// The nhwc whole-image kernel (sub-variant 8.5, conv/cuda/depthwise_image.hpp): the same
+// promises; src 16-byte aligned.
+template <class T>
+void launch_depthwise_image(const Im2colGeometry& g, const DepthwiseImageConfig& c, const T* src,
+                            const T* wei, T* dst, cudaStream_t stream);
+template <class T>
+std::string depthwise_image_kernel_resources(const DepthwiseImageConfig& c);
 
 }  // namespace conv

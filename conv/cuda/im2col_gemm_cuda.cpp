@@ -25,7 +25,7 @@
 //                                    multiplier 1: each input row loaded once per thread's band,
 //                                    16-byte vectors), 8.3 the same for nhwc through a cp.async
 //                                    ring in shared memory, 8.4 nchw whole planes in shared
-//                                    memory; 8 chooses (depthwise_config)
+//                                    memory, 8.5 nhwc whole images; 8 chooses (depthwise_config)
 //   9        fp32, tf32, fp16, bf16  "Caffe-classic": variant 5's im2col kernel, then cuBLASLt's
 //                                    GEMM (cublasLtMatmul, the heuristic's algorithm) writing the
 //                                    output in the layout directly; times its im2col and GEMM
@@ -115,7 +115,7 @@ const std::string& wgmma_unusable_reason() {
   return why;
 }
 
-// Variant 8's configuration choice with its sub-variant fixed (1 to 4) or chosen (0).
+// Variant 8's configuration choice with its sub-variant fixed (1 to 5) or chosen (0).
 DepthwiseChoice depthwise_choice(int sub_variant) {
   DepthwiseChoice c;
   c.sub_variant = sub_variant;
@@ -542,6 +542,9 @@ class Im2colGemmCudaBackend final : public Backend {
       if (depthwise_sub == 4)
         if (const std::string why = depthwise_plane_unsupported_reason(g, bytes); !why.empty())
           return Support::no("variant 8.4 (nchw 3x3 whole planes): " + why);
+      if (depthwise_sub == 5)
+        if (const std::string why = depthwise_image_unsupported_reason(g, bytes); !why.empty())
+          return Support::no("variant 8.5 (nhwc 3x3 whole images): " + why);
       return Support::yes();
     }
     if (v == Variant::small_direct) {

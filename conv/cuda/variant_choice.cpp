@@ -48,7 +48,7 @@ VariantSetting parse_variant_setting(const std::string& text) {
     s.mode = VariantSetting::Mode::search;
     return s;
   }
-  if (text == "8.1" || text == "8.2" || text == "8.3" || text == "8.4") {
+  if (text == "8.1" || text == "8.2" || text == "8.3" || text == "8.4" || text == "8.5") {
     s.mode = VariantSetting::Mode::fixed;
     s.variant = Variant::depthwise;
     s.depthwise_sub = text[2] - '0';
@@ -65,7 +65,8 @@ VariantSetting parse_variant_setting(const std::string& text) {
         "GEMM, precomputed rows), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core GEMM), "
         "6 (nhwc repack + tensor-core implicit GEMM), 7 (direct small-OC kernel), 8 (direct "
         "depthwise kernels; 8.1 the staged ones, 8.2 the strip ones, 8.3 nhwc strips through "
-        "shared memory, 8.4 nchw whole planes in shared memory), 9 (im2col + cuBLASLt GEMM, "
+        "shared memory, 8.4 nchw whole planes in shared memory, 8.5 nhwc whole images), 9 (im2col "
+        "+ cuBLASLt GEMM, "
         "Caffe-classic), 10 (Hopper wgmma + TMA "
         "implicit GEMM)");
   s.mode = VariantSetting::Mode::fixed;
