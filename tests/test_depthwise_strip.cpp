@@ -2,7 +2,7 @@
 // (conv/cuda/depthwise_strip_config.hpp, conv/cuda/depthwise_pipe.hpp) and index math
 // (conv/cuda/depthwise_strip.hpp, depthwise_pipe.hpp) on the CPU, in test_depthwise_config's
 // binary:
-//   - which problems they take and why not, and the automatic choice among 8.1, 8.2 and 8.3;
+//   - which problems they take and why not, and the automatic choice among 8.1 to 8.5;
 //   - every configuration (automatic, forced bands and strip widths) is one the launcher accepts,
 //     on fixed, MobileNet-v2 and randomized 3x3 problems, both layouts, 4- and 2-byte storage;
 //   - a CPU emulation of every thread: the kernels' own per-thread algorithm

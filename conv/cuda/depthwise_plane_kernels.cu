@@ -1,7 +1,9 @@
 // The nchw whole-plane kernel (sub-variant 8.4 of im2col_gemm_cuda): 3x3 depthwise at stride 1
 // or 2, multiplier 1, any padding, nchw, fp32 (and tf32's storage), fp16 and bf16 storage;
 // products and sums in FP32, each output rounded once. Configuration, index math and the
-// per-item algorithm (shared with the CPU emulation): conv/cuda/depthwise_plane.hpp.
+// per-item algorithm (shared with the CPU emulation): conv/cuda/depthwise_plane.hpp. Also the
+// nhwc whole-image kernel (sub-variant 8.5), the same for nhwc maps of up to 3072 pixels:
+// conv/cuda/depthwise_image.hpp (its reasons and expected gains in that header).
 //
 // Registers and spills (sm_90, no GPU needed):
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c conv/cuda/depthwise_plane_kernels.cu -o /dev/null
