@@ -1,5 +1,6 @@
-// The depthwise kernels' configuration and index math (conv/cuda/depthwise_config.hpp,
-// conv/cuda/depthwise_index.hpp), on the CPU: runs everywhere, CUDA or not.
+// The staged depthwise kernels' (sub-variant 8.1) configuration and index math
+// (conv/cuda/depthwise_config.hpp, conv/cuda/depthwise_index.hpp), on the CPU: runs everywhere,
+// CUDA or not. The strip kernels (8.2) are tests/test_depthwise_strip.cpp, in the same binary.
 //   - the kernel choice, the support answers and their reasons;
 //   - every configuration (automatic and forced: generic kernel, small blocks, few planes, a
 //     capped grid) is one the launcher accepts, on fixed, MobileNet-v2 and randomized problems,
@@ -94,23 +95,30 @@ std::vector<Problem> all_problems() {
   return out;
 }
 
+// The staged kernels' configuration, whatever the automatic choice between the families.
+DepthwiseChoice staged() {
+  DepthwiseChoice c;
+  c.sub_variant = 1;
+  return c;
+}
+
 std::vector<DepthwiseChoice> choices() {
-  std::vector<DepthwiseChoice> out(1);
-  DepthwiseChoice generic;
+  std::vector<DepthwiseChoice> out(1, staged());
+  DepthwiseChoice generic = staged();
   generic.allow_specialized = false;
   out.push_back(generic);
   for (int cells : {1, 8, 40}) {
-    DepthwiseChoice c;
+    DepthwiseChoice c = staged();
     c.max_cells = cells;
     out.push_back(c);
   }
   for (int planes : {1, 3}) {
-    DepthwiseChoice c;
+    DepthwiseChoice c = staged();
     c.max_planes = planes;
     out.push_back(c);
   }
   for (int blocks : {1, 3}) {
-    DepthwiseChoice c;
+    DepthwiseChoice c = staged();
     c.max_blocks = blocks;
     out.push_back(c);
   }
@@ -200,7 +208,7 @@ TEST(DepthwiseConfig, IsConsistentForEveryProblemAndChoice) {
 
 TEST(DepthwiseConfig, MismatchesAreNamed) {
   const Im2colGeometry g = make_im2col_geometry(parse_problem("g8mb2ic8ih30oc8kh3ph1"));
-  const DepthwiseConfig ok = depthwise_config(g, 4, kH200Sms);
+  const DepthwiseConfig ok = depthwise_config(g, 4, kH200Sms, staged());
   ASSERT_EQ(depthwise_config_mismatch(g, 4, ok), "");
   DepthwiseConfig c = ok;
   c.kernel = DepthwiseKernel::k5s1;  // not this problem's kernel
@@ -224,11 +232,11 @@ TEST(DepthwiseConfig, MismatchesAreNamed) {
   c.nhwc = true;
   EXPECT_NE(depthwise_config_mismatch(g, 4, c), "");
   const Im2colGeometry gh = geometry(parse_problem("g8mb2ic8ih30oc8kh3ph1"), Layout::nhwc);
-  DepthwiseConfig h = depthwise_config(gh, 2, kH200Sms);
+  DepthwiseConfig h = depthwise_config(gh, 2, kH200Sms, staged());
   ASSERT_EQ(depthwise_config_mismatch(gh, 2, h), "");
   h.vec = 2;
   EXPECT_NE(depthwise_config_mismatch(gh, 2, h), "");
-  h = depthwise_config(gh, 2, kH200Sms);
+  h = depthwise_config(gh, 2, kH200Sms, staged());
   h.grid_y = 2;
   EXPECT_NE(depthwise_config_mismatch(gh, 2, h), "");
   EXPECT_NE(
@@ -239,7 +247,7 @@ TEST(DepthwiseConfig, MobileNetLayersOnH200) {
   for (const Problem& p : mobilenet_dw())
     for (int bytes : {4, 2}) {
       const Im2colGeometry g = make_im2col_geometry(p);
-      const DepthwiseConfig c = depthwise_config(g, bytes, kH200Sms);
+      const DepthwiseConfig c = depthwise_config(g, bytes, kH200Sms, staged());
       const std::string what =
           p.str() + " " + std::to_string(bytes) + " B: " + depthwise_config_name(g, c);
       std::cout << "[ CONFIG   ] " << what << "\n";
@@ -258,7 +266,7 @@ TEST(DepthwiseConfig, MobileNetLayersOnH200) {
       Problem q = p;
       q.layout = Layout::nhwc;
       const Im2colGeometry gh = make_im2col_geometry(q);
-      const DepthwiseConfig h = depthwise_config(gh, bytes, kH200Sms);
+      const DepthwiseConfig h = depthwise_config(gh, bytes, kH200Sms, staged());
       const std::string hwhat =
           q.str() + " " + std::to_string(bytes) + " B: " + depthwise_config_name(gh, h);
       std::cout << "[ CONFIG   ] " << hwhat << "\n";
@@ -269,7 +277,7 @@ TEST(DepthwiseConfig, MobileNetLayersOnH200) {
     }
   // The first layer: 224 threads of 8x28 cells, 16-row tiles of the full 112-wide row.
   const Im2colGeometry first = make_im2col_geometry(mobilenet_dw()[0]);
-  const DepthwiseConfig c = depthwise_config(first, 4, kH200Sms);
+  const DepthwiseConfig c = depthwise_config(first, 4, kH200Sms, staged());
   EXPECT_EQ(c.threads, 224);
   EXPECT_EQ(c.tile_h, 16);
   EXPECT_EQ(c.tile_w, 112);
@@ -277,14 +285,14 @@ TEST(DepthwiseConfig, MobileNetLayersOnH200) {
   EXPECT_EQ(c.grid_x, 32 * 32 * 7);
   // The last: 32 whole 7x7 planes (8 cells each) per block.
   const Im2colGeometry last = make_im2col_geometry(mobilenet_dw().back());
-  EXPECT_EQ(depthwise_config(last, 4, kH200Sms).planes, 32);
-  EXPECT_EQ(depthwise_config(last, 4, kH200Sms).threads, 256);
+  EXPECT_EQ(depthwise_config(last, 4, kH200Sms, staged()).planes, 32);
+  EXPECT_EQ(depthwise_config(last, 4, kH200Sms, staged()).threads, 256);
 }
 
 TEST(DepthwiseConfig, SmallGridsKeepBlocksPerSm) {
   // Batch 1 of the 7x7 layer: 960 planes; 32 per block would leave 30 blocks for 132 SMs.
   const Im2colGeometry g = make_im2col_geometry(mobilenet_dw(1).back());
-  const DepthwiseConfig c = depthwise_config(g, 4, kH200Sms);
+  const DepthwiseConfig c = depthwise_config(g, 4, kH200Sms, staged());
   EXPECT_GE(c.grid_x, std::min<std::int64_t>(2 * kH200Sms, 960));
   EXPECT_EQ(depthwise_config_mismatch(g, 4, c), "");
 }

@@ -1,17 +1,26 @@
-// The depthwise kernels (conv/cuda/depthwise_kernels.hpp, variant 8 of im2col_gemm_cuda) against
-// the float64 reference, on a GPU (skips, with the reason, where none is usable): MobileNet-v2's
-// ten depthwise layers at batch 2, fixed problems (multipliers 2-4, 5x5, stride 2 and 3,
-// dilation, non-square and odd sizes, outputs narrower than a cell, rows wider than shared
-// memory, batch 1) and randomized depthwise problems; fp32, tf32 (FP32 math), fp16 and bf16;
-// nchw and nhwc; the automatic configuration and forced ones (the generic kernel for 3x3 / 5x5,
-// small blocks with row and column tiles, one plane per block, a one-block grid-stride loop).
-// The output is poisoned (NaN) before every run; every result must match the reference and be
-// bit-identical across runs and configurations (each output's taps are summed in the same order
-// by every configuration). Also: an unwritten output fails the check, and no kernel spills.
-// The configuration and the index math are tested without a GPU by test_depthwise_config.
+// The depthwise kernels (conv/cuda/depthwise_kernels.hpp, variant 8 of im2col_gemm_cuda: the
+// staged kernels 8.1, the strip kernels 8.2 and 8.3, the whole-plane kernel 8.4, the
+// whole-image kernel 8.5) against the float64 reference, on a GPU (skips, with the reason, where
+// none is usable): MobileNet-v2's ten
+// depthwise layers at batch 2, fixed problems (multipliers 2-4, 5x5, stride 2 and 3, dilation,
+// non-square and odd sizes, outputs narrower than a cell, rows wider than shared memory, batch 1),
+// randomized depthwise problems and randomized 3x3 problems of the strips' kind (stride 1 or 2,
+// channels in 16-byte vectors or not, odd sizes); fp32, tf32 (FP32 math), fp16 and bf16; nchw and
+// nhwc; the automatic configuration and forced ones (8.1: the generic kernel for 3x3 / 5x5, small
+// blocks with row and column tiles, one plane per block, a one-block grid-stride loop; 8.2 where it
+// runs: bands of 1, 2, 3 and 5 rows, every nchw strip shape; 8.3 where it runs: those bands with
+// blocks of 1, 3 or all strips; 8.4 where it runs: the automatic planes per block, the least
+// aligned count, and at most 3; 8.5 where it runs: the automatic channel words per block, at
+// most 4 and 8). The output is poisoned (NaN) before every run; every result must
+// match the reference and be bit-identical across runs, configurations and the two families (each
+// output's taps are summed in the same order by every kernel). Also: an unwritten output fails the
+// check, misaligned tensors are refused, and no kernel spills. The configuration and the index math
+// are tested without a GPU by test_depthwise_config.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -19,6 +28,8 @@
 
 #include "conv/cuda/depthwise_config.hpp"
 #include "conv/cuda/depthwise_kernels.hpp"
+#include "conv/cuda/depthwise_pipe.hpp"
+#include "conv/cuda/depthwise_strip_config.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/data.hpp"
 #include "conv/im2col_index.hpp"
@@ -71,12 +82,38 @@ std::vector<Problem> fixed_problems() {
   return out;
 }
 
-// The fixed problems, then 24 random depthwise ones: channels 1-40, multiplier 1-4, sizes 1-30.
+// Random 3x3 problems of the strip kernels' kind: stride 1 or 2, padding 1 (sometimes 0 or 2:
+// nhwc strips, nchw 8.1), channels mostly multiples of 8 (16-byte vectors of every dtype),
+// sizes 1-40, batch 1-3.
+std::vector<Problem> strip_problems(std::size_t count, unsigned seed) {
+  std::vector<Problem> out;
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  while (out.size() < count) {
+    Problem p;
+    p.g = pick(0, 3) == 0 ? pick(1, 40) : 8 * pick(1, 6);
+    p.ic = p.oc = p.g;
+    p.mb = pick(1, 3);
+    p.ih = pick(1, 40);
+    p.iw = pick(1, 40);
+    p.kh = p.kw = 3;
+    p.sh = p.sw = pick(1, 2);
+    p.ph = pick(0, 4) == 0 ? pick(0, 2) : 1;
+    p.pw = pick(0, 4) == 0 ? pick(0, 2) : 1;
+    if (p.validate().empty() && p.unsupported_reason().empty()) out.push_back(p);
+  }
+  return out;
+}
+
+// The fixed problems, then 24 random depthwise ones (channels 1-40, multiplier 1-4, sizes 1-30)
+// and 24 random ones of the strips' kind.
 std::vector<Problem> test_problems() {
   std::vector<Problem> fixed = fixed_problems();
   const std::size_t count = fixed.size() + 24;
-  return testing::limited_by_environment(testing::randomized_depthwise_problems(
-      std::move(fixed), count, 8088, 40, 30, kDepthwiseMaxMultiplier));
+  std::vector<Problem> out = testing::randomized_depthwise_problems(
+      std::move(fixed), count, 8088, 40, 30, kDepthwiseMaxMultiplier);
+  for (const Problem& p : strip_problems(24, 8089)) out.push_back(p);
+  return testing::limited_by_environment(std::move(out));
 }
 
 using testing::gpu_unavailable_reason;
@@ -105,20 +142,63 @@ struct DeviceCase : testing::DeviceBuffers {
 
 using testing::bit_equal;
 
-std::vector<DepthwiseChoice> forced_choices() {
+// Forced configurations of both families (8.2 only where the strips run g).
+std::vector<DepthwiseChoice> forced_choices(const Im2colGeometry& g, int bytes) {
   std::vector<DepthwiseChoice> out;
-  DepthwiseChoice generic;
+  DepthwiseChoice staged;
+  staged.sub_variant = 1;
+  out.push_back(staged);
+  DepthwiseChoice generic = staged;
   generic.allow_specialized = false;
   out.push_back(generic);
-  DepthwiseChoice small;  // nchw: row and column tiles of 8 cells
+  DepthwiseChoice small = staged;  // nchw: row and column tiles of 8 cells
   small.max_cells = 8;
   out.push_back(small);
-  DepthwiseChoice one_plane;  // nchw: one plane per block, rows staged
+  DepthwiseChoice one_plane = staged;  // nchw: one plane per block, rows staged
   one_plane.max_planes = 1;
   out.push_back(one_plane);
-  DepthwiseChoice one_block;  // nhwc: a single block loops over every tile
+  DepthwiseChoice one_block = staged;  // nhwc: a single block loops over every tile
   one_block.max_blocks = 1;
   out.push_back(one_block);
+  if (depthwise_plane_unsupported_reason(g, bytes).empty()) {
+    DepthwiseChoice plane;  // 8.4: the automatic planes per block, the least, and 3 at most
+    plane.sub_variant = 4;
+    for (int most : {0, 1, 3}) {
+      plane.plane_planes = most;
+      out.push_back(plane);
+    }
+  }
+  if (depthwise_image_unsupported_reason(g, bytes).empty()) {
+    DepthwiseChoice image;  // 8.5: the automatic channel words per block, at most 4 and 8
+    image.sub_variant = 5;
+    for (int most : {0, 4, 8}) {
+      image.image_words = most;
+      out.push_back(image);
+    }
+  }
+  if (!depthwise_strip_unsupported_reason(g, bytes).empty()) return out;
+  DepthwiseChoice strip;
+  strip.sub_variant = 2;
+  for (int band : {1, 2, 3, 5}) {
+    strip.strip_band = band;
+    out.push_back(strip);
+  }
+  if (!g.nhwc)
+    for (const DepthwiseStripShape& shape : kDepthwiseStripNchwShapes)
+      if (shape.stride == g.sh) {
+        strip.strip_band = 2;
+        strip.strip_pixels = shape.pixels;
+        out.push_back(strip);
+      }
+  if (!depthwise_pipe_unsupported_reason(g, bytes).empty()) return out;
+  DepthwiseChoice pipe;  // 8.3: bands, and blocks of 1 or 3 strips (several column tiles)
+  pipe.sub_variant = 3;
+  for (int band : {1, 2, 3, 5})
+    for (int strips : {0, 1, 3}) {
+      pipe.strip_band = band;
+      pipe.pipe_strips = strips;
+      out.push_back(pipe);
+    }
   return out;
 }
 
@@ -146,8 +226,9 @@ TEST(DepthwiseCuda, MatchesTheReferenceInEveryConfiguration) {
         EXPECT_TRUE(bit_equal(first, again)) << p.str() << ": not deterministic";
         ++cases;
 
-        for (const DepthwiseChoice& choice : forced_choices()) {
+        for (const DepthwiseChoice& choice : forced_choices(g, dc.bytes)) {
           const DepthwiseConfig c = depthwise_config(g, dc.bytes, sms, choice);
+          if (c.sub_variant == 2 && c.strip.pixels == 0) continue;  // that strip does not fit
           const std::string what = p.str() + " " + depthwise_config_name(g, c);
           std::vector<float> out;
           EXPECT_EQ(dc.check(data, &c, &out), "") << what;
@@ -185,12 +266,35 @@ TEST(DepthwiseCuda, LaunchersRefuseWhatDoesNotFit) {
   EXPECT_THROW(dc.launch(nullptr), std::invalid_argument);
   const Problem dw = parse_problem("g8mb2ic8ih10oc8kh3ph1");
   DeviceCase ok(dw, make_host_data(dw, 3));
-  DepthwiseConfig c = depthwise_config(ok.g, ok.bytes, small_conv_sm_count());
+  DepthwiseChoice staged;
+  staged.sub_variant = 1;
+  DepthwiseConfig c = depthwise_config(ok.g, ok.bytes, small_conv_sm_count(), staged);
   c.smem_bytes = 0;
   EXPECT_THROW(ok.launch(&c), std::invalid_argument);
+  // The strip kernels refuse tensors off their vectors' alignment.
+  for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+    Problem q = parse_problem("g16mb1ic16ih16oc16kh3ph1");
+    q.layout = layout;
+    q.dtype = DataType::fp16;
+    DeviceCase dq(q, make_host_data(q, 3));
+    DepthwiseChoice strip;
+    strip.sub_variant = 2;
+    const DepthwiseConfig s = depthwise_config(dq.g, dq.bytes, small_conv_sm_count(), strip);
+    ASSERT_EQ(s.sub_variant, 2);
+    const __half* src = reinterpret_cast<const __half*>(dq.src.data());
+    const __half* wei = reinterpret_cast<const __half*>(dq.wei.data());
+    __half* dst = reinterpret_cast<__half*>(dq.dst.data());
+    EXPECT_THROW(launch_depthwise<__half>(dq.g, s, src + 1, wei, dst, dq.stream.get()),
+                 std::invalid_argument)
+        << to_string(layout);
+    EXPECT_THROW(launch_depthwise<__half>(dq.g, s, src, wei, dst + 1, dq.stream.get()),
+                 std::invalid_argument)
+        << to_string(layout);
+  }
 }
 
-// Every instantiation: one problem per kernel and layout, both nhwc load forms.
+// Every instantiation: one problem per kernel and layout, both nhwc load forms (8.1), every
+// strip shape (8.2).
 TEST(DepthwiseCuda, KernelsDoNotSpill) {
   if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
     GTEST_SKIP() << why;
@@ -205,16 +309,112 @@ TEST(DepthwiseCuda, KernelsDoNotSpill) {
       Problem p = parse_problem(text);
       p.layout = layout;
       const Im2colGeometry g = make_im2col_geometry(p);
-      const DepthwiseConfig c4 = depthwise_config(g, 4, 132), c2 = depthwise_config(g, 2, 132);
+      DepthwiseChoice staged;
+      staged.sub_variant = 1;
+      const DepthwiseConfig c4 = depthwise_config(g, 4, 132, staged),
+                            c2 = depthwise_config(g, 2, 132, staged);
       for (const std::string& res :
-           {depthwise_kernel_resources<float>(c4), depthwise_kernel_resources<__half>(c2),
-            depthwise_kernel_resources<__nv_bfloat16>(c2)}) {
+           {depthwise_kernel_resources<float>(g, c4), depthwise_kernel_resources<__half>(g, c2),
+            depthwise_kernel_resources<__nv_bfloat16>(g, c2)}) {
         EXPECT_NE(res.find(" 0 B local"), std::string::npos)
             << p.str() << " " << depthwise_config_name(g, c4) << ": " << res;
         ++kernels;
       }
     }
   EXPECT_EQ(kernels, 60);
+  // The strips: nhwc at both strides, every nchw shape (W = 112 fits them all).
+  int strips = 0;
+  for (Layout layout : {Layout::nchw, Layout::nhwc})
+    for (int stride : {1, 2}) {
+      Problem p =
+          parse_problem(stride == 1 ? "g16mb1ic16ih112oc16kh3ph1" : "g16mb1ic16ih112oc16kh3sh2ph1");
+      p.layout = layout;
+      const Im2colGeometry g = make_im2col_geometry(p);
+      for (int bytes : {4, 2}) {
+        DepthwiseChoice strip;
+        strip.sub_variant = 2;
+        std::vector<DepthwiseConfig> configs;
+        if (layout == Layout::nhwc) configs.push_back(depthwise_config(g, bytes, 132, strip));
+        for (const DepthwiseStripShape& shape : kDepthwiseStripNchwShapes) {
+          if (layout == Layout::nhwc || shape.stride != stride) continue;
+          strip.strip_pixels = shape.pixels;
+          DepthwiseConfig c = depthwise_config(g, bytes, 132, strip);
+          c.strip.load_vec = shape.load_vec > 0 ? shape.load_vec : 16 / bytes;
+          c.strip.store_vec = std::max(1, c.strip.load_vec / stride);
+          configs.push_back(c);
+        }
+        for (const DepthwiseConfig& c : configs) {
+          std::vector<std::string> res;
+          if (bytes == 4) {
+            res.push_back(depthwise_kernel_resources<float>(g, c));
+          } else {
+            res.push_back(depthwise_kernel_resources<__half>(g, c));
+            res.push_back(depthwise_kernel_resources<__nv_bfloat16>(g, c));
+          }
+          for (const std::string& r : res) {
+            EXPECT_NE(r.find(" 0 B local"), std::string::npos)
+                << p.str() << " " << depthwise_config_name(g, c) << ": " << r;
+            ++strips;
+          }
+        }
+      }
+    }
+  EXPECT_EQ(strips, 24);  // (2 nhwc strides + 6 nchw shapes) x (fp32, fp16, bf16)
+  // The pipelined nhwc kernel (8.3) at both strides.
+  int pipes = 0;
+  for (int stride : {1, 2}) {
+    Problem p =
+        parse_problem(stride == 1 ? "g32mb1ic32ih56oc32kh3ph1" : "g32mb1ic32ih56oc32kh3sh2ph1");
+    p.layout = Layout::nhwc;
+    const Im2colGeometry g = make_im2col_geometry(p);
+    DepthwiseChoice pipe;
+    pipe.sub_variant = 3;
+    const DepthwiseConfig c4 = depthwise_config(g, 4, 132, pipe),
+                          c2 = depthwise_config(g, 2, 132, pipe);
+    for (const std::string& r :
+         {depthwise_kernel_resources<float>(g, c4), depthwise_kernel_resources<__half>(g, c2),
+          depthwise_kernel_resources<__nv_bfloat16>(g, c2)}) {
+      EXPECT_NE(r.find(" 0 B local"), std::string::npos) << p.str() << ": " << r;
+      ++pipes;
+    }
+  }
+  EXPECT_EQ(pipes, 6);
+  // The whole-plane nchw kernel (8.4): both strides, 7 and 8 outputs per item.
+  int planes = 0;
+  for (const char* text : {"g16mb1ic16ih14oc16kh3ph1", "g16mb1ic16ih16oc16kh3ph1",
+                           "g16mb1ic16ih14oc16kh3sh2ph1", "g16mb1ic16ih32oc16kh3sh2ph1"}) {
+    const Im2colGeometry g = make_im2col_geometry(parse_problem(text));
+    DepthwiseChoice plane;
+    plane.sub_variant = 4;
+    const DepthwiseConfig c4 = depthwise_config(g, 4, 132, plane),
+                          c2 = depthwise_config(g, 2, 132, plane);
+    for (const std::string& r :
+         {depthwise_kernel_resources<float>(g, c4), depthwise_kernel_resources<__half>(g, c2),
+          depthwise_kernel_resources<__nv_bfloat16>(g, c2)}) {
+      EXPECT_NE(r.find(" 0 B local"), std::string::npos) << text << ": " << r;
+      ++planes;
+    }
+  }
+  EXPECT_EQ(planes, 12);
+  // The whole-image nhwc kernel (8.5): both strides, 7 and 8 outputs per item.
+  int images = 0;
+  for (const char* text : {"g16mb1ic16ih14oc16kh3ph1", "g16mb1ic16ih16oc16kh3ph1",
+                           "g16mb1ic16ih14oc16kh3sh2ph1", "g16mb1ic16ih32oc16kh3sh2ph1"}) {
+    Problem p = parse_problem(text);
+    p.layout = Layout::nhwc;
+    const Im2colGeometry g = make_im2col_geometry(p);
+    DepthwiseChoice image;
+    image.sub_variant = 5;
+    const DepthwiseConfig c4 = depthwise_config(g, 4, 132, image),
+                          c2 = depthwise_config(g, 2, 132, image);
+    for (const std::string& r :
+         {depthwise_kernel_resources<float>(g, c4), depthwise_kernel_resources<__half>(g, c2),
+          depthwise_kernel_resources<__nv_bfloat16>(g, c2)}) {
+      EXPECT_NE(r.find(" 0 B local"), std::string::npos) << text << ": " << r;
+      ++images;
+    }
+  }
+  EXPECT_EQ(images, 12);
 }
 
 }  // namespace

@@ -33,7 +33,14 @@ TEST(VariantChoice, SettingsParseAndBadOnesAreUsageErrors) {
     EXPECT_EQ(int(s.variant), n);
     EXPECT_EQ(std::string(variant_name(s.variant)).rfind("v" + std::to_string(n) + " ", 0), 0u);
   }
-  for (const char* bad : {"0", "11", "x", "auto ", "01"})
+  for (int sub : {1, 2, 3, 4, 5}) {
+    const VariantSetting s = parse_variant_setting("8." + std::to_string(sub));
+    EXPECT_EQ(s.mode, VariantSetting::Mode::fixed);
+    EXPECT_EQ(s.variant, Variant::depthwise);
+    EXPECT_EQ(s.depthwise_sub, sub);
+  }
+  EXPECT_EQ(parse_variant_setting("8").depthwise_sub, 0);
+  for (const char* bad : {"0", "11", "x", "auto ", "01", "8.0", "8.6", "7.1", "8."})
     EXPECT_THROW(parse_variant_setting(bad), bench::UsageError) << bad;
 }
 

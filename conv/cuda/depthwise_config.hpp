@@ -1,10 +1,20 @@
 // The launch configuration of the depthwise convolution kernels (conv/cuda/depthwise_kernels.cu,
-// variant 8 of im2col_gemm_cuda): which kernel (3x3 and 5x5 at stride 1 and 2 specialized, else the
-// generic one), how the output is tiled over blocks and threads, how the nchw input window is
-// staged in shared memory. Host-only C++ (the few MYCONV_HD helpers compile for the device too; the
-// index math the kernels run is conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by
-// tests/test_depthwise_config.cpp (configurations, and a CPU emulation of both kernels' index
-// math against a direct convolution).
+// variant 8 of im2col_gemm_cuda). Five families, numbered as sub-variants:
+//   8.1 the staged kernels (any kernel size, stride, dilation, multiplier 1..4): which kernel (3x3
+//       and 5x5 at stride 1 and 2 specialized, else the generic one), how the output is tiled
+//       over blocks and threads, how the nchw input window is staged in shared memory;
+//   8.2 the strip kernels (3x3, stride 1 or 2, multiplier 1; conv/cuda/depthwise_strip_config.hpp);
+//   8.3 the nhwc pipelined strip kernel (the same, input rows through a cp.async ring in shared
+//       memory; conv/cuda/depthwise_pipe.hpp);
+//   8.4 the nchw whole-plane kernel (3x3, stride 1 or 2, multiplier 1: several whole planes per
+//       block in shared memory as stored, 16-byte copies in and out;
+//       conv/cuda/depthwise_plane.hpp);
+//   8.5 the nhwc whole-image kernel (the same for nhwc maps of up to 3072 pixels: one image's
+//       slice of channels per block; conv/cuda/depthwise_image.hpp).
+// The choice between them is depthwise_config's rule below. Host-only C++ (the few MYCONV_HD
+// helpers compile for the device too; the index math the kernels run is
+// conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by tests/test_depthwise_config.cpp
+// (configurations, and a CPU emulation of both kernels' index math against a direct convolution).
 //
 // Depthwise here: groups == IC (one input channel per group) and a channel multiplier
 // M = OC/G of 1..kDepthwiseMaxMultiplier; output channel o reads input channel o / M. The weights
@@ -30,6 +40,10 @@
 #include <cstdio>
 #include <string>
 
+#include "conv/cuda/depthwise_image.hpp"
+#include "conv/cuda/depthwise_pipe.hpp"
+#include "conv/cuda/depthwise_plane.hpp"
+#include "conv/cuda/depthwise_strip_config.hpp"
 #include "conv/im2col_index.hpp"
 
 namespace conv {
@@ -89,6 +103,13 @@ constexpr int depthwise_nhwc_vec(DepthwiseKernel k) {
 }
 
 struct DepthwiseConfig {
+  int sub_variant = 1;  // 1: the staged kernels; 2: the strip kernels (`strip` below); 3: the
+                        // nhwc pipelined strip kernel (`pipe`); 4: the nchw whole-plane kernel
+                        // (`plane`); 5: the nhwc whole-image kernel (`image`)
+  DepthwiseStripConfig strip;
+  DepthwisePipeConfig pipe;
+  DepthwisePlaneConfig plane;
+  DepthwiseImageConfig image;
   DepthwiseKernel kernel = DepthwiseKernel::generic;
   bool nhwc = false;
   int multiplier = 0;  // M = OC/G
@@ -124,6 +145,12 @@ struct DepthwiseConfig {
 
 // Overrides for tests and experiments: 0 (or true) keeps the automatic choice.
 struct DepthwiseChoice {
+  int sub_variant = 0;            // 1 to 5: that family (2 to 5 only where they run the problem)
+  int strip_pixels = 0;           // 8.2 nchw: P, one of the shapes' for the problem's stride
+  int strip_band = 0;             // 8.2, 8.3: output rows per thread
+  int pipe_strips = 0;            // 8.3: most strips per block
+  int plane_planes = 0;           // 8.4: most planes per block (rounded down to the alignment)
+  int image_words = 0;            // 8.5: most channel words per block (32, 16, 8 or 4)
   bool allow_specialized = true;  // false: the generic kernel even for 3x3 / 5x5
   int max_cells = 0;              // nchw: most cells per block (forces row and column tiles)
   int max_planes = 0;             // nchw: most planes per whole-plane block
@@ -294,11 +321,87 @@ inline void nhwc_config(const Im2colGeometry& g, int sm_count, const DepthwiseCh
 
 }  // namespace depthwise_detail
 
+// The sub-variant the automatic choice takes for g. Output maps of at most 14x14 (MobileNet-v2's
+// b4_1 .. b6_2): nchw the whole-plane kernel (8.4), nhwc the whole-image kernel (8.5), in every
+// dtype where they run. That is a prediction, not yet measured (reasons and expected gains:
+// conv/cuda/depthwise_plane_kernels.cu's and conv/cuda/depthwise_image.hpp's headers); the measured
+// alternatives there were, as speed against cuDNN on the H200, 8.1 at 0.90-1.24 (fp32 nchw), 8.2 at
+// 0.63-1.08 (16-bit nchw) and 0.50-1.05 (nhwc). Larger maps: where the strip kernels run, nhwc the
+// pipelined one (8.3: its rows in flight sit in shared memory, not beside 8.2's 9 * V filter
+// registers), nchw the strips (8.2) except fp32 at stride 1 or on larger maps, where the staged
+// kernels measured at or above the strips (1.17 of cuDNN on b1_dw, 0.98 on b2_1_dw_s2); where 8.4
+// does not fit (48 KB), fp32 stride 2 onto 14x14 or less keeps 8.2. Everything else: the staged
+// kernels (8.1).
+inline int depthwise_sub_variant_for(const Im2colGeometry& g, int elem_bytes) {
+  if (!g.nhwc && g.oh <= 14 && g.ow <= 14 &&
+      depthwise_plane_unsupported_reason(g, elem_bytes).empty())
+    return 4;
+  if (g.nhwc && g.oh <= 14 && g.ow <= 14 &&
+      depthwise_image_unsupported_reason(g, elem_bytes).empty())
+    return 5;
+  if (!depthwise_strip_unsupported_reason(g, elem_bytes).empty()) return 1;
+  if (g.nhwc) return depthwise_pipe_unsupported_reason(g, elem_bytes).empty() ? 3 : 2;
+  if (elem_bytes != 4) return 2;
+  return g.sh == 2 && g.oh <= 14 && g.ow <= 14 ? 2 : 1;
+}
+
 // The configuration for g with elem_bytes-byte storage (4: fp32, tf32; 2: fp16, bf16) on a GPU
-// with sm_count SMs. Check depthwise_supported(g) first.
+// with sm_count SMs. Check depthwise_supported(g) first (and, for choice.sub_variant 2, 3 or 4,
+// depthwise_strip_unsupported_reason, depthwise_pipe_unsupported_reason or
+// depthwise_plane_unsupported_reason).
 inline DepthwiseConfig depthwise_config(const Im2colGeometry& g, int elem_bytes, int sm_count,
                                         const DepthwiseChoice& choice = {}) {
   DepthwiseConfig c;
+  const int sub =
+      choice.sub_variant > 0 ? choice.sub_variant : depthwise_sub_variant_for(g, elem_bytes);
+  if (sub == 5) {
+    c.sub_variant = 5;
+    c.nhwc = g.nhwc;
+    c.multiplier = g.ocg;
+    c.kernel = depthwise_kernel_of(g);
+    c.image = depthwise_image_config(g, elem_bytes, sm_count, choice.image_words);
+    c.threads = c.image.threads;
+    c.grid_x = c.image.blocks;
+    c.grid_y = 1;
+    c.smem_bytes = c.image.smem_bytes;
+    return c;
+  }
+  if (sub == 4) {
+    c.sub_variant = 4;
+    c.nhwc = g.nhwc;
+    c.multiplier = g.ocg;
+    c.kernel = depthwise_kernel_of(g);
+    c.plane = depthwise_plane_config(g, elem_bytes, sm_count, choice.plane_planes);
+    c.threads = c.plane.threads;
+    c.grid_x = c.plane.blocks;
+    c.grid_y = 1;
+    c.smem_bytes = c.plane.smem_bytes;
+    return c;
+  }
+  if (sub == 3) {
+    c.sub_variant = 3;
+    c.nhwc = g.nhwc;
+    c.multiplier = g.ocg;
+    c.kernel = depthwise_kernel_of(g);
+    c.pipe = depthwise_pipe_config(g, elem_bytes, sm_count, choice.strip_band, choice.pipe_strips);
+    c.threads = c.pipe.threads;
+    c.grid_x = c.pipe.blocks;
+    c.grid_y = 1;
+    c.smem_bytes = c.pipe.smem_bytes;
+    return c;
+  }
+  if (sub == 2) {
+    c.sub_variant = 2;
+    c.nhwc = g.nhwc;
+    c.multiplier = g.ocg;
+    c.kernel = depthwise_kernel_of(g);
+    c.strip =
+        depthwise_strip_config(g, elem_bytes, sm_count, choice.strip_pixels, choice.strip_band);
+    c.threads = g.nhwc ? kDepthwiseStripNhwcThreads : kDepthwiseStripNchwThreads;
+    c.grid_x = (c.strip.work + c.threads - 1) / c.threads;
+    c.grid_y = 1;
+    return c;
+  }
   c.kernel = choice.allow_specialized ? depthwise_kernel_of(g) : DepthwiseKernel::generic;
   c.nhwc = g.nhwc;
   c.multiplier = g.ocg;
@@ -316,6 +419,42 @@ inline std::string depthwise_config_mismatch(const Im2colGeometry& g, int elem_b
   if (const std::string why = depthwise_unsupported_reason(g); !why.empty()) return why;
   if (c.nhwc != g.nhwc) return "layout does not match";
   if (c.multiplier != g.ocg) return "multiplier does not match OC/G";
+  if (c.sub_variant == 2) {
+    if (const std::string why = depthwise_strip_config_mismatch(g, elem_bytes, c.strip);
+        !why.empty())
+      return "8.2: " + why;
+    const int threads = g.nhwc ? kDepthwiseStripNhwcThreads : kDepthwiseStripNchwThreads;
+    if (c.threads != threads || c.grid_x != (c.strip.work + threads - 1) / threads || c.grid_y != 1)
+      return "8.2: grid does not match the work";
+    return "";
+  }
+  if (c.sub_variant == 3) {
+    if (const std::string why = depthwise_pipe_config_mismatch(g, elem_bytes, c.pipe); !why.empty())
+      return "8.3: " + why;
+    if (c.threads != c.pipe.threads || c.grid_x != c.pipe.blocks || c.grid_y != 1 ||
+        c.smem_bytes != c.pipe.smem_bytes)
+      return "8.3: grid does not match the tiles";
+    return "";
+  }
+  if (c.sub_variant == 4) {
+    if (const std::string why = depthwise_plane_config_mismatch(g, elem_bytes, c.plane);
+        !why.empty())
+      return "8.4: " + why;
+    if (c.threads != c.plane.threads || c.grid_x != c.plane.blocks || c.grid_y != 1 ||
+        c.smem_bytes != c.plane.smem_bytes)
+      return "8.4: grid does not match the planes";
+    return "";
+  }
+  if (c.sub_variant == 5) {
+    if (const std::string why = depthwise_image_config_mismatch(g, elem_bytes, c.image);
+        !why.empty())
+      return "8.5: " + why;
+    if (c.threads != c.image.threads || c.grid_x != c.image.blocks || c.grid_y != 1 ||
+        c.smem_bytes != c.image.smem_bytes)
+      return "8.5: grid does not match the images";
+    return "";
+  }
+  if (c.sub_variant != 1) return "sub-variant must be 1 to 5";
   if (c.kernel != DepthwiseKernel::generic && c.kernel != depthwise_kernel_of(g))
     return "the specialized kernel does not match the kernel size, stride or dilation";
   if (c.threads < 1 || c.threads > kDepthwiseMaxThreads) return "threads out of range";
@@ -389,14 +528,25 @@ inline const char* depthwise_kernel_name(DepthwiseKernel k) {
   return "unknown";
 }
 
-// e.g. "nchw, 3x3 s1 specialized, 2x4 outputs per thread, block 224 threads = 1 plane x 8x28
-// cells, tile 16x112, stage 18x114 floats (9.0 KB) by 4-element loads, grid 7168x1";
-// "nhwc, generic 7x7 s1 d1 (weights read per tap), 4 px x 2 channels per thread (scalar
-// gathers), multiplier 2, block 240 threads = 30 channel vectors x 4 rows x 2 strips, grid
-// 1024x8 over 1024 tiles".
+// e.g. "8.1 staged kernel, nchw, 3x3 s1 specialized, 2x4 outputs per thread, block 224 threads
+// = 1 plane x 8x28 cells, tile 16x112, stage 18x114 floats (9.0 KB) by 4-element loads, grid
+// 7168x1"; "8.1 staged kernel, nhwc, generic 7x7 s1 d1 (weights read per tap), 4 px x 2 channels
+// per thread (scalar gathers), multiplier 2, block 240 threads = 30 channel vectors x 4 rows x 2
+// strips, grid 1024x8 over 1024 tiles".
 inline std::string depthwise_config_name(const Im2colGeometry& g, const DepthwiseConfig& c) {
   auto num = [](std::int64_t v) { return std::to_string(v); };
-  std::string s = std::string(c.nhwc ? "nhwc, " : "nchw, ") + depthwise_kernel_name(c.kernel);
+  if (c.sub_variant == 5)
+    return "8.5 whole-image kernel, nhwc, " + depthwise_image_config_name(c.image);
+  if (c.sub_variant == 4)
+    return "8.4 whole-plane kernel, nchw, " + depthwise_plane_config_name(c.plane);
+  if (c.sub_variant == 3)
+    return "8.3 pipelined strip kernel, nhwc, " + depthwise_pipe_config_name(c.pipe);
+  if (c.sub_variant == 2)
+    return std::string("8.2 strip kernel, ") + (c.nhwc ? "nhwc, " : "nchw, ") +
+           depthwise_strip_config_name(g, c.strip) + ", block " + num(c.threads) +
+           " threads, grid " + num(c.grid_x);
+  std::string s = std::string("8.1 staged kernel, ") + (c.nhwc ? "nhwc, " : "nchw, ") +
+                  depthwise_kernel_name(c.kernel);
   if (c.kernel == DepthwiseKernel::generic)
     s += " " + num(g.kh) + "x" + num(g.kw) + " s" + num(g.sh) +
          (g.sw != g.sh ? "x" + num(g.sw) : "") + " d" + num(g.dh) +

@@ -1,27 +1,83 @@
 // Depthwise convolution (variant 8 of im2col_gemm_cuda): groups == IC, channel multiplier
 // M = OC/G of 1..4, any kernel size, stride, padding and dilation, nchw and nhwc; storage fp32
 // (also tf32's: FP32 storage, and here FP32 math, no tensor cores), fp16 and bf16; products and
-// sums in FP32, each output rounded once to the storage type. The configuration is chosen by
-// conv/cuda/depthwise_config.hpp; the index math the blocks and threads use is in
-// conv/cuda/depthwise_index.hpp (shared with the CPU emulation of the kernels).
+// sums in FP32, each output rounded once to the storage type. Two families of kernels, numbered
+// as sub-variants (--variant 8.1 / 8.2 / 8.3 / 8.4 / 8.5; plain 8 lets conv/cuda/depthwise_config.hpp
+// choose):
+//   8.1 the staged kernels, this file: every case above;
+//   8.2 the strip kernels, conv/cuda/depthwise_strip_kernels.cu: 3x3 at stride 1 or 2,
+//       multiplier 1 (MobileNet-v2's ten depthwise layers and most depthwise CNNs' 3x3 ones), nhwc
+//       with channels in 16-byte vectors, nchw with a padding of 1 column;
+//   8.3 the nhwc pipelined strip kernel, same file: 8.2's nhwc threads, their input rows copied
+//       by the block with cp.async into a ring in shared memory, 3 (stride 1) or 4 (stride 2)
+//       rows ahead;
+//   8.4 the nchw whole-plane kernel, conv/cuda/depthwise_plane_kernels.cu: 3x3 at stride 1 or 2,
+//       multiplier 1, several whole planes per block copied into shared memory as stored
+//       (16-byte copies in and out), for maps of 14x14 or less;
+//   8.5 the nhwc whole-image kernel, same file: one image's slice of channels per block in shared
+//       memory, a thread per 32-bit word of channels.
+// The automatic choice (depthwise_sub_variant_for) takes 8.4 for nchw outputs of 14x14 or less,
+// 8.3 for nhwc and 8.2 for other nchw where they run, except fp32 nchw at stride 1 or on larger
+// maps, which keeps 8.1. All sum each output's taps in the same (r, s) order with fmaf:
+// bit-identical outputs (tests/test_depthwise_cuda.cpp checks it on the GPU,
+// tests/test_depthwise_strip.cpp and tests/test_depthwise_plane.cpp by emulation).
 //
 // Build (part of the normal build when CUDA is found):
 //   cmake -S . -B build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build
 // Registers and spills of every instantiation:
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c conv/cuda/depthwise_kernels.cu -o /dev/null
-// Check (on a GPU): build/tests/test_depthwise_cuda; the index math without a GPU:
-//   build/tests/test_depthwise_config
-// Time against cuDNN (the ten depthwise layers of MobileNet-v2 at batch 32):
+//   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c conv/cuda/depthwise_strip_kernels.cu -o /dev/null
+// Check (on a GPU): build/tests/test_depthwise_cuda (and under compute-sanitizer:
+//   compute-sanitizer --tool memcheck build/tests/test_depthwise_cuda); the index math without a
+//   GPU: build/tests/test_depthwise_config
+// Time against cuDNN (the ten depthwise layers of MobileNet-v2 at batch 32), each family and the
+// automatic choice:
 //   grep _dw experiments/shapes/mobilenet_v2.txt > /tmp/dw.txt
-//   build/experiments/myconv --backend im2col_gemm_cuda,cudnn --shapes /tmp/dw.txt
-//     --dtype fp32,fp16 --layout nchw,nhwc --timing pure   (one command line)
+//   for v in 8 8.1 8.2 8.3 8.4 8.5; do build/experiments/myconv --backend im2col_gemm_cuda,cudnn
+//     --variant $v --shapes /tmp/dw.txt --dtype fp32,fp16,bf16 --layout nchw,nhwc --timing pure;
+//   done   (one command line)
 //
-// Why this shape. A depthwise layer does KH*KW multiply-adds per output and reads each input
-// element for KH*KW outputs of one channel only: there is no reduction over channels to tile, and
-// the work is memory-bound (MobileNet-v2's g32mb32ic32ih112oc32kh3ph1 moves 51 MB in and 51 MB out
-// in fp32 for 116 M FMAs: at ~4 TB/s about 26 us, while the FMAs take 3.5 us at the H200's FP32
-// peak). So the design is about moving input and output once, in wide coalesced accesses, with
-// enough bytes in flight, and doing the taps from registers:
+// What bounds these layers. A depthwise layer does KH*KW multiply-adds per output and reads each
+// input element for the KH*KW outputs of its own channel only: no reduction over channels, so the
+// FMAs are few and the bytes decide. Batch 32, bytes in + out once (weights: under 20 KB), at the
+// H200's ~3.5-4.3 TB/s of HBM; FMAs at its FP32 peak (67 TFLOP/s: 33.5 T FMA/s); cuDNN's median
+// pure time from results/h200/20261124_session10/ (layers under ~50 MB stay in the 50 MB L2
+// between timed calls, so cuDNN's b4_1_dw_s2 nhwc at 5.2 us beats the HBM bound; us ranges are
+// at 4.3-3.5 TB/s, FMA us at the FP32 peak):
+//                           fp32            16-bit          FMAs        cuDNN us (fp32, fp16)
+//   layer       C   H -> OH  MB     us        MB    us        M     us    nchw  nhwc  nchw  nhwc
+//   b1_dw        32 112->112 102.8 23.9-29.4  51.4 11.9-14.7 115.6 3.45   67.1  35.1  33.8  26.8
+//   b2_1_dw_s2   96 112-> 56 192.7 44.8-55.1  96.3 22.4-27.5  86.7 2.59   91.6  46.9  53.8  36.7
+//   b2_2_dw     144  56-> 56 115.6 26.9-33.0  57.8 13.4-16.5 130.1 3.88   73.6  40.8  45.8  28.8
+//   b3_1_dw_s2  144  56-> 28  72.3 16.8-20.6  36.1  8.4-10.3  32.5 0.97   36.0  19.6  20.4  13.1
+//   b3_2_dw     192  28-> 28  38.5  9.0-11.0  19.3  4.5- 5.5  43.4 1.29   25.5  13.5  15.2  10.3
+//   b4_1_dw_s2  192  28-> 14  24.1  5.6- 6.9  12.0  2.8- 3.4  10.8 0.32   10.7   5.2  11.2   6.8
+//   b4_2_dw     384  14-> 14  19.3  4.5- 5.5   9.6  2.2- 2.8  21.7 0.65   20.3   7.3  10.0   7.1
+//   b5_2_dw     576  14-> 14  28.9  6.7- 8.3  14.5  3.4- 4.1  32.5 0.97   29.8  10.1  14.3   8.7
+//   b6_1_dw_s2  576  14->  7  18.1  4.2- 5.2   9.0  2.1- 2.6   8.1 0.24    8.7   5.2   8.9   5.9
+//   b6_2_dw     960   7->  7  12.0  2.8- 3.4   6.0  1.4- 1.7  13.5 0.40   13.8   6.3   9.8   5.4
+// The FMAs take 1/7 to 1/20 of the byte time: the goal is every byte moved once, in 16-byte
+// accesses, with enough of them in flight, and few instructions per byte. The instruction budget
+// at 4.3 TB/s on 132 SMs (4 warp-instructions per clock each, 1.98 GHz: ~33 T thread-
+// instructions/s) is ~62 per output in fp32 at stride 1 (8 bytes an output), ~31 in 16-bit (4
+// bytes), ~2.5x that at stride 2 (an output reads 4 inputs). Per output, 9 FMAs are fixed; the
+// strip kernels add about 2 conversions (16-bit; 5 at stride 2), a fraction of a load and a
+// store, and their share of the index math.
+//
+// Why FP32 products and sums for 16-bit storage. The suite compares every output with a float64
+// reference at atol + rtol*|ref| (core/compare.hpp): rtol covers the output's rounding to its
+// type, atol only FP32 accumulation (8 * rms * sqrt(9) * 16 * 2^-24, ~2.2e-5 * rms). Packed
+// 16-bit arithmetic rounds partial sums (or products) of magnitude ~rms to 11 or 8 bits, which
+// near a small output misses atol by orders of magnitude: emulated on MobileNet-like data
+// (g32mb2ic32ih28oc32kh3ph1, tests/test_depthwise_strip.cpp PackedSixteenBitMathMissesTheTolerance)
+// packed FMAs (__hfma2) leave 1658 of 50176 fp16 outputs (1807 bf16) outside the tolerance,
+// packed products summed in FP32 (__hmul2) 1347 (1452); FP32 fmaf of the exact products, 0. So
+// the 16-bit kernels load and store packed pairs (16-byte vectors, one cvt.rn.f16x2 / .bf16x2
+// per output pair) and convert each loaded element to FP32 once (fp16: one HADD2.F32 per
+// half-word; bf16: one shift or mask), then multiply-add in FP32 (products of two 16-bit values
+// are exact in FP32).
+//
+// The staged kernels (8.1), this file:
 //   - nchw: a block owns a tile of output rows (the full width where it fits) of one input plane,
 //     or several whole planes for small maps (7x7, 14x14: 32 and 8 planes per block), and stages
 //     the tile's input window, halo included and zeros in the padding, in shared memory as
@@ -52,13 +108,14 @@
 //   - Registers (ptxas, sm_90, no spills): nchw 64 (80 for 5x5, capped for 4 and 3 blocks of 256
 //     threads per SM), nhwc 58-128 (the unrolled window's loads of all kernel rows are in flight
 //     together; about 2 blocks per SM).
-//
-// Measured on the H200 (results/h200/20261125_conv_preset_fp32/targets.md, cuDNN's time / ours over
-// MobileNet-v2's ten depthwise layers, batch 32): fp32 nchw 0.50-1.26 (8 layers >= 0.8; the two
-// stride-2 layers on 28x28 and 14x14 inputs are the slow ones), fp16 nchw 0.48-0.66, fp32 nhwc
-// 0.47-0.75, fp16 nhwc 0.43-0.67. The 16-bit paths are no faster than fp32 (b1_dw nchw 66.6 us
-// in fp16, 58.3 us in fp32; cuDNN 33.8 and 67.2): halves are staged as floats and converted one
-// at a time, about 2.2x cuDNN's instructions (ncu, results/h200/20261124_conv_ncu_missed_targets/).
+//   - Measured on the H200 for 8.1 (results/h200/20261125_conv_preset_fp32/targets.md, cuDNN's
+//     time / ours over MobileNet-v2's ten depthwise layers, batch 32): fp32 nchw 0.50-1.26 (8
+//     layers >= 0.8; the two stride-2 layers on 28x28 and 14x14 inputs are the slow ones), fp16
+//     nchw 0.48-0.66, fp32 nhwc 0.47-0.75, fp16 nhwc 0.43-0.67. The 16-bit paths are no faster
+//     than fp32 (b1_dw nchw 66.6 us in fp16, 58.3 us in fp32; cuDNN 33.8 and 67.2): halves are
+//     staged as floats and converted one at a time, about 2.2x cuDNN's instructions (ncu,
+//     results/h200/20261124_conv_ncu_missed_targets/). The strip kernels (8.2) are the answer to
+//     that.
 #include "conv/cuda/depthwise_kernels.hpp"
 
 #include <cstdint>
@@ -67,6 +124,8 @@
 
 #include "conv/cuda/depthwise_index.hpp"
 #include "conv/cuda/depthwise_io.cuh"
+#include "conv/cuda/depthwise_plane_kernels.hpp"
+#include "conv/cuda/depthwise_strip_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"  // small_conv_sm_count
 #include "core/cuda/cuda_check.hpp"
 
@@ -468,6 +527,22 @@ void launch_depthwise(const Im2colGeometry& g, const DepthwiseConfig& c, const T
                       T* dst, cudaStream_t stream) {
   if (const std::string why = depthwise_config_mismatch(g, int(sizeof(T)), c); !why.empty())
     throw std::invalid_argument("depthwise conv: configuration does not fit the problem: " + why);
+  if (c.sub_variant == 2) {
+    launch_depthwise_strip<T>(g, c.strip, src, wei, dst, stream);
+    return;
+  }
+  if (c.sub_variant == 3) {
+    launch_depthwise_pipe<T>(g, c.pipe, src, wei, dst, stream);
+    return;
+  }
+  if (c.sub_variant == 4) {
+    launch_depthwise_plane<T>(g, c.plane, src, wei, dst, stream);
+    return;
+  }
+  if (c.sub_variant == 5) {
+    launch_depthwise_image<T>(g, c.image, src, wei, dst, stream);
+    return;
+  }
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   const dim3 grid(unsigned(c.grid_x), unsigned(c.grid_y));
@@ -489,7 +564,11 @@ std::string depthwise_name(const Im2colGeometry& g, int elem_bytes) {
 }
 
 template <class T>
-std::string depthwise_kernel_resources(const DepthwiseConfig& c) {
+std::string depthwise_kernel_resources(const Im2colGeometry& g, const DepthwiseConfig& c) {
+  if (c.sub_variant == 2) return depthwise_strip_kernel_resources<T>(g, c.strip);
+  if (c.sub_variant == 3) return depthwise_pipe_kernel_resources<T>(c.pipe);
+  if (c.sub_variant == 4) return depthwise_plane_kernel_resources<T>(c.plane);
+  if (c.sub_variant == 5) return depthwise_image_kernel_resources<T>(c.image);
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   cudaFuncAttributes a{};
@@ -502,7 +581,7 @@ std::string depthwise_kernel_resources(const DepthwiseConfig& c) {
   template void launch_depthwise<T>(const Im2colGeometry&, const T*, const T*, T*, cudaStream_t); \
   template void launch_depthwise<T>(const Im2colGeometry&, const DepthwiseConfig&, const T*,      \
                                     const T*, T*, cudaStream_t);                                  \
-  template std::string depthwise_kernel_resources<T>(const DepthwiseConfig&);
+  template std::string depthwise_kernel_resources<T>(const Im2colGeometry&, const DepthwiseConfig&);
 MYCONV_DEPTHWISE_INSTANTIATE(float)
 MYCONV_DEPTHWISE_INSTANTIATE(__half)
 MYCONV_DEPTHWISE_INSTANTIATE(__nv_bfloat16)

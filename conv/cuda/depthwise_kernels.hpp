@@ -39,9 +39,9 @@ void launch_depthwise(const Im2colGeometry& g, const DepthwiseConfig& c, const T
 // device for elem_bytes-byte storage.
 std::string depthwise_name(const Im2colGeometry& g, int elem_bytes);
 
-// Registers per thread, spilled bytes and static shared memory of the kernel c selects for T
+// Registers per thread, spilled bytes and static shared memory of the kernel c selects for g and T
 // (cudaFuncGetAttributes), e.g. "40 registers, 0 B local, 0 B static shared".
 template <class T>
-std::string depthwise_kernel_resources(const DepthwiseConfig& c);
+std::string depthwise_kernel_resources(const Im2colGeometry& g, const DepthwiseConfig& c);
 
 }  // namespace conv

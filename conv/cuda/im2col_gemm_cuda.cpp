@@ -17,10 +17,15 @@
 //   7        fp32, tf32, fp16, bf16  direct small-OC kernel: a thread computes every output
 //                                    channel of its group for a few pixels, FP32 math on CUDA
 //                                    cores (default where OC/G <= 32, depthwise aside)
-//   8        fp32, tf32, fp16, bf16  direct depthwise kernel (groups == IC, OC/G <= 4): nchw
-//                                    stages input tiles in shared memory, nhwc slides a window
-//                                    of channel vectors along W; FP32 math on CUDA cores, tf32
-//                                    as FP32 (default for the depthwise problems it runs)
+//   8        fp32, tf32, fp16, bf16  direct depthwise kernels (groups == IC, OC/G <= 4), FP32
+//                                    math on CUDA cores, tf32 as FP32 (default for the depthwise
+//                                    problems they run): 8.1 staged (any kernel; nchw stages
+//                                    input tiles in shared memory, nhwc slides a window of
+//                                    channel vectors along W), 8.2 strips (3x3, stride 1 or 2,
+//                                    multiplier 1: each input row loaded once per thread's band,
+//                                    16-byte vectors), 8.3 the same for nhwc through a cp.async
+//                                    ring in shared memory, 8.4 nchw whole planes in shared
+//                                    memory, 8.5 nhwc whole images; 8 chooses (depthwise_config)
 //   9        fp32, tf32, fp16, bf16  "Caffe-classic": variant 5's im2col kernel, then cuBLASLt's
 //                                    GEMM (cublasLtMatmul, the heuristic's algorithm) writing the
 //                                    output in the layout directly; times its im2col and GEMM
@@ -110,6 +115,13 @@ const std::string& wgmma_unusable_reason() {
   return why;
 }
 
+// Variant 8's configuration choice with its sub-variant fixed (1 to 5) or chosen (0).
+DepthwiseChoice depthwise_choice(int sub_variant) {
+  DepthwiseChoice c;
+  c.sub_variant = sub_variant;
+  return c;
+}
+
 std::string gib(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
@@ -118,7 +130,8 @@ std::string gib(double bytes) {
 
 class Im2colGemmInstance final : public Instance {
  public:
-  Im2colGemmInstance(const Problem& p, const HostData& data, Variant variant)
+  // depthwise_sub: variant 8's sub-variant (1 or 2), 0 for its own choice.
+  Im2colGemmInstance(const Problem& p, const HostData& data, Variant variant, int depthwise_sub = 0)
       : p_(p),
         variant_(variant),
         g_(make_im2col_geometry(p)),
@@ -137,7 +150,8 @@ class Im2colGemmInstance final : public Instance {
                          ? 1
                          : plan_fp32_splits(g_, tile_)),
         dw_config_(variant == Variant::depthwise
-                       ? depthwise_config(g_, int(elem_bytes_), sm_count())
+                       ? depthwise_config(g_, int(elem_bytes_), sm_count(),
+                                          depthwise_choice(depthwise_sub))
                        : DepthwiseConfig{}),
         src_(data.src.size() * elem_bytes_),
         wei_(data.wei.size() * elem_bytes_),
@@ -446,7 +460,7 @@ class Im2colGemmCudaBackend final : public Backend {
   Support check_support(const Problem& p) const override {
     switch (setting_.mode) {
       case VariantSetting::Mode::fixed:
-        return variant_support(p, setting_.variant);
+        return variant_support(p, setting_.variant, setting_.depthwise_sub);
       case VariantSetting::Mode::automatic:
         return variant_support(p, choose_variant(p, variant_device()).variant);
       case VariantSetting::Mode::search:
@@ -478,7 +492,9 @@ class Im2colGemmCudaBackend final : public Backend {
     std::string skipped;
     for (SearchCandidate& c : candidates) {
       try {
-        c.instance = make_variant_instance(p, data, c.variant);
+        c.instance = make_variant_instance(
+            p, data, c.variant,
+            setting_.mode == VariantSetting::Mode::fixed ? setting_.depthwise_sub : 0);
       } catch (const bench::Unsupported& e) {
         if (candidates.size() == 1) throw;
         skipped += std::string(skipped.empty() ? "" : "; ") + "v" + std::to_string(int(c.variant)) +
@@ -491,9 +507,9 @@ class Im2colGemmCudaBackend final : public Backend {
 
  private:
   static std::unique_ptr<Instance> make_variant_instance(const Problem& p, const HostData& data,
-                                                         Variant v) {
+                                                         Variant v, int depthwise_sub) {
     if (v == Variant::caffe) return make_caffe_instance(p, data, variant_name(v));
-    return std::make_unique<Im2colGemmInstance>(p, data, v);
+    return std::make_unique<Im2colGemmInstance>(p, data, v, depthwise_sub);
   }
 
   static VariantDevice variant_device() {
@@ -503,8 +519,8 @@ class Im2colGemmCudaBackend final : public Backend {
     return d;
   }
 
-  // Whether variant v runs p here.
-  static Support variant_support(const Problem& p, Variant v) {
+  // Whether variant v (variant 8: sub-variant depthwise_sub, 0 for its choice) runs p here.
+  static Support variant_support(const Problem& p, Variant v, int depthwise_sub = 0) {
     const std::string dt = bench::to_string(p.dtype);
     if (v == Variant::caffe) {
       if (const std::string why = caffe_unsupported_reason(p); !why.empty())
@@ -513,9 +529,22 @@ class Im2colGemmCudaBackend final : public Backend {
     }
     if (v == Variant::depthwise) {
       if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
-      if (const std::string why = depthwise_unsupported_reason(make_im2col_geometry(p));
-          !why.empty())
+      const Im2colGeometry g = make_im2col_geometry(p);
+      if (const std::string why = depthwise_unsupported_reason(g); !why.empty())
         return Support::no("variant 8: " + why);
+      const int bytes = bench::storage_bytes(p.dtype);
+      if (depthwise_sub == 2)
+        if (const std::string why = depthwise_strip_unsupported_reason(g, bytes); !why.empty())
+          return Support::no("variant 8.2 (3x3 strip kernels): " + why);
+      if (depthwise_sub == 3)
+        if (const std::string why = depthwise_pipe_unsupported_reason(g, bytes); !why.empty())
+          return Support::no("variant 8.3 (nhwc 3x3 pipelined strips): " + why);
+      if (depthwise_sub == 4)
+        if (const std::string why = depthwise_plane_unsupported_reason(g, bytes); !why.empty())
+          return Support::no("variant 8.4 (nchw 3x3 whole planes): " + why);
+      if (depthwise_sub == 5)
+        if (const std::string why = depthwise_image_unsupported_reason(g, bytes); !why.empty())
+          return Support::no("variant 8.5 (nhwc 3x3 whole images): " + why);
       return Support::yes();
     }
     if (v == Variant::small_direct) {

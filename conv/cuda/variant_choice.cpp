@@ -48,6 +48,12 @@ VariantSetting parse_variant_setting(const std::string& text) {
     s.mode = VariantSetting::Mode::search;
     return s;
   }
+  if (text == "8.1" || text == "8.2" || text == "8.3" || text == "8.4" || text == "8.5") {
+    s.mode = VariantSetting::Mode::fixed;
+    s.variant = Variant::depthwise;
+    s.depthwise_sub = text[2] - '0';
+    return s;
+  }
   int n = 0;
   if (text.size() == 1 && text[0] >= '1' && text[0] <= '9') n = text[0] - '0';
   if (text == "10") n = 10;
@@ -58,7 +64,10 @@ VariantSetting parse_variant_setting(const std::string& text) {
         "once, as compile time) or a variant: 1 (im2col + GEMM), 2 (implicit GEMM), 3 (implicit "
         "GEMM, precomputed rows), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core GEMM), "
         "6 (nhwc repack + tensor-core implicit GEMM), 7 (direct small-OC kernel), 8 (direct "
-        "depthwise kernel), 9 (im2col + cuBLASLt GEMM, Caffe-classic), 10 (Hopper wgmma + TMA "
+        "depthwise kernels; 8.1 the staged ones, 8.2 the strip ones, 8.3 nhwc strips through "
+        "shared memory, 8.4 nchw whole planes in shared memory, 8.5 nhwc whole images), 9 (im2col "
+        "+ cuBLASLt GEMM, "
+        "Caffe-classic), 10 (Hopper wgmma + TMA "
         "implicit GEMM)");
   s.mode = VariantSetting::Mode::fixed;
   s.variant = Variant(n);
@@ -86,8 +95,9 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
     return {Variant::depthwise, "depthwise (groups = input channels, OC/G <= " +
                                     std::to_string(kDepthwiseMaxMultiplier) + ")"};
   if (indexable && tensor_core_wide_1x1(p, g, device)) {
-    const std::string why = "a wide 1x1 GEMM with few output channels: tensor cores with rows "
-                            "unused beat variant 7's FP32 math";
+    const std::string why =
+        "a wide 1x1 GEMM with few output channels: tensor cores with rows "
+        "unused beat variant 7's FP32 math";
     return p.layout == Layout::nchw
                ? VariantChoice{Variant::mma_implicit_gemm, why + "; nchw read in place"}
                : VariantChoice{Variant::mma_repacked_implicit_gemm, why};

@@ -30,12 +30,15 @@ enum class Variant {
 const char* variant_name(Variant v);
 bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10
 
-// --variant: "" or "auto" (the heuristic), "search", or a variant number 1-10. Throws
-// bench::UsageError for anything else.
+// --variant: "" or "auto" (the heuristic), "search", a variant number 1-10, or one of variant 8's
+// sub-variants "8.1" (the staged depthwise kernels), "8.2" (the strip kernels), "8.3" (the
+// nhwc strips through shared memory) and "8.4" (nchw whole planes in shared memory), "8.5" (nhwc
+// whole images); plain 8 picks among them. Throws bench::UsageError for anything else.
 struct VariantSetting {
   enum class Mode { automatic, search, fixed };
   Mode mode = Mode::automatic;
   Variant variant = Variant::implicit_gemm_precomp;  // Mode::fixed
+  int depthwise_sub = 0;                             // variant 8: 1-5 fixed, 0 chosen
 };
 VariantSetting parse_variant_setting(const std::string& text);
 
