@@ -148,8 +148,9 @@ TEST(DepthwiseStrip, SupportAnswersSayWhy) {
   EXPECT_EQ(reason("g8mb2ic8ih10oc8kh3", Layout::nhwc), "");
 }
 
-// The automatic choice on MobileNet-v2's layers on the H200: nhwc the pipelined strips (8.3),
-// nchw the strips (8.2) except fp32 outside the two stride-2 layers onto 14x14 and 7x7 maps.
+// The automatic choice on MobileNet-v2's layers on the H200: maps of 14x14 or less the whole-plane
+// (nchw) and whole-image (nhwc) kernels; larger ones nhwc the pipelined strips (8.3), nchw the
+// strips (8.2) in every dtype.
 TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
   for (const Problem& base : mobilenet_dw(32))
     for (Layout layout : {Layout::nchw, Layout::nhwc})
@@ -162,10 +163,9 @@ TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
         EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << what;
         // Maps of 14x14 or less: the whole-plane and whole-image kernels
         // (tests/test_depthwise_plane.cpp).
-        const int want = g.oh <= 14               ? (layout == Layout::nhwc ? 5 : 4)
+        const int want = g.oh <= 14 ? (layout == Layout::nhwc ? 5 : 4)
                          : layout == Layout::nhwc ? 3
-                         : bytes == 2             ? 2
-                                                  : 1;
+                                                  : 2;
         EXPECT_EQ(c.sub_variant, want) << what;
         if (c.sub_variant == 3) {
           EXPECT_EQ(c.pipe.vec * bytes, 16) << what;

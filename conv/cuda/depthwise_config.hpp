@@ -321,17 +321,14 @@ inline void nhwc_config(const Im2colGeometry& g, int sm_count, const DepthwiseCh
 
 }  // namespace depthwise_detail
 
-// The sub-variant the automatic choice takes for g. Output maps of at most 14x14 (MobileNet-v2's
-// b4_1 .. b6_2): nchw the whole-plane kernel (8.4), nhwc the whole-image kernel (8.5), in every
-// dtype where they run. That is a prediction, not yet measured (reasons and expected gains:
-// conv/cuda/depthwise_plane_kernels.cu's and conv/cuda/depthwise_image.hpp's headers); the measured
-// alternatives there were, as speed against cuDNN on the H200, 8.1 at 0.90-1.24 (fp32 nchw), 8.2 at
-// 0.63-1.08 (16-bit nchw) and 0.50-1.05 (nhwc). Larger maps: where the strip kernels run, nhwc the
-// pipelined one (8.3: its rows in flight sit in shared memory, not beside 8.2's 9 * V filter
-// registers), nchw the strips (8.2) except fp32 at stride 1 or on larger maps, where the staged
-// kernels measured at or above the strips (1.17 of cuDNN on b1_dw, 0.98 on b2_1_dw_s2); where 8.4
-// does not fit (48 KB), fp32 stride 2 onto 14x14 or less keeps 8.2. Everything else: the staged
-// kernels (8.1).
+// The sub-variant the automatic choice takes for g, from MobileNet-v2's ten depthwise layers
+// timed per sub-variant on an H200 (results/h200/20261126_conv_depthwise_variants/, cuDNN's time /
+// ours). nchw: output maps of at most 14x14 the whole-plane kernel (8.4: 1.10-2.76 in every dtype,
+// against 0.63-1.08 for the strips in 16-bit), larger maps the strips (8.2) in every dtype (fp32
+// 1.62-2.06 against the staged kernels' 0.97-1.15; 16-bit 1.02-1.83). nhwc: maps of at most 14x14
+// the whole-image kernel (8.5), larger ones the pipelined strips (8.3: its rows in flight sit in
+// shared memory, not beside 8.2's 9 * V filter registers). Everything else: the staged kernels
+// (8.1).
 inline int depthwise_sub_variant_for(const Im2colGeometry& g, int elem_bytes) {
   if (!g.nhwc && g.oh <= 14 && g.ow <= 14 &&
       depthwise_plane_unsupported_reason(g, elem_bytes).empty())
@@ -341,8 +338,7 @@ inline int depthwise_sub_variant_for(const Im2colGeometry& g, int elem_bytes) {
     return 5;
   if (!depthwise_strip_unsupported_reason(g, elem_bytes).empty()) return 1;
   if (g.nhwc) return depthwise_pipe_unsupported_reason(g, elem_bytes).empty() ? 3 : 2;
-  if (elem_bytes != 4) return 2;
-  return g.sh == 2 && g.oh <= 14 && g.ow <= 14 ? 2 : 1;
+  return 2;
 }
 
 // The configuration for g with elem_bytes-byte storage (4: fp32, tf32; 2: fp16, bf16) on a GPU

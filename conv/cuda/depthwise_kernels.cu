@@ -41,7 +41,8 @@
 // input element for the KH*KW outputs of its own channel only: no reduction over channels, so the
 // FMAs are few and the bytes decide. Batch 32, bytes in + out once (weights: under 20 KB), at the
 // H200's ~3.5-4.3 TB/s of HBM; FMAs at its FP32 peak (67 TFLOP/s: 33.5 T FMA/s); cuDNN's median
-// pure time from results/h200/20261124_session10/ (layers under ~50 MB stay in the 50 MB L2
+// pure time from results/h200/20261124_conv_preset_gpu_dtypes/ and
+// results/h200/20261124_conv_nhwc_resnet50_mobilenet/ (layers under ~50 MB stay in the 50 MB L2
 // between timed calls, so cuDNN's b4_1_dw_s2 nhwc at 5.2 us beats the HBM bound; us ranges are
 // at 4.3-3.5 TB/s, FMA us at the FP32 peak):
 //                           fp32            16-bit          FMAs        cuDNN us (fp32, fp16)
