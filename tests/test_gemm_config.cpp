@@ -245,6 +245,26 @@ TEST(GemmPlan, SplitRangesCoverEveryKBlockOnce) {
     }
 }
 
+// Variant 4's automatic choice on issue 26's shapes, 132 SMs (the measured reasons: gemm_config.hpp).
+TEST(GemmPlan, AutomaticChoice) {
+  const GemmPlan llama = gemm_auto_plan({1, 4096, 11008, 4096}, 132);  // 2752 tiles: 20.8 waves
+  EXPECT_EQ(llama.schedule, GemmSchedule::pingpong);
+  EXPECT_EQ(llama.bn, 128);
+  EXPECT_EQ(gemm_auto_plan({1, 8192, 8192, 8192}, 132).schedule, GemmSchedule::pingpong);
+  const GemmPlan square = gemm_auto_plan({1, 4096, 4096, 4096}, 132);  // 1024 tiles: 7.75 waves
+  EXPECT_EQ(square.schedule, GemmSchedule::cooperative);
+  EXPECT_EQ(square.bn, 256);
+  EXPECT_EQ(gemm_auto_plan({1, 3000, 5000, 1000}, 132).schedule, GemmSchedule::cooperative);
+  const GemmPlan skinny = gemm_auto_plan({1, 8, 4096, 4096}, 132);  // 16 tiles of 256, 8 splits
+  EXPECT_EQ(skinny.bn, 256);
+  EXPECT_EQ(skinny.splits, 8);
+  EXPECT_GT(skinny.splits, gemm_plan({1, 8, 4096, 4096}, 132).splits);
+  const GemmPlan batched = gemm_auto_plan({8, 512, 512, 512}, 132);
+  const GemmPlan rule = gemm_plan({8, 512, 512, 512}, 132);
+  EXPECT_EQ(batched.bn, rule.bn);
+  EXPECT_EQ(batched.splits, rule.splits);
+}
+
 TEST(GemmPlan, TakesSixteenBitRowsInWhole16ByteUnits) {
   EXPECT_EQ(gemm_unsupported_reason({1, 4096, 4096, 4096}, 2), "");
   EXPECT_EQ(gemm_unsupported_reason({3, 77, 136, 72}, 2), "");

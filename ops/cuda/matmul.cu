@@ -528,7 +528,7 @@ bench::gemm::GemmShape gemm_shape(const Problem& p) {
   return {p.b, p.m, p.n, p.k};
 }
 
-// Variant 4's plan (the engine's rules), or with one choice forced (variants 5 to 9).
+// Variant 4's plan (the engine's automatic choice), or with one choice forced (variants 5 to 9).
 bench::gemm::GemmPlan engine_plan(const Problem& p, int variant) {
   const bench::gemm::GemmShape s = gemm_shape(p);
   const int sms = sm_count();
@@ -550,7 +550,7 @@ bench::gemm::GemmPlan engine_plan(const Problem& p, int variant) {
     case 9:
       return bench::gemm::gemm_plan(s, sms, 128, 0, bench::gemm::GemmSchedule::pingpong);
     default:
-      return bench::gemm::gemm_plan(s, sms);
+      return bench::gemm::gemm_auto_plan(s, sms);
   }
 }
 

@@ -152,7 +152,7 @@ inline int gemm_split_rule(const GemmShape& s, std::int64_t tiles, int k_blocks,
 // measurements: variants 7 and 8 of the op suite's matmul force each tile to time them.
 // bn 128 or 256 overrides the tile; splits 1 turns split-K off, splits > 1 forces that many
 // (at most k_blocks; fewer where the last runs would be empty), 0 leaves it to the rule. The
-// ping-pong schedule (not chosen by the rule until it is measured) takes the 128x128 tile.
+// ping-pong schedule (gemm_auto_plan chooses it) takes the 128x128 tile.
 inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int splits = 0,
                           GemmSchedule schedule = GemmSchedule::cooperative) {
   GemmPlan p;
@@ -179,6 +179,26 @@ inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int spli
   p.units = p.tiles * p.splits;
   p.grid = int(p.units < sms ? p.units : sms);
   return p;
+}
+
+// The automatic choice (myops matmul variant 4), from the schedules and tiles timed side by side
+// on an H200 (results/h200/20261126_gemm_engine_variants/, speed against cuBLASLt's): the
+// ping-pong schedule where its 128x128 tiles make at least 16 waves (m4096 n11008 k4096: 1.007
+// and 1.142 in fp16 and bf16 against the cooperative schedule's 0.979 and 0.982; 8192^3 bf16
+// 1.046 against 0.950, fp16 0.976 against 0.986), the cooperative one below that (4096^3, 7.75
+// waves: 0.906 and 0.851 against ping-pong's 0.888 and 0.811); where split-K runs on 128x128
+// tiles, the 128x256 tile if that gives more splits (half the tiles: m8 n4096 k4096 0.642 and
+// 0.624 against 0.549 and 0.531); else gemm_plan's rule.
+inline GemmPlan gemm_auto_plan(const GemmShape& s, int sm_count) {
+  const std::int64_t sms = sm_count > 0 ? sm_count : 1;
+  const std::int64_t tiles128 = (s.m + kBm - 1) / kBm * ((s.n + 127) / 128) * s.batch;
+  if (tiles128 >= 16 * sms) return gemm_plan(s, sm_count, 128, 0, GemmSchedule::pingpong);
+  const GemmPlan rule = gemm_plan(s, sm_count);
+  if (rule.splits > 1 && rule.bn == 128) {
+    const GemmPlan wide = gemm_plan(s, sm_count, 256);
+    if (wide.splits > rule.splits) return wide;
+  }
+  return rule;
 }
 
 // Bytes of FP32 partials the plan needs (0 without split-K): splits x batch x m x n floats.
