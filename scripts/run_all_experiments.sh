@@ -59,7 +59,8 @@
 #                                 (default: by FLOPs)
 #     --plan                      list the cases and print the shards' sizes; run nothing
 #     --commit                    git add + commit the run folder when the run is done
-#     --build-dir DIR             build folder (default build/)
+#     --build-dir DIR             build folder (default build/; one configured for another source
+#                                 tree is refused: remove it or name a fresh one)
 #     --from-bundle DIR           set up from a package bundle (offline GPU host, see README)
 #     --verbose                   the program's full output on the console too (always in the log)
 #   e.g. scripts/run_all_experiments.sh --preset resnet50 --backends cudnn,im2col_gemm_cuda
