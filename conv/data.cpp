@@ -72,4 +72,11 @@ double host_bytes_needed(const Problem& p) {
                 static_cast<double>(p.dst_elements()) * (d + 2 * f));
 }
 
+bench::MemoryNeed memory_need(const Problem& p, bool on_gpu) {
+  bench::MemoryNeed need;
+  need.host_bytes = host_bytes_needed(p);
+  if (on_gpu) need.device_bytes = p.bytes();
+  return need;
+}
+
 }  // namespace conv

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "conv/problem.hpp"
+#include "core/memory_fit.hpp"
 #include "core/random.hpp"
 
 namespace conv {
@@ -32,5 +33,9 @@ void reference_conv(const Problem& p, const float* src, const float* wei, double
 
 // Host bytes a case needs: inputs, reference, one output per backend, with headroom.
 double host_bytes_needed(const Problem& p);
+// The memory one case of p needs at least (core/memory_fit.hpp): host_bytes_needed, and on the
+// device (on_gpu) its input, weights and output in the dtype (bytes()); a library's workspace is
+// picked at run time and not counted.
+bench::MemoryNeed memory_need(const Problem& p, bool on_gpu);
 
 }  // namespace conv

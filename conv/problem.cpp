@@ -1,9 +1,12 @@
 #include "conv/problem.hpp"
 
 #include <cctype>
+#include <cstdio>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 
 namespace conv {
@@ -15,7 +18,8 @@ std::string to_string(Layout l) {
 Layout parse_layout(const std::string& text) {
   if (text == "nchw") return Layout::nchw;
   if (text == "nhwc") return Layout::nhwc;
-  throw bench::UsageError("unknown layout '" + text + "' (allowed: nchw, nhwc)");
+  throw bench::UsageError("unknown layout " + bench::quote_input(text, 40) +
+                          " (allowed: nchw, nhwc)");
 }
 
 namespace {
@@ -63,6 +67,13 @@ static double product(std::initializer_list<std::int64_t> factors) {
   double p = 1;
   for (std::int64_t f : factors) p *= static_cast<double>(f);
   return p;
+}
+
+// A count too large for an integer, as "1.21e+24".
+static std::string approx_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
 }
 
 double Problem::flops() const {
@@ -230,6 +241,24 @@ std::string Problem::validate() const {
       return "kernel " + std::string(a.what) + " " + std::to_string(a.k) + " (dilated " +
              std::to_string(extent(a.k, a.d)) + ") is larger than the padded input " +
              std::string(a.what) + " " + std::to_string(a.i + 2 * a.p);
+  // Element counts in checked 64-bit arithmetic, with room for the bytes of a float64 copy: a
+  // tensor past that is no problem any machine holds, and would wrap to a negative count.
+  const std::int64_t depth = is_3d() ? id : 1, kdepth = is_3d() ? kd : 1;
+  const struct {
+    const char* what;
+    std::optional<std::int64_t> elements;
+    double approx;
+  } tensors[] = {
+      {"input (mb x ic x ih x iw)", bench::checked_product({mb, ic, depth, ih, iw}),
+       product({mb, ic, depth, ih, iw})},
+      {"weight (oc x ic/g x kh x kw)", bench::checked_product({oc, ic / g, kdepth, kh, kw}),
+       product({oc, ic / g, kdepth, kh, kw})},
+      {"output (mb x oc x oh x ow)", bench::checked_product({mb, oc, od(), oh(), ow()}),
+       product({mb, oc, od(), oh(), ow()})}};
+  for (const auto& t : tensors)
+    if (!t.elements || !bench::checked_mul(*t.elements, 16))
+      return std::string("the ") + t.what + " tensor has about " + approx_text(t.approx) +
+             " elements, more than 64-bit byte counts hold";
   return "";
 }
 
@@ -245,11 +274,10 @@ std::string Problem::unsupported_reason() const {
   };
   if (out_h) return asymmetric("oh", out_h, symmetric_oh(), "ph", ph, ph_r());
   if (out_w) return asymmetric("ow", out_w, symmetric_ow(), "pw", pw, pw_r());
-  const double elements[] = {product({mb, ic, ih, iw}), product({oc, ic / g, kh, kw}),
-                             product({mb, oc, oh(), ow()})};
-  for (double e : elements)
-    if (e > double(std::numeric_limits<std::int32_t>::max()))
-      return "a tensor of this problem has " + std::to_string(static_cast<long long>(e)) +
+  // validate() keeps these counts inside int64.
+  for (const std::int64_t e : {src_elements(), wei_elements(), dst_elements()})
+    if (e > std::numeric_limits<std::int32_t>::max())
+      return "a tensor of this problem has " + std::to_string(e) +
              " elements; the backends here index with 32-bit integers (at most 2^31-1)";
   return "";
 }
@@ -260,7 +288,8 @@ bool operator==(const Problem& a, const Problem& b) {
 
 Problem parse_problem(const std::string& text, const Problem& defaults) {
   auto fail = [&](const std::string& why) -> bench::UsageError {
-    return bench::UsageError("malformed problem descriptor '" + text + "': " + why +
+    return bench::UsageError("malformed problem descriptor " + bench::quote_input(text, 40) + ": " +
+                             why +
                              " (benchdnn's grammar, e.g. mb2ic4ih64oc8kh5; tokens g mb ic id ih "
                              "iw oc od oh ow kd kh kw sd sh sw pd ph pw dd dh dw, "
                              "dt<fp32|tf32|fp16|bf16>, nchw|nhwc, n\"name\")");
@@ -329,7 +358,7 @@ Problem parse_problem(const std::string& text, const Problem& defaults) {
           key = &k;
           break;
         }
-      if (!key) throw fail("unknown token at '" + text.substr(i) + "'");
+      if (!key) throw fail("unknown token at " + bench::quote_input(text.substr(i), 24));
       if (*key->value >= 0) throw fail(std::string("'") + key->text + "' given twice");
       i += std::string(key->text).size();
       std::size_t digits = 0;
@@ -411,7 +440,7 @@ Problem parse_problem(const std::string& text, const Problem& defaults) {
   const bool flat = depth.i == 1 && depth.k == 1 && depth.p == 0 && depth.o == 1;
   if (present[0] && !flat) set(axes[0], p.id, p.out_d, p.kd, p.sd, p.pd, p.dd);
   if (const std::string why = p.validate(); !why.empty())
-    throw bench::UsageError("invalid problem '" + text + "': " + why);
+    throw bench::UsageError("invalid problem " + bench::quote_input(text, 40) + ": " + why);
   return p;
 }
 

@@ -2,9 +2,12 @@
 
 #include <filesystem>
 #include <iostream>
+#include <limits>
 
 #include "core/crash_report.hpp"
 #include "core/error.hpp"
+#include "core/option_checks.hpp"
+#include "core/paths.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
 #include "core/trace_report.hpp"
@@ -29,31 +32,36 @@ void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both) {
       ->capture_default_str()
       ->check(CLI::IsMember(modes));
   app.add_flag("--no-graph", o.no_graph, "--timing pure: loop calls instead of replaying a graph");
+  const std::int64_t int_max = std::numeric_limits<int>::max();
   app.add_option("--pure-runs", o.pure_runs,
                  "--timing pure: calls per sample (default: enough for about 2 ms)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, int_max));
   app.add_flag("--cold-cache", o.cold_cache,
                "Flush the GPU's L2 (twice its size written) or the CPU caches before every sample");
   app.add_option("--warmup", o.measure.warmup_iters, "Warm-up runs before sampling")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, int_max));
   app.add_option("--min-iters", o.measure.min_iters, "Samples needed before stopping early")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, int_max));
   app.add_option("--max-iters", o.measure.max_iters, "Most samples per case")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, int_max));
+  // Times up to a year: a bound that keeps every deadline computed from them finite.
+  const double year_ms = 365.0 * 24 * 3600 * 1000;
   app.add_option("--min-time-ms", o.measure.min_time_ms, "Least sampling time per case")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(0, year_ms));
   app.add_option("--max-time-ms", o.measure.max_time_ms, "Most sampling time per case")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, year_ms, /*min_exclusive=*/true));
   app.add_option("--target-cv", o.measure.target_cv,
                  "Stop once the coefficient of variation is below this")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str();
+      ->check(non_negative_number());
+  app.add_option("--seed", o.seed, "Seed of the random inputs")
+      ->capture_default_str()
+      ->check(unsigned_integer());
   app.add_option("--json", o.json_path, "Write results as JSON (results/README.md has the schema)");
   app.add_option("--csv", o.csv_path, "Write results as CSV");
   app.add_flag("--list-backends", o.list_backends, "List the backends and exit");
@@ -80,29 +88,35 @@ void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both) {
   app.add_option("--trace-calls", o.trace_calls,
                  "Traced calls per case for --debug and --trace-dir, after the timed sampling")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 1000000));
 }
 
 int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
              const std::function<int()>& body) {
   install_crash_report(program.c_str());
+  // One line of at most ~300 characters, whatever the input echoed in it.
+  auto say = [&](const std::string& kind, const std::string& what, const std::string& tail) {
+    const std::string head = program + ": " + kind + ": ";
+    std::cerr << head << one_line(what, kMaxErrorLine - head.size() - tail.size()) << tail << "\n";
+  };
   try {
+    check_list_items(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << program << ": error: " << e.what() << " (see --help)\n";
+    say("error", e.what(), " (see --help)");
     return 2;
   }
   try {
     return body();
   } catch (const UsageError& e) {
-    std::cerr << program << ": error: " << e.what() << "\n";
+    say("error", e.what(), "");
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << program << ": internal error: " << e.what() << "\n";
+    say("internal error", e.what(), "");
     return 1;
   }
 }
@@ -110,6 +124,7 @@ int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
 std::string check_common_options(const CLI::App& app, const DriverOptions& o) {
   if (o.measure.min_time_ms > o.measure.max_time_ms)
     throw UsageError("--min-time-ms must not exceed --max-time-ms");
+  check_common_paths(o);
   std::string s;
   if (app.count("--seed")) s += " --seed " + std::to_string(o.seed);
   if (o.timing != "real") s += " --timing " + o.timing;
@@ -125,32 +140,45 @@ bool handle_source_options(const DriverOptions& o) {
     return true;
   }
   if (!o.write_source_diff.empty()) {
-    check_output_path("--write-source-diff", o.write_source_diff);
+    check_output_file("--write-source-diff", o.write_source_diff);
     write_source_diff(o.write_source_diff);
     return true;
   }
   return false;
 }
 
-void check_output_path(const std::string& option, const std::string& path) {
-  if (path.empty()) return;
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty() && !std::filesystem::is_directory(parent))
-    throw UsageError(option + ": folder '" + parent.string() + "' does not exist");
+void check_common_paths(const DriverOptions& o) {
+  check_output_file("--json", o.json_path);
+  check_output_file("--csv", o.csv_path);
+  if (!o.json_path.empty() && !o.no_source_diff)  // where the source difference may go
+    check_output_file("--json", source_diff_path(o.json_path));
+  if (!o.list_cases) check_output_dir("--trace-dir", o.trace_dir);
+}
+
+std::string source_diff_path(const std::string& json_path) {
+  std::filesystem::path diff = json_path;
+  diff.replace_extension(".source.diff");
+  return diff.string();
+}
+
+MemoryAvailable memory_available(bool uses_gpu) {
+  MemoryAvailable a = host_memory_available();
+#if MYCONV_HAVE_CUDA
+  if (uses_gpu) {
+    a.device_bytes = static_cast<double>(cuda_free_memory_bytes());
+    apply_memory_limit_to_device(a);
+  }
+#else
+  (void)uses_gpu;
+#endif
+  return a;
 }
 
 void start_session(Session& s, const DriverOptions& o, bool uses_gpu,
                    const std::string& command_prefix) {
   s.options = &o;
-  check_output_path("--json", o.json_path);
-  check_output_path("--csv", o.csv_path);
-  if (!o.trace_dir.empty() && !o.list_cases) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.trace_dir, ec);
-    if (ec || !std::filesystem::is_directory(o.trace_dir))
-      throw UsageError("--trace-dir: cannot create folder '" + o.trace_dir + "'" +
-                       (ec ? ": " + ec.message() : std::string()));
-  }
+  check_common_paths(o);
+  if (!o.list_cases) make_output_dir("--trace-dir", o.trace_dir);
 
   s.case_options.measure = o.measure;
   s.case_options.command_prefix = command_prefix;
@@ -175,8 +203,7 @@ void start_session(Session& s, const DriverOptions& o, bool uses_gpu,
   // A build from a tree that differed from its commit: the difference goes beside the JSON
   // (out.json -> out.source.diff), and the JSON names it.
   if (!o.json_path.empty() && !o.no_source_diff && !source_diff().empty()) {
-    std::filesystem::path diff = o.json_path;
-    diff.replace_extension(".source.diff");
+    const std::filesystem::path diff = source_diff_path(o.json_path);
     write_source_diff(diff.string());
     s.set.system["source"]["diff_file"] = diff.filename().string();
   }

@@ -15,6 +15,7 @@
 
 #include "core/device.hpp"
 #include "core/measure.hpp"
+#include "core/memory_fit.hpp"
 #include "core/result.hpp"
 #include "core/runner.hpp"
 #include "core/trace.hpp"
@@ -44,23 +45,36 @@ void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both = false
 
 // A driver's main() after its options are added: installs the fatal-signal report
 // (core/crash_report.hpp: a crash prints its backtrace before the program dies of the signal),
-// parses the command line (help and version exit
-// 0; a parse error is one line "PROGRAM: error: ... (see --help)" and exit 2), then runs body:
-// bench::UsageError -> one line "PROGRAM: error: ..." and exit 2; any other exception -> "PROGRAM:
-// internal error: ..." and exit 1; else body's exit status.
+// checks the lists' items (core/option_checks.hpp) and parses the command line (help and version
+// exit 0; a parse error is one line "PROGRAM: error: ... (see --help)" and exit 2), then runs
+// body: bench::UsageError -> one line "PROGRAM: error: ..." and exit 2; any other exception ->
+// "PROGRAM: internal error: ..." and exit 1; else body's exit status. Every such line is at most
+// kMaxErrorLine characters (core/error.hpp one_line).
 int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
              const std::function<int()>& body);
 
-// Checks the shared options after parsing (throws UsageError), and returns the part of each case's
-// reproducing command they give (e.g. " --seed 7 --timing pure"), options left at their defaults
-// omitted.
+// Checks the shared options after parsing (throws UsageError; their paths too), and returns the
+// part of each case's reproducing command they give (e.g. " --seed 7 --timing pure"), options left
+// at their defaults omitted.
 std::string check_common_options(const CLI::App& app, const DriverOptions& o);
 
 // --source-info and --write-source-diff: does what they ask and returns true (the driver exits 0).
 bool handle_source_options(const DriverOptions& o);
 
-// An output file's folder must exist before any case runs, so that a bad path fails at once.
-void check_output_path(const std::string& option, const std::string& path);
+// The paths of the shared options (--json, --csv, the source difference beside the JSON,
+// --trace-dir), checked as core/paths.hpp checks them; check_common_options and start_session
+// call it, before anything is written.
+void check_common_paths(const DriverOptions& o);
+
+// Where --json's source difference goes: out.json -> out.source.diff.
+std::string source_diff_path(const std::string& json_path);
+
+// The memory there for the memory gate (core/memory_fit.hpp): the host's, and with uses_gpu the
+// current CUDA device's free memory where one is usable.
+MemoryAvailable memory_available(bool uses_gpu);
+
+// The longest error line a driver prints (the program's name and "error: " included).
+inline constexpr std::size_t kMaxErrorLine = 300;
 
 // The state of one driver run: the result set (with the system facts), the case options, and what
 // they point to (device services, trace configuration and device activity source).

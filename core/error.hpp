@@ -2,6 +2,7 @@
 // run (status "unsupported"), and a checking macro that throws with the failed condition's text.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +21,15 @@ class Unsupported : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// User input echoed in a message: in single quotes, and cut in the middle with "..." (its length
+// named) when longer than max characters, so that one bad value cannot fill a screen.
+std::string quote_input(const std::string& text, std::size_t max = 60);
+
+// A message as one line of at most max characters: control characters (line breaks, tabs) become
+// spaces, and a longer text is cut with "..." at its end. What every program prints after
+// "PROGRAM: error: ".
+std::string one_line(const std::string& text, std::size_t max = 300);
 
 [[noreturn]] void throw_check_failure(const char* expr, const std::string& message,
                                       const char* file, int line);

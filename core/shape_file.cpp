@@ -3,12 +3,14 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/paths.hpp"
 
 namespace bench {
 
 ShapeFile read_shape_file(const std::string& path, const std::string& option) {
+  check_input_file(option, path);  // a folder or a FIFO is refused, never opened
   std::ifstream in(path);
-  if (!in) throw UsageError(option + ": cannot read '" + path + "'");
+  if (!in) throw UsageError(option + ": cannot read " + quote_input(path));
   ShapeFile out;
   std::string line;
   int number = 0;

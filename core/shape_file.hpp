@@ -20,8 +20,9 @@ struct ShapeFile {
 // Reads a shape file as benchdnn reads its input files: whitespace separates descriptors (a
 // quoted name may hold any character but '"'), '#' outside quotes starts a comment, blank lines
 // are ignored, and a token starting with "--" is a benchdnn option, which this suite does not
-// take: it is noted, not run. Throws bench::UsageError, naming `option`, when the file cannot
-// be read.
+// take: it is noted, not run. Throws bench::UsageError, naming `option`, when the file is not a
+// readable regular file (core/paths.hpp: a folder or a FIFO is refused without being opened) or
+// cannot be read.
 ShapeFile read_shape_file(const std::string& path, const std::string& option = "--shapes");
 
 }  // namespace bench

@@ -16,6 +16,7 @@
 #include "core/driver.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
+#include "core/paths.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
 #include "experiments/registry/conv.hpp"
@@ -52,25 +53,12 @@ int run(const Options& o, const std::string& command_prefix) {
 
   // Validate everything before the first case runs, so bad input leaves no partial output.
   bench::check_backend_names(o.backends, conv::known_backend_names());
-  bench::check_output_path("--json", c.json_path);
-  bench::check_output_path("--csv", c.csv_path);
+  if (!c.list_cases) bench::check_output_dir("--save-tensors", o.save_tensors_dir);
   std::vector<std::string> notes;
   std::vector<conv::Problem> problems = conv::expand(o.settings, &notes);
   // Shape-file tokens not run as written (benchdnn options, repeats): one line each, on stderr so
   // that --list-cases output stays JSON.
   for (const auto& n : notes) std::cerr << "myconv: note: " << n << "\n";
-  const double available = static_cast<double>(bench::available_host_memory_bytes());
-  for (const auto& p : problems) {
-    if (!p.unsupported_reason().empty()) continue;  // recorded as unsupported; no data is made
-    const double need = conv::host_bytes_needed(p);
-    // Listing runs nothing; a runner records the problem that does not fit when it runs it.
-    if (!c.list_cases && available > 0 && need > available) {
-      std::ostringstream msg;
-      msg << "problem " << p.str() << " needs about " << need / (1 << 30) << " GiB of host memory; "
-          << available / (1 << 30) << " GiB are available";
-      throw UsageError(msg.str());
-    }
-  }
 
   std::vector<const conv::RegistryEntry*> selected;
   for (const auto& e : registry)
@@ -82,6 +70,20 @@ int run(const Options& o, const std::string& command_prefix) {
   const bool any_gpu_backend = std::any_of(selected.begin(), selected.end(), [](const auto* e) {
     return e->backend && e->device == "cuda";
   });
+  // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
+  // exit 2; the others' cases are recorded unsupported below. Listing runs nothing: a runner's
+  // invocation of the case checks it.
+  bench::MemoryGate memory(c.list_cases ? bench::MemoryAvailable{}
+                                        : bench::memory_available(any_gpu_backend));
+  auto need_of = [](const conv::Problem& p, const conv::RegistryEntry& e) {
+    return conv::memory_need(p, e.device == "cuda");
+  };
+  for (const auto& p : problems)
+    for (const auto* e : selected)
+      if (e->backend) memory.check(p.str_with_name() + " " + e->name, need_of(p, *e));
+  memory.refuse_if_nothing_fits();
+
+  if (!c.list_cases) bench::make_output_dir("--save-tensors", o.save_tensors_dir);
   bench::Session session;
   bench::start_session(session, c, any_gpu_backend, command_prefix);
   bench::ResultSet& set = session.set;
@@ -119,9 +121,23 @@ int run(const Options& o, const std::string& command_prefix) {
       std::cout << "\n== " << p.str_with_name() << ": " << bench::to_string(p.dtype) << " "
                 << conv::to_string(p.layout) << ", " << p.flops() / 1e6 << " MFLOP ==\n";
     }
-    const conv::HostData data = runnable ? conv::make_host_data(p, c.seed) : conv::HostData{};
-    if (runnable && !o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
+    // The host data is made where the host side fits; a case that does not fit is recorded.
+    const bool host_fits =
+        bench::memory_shortfall(conv::memory_need(p, false), memory.available()).empty();
+    const bool make_data = runnable && host_fits;
+    const conv::HostData data = make_data ? conv::make_host_data(p, c.seed) : conv::HostData{};
+    if (make_data && !o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
     for (const auto* e : selected) {
+      const bench::MemoryNeed need = need_of(p, *e);
+      if (const std::string why = bench::memory_shortfall(need, memory.available());
+          e->backend && !why.empty()) {
+        bench::finish_case(std::cout, session,
+                           bench::memory_unsupported(
+                               conv::make_result(e->name, e->device, p, session.case_options), why,
+                               need, memory.available()),
+                           nullptr);
+        continue;
+      }
       conv::CaseOutput out = conv::run_case(e->backend.get(), e->name, e->device, e->why_missing, p,
                                             data, session.case_options);
       if (!o.save_tensors_dir.empty() && !out.output.empty())

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -20,6 +21,8 @@
 
 #include "core/driver.hpp"
 #include "core/error.hpp"
+#include "core/option_checks.hpp"
+#include "core/paths.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
 #include "core/trace_report.hpp"
@@ -255,12 +258,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
     dtypes.push_back(dt);
   }
   const std::vector<mlp::Problem> problems = expand(o, app, dtypes);
-  if (!o.profile_dir.empty() && !c.list_cases) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.profile_dir, ec);
-    if (ec || !std::filesystem::is_directory(o.profile_dir))
-      throw UsageError("--profile: cannot create folder '" + o.profile_dir + "'");
-  }
+  if (!c.list_cases) bench::check_output_dir("--profile", o.profile_dir);
   std::vector<const mlp::RegistryEntry*> selected;
   for (const auto& e : registry)
     if (o.backends.empty()
@@ -271,6 +269,32 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
     return e->backend && e->device == "cuda";
   });
 
+  // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
+  // exit 2; the others' cases are recorded unsupported below. The ceiling's matmuls, measured
+  // first, must fit. Listing runs nothing.
+  bench::MemoryGate memory(c.list_cases ? bench::MemoryAvailable{}
+                                        : bench::memory_available(uses_gpu));
+  auto need_of = [](const mlp::Problem& p, const mlp::RegistryEntry& e) {
+    return mlp::memory_need(p, e.device == "cuda");
+  };
+  for (const auto& p : problems)
+    for (const auto* e : selected)
+      if (e->backend) memory.check(mlp::str_with_name(p) + " " + e->name, need_of(p, *e));
+  memory.refuse_if_nothing_fits();
+  if (!o.no_ceiling && !c.list_cases)
+    for (const auto* e : selected) {
+      if (!e->backend) continue;
+      mlp::MatmulProblem mm;
+      mm.n = e->device == "cuda" ? o.ceiling_n_cuda : o.ceiling_n_cpu;
+      if (const std::string why = bench::memory_shortfall(mlp::memory_need(mm, e->device == "cuda"),
+                                                          memory.available());
+          !why.empty())
+        throw UsageError(std::string(e->device == "cuda" ? "--ceiling-n" : "--ceiling-n-cpu") +
+                         ": the ceiling matmul " + mm.str() + " does not fit in memory: " + why +
+                         " (--no-ceiling measures none)");
+    }
+
+  if (!c.list_cases) bench::make_output_dir("--profile", o.profile_dir);
   bench::Session session;
   bench::start_session(session, c, uses_gpu, command_prefix);
   if (o.num_warmups >= 0 || o.num_trials >= 0) {
@@ -319,8 +343,22 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
   for (const auto& problem : problems) {
     std::cout << "\n== " << mlp::str_with_name(problem) << ": " << problem_flops_text(problem)
               << " ==\n";
+    // A case that does not fit is recorded; the host data is made where the host side fits.
+    auto record_unfit = [&](const mlp::RegistryEntry& e) {
+      const bench::MemoryNeed need = need_of(problem, e);
+      const std::string why = bench::memory_shortfall(need, memory.available());
+      if (!e.backend || why.empty()) return false;
+      bench::finish_case(std::cout, session,
+                         bench::memory_unsupported(
+                             mlp::make_result(e.name, e.device, problem, session.case_options), why,
+                             need, memory.available()),
+                         nullptr);
+      return true;
+    };
+    const bool host_fits =
+        bench::memory_shortfall(mlp::memory_need(problem, false), memory.available()).empty();
     if (const auto* p = std::get_if<mlp::MlpProblem>(&problem)) {
-      const mlp::MlpData data = mlp::make_data(*p, c.seed);
+      const mlp::MlpData data = host_fits ? mlp::make_data(*p, c.seed) : mlp::MlpData{};
       std::map<mlp::Gelu, mlp::Reference> refs;
       mlp::MlpCaseSettings settings;
       settings.phase_steps = o.phase_steps;
@@ -334,6 +372,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
 #endif
       };
       for (const auto* e : selected) {
+        if (record_unfit(*e)) continue;
         std::string profile_table;
         bench::CaseOptions options = session.case_options;
         settings.profile = nullptr;
@@ -383,8 +422,10 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
       }
     } else {
       const auto& mm = std::get<mlp::MatmulProblem>(problem);
-      const mlp::MatmulData data = mlp::make_matmul_data(mm, c.seed);
+      const mlp::MatmulData data =
+          host_fits ? mlp::make_matmul_data(mm, c.seed) : mlp::MatmulData{};
       for (const auto* e : selected) {
+        if (record_unfit(*e)) continue;
         mlp::CaseOutput out = mlp::run_matmul_case(e->backend.get(), e->name, e->device,
                                                    e->why_missing, mm, data, session.case_options);
         mlp::fill_metrics(out.result, ceiling_of(ceilings, out.result));
@@ -417,18 +458,16 @@ int main(int argc, char** argv) {
       "matmuls and a profile"};
   app.set_version_flag("--version",
                        bench::project_version() + " (git " + bench::git_commit() + ")");
-  app.add_option("--dim", o.dim, "Width of every Linear layer")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--num_layers", o.num_layers, "Layers")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  // Sizes: integers from 1; the problem's own check bounds them (models/mlp/problem.hpp).
+  const auto size = bench::integer_in(1, std::numeric_limits<std::int64_t>::max());
+  app.add_option("--dim", o.dim, "Width of every Linear layer")->capture_default_str()->check(size);
+  app.add_option("--num_layers", o.num_layers, "Layers")->capture_default_str()->check(size);
   app.add_option("--batch_size", o.batch_size, "Rows of the input")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(size);
   app.add_option("--num_steps", o.num_steps, "Steps (forward, loss, backward) per call")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(size);
   app.add_flag("--example", o.example,
                "Also run the configuration of --dim/--num_layers/--batch_size/--num_steps with "
                "--scale, --matmul or --problem (alone it runs by default)");
@@ -444,7 +483,7 @@ int main(int argc, char** argv) {
   app.add_option("--matmul-dims", o.matmul_dims, "Sizes of --matmul (list)")
       ->capture_default_str()
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(size);
   app.add_option("--dtype", o.dtypes, "Data types: fp32 tf32 bf16 (list)")
       ->capture_default_str()
       ->delimiter(',');
@@ -452,24 +491,25 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--num_warmups", o.num_warmups,
                  "The lecture's fixed warm-up count (default: the core's --warmup)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(bench::integer_in(0, std::numeric_limits<int>::max()));
   app.add_option("--num_trials", o.num_trials,
                  "The lecture's fixed trial count: exactly this many samples, no adaptive stop")
-      ->check(CLI::Range(2, 1000000));
+      ->check(bench::integer_in(2, 1000000));
   app.add_option("--phase-steps", o.phase_steps, "Steps timed for the forward/backward split")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(bench::integer_in(1, 1000000));
   app.add_option("--profile", o.profile_dir,
                  "Profile the cases outside scaling studies into DIR: top-ops table, Chrome "
                  "trace, flame-graph stacks (LibTorch profiler; CUPTI for cuBLASLt)");
   app.add_flag("--no-ceiling", o.no_ceiling,
                "Do not measure the matmul ceiling (no fraction of ceiling)");
+  // The ceiling's matmuls are the suite's square matmuls: n up to 2^17 (mm:n<size>).
   app.add_option("--ceiling-n", o.ceiling_n_cuda, "Size of the GPU ceiling matmul")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(bench::integer_in(1, 131072));
   app.add_option("--ceiling-n-cpu", o.ceiling_n_cpu, "Size of the CPU ceiling matmul")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(bench::integer_in(1, 131072));
   bench::add_common_options(app, o.common);
 
   return bench::run_main(app, argc, argv, "mymlp", [&] {

@@ -16,6 +16,7 @@
 
 #include "core/driver.hpp"
 #include "core/error.hpp"
+#include "core/paths.hpp"
 #include "core/peak.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
@@ -71,21 +72,6 @@ void print_op_list() {
   std::cout << "size classes (--size): " << join(ops::size_classes())
             << ", all (every class but xlarge)\nop lists: "
             << (dir.empty() ? "not found (set MYCONV_OPS_DIR)" : dir) << "\n";
-}
-
-// Host memory one problem needs: its inputs and the output read back as float, the reference in
-// double (a sampled matmul's is small).
-double host_bytes_needed(const ops::Problem& p) {
-  double in = 0;
-  if (p.op == ops::Op::matmul)
-    in = double(p.b) * double(p.m * p.k + p.k * p.n);
-  else
-    in = double(p.input_elements()) * (p.op == ops::Op::concat ? p.inputs : 2);
-  const double out = double(p.output_elements());
-  const bool sampled =
-      p.op == ops::Op::matmul &&
-      double(p.b) * double(p.m) * double(p.n) * double(p.k) > ops::kFullReferenceMacs;
-  return 4 * in + 4 * out + (sampled ? 0 : 8 * out);
 }
 
 // The machine's measured limits, once, for the devices the selected backends run on.
@@ -181,18 +167,10 @@ int run(const Options& o, const std::string& command_prefix) {
 
   // Validate everything before the first case runs, so bad input leaves no partial output.
   bench::check_backend_names(o.backends, ops::known_backend_names());
-  bench::check_output_path("--markdown", o.markdown_path);
+  bench::check_output_file("--markdown", o.markdown_path);
   std::vector<std::string> notes;
   const std::vector<ops::Problem> problems = ops::expand(o.settings, &notes);
   for (const auto& n : notes) std::cerr << "myops: note: " << n << "\n";
-  const double available = static_cast<double>(bench::available_host_memory_bytes());
-  for (const auto& p : problems)
-    if (!c.list_cases && available > 0 && host_bytes_needed(p) > available) {
-      std::ostringstream msg;
-      msg << "problem " << p.str() << " needs about " << host_bytes_needed(p) / (1 << 30)
-          << " GiB of host memory; " << available / (1 << 30) << " GiB are available";
-      throw UsageError(msg.str());
-    }
 
   // Run order: PyTorch first on each device, so that every other backend's score is at hand
   // when its case ends.
@@ -212,6 +190,17 @@ int run(const Options& o, const std::string& command_prefix) {
     return std::any_of(selected.begin(), selected.end(),
                        [&](const auto* e) { return e->backend && e->device == device; });
   };
+  // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
+  // exit 2; the others' cases are recorded unsupported below. Listing runs nothing.
+  bench::MemoryGate memory(c.list_cases ? bench::MemoryAvailable{}
+                                        : bench::memory_available(uses("cuda")));
+  auto need_of = [](const ops::Problem& p, const ops::RegistryEntry& e) {
+    return ops::memory_need(p, e.device == "cuda");
+  };
+  for (const auto& p : problems)
+    for (const auto* e : selected)
+      if (e->backend) memory.check(p.str_with_name() + " " + e->name, need_of(p, *e));
+  memory.refuse_if_nothing_fits();
 
   bench::Session session;
   bench::start_session(session, c, uses("cuda"), command_prefix);
@@ -255,10 +244,23 @@ int run(const Options& o, const std::string& command_prefix) {
               << "least"
               << (p.flops() > 0 ? ", " + bench::format_fixed(p.flops() / 1e6, 1) + " MFLOP" : "")
               << " ==\n";
-    const ops::HostData data = ops::make_host_data(p, c.seed);
+    // The host data is made where the host side fits; a case that does not fit is recorded.
+    const bool host_fits =
+        bench::memory_shortfall(ops::memory_need(p, false), memory.available()).empty();
+    const ops::HostData data = host_fits ? ops::make_host_data(p, c.seed) : ops::HostData{};
     for (const auto mode : modes) {
       const bench::CaseOptions options = options_for(session.case_options, mode);
       for (const auto* e : selected) {
+        const bench::MemoryNeed need = need_of(p, *e);
+        if (const std::string why = bench::memory_shortfall(need, memory.available());
+            e->backend && !why.empty()) {
+          bench::finish_case(
+              std::cout, session,
+              bench::memory_unsupported(ops::make_result(e->name, e->device, p, options), why, need,
+                                        memory.available()),
+              nullptr);
+          continue;
+        }
         ops::CaseOutput out =
             ops::run_case(e->backend.get(), e->name, e->device, e->why_missing, p, data, options);
         ops::fill_metrics(out.result, ops::reference_of(set.results, out.result), set.system);

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -27,6 +28,8 @@
 
 #include "core/driver.hpp"
 #include "core/error.hpp"
+#include "core/option_checks.hpp"
+#include "core/paths.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
 #include "models/transformer/bench.hpp"
@@ -216,7 +219,7 @@ int run(Options& o, CLI::App& app) {
   }
   if (!o.create.empty()) {
     if (o.create_output.empty()) throw UsageError("--create needs --output FILE");
-    bench::check_output_path("--output", o.create_output);
+    bench::check_output_file("--output", o.create_output);
     const Grid g = find_preset(load_presets(ppath), o.create);
     bench::write_file_atomic(o.create_output, to_json(g).dump(2) + "\n");
     std::cout << "wrote preset " << g.name << " to " << o.create_output << "\n";
@@ -280,7 +283,7 @@ int run(Options& o, CLI::App& app) {
   const CaseList cases =
       expand_cases(models, o.problems, grid, app.count("--task") ? o.task : "", dtypes);
   const Task task = cases.task;
-  bench::check_output_path("--dump-logits", o.dump_logits);
+  bench::check_output_file("--dump-logits", o.dump_logits);
   if (!o.dump_logits.empty() && models.size() != 1)
     throw UsageError("--dump-logits writes one model's logits: give one --model");
 
@@ -328,6 +331,25 @@ int run(Options& o, CLI::App& app) {
     const ModelSource& m = models[mc.model];
     if (!m.checkpoint_dir.empty()) Model::check_checkpoint(m.config, Checkpoint(m.checkpoint_dir));
   }
+
+  // Every case that would run against the memory here (core/memory_fit.hpp), by the suite's own
+  // peak prediction (memory.hpp): when none fits, exit 2; the others' cases are recorded
+  // unsupported below. Listing runs nothing; a case past max_batch_input_product is skipped.
+  Sampling sampling;
+  sampling.temperature = grid.temperature;
+  sampling.top_p = grid.top_p;
+  bench::MemoryGate memory(c.list_cases ? bench::MemoryAvailable{}
+                                        : bench::memory_available(device.is_cuda()));
+  auto need_of = [&](const ModelSource& m, const Problem& p, const Implementation& impl) {
+    return memory_need(m.config, p, memory_context(impl.mode(), sampling, device));
+  };
+  for (const auto& mc : cases.by_model)
+    for (const auto& p : mc.problems)
+      for (const auto& s : selected)
+        if (s.impl && p.mb * p.in <= grid.max_batch_input_product)
+          memory.check(str_with_name(p, models[mc.model].config.name) + " " + s.name,
+                       need_of(models[mc.model], p, *s.impl));
+  memory.refuse_if_nothing_fits();
 
   bench::Session session;
   bench::start_session(session, c, device.is_cuda(), prefix_of(models[cases.by_model.at(0).model]));
@@ -415,14 +437,25 @@ int run(Options& o, CLI::App& app) {
         std::cout << "  elapsed " << clock_text(elapsed) << ", ETA "
                   << (done ? clock_text(elapsed / double(done) * double(total - done)) : "?")
                   << std::endl;
+        const bench::MemoryNeed need = s.impl ? need_of(source, p, *s.impl) : bench::MemoryNeed{};
+        if (const std::string why = bench::memory_shortfall(need, memory.available());
+            !why.empty() && p.mb * p.in <= grid.max_batch_input_product) {
+          bench::finish_case(
+              std::cout, session,
+              bench::memory_unsupported(make_result(s.name, device_name, p, source.config, options),
+                                        why, need, memory.available()),
+              nullptr);
+          ++done;
+          continue;
+        }
         Model* model = s.impl ? cache.get(mc.model, p.dtype) : nullptr;
         const std::string why =
             s.impl ? (model ? "" : cache.error(mc.model, p.dtype)) : s.why_missing;
         CaseOutput out =
             run_case(model, s.impl, s.name, device_name, why, p, source.config, settings, options);
         bench::finish_case(std::cout, session, std::move(out.result), out.trace);
-        const std::string memory = memory_text(set.results.back());
-        if (!memory.empty()) std::cout << "    memory        " << memory << "\n";
+        const std::string memory_line = memory_text(set.results.back());
+        if (!memory_line.empty()) std::cout << "    memory        " << memory_line << "\n";
         ++done;
       }
   }
@@ -451,10 +484,10 @@ int run(Options& o, CLI::App& app) {
                               : Row{num("ttft_ms", 2), num("decode_ms_per_token_median", 3),
                                     num("decode_tokens_per_s", 1), num("e2e_tokens_per_s", 1)};
     const double mib = double(1 << 20);
-    t.add_row(join(join({r.name, r.backend, r.dtype, r.problem, bench::to_string(r.status)},
-                        figures),
-                   {num("peak_allocated_bytes", 1, mib), num("predicted_peak_bytes", 1, mib),
-                    num("peak_vs_prediction", 3)}));
+    t.add_row(
+        join(join({r.name, r.backend, r.dtype, r.problem, bench::to_string(r.status)}, figures),
+             {num("peak_allocated_bytes", 1, mib), num("predicted_peak_bytes", 1, mib),
+              num("peak_vs_prediction", 3)}));
   }
   t.print(std::cout);
   bench::write_results(session);
@@ -493,14 +526,22 @@ int main(int argc, char** argv) {
                "Print the model's config.json (as transformers writes it) and exit");
   app.add_option("--create", o.create, "Write preset PRESET as a config file (with --output)");
   app.add_option("--output", o.create_output, "File --create writes");
-  app.add_option("--batch_sizes", o.batch_sizes, "Batch sizes (list)")->delimiter(',');
-  app.add_option("--input_lengths", o.input_lengths, "Prompt lengths (list)")->delimiter(',');
-  app.add_option("--output_length", o.output_length, "Tokens generated per row");
-  app.add_option("--num_runs", o.num_runs, "Timed repetitions per config");
-  app.add_option("--temperature", o.temperature, "Sampling temperature (0: greedy)");
-  app.add_option("--top_p", o.top_p, "Nucleus sampling mass (with --temperature)");
+  // Sizes of at most 9 digits, as the descriptors write them (models/transformer/problem.hpp).
+  const auto size = bench::integer_in(1, 999999999);
+  app.add_option("--batch_sizes", o.batch_sizes, "Batch sizes (list)")->delimiter(',')->check(size);
+  app.add_option("--input_lengths", o.input_lengths, "Prompt lengths (list)")
+      ->delimiter(',')
+      ->check(size);
+  app.add_option("--output_length", o.output_length, "Tokens generated per row")->check(size);
+  app.add_option("--num_runs", o.num_runs, "Timed repetitions per config")
+      ->check(bench::integer_in(1, 1000000));
+  app.add_option("--temperature", o.temperature, "Sampling temperature (0: greedy)")
+      ->check(bench::non_negative_number());
+  app.add_option("--top_p", o.top_p, "Nucleus sampling mass (with --temperature)")
+      ->check(bench::finite_number(0, 1, /*min_exclusive=*/true));
   app.add_option("--max_batch_input_product", o.max_batch_input_product,
-                 "Configs with batch x input length above this are skipped (default 131072)");
+                 "Configs with batch x input length above this are skipped (default 131072)")
+      ->check(bench::integer_in(1, std::numeric_limits<std::int64_t>::max()));
   app.add_option("--dtype", o.dtypes, "fp32 fp16 bf16 (list; default fp16 on cuda, fp32 on cpu)")
       ->delimiter(',');
   app.add_option("--impl,--backend", o.impls,
@@ -525,8 +566,8 @@ int main(int argc, char** argv) {
     if (app.count("--num_runs") && o.num_runs < 1) throw UsageError("--num_runs must be positive");
     if (!o.output_prefix.empty() && (!o.common.json_path.empty() || !o.common.csv_path.empty()))
       throw UsageError("--output-file replaces --json and --csv; give one or the other");
-    if (!o.output_prefix.empty())
-      bench::check_output_path("--output-file", o.output_prefix + "_x.json");
+    if (!o.output_prefix.empty())  // the folder PREFIX_YYYYMMDD_HHMMSS.json and .csv go into
+      bench::check_output_file("--output-file", o.output_prefix + "_x.json");
     return run(o, app);
   });
 }

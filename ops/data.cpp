@@ -123,4 +123,19 @@ bench::Tolerance tolerance(const Problem& p, double ref_rms, double norm_amplifi
   return {};
 }
 
+bench::MemoryNeed memory_need(const Problem& p, bool on_gpu) {
+  double in = 0;
+  if (p.op == Op::matmul)
+    in = double(p.b) * (double(p.m) * double(p.k) + double(p.k) * double(p.n));
+  else
+    in = double(p.input_elements()) * (p.op == Op::concat ? p.inputs : 2);
+  const double out = double(p.output_elements());
+  const bool sampled = p.op == Op::matmul &&
+                       double(p.b) * double(p.m) * double(p.n) * double(p.k) > kFullReferenceMacs;
+  bench::MemoryNeed need;
+  need.host_bytes = 4 * in + 4 * out + (sampled ? 0 : 8 * out);
+  if (on_gpu) need.device_bytes = p.bytes();
+  return need;
+}
+
 }  // namespace ops

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/compare.hpp"
+#include "core/memory_fit.hpp"
 #include "ops/problem.hpp"
 
 namespace ops {
@@ -34,6 +35,11 @@ inline constexpr double kFullReferenceMacs = 1u << 30;
 inline constexpr std::size_t kSampledElements = 4096;
 
 HostData make_host_data(const Problem& p, std::uint64_t user_seed);
+
+// The memory one case of p needs at least (core/memory_fit.hpp): on the host its inputs and the
+// output read back as float, and the float64 reference (a sampled matmul's is small); on the
+// device (on_gpu) its inputs and output in the dtype (bytes()).
+bench::MemoryNeed memory_need(const Problem& p, bool on_gpu);
 
 // The float64 reference of the given output elements of a matmul.
 std::vector<double> matmul_reference_at(const Problem& p,

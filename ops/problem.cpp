@@ -109,15 +109,16 @@ Op parse_op(const std::string& text) {
     if (text == i.name) return i.op;
     names += std::string(names.empty() ? "" : ", ") + i.name;
   }
-  throw bench::UsageError("unknown op '" + text + "' (allowed: " + names + ")");
+  throw bench::UsageError("unknown op " + bench::quote_input(text, 40) + " (allowed: " + names +
+                          ")");
 }
 
 Category parse_category(const std::string& text) {
   for (Category c : {Category::element, Category::activation, Category::reduction,
                      Category::normalization, Category::matmul, Category::memory})
     if (text == to_string(c)) return c;
-  throw bench::UsageError("unknown category '" + text +
-                          "' (allowed: element, activation, reduction, normalization, matmul, "
+  throw bench::UsageError("unknown category " + bench::quote_input(text, 40) +
+                          " (allowed: element, activation, reduction, normalization, matmul, "
                           "memory)");
 }
 
@@ -285,7 +286,7 @@ bool operator==(const Problem& a, const Problem& b) {
 Problem parse_problem(const std::string& text, const Problem& defaults) {
   auto fail = [&](const std::string& why) {
     return bench::UsageError(
-        "malformed op descriptor '" + text + "': " + why +
+        "malformed op descriptor " + bench::quote_input(text, 40) + ": " + why +
         " (e.g. add:4096x4096, add:4096x4096+1x4096:fp16, sum:4x512x896:axis=-1, "
         "matmul:m4096n4096k4096:bf16, permute:8x16x32:perm=2,0,1, concat:64x64:inputs=3:axis=1)");
   };
@@ -416,7 +417,7 @@ Problem parse_problem(const std::string& text, const Problem& defaults) {
   }
   if (p.op == Op::permute && p.perm.empty()) throw fail("permute needs perm=...");
   if (const std::string why = p.validate(); !why.empty())
-    throw bench::UsageError("invalid op problem '" + text + "': " + why);
+    throw bench::UsageError("invalid op problem " + bench::quote_input(text, 40) + ": " + why);
   return p;
 }
 

@@ -63,7 +63,8 @@
 #                                 (default: by FLOPs)
 #     --plan                      list the cases and print the shards' sizes; run nothing
 #     --commit                    git add + commit the run folder when the run is done
-#     --build-dir DIR             build folder (default build/)
+#     --build-dir DIR             build folder (default build/; one configured for another source
+#                                 tree is refused: remove it or name a fresh one)
 #     --from-bundle DIR           set up from a package bundle (offline GPU host, see README)
 #     --verbose                   the program's full output on the console too (always in the log)
 #   e.g. scripts/run_all_experiments.sh --preset resnet50 --backends cudnn,im2col_gemm_cuda
@@ -73,7 +74,9 @@
 # One progress line per case: [k/N] elapsed 00:01:23 eta 00:04:10 <problem> <backend>: <status>.
 # A case that fails, crashes or hangs is recorded with its status and the run goes on; results
 # are rewritten after every case, so Ctrl-C or a kill keeps the finished ones (then --resume).
-# Exit codes: 0 done; 2 bad options (one line); 1 set-up, build or commit failed; 128+N killed.
+# Exit codes: 0 done; 2 bad options or a --build-dir configured for another source tree (one
+# line, nothing made); 1 set-up, configure, build or commit failed (with the log's last lines);
+# 128+N killed.
 # MYCONV_BIN=path (MYOPS_BIN, MYMLP_BIN, MYTRANSFORMER_BIN for the other suites) skips the set-up
 # and the build and runs that binary (tests, prebuilt binaries). The HF reference runs with
 # $MYCONV_PYTHON, else python3. Installed (cmake --install; PREFIX/bin/myconv-run-all), it runs
@@ -182,7 +185,11 @@ if [ "$suite" = transformer ] && [ -n "$dtypes" ]; then
 fi
 [ ${#ops_files[@]} -eq 0 ] || [ -z "$sizes" ] ||
   usage_error "give --sizes or --ops-file, not both (an op list replaces the size classes)"
-for f in "${ops_files[@]}"; do [ -r "$f" ] || usage_error "--ops-file: cannot read '$f'"; done
+# Input files: regular and readable (a FIFO or a folder is refused here, never opened).
+readable_file() { [ -f "$1" ] && [ -r "$1" ]; }
+for f in "${ops_files[@]}"; do
+  readable_file "$f" || usage_error "--ops-file: cannot read '$f' (not a readable file)"
+done
 if [ -n "$shard" ]; then
   [[ "$shard" =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] &&
     [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
@@ -190,7 +197,8 @@ if [ -n "$shard" ]; then
 fi
 [ -z "$gpus" ] || [[ "$gpus" =~ ^(all|[0-9]+|[0-9A-Za-z-]+(,[0-9A-Za-z-]+)*)$ ]] ||
   usage_error "--gpus: expected all, a count or a list of GPU indices or UUIDs; got '$gpus'"
-[ -z "$cost_from" ] || [ -r "$cost_from" ] || usage_error "--cost-from: cannot read '$cost_from'"
+[ -z "$cost_from" ] || readable_file "$cost_from" ||
+  usage_error "--cost-from: cannot read '$cost_from' (not a readable file)"
 [ -z "$cost_from" ] || [ -n "$shard$gpus$plan" ] ||
   usage_error "--cost-from balances --shard or --gpus; give one of them"
 [[ -z "$timeout" || "$timeout" =~ ^[0-9]+([.][0-9]+)?$ ]] ||
@@ -270,12 +278,29 @@ for s in "${suites[@]}"; do
       "executable"
   fi
 done
+# A build folder configured for another source tree (a checkout copied or moved with its build/)
+# would build that tree's sources, or fail half way: refused here, before anything is made, with
+# both trees named. The fix is the user's: remove the folder, or name a fresh one (--build-dir).
+needs_build=0
+for s in "${suites[@]}"; do [ -n "$(prebuilt_of "$s")" ] || needs_build=1; done
+if [ $needs_build -eq 1 ] && [ -f "$build_dir/CMakeCache.txt" ]; then
+  cached_tree=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build_dir/CMakeCache.txt" | head -n 1)
+  here=$(cd "$MYCONV_ROOT" && pwd -P)
+  there=$(cd "$cached_tree" 2>/dev/null && pwd -P || echo "$cached_tree")
+  if [ "$there" != "$here" ]; then
+    echo "$prog: error: build folder '$build_dir' is configured for the source tree" \
+      "'$cached_tree', not this one ('$here'); remove it or give --build-dir NEW_FOLDER" >&2
+    exit 2
+  fi
+fi
 if [ -z "$resume" ]; then
   if [ "$suite" = ops ] || [ "$suite" = mlp ] || [ "$suite" = transformer ]; then
     :  # the op, MLP and transformer suites' grids: below
   elif [ ${#shapes[@]} -gt 0 ]; then
     [ -z "$preset" ] || usage_error "give --preset or --shapes, not both"
-    for s in "${shapes[@]}"; do [ -r "$s" ] || usage_error "--shapes: cannot read '$s'"; done
+    for s in "${shapes[@]}"; do
+      readable_file "$s" || usage_error "--shapes: cannot read '$s' (not a readable file)"
+    done
     label="shapes $(for s in "${shapes[@]}"; do basename "$s"; done | paste -sd, -)"
   else
     preset=${preset:-seed}
@@ -388,23 +413,30 @@ for s in "${suites[@]}"; do
     echo "[myconv] $(bin_var_of "$s")=$(prebuilt_of "$s"):" \
       "no set-up, no build" >>"$log"
 done
-if [ ${#targets[@]} -gt 0 ]; then
-  myconv_log "set-up and build of ${targets[*]} in $build_dir (output in $log)"
-  {
-    echo "== set-up and build, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    if [ -n "$bundle" ]; then
-      "$MYCONV_ROOT/scripts/setup.sh" --from-bundle "$bundle"
-    elif [ ! -d "$MYCONV_PREFIX/usr" ]; then
-      "$MYCONV_ROOT/scripts/setup.sh"  # quick when everything is installed
-    fi
-    mapfile -t args < <(myconv_cmake_args)
-    cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}"
-    cmake --build "$build_dir" -j "$(myconv_jobs)" --target "${targets[@]}"
-  } >>"$log" 2>&1 || {
-    echo "$prog: error: set-up or build failed; the last lines of $log:" >&2
+# step WHAT COMMAND...: one set-up or build step, its output in the log only; a failure stops the
+# script with the log's last lines. Each step is checked by itself: `set -e` does not reach into a
+# `{ ...; } >>log || ...` list, which would go on after a failed set-up or configure.
+step() {
+  local what=$1 rc=0
+  shift
+  "$@" >>"$log" 2>&1 || rc=$?
+  if [ $rc -ne 0 ]; then
+    echo "$prog: error: $what failed (exit status $rc); the last lines of $log:" >&2
     tail -n 15 "$log" >&2
     exit 1
-  }
+  fi
+}
+if [ ${#targets[@]} -gt 0 ]; then
+  myconv_log "set-up and build of ${targets[*]} in $build_dir (output in $log)"
+  echo "== set-up and build, $(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$log"
+  if [ -n "$bundle" ]; then
+    step "set-up (scripts/setup.sh --from-bundle)" "$MYCONV_ROOT/scripts/setup.sh" --from-bundle "$bundle"
+  elif [ ! -d "$MYCONV_PREFIX/usr" ]; then
+    step "set-up (scripts/setup.sh)" "$MYCONV_ROOT/scripts/setup.sh"  # quick when all is installed
+  fi
+  mapfile -t args < <(myconv_cmake_args)
+  step "configure (cmake)" cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}"
+  step "build (cmake --build)" cmake --build "$build_dir" -j "$(myconv_jobs)" --target "${targets[@]}"
 fi
 for d in "${run_dirs[@]:1}"; do  # the other suites' logs start with the same set-up and build
   cat "$log" >>"$d/all_experiments.txt"

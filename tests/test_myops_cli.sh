@@ -40,16 +40,15 @@ expect_usage_error "malformed descriptor" "malformed op descriptor" --problem ad
 expect_usage_error "bad broadcast" "broadcast" --problem add:4x4+3x4
 expect_usage_error "tf32 on an elementwise op" "tf32" --problem relu:64:tf32
 expect_usage_error "missing op list" "cannot read" --ops-file "$work/nonexistent.txt"
+expect_usage_error "op list that is a folder" "is a folder" --ops-file "$work"
 expect_usage_error "size and problem together" "one or the other" --size small --problem relu:64
 expect_usage_error "filters leave nothing" "no op problem" --category matmul --op add
 expect_usage_error "unknown timing mode" "timing" --timing fastest
 expect_usage_error "bad variant" "variant" --variant x1 --problem relu:64
 expect_usage_error "unknown option" "--foo" --foo
 expect_usage_error "min time above max time" "min-time-ms" --min-time-ms 10 --max-time-ms 5
-avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
-if [ "${avail_kb:-0}" -lt 200000000 ]; then
-  expect_usage_error "problem larger than memory" "GiB of host memory" --problem add:65536x65536x16
-fi
+MYCONV_MEMORY_LIMIT_BYTES=1073741824 expect_usage_error "problem larger than memory" \
+  "does not fit in memory: needs about" --problem add:65536x65536x16
 "$myops" "${quick[@]}" --json "$work/no/such/dir/out.json" >/dev/null 2>"$work/stderr"
 rc=$?
 if [ $rc -eq 2 ] && [ "$(wc -l <"$work/stderr")" -eq 1 ]; then passes=$((passes + 1)); else fail "--json in missing folder: rc $rc"; fi

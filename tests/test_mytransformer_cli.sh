@@ -56,7 +56,7 @@ expect_usage_error "unknown model" "built-in" --model gpt5 --device cpu
 expect_usage_error "unknown SDPA backend" "sdpa-backend" "${m[@]}" --sdpa-backend bogus
 expect_usage_error "folder without config.json" "config.json" --model "$work/noconfig" --device cpu
 expect_usage_error "bad safetensors" "safetensors" --model "$work/badweights" --device cpu
-expect_usage_error "missing config file" "cannot open" "${m[@]}" --config-file "$work/none.json"
+expect_usage_error "missing config file" "cannot read" "${m[@]}" --config-file "$work/none.json"
 expect_usage_error "broken config file" "not valid JSON" "${m[@]}" --config-file "$work/broken.json"
 expect_usage_error "bad device" "device" "${m[@]/cpu/tpu}"
 expect_usage_error "zero output length" "output_length" "${m[@]}" --output_length 0

@@ -1,25 +1,39 @@
-// Randomized property tests of the parsers (descriptor, shape file): random and mutated text never
-// crashes, hangs or throws anything but bench::UsageError, and every descriptor that parses
-// round-trips: parse(p.str_with_name()) is p, and printing it again gives the same text. The
-// command-line parser is fuzzed through the binary (tests/test_cli_fuzz.py).
+// Randomized property tests of the parsers (descriptors of the conv, op and MLP suites, shape
+// files, safetensors headers): random and mutated text never crashes, hangs or throws anything but
+// bench::UsageError, and every descriptor that parses round-trips: parse(p.str_with_name()) is p,
+// and printing it again gives the same text. Sizes whose counts would overflow 64 bits are
+// refused, never counted negative; a shape file that is a FIFO or a folder is refused without
+// being opened; a safetensors file is read only when its tensors tile its data section; an error
+// echoes a long input cut short. The command lines are fuzzed through the binaries
+// (tests/test_cli_fuzz.py).
 //
 // Fixed seeds, so that a failure reproduces; MYCONV_FUZZ_ITERATIONS scales the counts (e.g. 100
 // for a long run) and MYCONV_FUZZ_SEED changes the seed. The sanitizer job (scripts/sanitize.sh)
 // runs these under AddressSanitizer and UndefinedBehaviorSanitizer too.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "conv/data.hpp"
 #include "conv/problem.hpp"
 #include "conv/settings.hpp"
 #include "core/error.hpp"
+#include "models/mlp/data.hpp"
+#include "models/mlp/problem.hpp"
+#include "models/transformer/safetensors.hpp"
+#include "ops/data.hpp"
 #include "ops/problem.hpp"
+#include "temp_dir.hpp"
 
 namespace conv {
 namespace {
@@ -259,6 +273,195 @@ TEST(ParserFuzz, MutatedOpDescriptorsParseOrSayWhy) {
     }
   }
   EXPECT_GT(parsed, 0);
+}
+
+// Fields up to 2^40 each (the largest a descriptor takes): a tensor whose element count would
+// overflow 64 bits is refused with a UsageError; every problem that parses has positive counts,
+// finite work and memory figures, and an unsupported reason without a negative number.
+TEST(ParserFuzz, HugeSizesCountOrSayWhy) {
+  Fuzzer f(seed() + 4);
+  auto big = [&] {
+    return std::to_string(f.chance(50) ? (std::int64_t(1) << f.pick(0, 40)) + f.pick(0, 3)
+                                       : std::int64_t(f.pick(1, 9)));
+  };
+  int parsed = 0, refused = 0;
+  const int n = scaled(20000);
+  for (int i = 0; i < n && !HasFailure(); ++i) {
+    const std::string text = "mb" + big() + "ic" + big() + "ih" + big() + "iw" + big() + "oc" +
+                             big() + "kh1kw1" + (f.chance(30) ? "g" + big() : "");
+    Problem p;
+    try {
+      p = parse_problem(text);
+    } catch (const bench::UsageError& e) {
+      ++refused;
+      EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+      continue;
+    }
+    ++parsed;
+    EXPECT_GT(p.src_elements(), 0) << text;
+    EXPECT_GT(p.wei_elements(), 0) << text;
+    EXPECT_GT(p.dst_elements(), 0) << text;
+    EXPECT_TRUE(std::isfinite(p.flops()) && p.flops() > 0) << text;
+    const bench::MemoryNeed need = memory_need(p, true);
+    EXPECT_TRUE(std::isfinite(need.host_bytes) && need.host_bytes > 0) << text;
+    EXPECT_EQ(p.unsupported_reason().find("has -"), std::string::npos) << p.unsupported_reason();
+  }
+  EXPECT_GT(parsed, 0);
+  EXPECT_GT(refused, 0);  // some products past 64 bits were generated and refused
+
+  // The op suite: 8 dimensions of up to 2^40 each.
+  for (int i = 0; i < n && !HasFailure(); ++i) {
+    std::string text = "add:" + big();
+    for (int d = f.pick(0, 7); d > 0; --d) text += "x" + big();
+    ops::Problem p;
+    try {
+      p = ops::parse_problem(text);
+    } catch (const bench::UsageError&) {
+      continue;
+    }
+    EXPECT_GT(p.input_elements(), 0) << text;
+    EXPECT_GT(p.output_elements(), 0) << text;
+    EXPECT_TRUE(std::isfinite(ops::memory_need(p, true).host_bytes)) << text;
+  }
+}
+
+// A descriptor of 90 kB in every suite: the error echoes it cut short.
+TEST(ParserFuzz, LongInputIsCutInTheMessage) {
+  const std::string conv_text = "mb1" + [] {
+    std::string s;
+    for (int i = 0; i < 30000; ++i) s += "ic1";
+    return s;
+  }();
+  const std::string ops_text = "add:" + std::string(90000, '7');
+  const std::string mlp_text = "mlp:d" + std::string(90000, '1');
+  for (const auto& [what, parse] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"conv", [&] { parse_problem(conv_text); }},
+           {"ops", [&] { ops::parse_problem(ops_text); }},
+           {"mlp", [&] { mlp::parse_problem(mlp_text); }}}) {
+    try {
+      parse();
+      ADD_FAILURE() << what << ": a 90 kB descriptor parsed";
+    } catch (const bench::UsageError& e) {
+      const std::string msg = e.what();
+      EXPECT_LT(msg.size(), 400u) << what << ": " << msg.substr(0, 400);
+      EXPECT_NE(msg.find("..."), std::string::npos) << what << ": " << msg;
+    }
+  }
+}
+
+// A shape file that is a FIFO or a folder is refused at once: reading a FIFO would block.
+TEST(ParserFuzz, ShapeFilesThatAreNoFilesAreRefused) {
+  bench::testing::TempDir tmp;
+  const std::string fifo = tmp.path().string() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, tmp.path().string()}) {
+    Settings s;
+    s.shape_files = {path};
+    try {
+      expand(s);
+      ADD_FAILURE() << path << " was read";
+    } catch (const bench::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ParserFuzz, MutatedMlpDescriptorsParseOrSayWhy) {
+  Fuzzer f(seed() + 5);
+  const std::vector<std::string> corpus = {"mlp:d128l16b128s5", "mlp:d4096l8b4096s5:bf16",
+                                           "mm:n1024:tf32", "mlp:d16l2b8s1:n\"base\"",
+                                           "mlp:d131072l1048576b1048576s1048576"};
+  int parsed = 0;
+  const int n = scaled(20000);
+  for (int i = 0; i < n && !HasFailure(); ++i) {
+    const std::string text =
+        f.mutate(corpus[static_cast<std::size_t>(f.pick(0, int(corpus.size()) - 1))]);
+    mlp::Problem p;
+    try {
+      p = mlp::parse_problem(text);
+    } catch (const bench::UsageError&) {
+      continue;
+    }
+    ++parsed;
+    const std::string printed = mlp::str_with_name(p);
+    EXPECT_EQ(mlp::str_with_name(mlp::parse_problem(printed)), printed) << text;
+    for (bool gpu : {false, true}) {
+      const bench::MemoryNeed need = mlp::memory_need(p, gpu);
+      EXPECT_TRUE(std::isfinite(need.host_bytes) && need.host_bytes > 0) << text;
+      EXPECT_TRUE(std::isfinite(need.device_bytes) && need.device_bytes >= 0) << text;
+    }
+  }
+  EXPECT_GT(parsed, 0);
+}
+
+// Random safetensors headers: tensors placed end to end, overlapping, with gaps, past the data,
+// with shapes whose products overflow. The reader takes a file only when its tensors tile the
+// data section exactly and each tensor's bytes match its shape; else a UsageError, which names
+// the tensors for an overlap or a gap.
+TEST(ParserFuzz, SafetensorsLoadOnlyWhenTensorsTileTheData) {
+  Fuzzer f(seed() + 6);
+  bench::testing::TempDir tmp;
+  const std::string path = tmp.path().string() + "/model.safetensors";
+  int loaded = 0, overlaps = 0, gaps = 0;
+  const int n = scaled(500);
+  for (int i = 0; i < n && !HasFailure(); ++i) {
+    std::string header = "{";
+    std::uint64_t at = 0;
+    for (int t = f.pick(1, 4); t > 0; --t) {
+      std::vector<std::int64_t> shape;
+      std::uint64_t elements = 1;
+      for (int d = f.pick(0, 3); d > 0; --d) {
+        const std::int64_t dim =
+            f.chance(3) ? (std::int64_t(1) << f.pick(31, 62)) : std::int64_t(f.pick(0, 5));
+        shape.push_back(dim);
+        elements *= std::uint64_t(dim);
+      }
+      // End to end, or moved back (an overlap) or on (a gap), or of the wrong size.
+      std::uint64_t begin = at;
+      if (f.chance(15)) begin -= std::min<std::uint64_t>(begin, std::uint64_t(f.pick(1, 8)));
+      if (f.chance(15)) begin += std::uint64_t(f.pick(1, 8));
+      std::uint64_t end = begin + 4 * elements;
+      if (f.chance(10)) end = begin + std::uint64_t(f.pick(0, 40));
+      if (end < begin) end = begin;
+      std::string dims;
+      for (auto d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+      header += std::string(header.size() > 1 ? "," : "") + "\"t" + std::to_string(t) +
+                "\":{\"dtype\":\"F32\",\"shape\":[" + dims + "],\"data_offsets\":[" +
+                std::to_string(begin) + "," + std::to_string(end) + "]}";
+      at = std::max(at, end);
+    }
+    header += "}";
+    const std::uint64_t data = std::min<std::uint64_t>(at + (f.chance(10) ? 4 : 0), 4096);
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      const std::uint64_t len = header.size();
+      for (int b = 0; b < 8; ++b) out.put(static_cast<char>((len >> (8 * b)) & 0xff));
+      out << header << std::string(data, '\0');
+    }
+    try {
+      const transformer::SafetensorsFile file(path);
+      ++loaded;
+      // What loaded tiles its data section: sorted by address, end to end.
+      std::vector<std::pair<const char*, std::size_t>> spans;
+      for (const auto& [name, v] : file.tensors()) {
+        EXPECT_EQ(std::uint64_t(v.numel()) * 4, v.nbytes) << header;
+        spans.push_back({static_cast<const char*>(v.data), v.nbytes});
+      }
+      std::sort(spans.begin(), spans.end());
+      for (std::size_t k = 1; k < spans.size(); ++k)
+        EXPECT_EQ(spans[k - 1].first + spans[k - 1].second, spans[k].first) << header;
+    } catch (const bench::UsageError& e) {
+      const std::string msg = e.what();
+      overlaps += msg.find("overlap") != std::string::npos;
+      gaps += msg.find("gap") != std::string::npos;
+      if (msg.find("overlap") != std::string::npos || msg.find("gap") != std::string::npos) {
+        EXPECT_NE(msg.find("'t"), std::string::npos) << msg;  // the tensors are named
+      }
+    }
+  }
+  EXPECT_GT(loaded, 0);
+  EXPECT_GT(overlaps, 0);
+  EXPECT_GT(gaps, 0);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 # scripts/run_all_experiments.sh --quick on two tiny problems and the CPU backends (usage:
 # test_run_all_experiments.sh path/to/myconv): a run folder with the console log, valid JSON, a
 # CSV with core's header and one row per case, one progress line per case, report.md and PNGs;
-# bad options exit 2 with one line and leave no run folder.
+# bad options (a FIFO as a shape file, a build folder of another source tree too) exit 2 with one
+# line and leave no run folder; a failed configure or build stops the run with the log's tail.
 set -u
 myconv=$(realpath "$1")
 # shellcheck source=runner_test_lib.sh
@@ -26,6 +27,67 @@ expect_usage_error "bad timeout" --shapes "$work/tiny.txt" --timeout soon
 expect_usage_error "unknown backend (myconv's check)" --shapes "$work/tiny.txt" --backends nosuch
 expect_usage_error "unknown myconv option after --" --shapes "$work/tiny.txt" -- --frobnicate
 expect_usage_error "grid option after --" --shapes "$work/tiny.txt" -- --dtype bf16
+# Input files that are no files: refused at once, never opened (a FIFO would block a reader).
+mkfifo "$work/fifo"
+expect_usage_error "--shapes is a FIFO" --shapes "$work/fifo"
+expect_usage_error "--shapes is a folder" --shapes "$work"
+
+# Set-up and build (no MYCONV_BIN). A build folder configured for another source tree is refused
+# before anything is made; a configure or build that fails stops the run with exit 1 and the
+# log's last lines, the later steps not run. A stand-in cmake on PATH plays the failing step; a
+# bundle prefix (MYCONV_PREFIX/usr) skips the package set-up.
+unset MYCONV_BIN
+mkdir -p "$work/other_build" "$work/fakebin" "$work/prefix/usr" "$work/out_build"
+printf 'CMAKE_HOME_DIRECTORY:INTERNAL=/some/other/checkout\n' >"$work/other_build/CMakeCache.txt"
+expect_usage_error "build folder of another source tree" --shapes "$work/tiny.txt" \
+  --build-dir "$work/other_build"
+cat >"$work/fakebin/cmake" <<'EOF'
+#!/bin/sh
+echo "stand-in cmake $*"
+case "$*" in
+  *--build*) [ -z "${FAIL_BUILD:-}" ] || { echo "stand-in build failure"; exit 4; } ;;
+  *) [ -z "${FAIL_CONFIGURE:-}" ] || { echo "CMake Error: stand-in configure failure"; exit 3; } ;;
+esac
+EOF
+chmod +x "$work/fakebin/cmake"
+for step in configure build; do
+  rm -rf "${work:?}/out_build"/*
+  if [ $step = configure ]; then export FAIL_CONFIGURE=1; else unset FAIL_CONFIGURE; export FAIL_BUILD=1; fi
+  MYCONV_PREFIX="$work/prefix" PATH="$work/fakebin:$PATH" "$runner" --shapes "$work/tiny.txt" \
+    --build-dir "$work/fresh_build" --output-dir "$work/out_build" >/dev/null 2>"$work/stderr"
+  rc=$?
+  log=$(ls "$work"/out_build/*/all_experiments.txt 2>/dev/null | head -n 1)
+  if [ $rc -eq 1 ] && grep -q "error: $step (cmake.*) failed" "$work/stderr" &&
+      grep -q "stand-in $step failure" "$work/stderr" &&
+      { [ $step = build ] || ! grep -q "stand-in cmake --build" "${log:-/dev/null}"; }; then
+    ok "a failed $step stops the run with the log's tail"
+  else
+    fail "a failed $step: exit $rc, stderr: $(cat "$work/stderr")"
+  fi
+done
+unset FAIL_BUILD
+export MYCONV_BIN=$myconv
+
+# A sweep where one problem cannot fit in memory: its program refuses that invocation (exit 2),
+# and the runner records its cases `unsupported` with the estimate and the memory there; the
+# others run.
+printf 'mb1ic2ih8oc2kh3n"small"\nmb1ic1024ih32768oc1024kh1n"huge"\n' >"$work/mixed.txt"
+if "$runner" --quick --shapes "$work/mixed.txt" --backends onednn_cpu --output-dir "$work/out_mem" \
+    >"$work/console_mem" 2>&1 && python3 - "$work"/out_mem/*/results.json <<'PY'; then
+import json, sys
+rs = {r["name"]: r for r in json.load(open(sys.argv[1]))["results"]}
+assert rs["small"]["status"] == "passed", rs["small"]
+huge = rs["huge"]
+assert huge["status"] == "unsupported", huge
+assert huge["reason"].startswith("does not fit in memory: needs about"), huge["reason"]
+assert "of host memory (estimate)" in huge["reason"] and "available" in huge["reason"], huge
+assert huge["extra"]["runner"]["myconv_exit"] == 2, huge["extra"]
+PY
+  ok "a problem that cannot fit is recorded unsupported, the rest run"
+else
+  fail "memory refusal in a sweep"; tail -5 "$work/console_mem"
+fi
+
 "$runner" --resume "$work" >/dev/null 2>"$work/stderr"
 [ $? -eq 2 ] && [ "$(wc -l <"$work/stderr")" -eq 1 ] && ok "resume of a non-run folder -> $(cat "$work/stderr")" ||
   fail "resume of a non-run folder"

@@ -42,6 +42,16 @@ CudaAvailability cuda_device_available() {
   return answer;
 }
 
+unsigned long long cuda_free_memory_bytes() {
+  if (!cuda_device_available().ok) return 0;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return free_bytes;
+}
+
 static int attribute(cudaDeviceAttr attr, int device) {
   int value = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, device));

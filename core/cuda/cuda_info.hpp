@@ -19,6 +19,10 @@ struct CudaAvailability {
 // Asks the runtime once per process and remembers the answer.
 CudaAvailability cuda_device_available();
 
+// Free memory of the current device in bytes (cudaMemGetInfo), 0 when no device is usable or the
+// call fails (the caller then does not check device memory). Never throws.
+unsigned long long cuda_free_memory_bytes();
+
 // One device: name, compute capability, SM count, clock, L2 size, memory size, theoretical
 // memory bandwidth (2 * memory clock * bus width / 8, double data rate), ECC. Throws
 // std::runtime_error through CUDA_CHECK for a device that does not exist.

@@ -61,8 +61,8 @@ GradientCheck check_gradients(const MlpProblem& p, double loss,
                 " gradients, expected " + std::to_string(ref.gradients.size());
     return out;
   }
-  const double loss_err = std::abs(loss - ref.loss) /
-                          std::max({std::abs(ref.loss), ref.loss_scale, 1e-30});
+  const double loss_err =
+      std::abs(loss - ref.loss) / std::max({std::abs(ref.loss), ref.loss_scale, 1e-30});
   nlohmann::ordered_json per = nlohmann::ordered_json::object();
   std::size_t worst = 0;
   double worst_err = -1;
@@ -109,7 +109,8 @@ GradientCheck check_gradients(const MlpProblem& p, double loss,
     };
     std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
                       [&](std::size_t a, std::size_t b) { return err_at(a) > err_at(b); });
-    for (std::size_t j = 0; j < k; ++j) c.first_mismatches.push_back({idx[j], g[idx[j]], r[idx[j]]});
+    for (std::size_t j = 0; j < k; ++j)
+      c.first_mismatches.push_back({idx[j], g[idx[j]], r[idx[j]]});
   }
   std::ostringstream msg;
   msg.precision(3);
@@ -159,6 +160,24 @@ MatmulData make_matmul_data(const MatmulProblem& p, std::uint64_t user_seed) {
 
 bench::Tolerance matmul_tolerance(const MatmulProblem& p, double ref_rms) {
   return bench::dot_tolerance(p.dtype, p.n, ref_rms);
+}
+
+bench::MemoryNeed memory_need(const Problem& problem, bool on_gpu) {
+  bench::MemoryNeed need;
+  if (const auto* p = std::get_if<MlpProblem>(&problem)) {
+    const double d = double(p->dim), params = double(p->num_layers) * (d * d + d),
+                 acts = 3 * double(p->batch_size) * d * double(p->num_layers),
+                 elem = bench::storage_bytes(p->dtype);
+    need.host_bytes = 4 * (double(p->batch_size) * d + params) + 8 * (2 * params + acts) +
+                      4 * params + (on_gpu ? 0 : 4 * (2 * params + acts));
+    if (on_gpu) need.device_bytes = elem * (2 * params + acts);
+  } else {
+    const auto& m = std::get<MatmulProblem>(problem);
+    const double n2 = double(m.n) * double(m.n);
+    need.host_bytes = 3 * 4 * n2;
+    if (on_gpu) need.device_bytes = 3 * n2 * bench::storage_bytes(m.dtype);
+  }
+  return need;
 }
 
 }  // namespace mlp

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/compare.hpp"
+#include "core/memory_fit.hpp"
 #include "models/mlp/problem.hpp"
 
 namespace mlp {
@@ -79,6 +80,16 @@ struct MatmulData {
 };
 inline constexpr std::size_t kMatmulCheckElements = 64;
 MatmulData make_matmul_data(const MatmulProblem& p, std::uint64_t user_seed);
+
+// The memory one case needs at least (core/memory_fit.hpp), counted from the problem:
+//   MLP, P = num_layers x (dim^2 + dim) parameters, A = batch_size x dim x num_layers activations:
+//     host: the inputs and parameters (float), the float64 reference's parameters, gradients and
+//     activations (3 per layer: the Linear's output, the GeLU's, the gradient), the gradients
+//     read back (float); on the CPU (on_gpu false) also the implementation's parameters,
+//     gradients and activations in float;
+//     device (on_gpu): parameters, gradients and 3 activations per layer in the dtype.
+//   matmul: host A and B (float) and C read back; device A, B and C in the dtype.
+bench::MemoryNeed memory_need(const Problem& p, bool on_gpu);
 
 // The tolerance of a sampled C element: the core's dot-product rule for length n.
 bench::Tolerance matmul_tolerance(const MatmulProblem& p, double ref_rms);

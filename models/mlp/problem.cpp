@@ -25,9 +25,10 @@ struct Parts {
 Parts split(const std::string& text) {
   static const std::regex re(R"(^([a-z]+):([a-z0-9]+)(?::([a-z0-9]+))?(?::n\"([^\"]*)\")?$)");
   std::smatch m;
-  if (!std::regex_match(text, m, re))
-    throw bench::UsageError("malformed MLP-suite descriptor '" + text +
-                            "' (expected e.g. mlp:d128l16b128s5:fp32 or mm:n1024:bf16)");
+  // std::regex recurses per character: a long text could exhaust the stack.
+  if (text.size() > 512 || !std::regex_match(text, m, re))
+    throw bench::UsageError("malformed MLP-suite descriptor " + bench::quote_input(text, 40) +
+                            " (expected e.g. mlp:d128l16b128s5:fp32 or mm:n1024:bf16)");
   return {m[1], m[2], m[3], m[4]};
 }
 
@@ -68,9 +69,12 @@ std::string MlpProblem::str_with_name() const {
 }
 
 nlohmann::ordered_json MlpProblem::params() const {
-  return {{"kind", "mlp"},          {"dim", dim},
-          {"num_layers", num_layers}, {"batch_size", batch_size},
-          {"num_steps", num_steps},   {"parameters", parameters()},
+  return {{"kind", "mlp"},
+          {"dim", dim},
+          {"num_layers", num_layers},
+          {"batch_size", batch_size},
+          {"num_steps", num_steps},
+          {"parameters", parameters()},
           {"dtype", bench::to_string(dtype)}};
 }
 
@@ -114,7 +118,7 @@ Problem parse_problem(const std::string& text, DataType default_dtype) {
   const Parts parts = split(text);
   auto number = [&](const std::string& digits, const char* field) {
     if (digits.empty() || digits.size() > 9)
-      throw bench::UsageError("'" + text + "': " + field + " needs 1 to 9 digits");
+      throw bench::UsageError(bench::quote_input(text, 40) + ": " + field + " needs 1 to 9 digits");
     return std::int64_t(std::stoll(digits));
   };
   Problem out;
@@ -122,8 +126,8 @@ Problem parse_problem(const std::string& text, DataType default_dtype) {
     static const std::regex sizes(R"(^d([0-9]+)l([0-9]+)b([0-9]+)s([0-9]+)$)");
     std::smatch m;
     if (!std::regex_match(parts.sizes, m, sizes))
-      throw bench::UsageError("malformed MLP descriptor '" + text +
-                              "' (expected mlp:d<dim>l<num_layers>b<batch_size>s<num_steps>)");
+      throw bench::UsageError("malformed MLP descriptor " + bench::quote_input(text, 40) +
+                              " (expected mlp:d<dim>l<num_layers>b<batch_size>s<num_steps>)");
     MlpProblem p;
     p.dim = number(m[1], "d");
     p.num_layers = number(m[2], "l");
@@ -132,23 +136,24 @@ Problem parse_problem(const std::string& text, DataType default_dtype) {
     p.dtype = dtype_or(parts.dtype, default_dtype);
     p.name = parts.name;
     if (const std::string why = p.validate(); !why.empty())
-      throw bench::UsageError("'" + text + "': " + why);
+      throw bench::UsageError(bench::quote_input(text, 40) + ": " + why);
     out = p;
   } else if (parts.kind == "mm") {
     if (parts.sizes.size() < 2 || parts.sizes[0] != 'n' ||
         !std::all_of(parts.sizes.begin() + 1, parts.sizes.end(),
                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      throw bench::UsageError("malformed matmul descriptor '" + text + "' (expected mm:n<size>)");
+      throw bench::UsageError("malformed matmul descriptor " + bench::quote_input(text, 40) +
+                              " (expected mm:n<size>)");
     MatmulProblem p;
     p.n = number(parts.sizes.substr(1), "n");
     p.dtype = dtype_or(parts.dtype, default_dtype);
     p.name = parts.name;
     if (const std::string why = p.validate(); !why.empty())
-      throw bench::UsageError("'" + text + "': " + why);
+      throw bench::UsageError(bench::quote_input(text, 40) + ": " + why);
     out = p;
   } else {
-    throw bench::UsageError("unknown problem kind '" + parts.kind + "' in '" + text +
-                            "' (expected mlp or mm)");
+    throw bench::UsageError("unknown problem kind '" + parts.kind + "' in " +
+                            bench::quote_input(text, 40) + " (expected mlp or mm)");
   }
   return out;
 }
@@ -156,7 +161,7 @@ Problem parse_problem(const std::string& text, DataType default_dtype) {
 MlpProblem parse_mlp_problem(const std::string& text, DataType default_dtype) {
   const Problem p = parse_problem(text, default_dtype);
   if (!std::holds_alternative<MlpProblem>(p))
-    throw bench::UsageError("'" + text + "' is not an MLP problem (mlp:d...)");
+    throw bench::UsageError(bench::quote_input(text, 40) + " is not an MLP problem (mlp:d...)");
   return std::get<MlpProblem>(p);
 }
 

@@ -1,10 +1,14 @@
 #include "models/transformer/config.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/paths.hpp"
 
 namespace transformer {
 
@@ -23,25 +27,37 @@ std::string to_string(Arch a) {
   return "?";
 }
 
-std::int64_t ModelConfig::parameter_count() const {
-  const std::int64_t h = hidden_size, kv = num_kv_heads * head_dim, q = num_heads * head_dim;
-  std::int64_t attn = h * (q + 2 * kv) + q * h;
-  if (attention_bias) attn += q + 2 * kv;
-  if (o_bias) attn += h;
-  std::int64_t mlp = 0, norms = 0;
-  if (arch == Arch::gpt2) {
-    mlp = 2 * h * intermediate_size + intermediate_size + h;
+namespace {
+
+// The parameter count in T: double for the check of a config (check_positive), int64 once the
+// config passed it.
+template <typename T>
+T count_parameters(const ModelConfig& c) {
+  const T h = T(c.hidden_size), kv = T(c.num_kv_heads) * T(c.head_dim),
+          q = T(c.num_heads) * T(c.head_dim), inter = T(c.intermediate_size);
+  T attn = h * (q + 2 * kv) + q * h;
+  if (c.attention_bias) attn += q + 2 * kv;
+  if (c.o_bias) attn += h;
+  T mlp = 0, norms = 0;
+  if (c.arch == Arch::gpt2) {
+    mlp = 2 * h * inter + inter + h;
     norms = 2 * 2 * h;
   } else {
-    mlp = 3 * h * intermediate_size + (mlp_bias ? 2 * intermediate_size + h : 0);
+    mlp = 3 * h * inter + (c.mlp_bias ? 2 * inter + h : 0);
     norms = 2 * h;
   }
-  std::int64_t total = num_layers * (attn + mlp + norms);
-  total += vocab_size * h;                                       // token embedding
-  if (arch == Arch::gpt2) total += max_position_embeddings * h;  // learned positions
-  total += arch == Arch::gpt2 ? 2 * h : h;                       // final norm
-  if (!tie_word_embeddings) total += vocab_size * h;
+  T total = T(c.num_layers) * (attn + mlp + norms);
+  total += T(c.vocab_size) * h;                                         // token embedding
+  if (c.arch == Arch::gpt2) total += T(c.max_position_embeddings) * h;  // learned positions
+  total += c.arch == Arch::gpt2 ? 2 * h : h;                            // final norm
+  if (!c.tie_word_embeddings) total += T(c.vocab_size) * h;
   return total;
+}
+
+}  // namespace
+
+std::int64_t ModelConfig::parameter_count() const {
+  return count_parameters<std::int64_t>(*this);
 }
 
 std::int64_t ModelConfig::kv_cache_bytes(std::int64_t batch, std::int64_t max_len,
@@ -61,11 +77,20 @@ double ModelConfig::forward_flops(double tokens, double context) const {
 namespace {
 
 // A required integer key, or UsageError naming it.
+// An integer of the file as int64: one past int64 (an unsigned 2^63 or more) is refused rather
+// than wrapped to a negative size.
+std::int64_t checked_int(const json& v, const char* key, const std::string& where) {
+  if (v.is_number_unsigned() &&
+      v.get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
+    throw UsageError(where + ": config.json '" + key + "' is past 64-bit integers");
+  return v.get<std::int64_t>();
+}
+
 std::int64_t need_int(const json& j, const char* key, const std::string& where) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_number_integer())
     throw UsageError(where + ": config.json lacks the integer '" + key + "'");
-  return it->get<std::int64_t>();
+  return checked_int(*it, key, where);
 }
 
 std::int64_t int_or(const json& j, const char* key, std::int64_t fallback) {
@@ -121,8 +146,22 @@ void check_positive(const ModelConfig& c, const std::string& where) {
       {"head dim", c.head_dim},
       {"intermediate size", c.intermediate_size},
       {"max positions", c.max_position_embeddings}};
-  for (const auto& [what, v] : dims)
+  // Each size at most 2^40 and the parameter count at most 2^50 (a petabyte in float32, beyond
+  // any machine): every count and byte sum of the suite then stays far inside int64. A config
+  // within these bounds that no machine here holds is the memory check's (memory.hpp).
+  constexpr std::int64_t kMaxSize = std::int64_t(1) << 40;
+  for (const auto& [what, v] : dims) {
     if (v <= 0) throw UsageError(where + ": config.json " + what + " must be positive");
+    if (v > kMaxSize)
+      throw UsageError(where + ": config.json " + what + " must be at most " +
+                       std::to_string(kMaxSize) + ", got " + std::to_string(v));
+  }
+  if (const double n = count_parameters<double>(c); n > std::ldexp(1.0, 50)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", n);
+    throw UsageError(where + ": config.json describes about " + std::string(text) +
+                     " parameters, more than 2^50 (a petabyte of weights)");
+  }
   if (c.num_heads % c.num_kv_heads != 0)
     throw UsageError(where + ": attention heads (" + std::to_string(c.num_heads) +
                      ") must be a multiple of the kv heads (" + std::to_string(c.num_kv_heads) +
@@ -147,7 +186,9 @@ ModelConfig parse_hf_config(const json& j, const std::string& where) {
     c.num_heads = need_int(j, "n_head", where);
     c.num_kv_heads = c.num_heads;
     c.max_position_embeddings = need_int(j, "n_positions", where);
-    c.intermediate_size = int_or(j, "n_inner", 4 * c.hidden_size);
+    // 4 x n_embd by default (a size past the checks below gets 0 here, never an overflow).
+    c.intermediate_size =
+        int_or(j, "n_inner", c.hidden_size < (std::int64_t(1) << 40) ? 4 * c.hidden_size : 0);
     c.norm_eps = num_or(j, "layer_norm_epsilon", 1e-5);
     c.activation = j.value("activation_function", std::string("gelu_new"));
     if (c.activation != "gelu_new" && c.activation != "gelu_pytorch_tanh")
@@ -197,6 +238,7 @@ ModelConfig parse_hf_config(const json& j, const std::string& where) {
 }
 
 ModelConfig load_config_file(const std::string& path) {
+  bench::check_input_file("--model", path);  // a FIFO or a folder is refused, never opened
   std::ifstream in(path);
   if (!in) throw UsageError(path + ": cannot open");
   json j;

@@ -1,6 +1,7 @@
 #include "models/transformer/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/dtype.hpp"
 
@@ -334,6 +335,34 @@ MemoryPrediction predict_peak_memory(const ModelConfig& cfg, const Problem& p,
       r.peak_at = pt.name;
     }
   return r;
+}
+
+bench::MemoryNeed memory_need(const ModelConfig& cfg, const Problem& p, const MemoryContext& ctx) {
+  // In double first, the prediction's largest products (weights, gradients, KV cache, the check's
+  // logits and float64 copy, the MLP, the explicit attention's scores, what training saves per
+  // layer): a case past any memory is told without the int64 sums, which it could overflow.
+  const double e = bench::storage_bytes(p.dtype), b = double(p.mb),
+               t = double(p.task == Task::train ? p.in : p.in + p.out), h = double(cfg.hidden_size),
+               v = double(cfg.vocab_size), inter = double(cfg.intermediate_size),
+               layers = double(cfg.num_layers), heads = double(cfg.num_heads);
+  const double weights = double(cfg.parameter_count()) * e;
+  double rough = weights + b * t * (v * 12 + inter * e * 4 + heads * t * 8);
+  if (p.task == Task::train)
+    rough += weights + layers * b * t * (h * 8 + inter * 4) * e;
+  else
+    rough += 2 * layers * b * double(p.cache_len()) * double(cfg.num_kv_heads * cfg.head_dim) * e;
+  // Far below 2^63 (every term of the prediction is within a small factor of one above).
+  const double exact_below = std::ldexp(1.0, 52);
+  const double peak =
+      rough < exact_below ? double(predict_peak_memory(cfg, p, ctx).total()) : rough;
+  bench::MemoryNeed need;
+  if (ctx.cpu) {
+    need.host_bytes = peak;
+  } else {
+    need.device_bytes = peak;
+    need.host_bytes = v * h * kF32;  // random weights are drawn in float32 on the host first
+  }
+  return need;
 }
 
 }  // namespace transformer

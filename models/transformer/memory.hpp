@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/memory_fit.hpp"
 #include "models/transformer/config.hpp"
 #include "models/transformer/problem.hpp"
 
@@ -65,6 +66,13 @@ std::vector<MemoryPoint> memory_points(const ModelConfig& cfg, const Problem& p,
 // The peak: weights + KV cache + workspaces + the largest point of memory_points.
 MemoryPrediction predict_peak_memory(const ModelConfig& cfg, const Problem& p,
                                      const MemoryContext& ctx);
+
+// What one case needs (core/memory_fit.hpp), for the check before any case runs: the predicted
+// peak, on the device (CUDA) or the host (CPU); on CUDA also the host's float32 copy of the
+// largest random weight (the embedding), drawn there first. A case whose rough size (the
+// prediction's largest products, in double) is past 2^52 bytes gets that rough size instead of the
+// prediction, whose int64 sums it could overflow.
+bench::MemoryNeed memory_need(const ModelConfig& cfg, const Problem& p, const MemoryContext& ctx);
 
 // The cuBLAS handle-stream pairs a case runs matmuls on: 1 for a generation in eager mode (the
 // current stream), 2 with a CUDA graph (its capture's side stream) and for training (the autograd

@@ -13,7 +13,8 @@ std::string to_string(Task t) {
 Task parse_task(const std::string& text) {
   if (text == "generate" || text == "inference") return Task::generate;
   if (text == "train") return Task::train;
-  throw bench::UsageError("--task: '" + text + "' is not a task (generate, train)");
+  throw bench::UsageError("--task: " + bench::quote_input(text, 40) +
+                          " is not a task (generate, train)");
 }
 
 std::string Problem::str() const {
@@ -39,12 +40,19 @@ nlohmann::ordered_json Problem::params(const ModelConfig& cfg) const {
   return p;
 }
 
+namespace {
+constexpr std::size_t kMaxDescriptorLength = 512;  // a model name of some 480 characters
+}  // namespace
+
 Problem parse_problem(const std::string& text, bench::DataType dtype) {
   static const std::regex gen(R"(mb([0-9]{1,9})in([0-9]{1,9})out([0-9]{1,9}))");
   static const std::regex train(R"(train_mb([0-9]{1,9})in([0-9]{1,9}))");
   std::smatch m;
   Problem p;
   p.dtype = dtype;
+  // std::regex recurses per character: a long text could exhaust the stack.
+  if (text.size() > kMaxDescriptorLength)
+    throw bench::UsageError(bench::quote_input(text, 40) + " is not a transformer case (too long)");
   if (std::regex_match(text, m, gen)) {
     p.mb = std::stoll(m[1]);
     p.in = std::stoll(m[2]);
@@ -55,11 +63,11 @@ Problem parse_problem(const std::string& text, bench::DataType dtype) {
     p.in = std::stoll(m[2]);
     p.out = 0;
   } else {
-    throw bench::UsageError("'" + text +
-                            "' is not a transformer case (mb<B>in<L>out<N> or train_mb<B>in<L>)");
+    throw bench::UsageError(bench::quote_input(text, 40) +
+                            " is not a transformer case (mb<B>in<L>out<N> or train_mb<B>in<L>)");
   }
   if (p.mb < 1 || p.in < 1 || (p.task == Task::generate && p.out < 1))
-    throw bench::UsageError("'" + text + "': batch and lengths must be positive");
+    throw bench::UsageError(bench::quote_input(text, 40) + ": batch and lengths must be positive");
   return p;
 }
 
@@ -69,10 +77,13 @@ std::string str_with_name(const Problem& p, const std::string& model) {
 
 NamedProblem parse_named_problem(const std::string& text, bench::DataType dtype) {
   static const std::regex named(R"re(([^:]*):n"([^"]+)")re");
+  if (text.size() > kMaxDescriptorLength)  // as parse_problem: no regex over a long text
+    throw bench::UsageError(bench::quote_input(text, 40) + " is not a transformer case (too long)");
   std::smatch m;
   if (std::regex_match(text, m, named)) return {parse_problem(m[1], dtype), m[2]};
   if (text.find(':') != std::string::npos)
-    throw bench::UsageError("'" + text + "' is not a transformer case (expected e.g. " +
+    throw bench::UsageError(bench::quote_input(text, 40) +
+                            " is not a transformer case (expected e.g. " +
                             "mb1in128out64 or mb1in128out64:n\"gpt2\")");
   return {parse_problem(text, dtype), ""};
 }

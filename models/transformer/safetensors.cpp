@@ -5,14 +5,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
+#include "core/paths.hpp"
 
 namespace transformer {
 
@@ -21,9 +25,59 @@ using nlohmann::json;
 
 std::int64_t TensorView::numel() const {
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape) n *= d;  // checked when the file is read: the product fits
   return n;
 }
+
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// One tensor's bytes in the data section: [begin, end).
+struct Span {
+  std::uint64_t begin = 0, end = 0;
+  std::string name;
+};
+
+std::string span_text(const Span& s) {
+  return "'" + s.name + "' [" + std::to_string(s.begin) + ", " + std::to_string(s.end) + ")";
+}
+
+// The tensors must tile the data section, as the format's reference reader requires: in offset
+// order each starts where the one before ended, the first at 0 and the last at its end. Tensors
+// that share bytes would alias each other's weights; a gap is bytes no tensor owns.
+void check_layout(const std::string& path, std::vector<Span> spans, std::uint64_t data_size) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  std::uint64_t at = 0;
+  const Span* previous = nullptr;
+  for (const Span& s : spans) {
+    if (s.begin < at)
+      throw UsageError(path + ": tensors " + span_text(*previous) + " and " + span_text(s) +
+                       " overlap in the data section");
+    if (s.begin > at)
+      throw UsageError(path + ": a gap of " + std::to_string(s.begin - at) +
+                       " bytes in the data "
+                       "section " +
+                       (previous ? "after " + span_text(*previous) : std::string("at its start")) +
+                       ", before " + span_text(s));
+    at = s.end;
+    previous = &s;
+  }
+  if (at != data_size)
+    throw UsageError(path + ": " + std::to_string(data_size - at) + " bytes of the data section (" +
+                     std::to_string(data_size) + " bytes) " +
+                     (previous ? "after the last tensor " + span_text(*previous)
+                               : std::string("and no tensor")) +
+                     " belong to no tensor");
+}
+
+}  // namespace
 
 int safetensors_dtype_bytes(const std::string& dtype) {
   if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
@@ -35,6 +89,7 @@ int safetensors_dtype_bytes(const std::string& dtype) {
 }
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+  bench::check_input_file("--model", path);  // a FIFO or a folder is refused, never opened
   const int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) throw UsageError(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
@@ -71,6 +126,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     if (!header.is_object()) throw UsageError(path + ": header is not a JSON object");
     const unsigned char* data = bytes + 8 + header_len;
     const std::size_t data_size = size_ - 8 - header_len;
+    std::vector<Span> spans;
     for (const auto& [name, entry] : header.items()) {
       if (name == "__metadata__") continue;
       const std::string where = path + ": tensor '" + name + "'";
@@ -87,20 +143,27 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         if (elem == 0) throw UsageError(where + ": unknown dtype '" + v.dtype + "'");
         for (auto d : v.shape)
           if (d < 0) throw UsageError(where + ": negative dimension");
+        const auto elements = bench::checked_product(v.shape);
+        const auto bytes = elements ? bench::checked_mul(*elements, elem) : std::nullopt;
+        if (!bytes)
+          throw UsageError(where + ": shape " + shape_text(v.shape) +
+                           " has more elements than 64-bit counts hold");
         if (offsets[0] > offsets[1] || offsets[1] > data_size)
           throw UsageError(where + ": data_offsets [" + std::to_string(offsets[0]) + ", " +
                            std::to_string(offsets[1]) + "] outside the data section (" +
                            std::to_string(data_size) + " bytes)");
         v.nbytes = offsets[1] - offsets[0];
-        if (static_cast<std::uint64_t>(v.numel()) * elem != v.nbytes)
+        if (static_cast<std::uint64_t>(*bytes) != v.nbytes)
           throw UsageError(where + ": " + std::to_string(v.nbytes) + " bytes for " +
-                           std::to_string(v.numel()) + " " + v.dtype + " elements");
+                           std::to_string(*elements) + " " + v.dtype + " elements");
         v.data = data + offsets[0];
+        spans.push_back({offsets[0], offsets[1], name});
       } catch (const json::exception&) {
         throw UsageError(where + ": dtype, shape or data_offsets of the wrong type");
       }
       tensors_.emplace(name, std::move(v));
     }
+    check_layout(path, spans, data_size);
   } catch (...) {
     ::munmap(map_, size_);
     map_ = nullptr;
@@ -120,6 +183,7 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
     files_.push_back(std::make_unique<SafetensorsFile>(single.string()));
   } else if (fs::exists(index)) {
     sharded_ = true;
+    bench::check_input_file("--model", index.string());
     std::ifstream in(index);
     json j;
     try {

@@ -1,12 +1,14 @@
 #include "models/transformer/settings.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "core/error.hpp"
+#include "core/paths.hpp"
 #include "core/system_info.hpp"
 
 namespace transformer {
@@ -17,6 +19,7 @@ using nlohmann::json;
 namespace {
 
 json read_json_file(const std::string& path, const std::string& option) {
+  bench::check_input_file(option, path);  // a FIFO or a folder is refused, never opened
   std::ifstream in(path);
   if (!in) throw UsageError(option + ": cannot open '" + path + "'");
   try {
@@ -142,13 +145,18 @@ void check_grid(const Grid& g) {
       "settings (" + (g.name.empty() ? std::string("overrides") : g.name) + ")";
   if (g.batch_sizes.empty() || g.input_lengths.empty())
     throw UsageError(where + ": batch_sizes and input_lengths must not be empty");
+  // Sizes of at most 9 digits, as the descriptors write them (problem.hpp): their products stay
+  // far inside int64.
+  constexpr std::int64_t kMaxSize = 999999999;
   for (auto b : g.batch_sizes)
-    if (b < 1) throw UsageError(where + ": batch sizes must be positive");
+    if (b < 1 || b > kMaxSize) throw UsageError(where + ": batch sizes must be in 1..999999999");
   for (auto l : g.input_lengths)
-    if (l < 1) throw UsageError(where + ": input lengths must be positive");
-  if (g.output_length < 1) throw UsageError(where + ": output_length must be positive");
+    if (l < 1 || l > kMaxSize) throw UsageError(where + ": input lengths must be in 1..999999999");
+  if (g.output_length < 1 || g.output_length > kMaxSize)
+    throw UsageError(where + ": output_length must be in 1..999999999");
   if (g.num_runs < 1) throw UsageError(where + ": num_runs must be positive");
-  if (!(g.temperature >= 0)) throw UsageError(where + ": temperature must be >= 0");
+  if (!(g.temperature >= 0) || !std::isfinite(g.temperature))
+    throw UsageError(where + ": temperature must be a finite number >= 0");
   if (!(g.top_p > 0 && g.top_p <= 1)) throw UsageError(where + ": top_p must be in (0, 1]");
   if (g.max_batch_input_product < 1)
     throw UsageError(where + ": max_batch_input_product must be positive");
@@ -193,6 +201,7 @@ ModelSource resolve_model(const std::string& spec, std::uint64_t seed) {
     s.config.name = fs::path(spec).stem().string();
     s.description = random + " from " + spec;
   } else {
+    if (fs::exists(spec)) bench::check_input_file("--model", spec);  // a FIFO, a device: refused
     s.config = builtin_config(spec);
     s.description = random + " from the built-in config " + spec;
   }

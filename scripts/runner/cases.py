@@ -63,17 +63,25 @@ class CasesMixin:
     def source_of(self, myconv):
         """The source record of a myconv build (`myconv --source-info`): what every result of the
         run folder names (results/README.md, system.source)."""
-        p = subprocess.run([myconv, "--source-info"], capture_output=True, text=True, timeout=120)
+        p = subprocess.run([myconv, "--source-info"], capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
         if p.returncode != 0:
             tail = " ".join(p.stderr.strip().splitlines()[-2:])
             raise RuntimeError(f"'{myconv} --source-info' exited with {p.returncode}: {tail}")
-        return json.loads(p.stdout)
+        try:
+            return json.loads(p.stdout)
+        except ValueError as e:
+            raise RuntimeError(f"'{myconv} --source-info' printed no JSON ({e})")
 
     def write_source_diff(self, myconv, source):
         """RUN/source.diff: the built tree's difference from its commit, once per run folder."""
         if source.get("diff_bytes"):
-            subprocess.run([myconv, "--write-source-diff",
-                            os.path.join(self.run_dir, "source.diff")], check=True, timeout=120)
+            cmd = [myconv, "--write-source-diff", os.path.join(self.run_dir, "source.diff")]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                               stdin=subprocess.DEVNULL)
+            if p.returncode != 0:
+                tail = " ".join(p.stderr.strip().splitlines()[-2:])
+                raise RuntimeError(f"'{shlex.join(cmd)}' exited with {p.returncode}: {tail}")
 
     def load_config(self):
         path = os.path.join(self.run_dir, "run.json")

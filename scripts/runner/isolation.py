@@ -18,6 +18,8 @@ import time
 from runner.cases import case_key
 from runner.common import NAME_SUFFIX, Stopped, write_atomic
 
+# The phrase of the programs' memory refusal (core/memory_fit.cpp MemoryGate).
+MEMORY_REFUSAL = "does not fit in memory"
 KILL_GRACE_S = 5  # SIGTERM first; SIGKILL this long after (timeout --kill-after)
 POLL_S = 0.1
 
@@ -70,7 +72,13 @@ def classify(rc, timed_out, tail, oom_before, timeout, program):
                               "the kernel's OOM killer")
         return "failed", f"crashed: signal {sig} ({name})"
     last = next((line for line in reversed(tail) if line.strip()), "")
-    if any(s in text for s in ("bad_alloc", "out of memory", "GiB of host memory")):
+    # The program's memory check refused the invocation before running it (exit 2, core/
+    # memory_fit.hpp): none of its cases fits here, which is what `unsupported` records.
+    fit = next((line for line in reversed(tail) if MEMORY_REFUSAL in line), None)
+    if rc == 2 and fit:  # "PROG: error: 'CASE' does not fit in memory: WHY; no case ... fits"
+        why = fit[fit.index(MEMORY_REFUSAL):].split("; no case of this invocation fits")[0]
+        return "unsupported", why.strip()
+    if any(s in text for s in ("bad_alloc", "out of memory")):
         return "failed", f"out of memory: {last.strip()}"
     if rc:
         return "failed", f"{program} exited with code {rc}: {last.strip()}"
@@ -203,23 +211,29 @@ class IsolationMixin:
                                            b) not in self.records]
         if not missing:
             return []
-        culprit = missing[0]
         status, reason = classify(rc, timed_out, tail, oom_before, self.timeout,
                                   self.program)
-        template = next(c for c in self.cases if case_key(c) == (
-            problem_case["problem"], problem_case.get("name", ""), culprit))
-        rec = dict(template)
-        rec["status"] = status
-        rec["reason"] = reason
-        rec["extra"] = dict(rec.get("extra") or {})
-        rec["extra"]["runner"] = {
-            f"{self.program}_exit": rc,
-            "output_tail": [line for line in tail if line.strip()][-8:],
-            "invocation": shlex.join(cmd)}
+        # A memory refusal is the whole invocation's: every case it held is recorded. Otherwise
+        # the first unrecorded case is the culprit and the rest run again.
+        culprits = missing if status == "unsupported" else missing[:1]
+        recs = []
+        for culprit in culprits:
+            template = next(c for c in self.cases if case_key(c) == (
+                problem_case["problem"], problem_case.get("name", ""), culprit))
+            rec = dict(template)
+            rec["status"] = status
+            rec["reason"] = reason
+            rec["extra"] = dict(rec.get("extra") or {})
+            rec["extra"]["runner"] = {
+                f"{self.program}_exit": rc,
+                "output_tail": [line for line in tail if line.strip()][-8:],
+                "invocation": shlex.join(cmd)}
+            recs.append(rec)
         synth = base + "-runner.json"
         write_atomic(synth, json.dumps({"schema_version": self.schema_version, "system": {},
-                                        "results": [rec]}, indent=2) + "\n")
+                                        "results": recs}, indent=2) + "\n")
         self.take_json(synth)
         self.write_results()
-        self.progress(rec)
-        return missing[1:]
+        for rec in recs:
+            self.progress(rec)
+        return missing[len(culprits):]
