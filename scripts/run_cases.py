@@ -66,7 +66,7 @@ def main(argv=None):
     if args.hf_reference and args.suite != "transformer":
         print(f"{PROG}: error: --hf-reference belongs to --suite transformer", file=sys.stderr)
         return 2
-    if args.trust_check and args.suite not in ("conv", "ops"):
+    if args.trust_check and (args.suite or "conv") not in ("conv", "ops"):
         print(f"{PROG}: error: --trust-check belongs to the conv and op suites", file=sys.stderr)
         return 2
     if not args.merge_only and not args.myconv:
