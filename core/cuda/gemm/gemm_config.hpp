@@ -181,14 +181,15 @@ inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int spli
   return p;
 }
 
-// The automatic choice (myops matmul variant 4), from the schedules and tiles timed side by side
-// on an H200 (results/h200/20261126_gemm_engine_variants/, speed against cuBLASLt's): the
-// ping-pong schedule where its 128x128 tiles make at least 16 waves (m4096 n11008 k4096: 1.007
-// and 1.142 in fp16 and bf16 against the cooperative schedule's 0.979 and 0.982; 8192^3 bf16
-// 1.046 against 0.950, fp16 0.976 against 0.986), the cooperative one below that (4096^3, 7.75
-// waves: 0.906 and 0.851 against ping-pong's 0.888 and 0.811); where split-K runs on 128x128
-// tiles, the 128x256 tile if that gives more splits (half the tiles: m8 n4096 k4096 0.642 and
-// 0.624 against 0.549 and 0.531); else gemm_plan's rule.
+// The automatic choice (myops matmul variant 4), from two H200 runs of variants 4-9 (the second
+// committed: results/h200/20261126_gemm_engine_variants/, speed against cuBLASLt's). Split-K on
+// the 128x256 tile where that gives more splits than 128x128: m8 n4096 k4096 0.64-0.65 (fp16)
+// and 0.61-0.62 (bf16) against 0.55-0.56 and 0.53 in both runs. The ping-pong schedule where
+// 128x128 tiles make 16 waves or more: it measured 1.14 of cuBLASLt on m4096 n11008 k4096 bf16
+// in both runs, where the cooperative schedule measured 0.98; elsewhere the two schedules differ
+// by less than the spread between separate runs of one plan (up to 15%: the variants after 4 run
+// in later processes than cuBLASLt's), so the rule is provisional until both are timed in one
+// process. Else gemm_plan's rule.
 inline GemmPlan gemm_auto_plan(const GemmShape& s, int sm_count) {
   const std::int64_t sms = sm_count > 0 ? sm_count : 1;
   const std::int64_t tiles128 = (s.m + kBm - 1) / kBm * ((s.n + 127) / 128) * s.batch;
