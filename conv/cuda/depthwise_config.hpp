@@ -323,9 +323,9 @@ inline void nhwc_config(const Im2colGeometry& g, int sm_count, const DepthwiseCh
 
 // The sub-variant the automatic choice takes for g, from MobileNet-v2's ten depthwise layers
 // timed per sub-variant on an H200 (results/h200/20261126_conv_depthwise_variants/, cuDNN's time /
-// ours). nchw: output maps of at most 14x14 the whole-plane kernel (8.4: 1.10-2.76 in every dtype,
-// against 0.63-1.08 for the strips in 16-bit), larger maps the strips (8.2) in every dtype (fp32
-// 1.62-2.06 against the staged kernels' 0.97-1.15; 16-bit 1.02-1.83). nhwc: maps of at most 14x14
+// ours). nchw: output maps of at most 14x14 the whole-plane kernel (8.4: 1.07-2.78 in every dtype,
+// against 0.63-1.09 for the strips in 16-bit), larger maps the strips (8.2) in every dtype (fp32
+// 1.63-2.04 against the staged kernels' 0.98-1.17; 16-bit 1.01-1.84). nhwc: maps of at most 14x14
 // the whole-image kernel (8.5), larger ones the pipelined strips (8.3: its rows in flight sit in
 // shared memory, not beside 8.2's 9 * V filter registers). Everything else: the staged kernels
 // (8.1).
