@@ -73,15 +73,12 @@ int run(const Options& o, const std::string& command_prefix) {
   // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
   // exit 2; the others' cases are recorded unsupported below. Listing runs nothing: a runner's
   // invocation of the case checks it.
-  bench::MemoryGate memory(c.list_cases ? bench::MemoryAvailable{}
-                                        : bench::memory_available(any_gpu_backend));
   auto need_of = [](const conv::Problem& p, const conv::RegistryEntry& e) {
     return conv::memory_need(p, e.device == "cuda");
   };
-  for (const auto& p : problems)
-    for (const auto* e : selected)
-      if (e->backend) memory.check(p.str_with_name() + " " + e->name, need_of(p, *e));
-  memory.refuse_if_nothing_fits();
+  const bench::MemoryGate memory = bench::gate_cases(
+      c.list_cases, any_gpu_backend, problems, selected,
+      [](const conv::Problem& p) { return p.str_with_name(); }, need_of);
 
   if (!c.list_cases) bench::make_output_dir("--save-tensors", o.save_tensors_dir);
   bench::Session session;

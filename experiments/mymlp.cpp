@@ -272,15 +272,12 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
   // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
   // exit 2; the others' cases are recorded unsupported below. The ceiling's matmuls, measured
   // first, must fit. Listing runs nothing.
-  bench::MemoryGate memory(c.list_cases ? bench::MemoryAvailable{}
-                                        : bench::memory_available(uses_gpu));
   auto need_of = [](const mlp::Problem& p, const mlp::RegistryEntry& e) {
     return mlp::memory_need(p, e.device == "cuda");
   };
-  for (const auto& p : problems)
-    for (const auto* e : selected)
-      if (e->backend) memory.check(mlp::str_with_name(p) + " " + e->name, need_of(p, *e));
-  memory.refuse_if_nothing_fits();
+  const bench::MemoryGate memory = bench::gate_cases(
+      c.list_cases, uses_gpu, problems, selected,
+      [](const mlp::Problem& p) { return mlp::str_with_name(p); }, need_of);
   if (!o.no_ceiling && !c.list_cases)
     for (const auto* e : selected) {
       if (!e->backend) continue;

@@ -192,15 +192,12 @@ int run(const Options& o, const std::string& command_prefix) {
   };
   // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
   // exit 2; the others' cases are recorded unsupported below. Listing runs nothing.
-  bench::MemoryGate memory(c.list_cases ? bench::MemoryAvailable{}
-                                        : bench::memory_available(uses("cuda")));
   auto need_of = [](const ops::Problem& p, const ops::RegistryEntry& e) {
     return ops::memory_need(p, e.device == "cuda");
   };
-  for (const auto& p : problems)
-    for (const auto* e : selected)
-      if (e->backend) memory.check(p.str_with_name() + " " + e->name, need_of(p, *e));
-  memory.refuse_if_nothing_fits();
+  const bench::MemoryGate memory = bench::gate_cases(
+      c.list_cases, uses("cuda"), problems, selected,
+      [](const ops::Problem& p) { return p.str_with_name(); }, need_of);
 
   bench::Session session;
   bench::start_session(session, c, uses("cuda"), command_prefix);
