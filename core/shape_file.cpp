@@ -34,7 +34,8 @@ ShapeFile read_shape_file(const std::string& path, const std::string& option) {
     if (!token.empty()) tokens.push_back(std::move(token));
     for (auto& t : tokens) {
       if (t.compare(0, 2, "--") == 0)
-        out.notes.push_back(origin + ": benchdnn option '" + t + "' is not supported; ignored");
+        out.notes.push_back(origin + ": benchdnn option " + quote_input(t) +
+                            " is not supported; ignored");
       else
         out.entries.push_back({origin, std::move(t)});
     }

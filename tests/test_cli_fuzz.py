@@ -17,8 +17,9 @@ Two parts:
      problem for real.
 
 Run: python3 tests/test_cli_fuzz.py PROGRAM... (CTest: cli_fuzz; each program recognized by its
-name, any subset). Fixed seed; MYCONV_FUZZ_SEED, MYCONV_FUZZ_RUNS (30) and MYCONV_FUZZ_ITERATIONS
-(a multiplier) change and scale part 2.
+name, any subset). Fixed seed; MYCONV_FUZZ_SEED, MYCONV_FUZZ_RUNS (20) and MYCONV_FUZZ_ITERATIONS
+(a multiplier) change and scale part 2; MYCONV_FUZZ_CORE_ONCE=1 runs the classes whose check is
+core/'s in myconv only (the sanitizer job).
 """
 
 import concurrent.futures
@@ -148,14 +149,20 @@ def hostile_cases(prog, f):
                               "--impl", "libtorch_eager"]}[prog]
     settings = base[2:]  # without the problem or the model
     c = []
+    # MYCONV_FUZZ_CORE_ONCE=1 (the sanitizer job, where every run costs seconds): the classes
+    # whose check is core/'s (driver.cpp, option_checks.cpp, paths.cpp), reached the same way
+    # from every program, run in myconv only; each program's own classes run in every one.
+    core_once = os.environ.get("MYCONV_FUZZ_CORE_ONCE") == "1" and prog != "myconv"
 
-    def add(what, args, expect, keep_base=True):
-        c.append((what, (base if keep_base else []) + args, None, expect))
+    def add(what, args, expect, keep_base=True, core=False):
+        if not (core and core_once):
+            c.append((what, (base if keep_base else []) + args, None, expect))
 
     # Output paths, checked before anything runs: a folder, a missing folder, a folder that
     # cannot be made.
-    add("--json is a folder", ["--json", d], "is a folder")
-    add("--csv in a missing folder", ["--csv", os.path.join(d, "no", "x.csv")], "does not exist")
+    add("--json is a folder", ["--json", d], "is a folder", core=True)
+    add("--csv in a missing folder", ["--csv", os.path.join(d, "no", "x.csv")], "does not exist",
+        core=True)
     own_out = {"myconv": ["--save-tensors", file + "/t", "not a folder"],
                "myops": ["--markdown", file + "/m.md", "not a folder"],
                "mymlp": ["--profile", file + "/p", "not a folder"],
@@ -168,12 +175,12 @@ def hostile_cases(prog, f):
         add(f"{own_in[prog]} is a folder", settings + [own_in[prog], d], "is a folder",
             keep_base=False)
     # Numbers: finite, in range with readable bounds, no sign on the seed; list items.
-    add("--max-time-ms nan", ["--max-time-ms", "nan"], "finite")
-    add("--max-time-ms 0 (bounds readable)", ["--max-time-ms", "0"], "above 0")
-    add("--seed -1", ["--seed", "-1"], "unsigned")
+    add("--max-time-ms nan", ["--max-time-ms", "nan"], "finite", core=True)
+    add("--max-time-ms 0 (bounds readable)", ["--max-time-ms", "0"], "above 0", core=True)
+    add("--seed -1", ["--seed", "-1"], "unsigned", core=True)
     lists = {"myconv": ["--dtype", "fp32,,bf16"], "myops": ["--dtype", "fp32,,bf16"],
              "mymlp": ["--dtype", "fp32,,bf16"], "mytransformer": ["--input_lengths", "4,,8"]}
-    add("an empty list item", lists[prog], "empty item")
+    add("an empty list item", lists[prog], "empty item", core=True)
     # Sizes whose counts overflow 64 bits.
     over = {"myconv": (["--problem", "mb1099511627776ic1099511627776ih1oc1kh1"], "64-bit"),
             "myops": (["--problem", "matmul:b1099511627776m1099511627776n1k1"], "2^40"),
@@ -302,7 +309,7 @@ def run_hostile(path, f):
 
 def run_random(myconv, work, f):
     rng = random.Random(int(os.environ.get("MYCONV_FUZZ_SEED", "20261123")))
-    runs = int(os.environ.get("MYCONV_FUZZ_RUNS", "30"))
+    runs = int(os.environ.get("MYCONV_FUZZ_RUNS", "20"))
     runs *= max(1, int(os.environ.get("MYCONV_FUZZ_ITERATIONS", "1")))
     files = {"@shapes": os.path.join(work, "shapes.txt"), "@empty": os.path.join(work, "empty.txt"),
              "@bad": os.path.join(work, "bad.txt"), "@missing": os.path.join(work, "missing.txt"),

@@ -285,7 +285,7 @@ TEST(ParserFuzz, HugeSizesCountOrSayWhy) {
                                        : std::int64_t(f.pick(1, 9)));
   };
   int parsed = 0, refused = 0;
-  const int n = scaled(20000);
+  const int n = scaled(5000);
   for (int i = 0; i < n && !HasFailure(); ++i) {
     const std::string text = "mb" + big() + "ic" + big() + "ih" + big() + "iw" + big() + "oc" +
                              big() + "kh1kw1" + (f.chance(30) ? "g" + big() : "");
@@ -372,7 +372,7 @@ TEST(ParserFuzz, MutatedMlpDescriptorsParseOrSayWhy) {
                                            "mm:n1024:tf32", "mlp:d16l2b8s1:n\"base\"",
                                            "mlp:d131072l1048576b1048576s1048576"};
   int parsed = 0;
-  const int n = scaled(20000);
+  const int n = scaled(5000);
   for (int i = 0; i < n && !HasFailure(); ++i) {
     const std::string text =
         f.mutate(corpus[static_cast<std::size_t>(f.pick(0, int(corpus.size()) - 1))]);
@@ -403,7 +403,7 @@ TEST(ParserFuzz, SafetensorsLoadOnlyWhenTensorsTileTheData) {
   bench::testing::TempDir tmp;
   const std::string path = tmp.path().string() + "/model.safetensors";
   int loaded = 0, overlaps = 0, gaps = 0;
-  const int n = scaled(500);
+  const int n = scaled(200);
   for (int i = 0; i < n && !HasFailure(); ++i) {
     std::string header = "{";
     std::uint64_t at = 0;
