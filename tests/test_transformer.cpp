@@ -7,9 +7,9 @@
 // test_transformer_settings.cpp.)
 #include <gtest/gtest.h>
 
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <c10/core/GradMode.h>
 
 #include <cmath>
 #include <filesystem>
@@ -351,20 +351,7 @@ TEST(Safetensors, BadFilesAreOneLineErrors) {
        with_header(R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}})", 16)},
       {"dtype",
        with_header(R"({"w": {"dtype": "F33", "shape": [4], "data_offsets": [0, 16]}})", 16)},
-      {"fields", with_header(R"({"w": {"shape": [4]}})", 16)},
-      // The tensors must tile the data section: no shared bytes, no gap, nothing after the last.
-      {"overlap", with_header(R"({"wa": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
-                                 "wb": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})",
-                              24)},
-      {"gap", with_header(R"({"wa": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
-                             "wb": {"dtype": "F32", "shape": [2], "data_offsets": [24, 32]}})",
-                          32)},
-      {"trailing",
-       with_header(R"({"wa": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 20)},
-      {"overflow",
-       with_header(
-           R"({"w": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 16]}})",
-           16)}};
+      {"fields", with_header(R"({"w": {"shape": [4]}})", 16)}};
   for (const auto& [name, bytes] : bad) {
     try {
       SafetensorsFile f(write(name, bytes));
@@ -372,10 +359,6 @@ TEST(Safetensors, BadFilesAreOneLineErrors) {
     } catch (const bench::UsageError& e) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
-      if (name == "overlap" || name == "gap") {  // both tensors named
-        EXPECT_NE(std::string(e.what()).find("'wa'"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("'wb'"), std::string::npos) << e.what();
-      }
     }
   }
   EXPECT_THROW(Checkpoint((dir.path() / "nothing").string()), bench::UsageError);
