@@ -8,7 +8,6 @@
 
 #include <string>
 #include <utility>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -69,21 +68,5 @@ class MemoryGate {
   std::string least_case_, least_shortfall_;
   double least_need_ = 0;
 };
-
-// The gate of one invocation: every case of problems x the selected registry entries that has a
-// backend, checked against the memory here (none measured while only listing, which runs
-// nothing); UsageError (exit 2) when none fits. name_of(problem) names a case's problem,
-// need_of(problem, entry) is its MemoryNeed. The drivers record the cases that do not fit as
-// unsupported with both numbers (memory_shortfall against available()).
-template <class Problem, class Entry, class NameOf, class NeedOf>
-MemoryGate gate_cases(bool listing, bool gpu, const std::vector<Problem>& problems,
-                      const std::vector<const Entry*>& selected, NameOf name_of, NeedOf need_of) {
-  MemoryGate memory(listing ? MemoryAvailable{} : memory_available(gpu));
-  for (const auto& p : problems)
-    for (const auto* e : selected)
-      if (e->backend) memory.check(name_of(p) + " " + e->name, need_of(p, *e));
-  memory.refuse_if_nothing_fits();
-  return memory;
-}
 
 }  // namespace bench
