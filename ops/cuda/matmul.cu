@@ -77,10 +77,10 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.hpp"
-#include "core/cuda/gemm/gemm.hpp"
 #include "core/cuda/mma.cuh"
 #include "ops/cuda/kernels.hpp"
 #include "ops/cuda/launch.cuh"
+#include "ops/cuda/matmul_engine.hpp"
 
 namespace ops::cuda {
 namespace {
@@ -524,58 +524,15 @@ bool tiled_ok(const Problem& p) {
   return p.m <= kMax && p.n <= kMax && p.k <= kMax && tiles_of(p, 64, 64) <= kMax;
 }
 
-bench::gemm::GemmShape gemm_shape(const Problem& p) {
-  return {p.b, p.m, p.n, p.k};
-}
-
-// Variant 4's plan (the engine's automatic choice), or with one choice forced (variants 5 to 9).
-bench::gemm::GemmPlan engine_plan(const Problem& p, int variant) {
-  const bench::gemm::GemmShape s = gemm_shape(p);
-  const int sms = sm_count();
-  switch (variant) {
-    case 5: {  // split-K forced: the rule's count, else enough splits to fill the SMs
-      const bench::gemm::GemmPlan rule = bench::gemm::gemm_plan(s, sms);
-      if (rule.splits > 1) return rule;
-      const std::int64_t fill = (sms + rule.tiles - 1) / rule.tiles;
-      return bench::gemm::gemm_plan(
-          s, sms, rule.bn,
-          int(std::min<std::int64_t>(std::max<std::int64_t>(fill, 2), bench::gemm::kMaxSplits)));
-    }
-    case 6:
-      return bench::gemm::gemm_plan(s, sms, 0, 1);
-    case 7:
-      return bench::gemm::gemm_plan(s, sms, 128);
-    case 8:
-      return bench::gemm::gemm_plan(s, sms, 256);
-    case 9:
-      return bench::gemm::gemm_plan(s, sms, 128, 0, bench::gemm::GemmSchedule::pingpong);
-    default:
-      return bench::gemm::gemm_auto_plan(s, sms);
-  }
-}
-
-// Variant 4 (the sm_90a engine) where the device, the build and the shape allow it.
-bool engine_ok(const Problem& p) {
-  return (p.dtype == DataType::fp16 || p.dtype == DataType::bf16) &&
-         bench::gemm::gemm_unsupported_reason(gemm_shape(p), 2).empty() &&
-         bench::gemm::gemm_sm90_unusable_reason().empty();
-}
-
 std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
   if (p.dtype == DataType::fp32) return {2, 1};
-  return engine_ok(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8, 9} : std::vector<int>{3, 1};
-}
-
-bool engine_variant(int variant) {
-  return variant >= 4 && variant <= 9;
+  return engine_runs(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8, 9} : std::vector<int>{3, 1};
 }
 
 std::size_t matmul_workspace_bytes(const Problem& p, int variant) {
-  if (engine_variant(variant))
-    return engine_ok(p) ? bench::gemm::gemm_workspace_bytes(gemm_shape(p), engine_plan(p, variant))
-                        : 0;
+  if (engine_variant(variant)) return engine_workspace_bytes(p, variant);
   return variant == 2 || variant == 3 ? partial_bytes(p, plan_of(p, variant)) : 0;
 }
 
@@ -590,14 +547,7 @@ void matmul_launch(const OpArgs& args, int variant) {
     if (p.dtype == DataType::fp16) return launch_naive<__half>(args);
     return launch_naive<__nv_bfloat16>(args);
   }
-  if (engine_variant(variant) && engine_ok(p)) {
-    const bench::gemm::GemmPlan plan = engine_plan(p, variant);
-    if (plan.splits > 1 && !args.workspace)
-      throw std::logic_error("matmul: split-K needs the workspace (workspace_bytes)");
-    return bench::gemm::gemm_sm90(mma_dtype(p.dtype), gemm_shape(p), plan, args.inputs[0],
-                                  args.inputs[1], args.output, bench::gemm::Epilogue{},
-                                  args.workspace, args.stream);
-  }
+  if (engine_variant(variant) && engine_runs(p)) return engine_launch(args, variant);
   if ((variant != 2 && variant != 3) || (variant == 2) != (p.dtype == DataType::fp32))
     throw std::logic_error("matmul: variant " + std::to_string(variant) + " does not run " +
                            bench::to_string(p.dtype));
@@ -626,10 +576,7 @@ void matmul_launch(const OpArgs& args, int variant) {
 
 std::string matmul_describe(const Problem& p, int variant) {
   if (variant == 1) return "v1 naive: a thread per output, FP32 accumulation";
-  if (engine_variant(variant) && engine_ok(p))
-    return "v" + std::to_string(variant) + " wgmma sm90a " + bench::to_string(p.dtype) + " " +
-           bench::gemm::gemm_plan_name(engine_plan(p, variant)) +
-           ", TMA 128B swizzle, 1 producer + 2 consumer warpgroups, grouped tile order";
+  if (engine_variant(variant) && engine_runs(p)) return engine_describe(p, variant);
   const Plan plan = plan_of(p, variant);
   const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "";
   if (variant == 2)
