@@ -41,6 +41,7 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/error.hpp"
+#include "core/torch/graph_replay.hpp"
 
 namespace conv {
 namespace {
@@ -88,24 +89,6 @@ std::string cudnn_version_text(long v) {
   const long minor = v >= 90000 ? (v / 100) % 100 : (v / 100) % 10;
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
 }
-
-// A captured batch of conv2d calls, replayed on the backend's stream.
-struct TorchGraphReplay final : bench::Replay {
-  TorchGraphReplay(c10::cuda::CUDAStream stream, int calls, at::Tensor* dst)
-      : stream(stream), n(calls), dst(dst) {}
-  void launch() override {
-    const c10::cuda::CUDAStreamGuard guard(stream);
-    graph.replay();
-    *dst = output;
-  }
-  int calls() const override { return n; }
-
-  c10::cuda::CUDAStream stream;
-  int n;
-  at::Tensor* dst;
-  at::cuda::CUDAGraph graph;
-  at::Tensor output;
-};
 
 class LibtorchCudaInstance final : public Instance {
  public:
@@ -186,31 +169,11 @@ class LibtorchCudaInstance final : public Instance {
   bench::DeviceTimer* device_timer() override { return &timer_; }
   void* cuda_stream() override { return stream_.stream(); }
 
-  // ATen allocates each call's output from its caching allocator, which a plain stream capture
-  // does not allow: at::cuda::CUDAGraph captures into a private memory pool. The replayed graph
-  // writes the output tensors allocated during capture; launch() points dst_ at the last one.
+  // The calls captured into one CUDA graph (core/torch/graph_replay.hpp).
   std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices&, int calls,
                                              std::string* why) override {
-    try {
-      auto replay = std::make_unique<TorchGraphReplay>(stream_, calls, &dst_);
-      {
-        const c10::cuda::CUDAStreamGuard guard(stream_);
-        replay->graph.capture_begin();
-        try {
-          for (int i = 0; i < calls; ++i) run();
-        } catch (...) {
-          replay->graph.capture_end();
-          throw;
-        }
-        replay->graph.capture_end();
-      }
-      replay->output = dst_;
-      return replay;
-    } catch (const std::exception& e) {
-      (void)cudaGetLastError();
-      if (why) *why = std::string("at::cuda::CUDAGraph capture failed: ") + e.what();
-      return nullptr;
-    }
+    return bench::libtorch::capture_graph_replay(
+        stream_, calls, &dst_, [this] { run(); }, why);
   }
 
   nlohmann::ordered_json extra() const override {

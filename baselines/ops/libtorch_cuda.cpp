@@ -34,6 +34,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/torch/graph_replay.hpp"
 
 namespace ops {
 namespace {
@@ -71,24 +72,6 @@ std::int64_t allocated_bytes(c10::DeviceIndex device, bool peak) {
   const auto& s = stats.allocated_bytes[0];  // StatType::AGGREGATE
   return peak ? s.peak : s.current;
 }
-
-// A captured batch of calls, replayed on the backend's stream.
-struct TorchGraphReplay final : bench::Replay {
-  TorchGraphReplay(c10::cuda::CUDAStream stream, int calls, at::Tensor* out)
-      : stream(stream), n(calls), out(out) {}
-  void launch() override {
-    const c10::cuda::CUDAStreamGuard guard(stream);
-    graph.replay();
-    *out = output;
-  }
-  int calls() const override { return n; }
-
-  c10::cuda::CUDAStream stream;
-  int n;
-  at::Tensor* out;
-  at::cuda::CUDAGraph graph;
-  at::Tensor output;
-};
 
 class LibtorchCudaInstance final : public Instance {
  public:
@@ -152,31 +135,11 @@ class LibtorchCudaInstance final : public Instance {
   bench::DeviceTimer* device_timer() override { return &timer_; }
   void* cuda_stream() override { return stream_.stream(); }
 
-  // ATen allocates each call's output from its caching allocator, which a plain stream capture
-  // does not allow: at::cuda::CUDAGraph captures into a private memory pool. The replayed graph
-  // writes the output tensors allocated during capture; launch() points out_ at the last one.
+  // The calls captured into one CUDA graph (core/torch/graph_replay.hpp).
   std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices&, int calls,
                                              std::string* why) override {
-    try {
-      auto replay = std::make_unique<TorchGraphReplay>(stream_, calls, &out_);
-      {
-        const c10::cuda::CUDAStreamGuard guard(stream_);
-        replay->graph.capture_begin();
-        try {
-          for (int i = 0; i < calls; ++i) run();
-        } catch (...) {
-          replay->graph.capture_end();
-          throw;
-        }
-        replay->graph.capture_end();
-      }
-      replay->output = out_;
-      return replay;
-    } catch (const std::exception& e) {
-      (void)cudaGetLastError();
-      if (why) *why = std::string("at::cuda::CUDAGraph capture failed: ") + e.what();
-      return nullptr;
-    }
+    return bench::libtorch::capture_graph_replay(
+        stream_, calls, &out_, [this] { run(); }, why);
   }
 
   nlohmann::ordered_json extra() const override {
