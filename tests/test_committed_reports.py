@@ -4,8 +4,8 @@
 For every results/**/report.md made by scripts/analyze_results.py (its "Made by" line names the
 command and its inputs):
 - the same command, run again into a temporary folder, gives the same report line for line (only
-  the --output-dir in the "Made by" line differs), and every plot the report shows is committed
-  beside it, non-empty;
+  the --output-dir in the "Made by" line differs; its plots are built, not drawn:
+  MYCONV_REPORT_NO_PNG), and every plot the report shows is committed beside it, non-empty;
 - independently of the script, every result in the JSON has its row in the report's per-problem
   table with its status and its medians (GPU, CPU, total: `.4g` of the JSON's value).
 
@@ -95,7 +95,8 @@ class CommittedReports(unittest.TestCase):
                 with tempfile.TemporaryDirectory() as tmp:
                     p = subprocess.run(
                         [sys.executable, "scripts/analyze_results.py", *inputs, "--output-dir",
-                         tmp], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                         tmp], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                        env={**os.environ, "MYCONV_REPORT_NO_PNG": "1"})  # the text only
                     self.assertEqual(p.returncode, 0, p.stderr)
                     again = read(os.path.join(tmp, "report.md"))
                 made = [i for i, line in enumerate(text.splitlines()) if MADE_BY.match(line)][0]
