@@ -1,0 +1,403 @@
+#include "models/transformer/own_decode_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/cuda/cuda_check.hpp"
+#include "models/transformer/elem.cuh"
+#include "models/transformer/own_decode_math.hpp"
+
+namespace transformer::cuda {
+namespace {
+
+// Rows of the batch one pass of a warp carries (more rows: another pass over the same weight rows,
+// from L2); 16-byte loads each lane keeps in flight per weight row.
+constexpr int kBatchTile = 16;
+constexpr int kUnroll = 4;
+constexpr int kMaxWarps = 8;
+constexpr int kAttentionThreads = 128;
+
+template <typename T>
+__host__ __device__ constexpr int vec_elems() {
+  return 16 / static_cast<int>(sizeof(T));
+}
+
+template <typename T>
+__device__ __forceinline__ void unpack(const uint4& u, float* f) {
+  const T* e = reinterpret_cast<const T*>(&u);
+#pragma unroll
+  for (int i = 0; i < vec_elems<T>(); ++i) f[i] = to_f(e[i]);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+__host__ __device__ inline int pairs_of(const GemvArgs& a) {
+  return a.epilogue == Epilogue::rope_kv || a.epilogue == Epilogue::swiglu ? a.n / 2
+                                                                           : (a.n + 1) / 2;
+}
+
+// The two output rows of a warp's pair: the halves a RoPE rotation mixes (j, j + d/2 of a head),
+// gate and up of one SwiGLU unit, else neighbours (r1 = -1 past an odd n).
+__device__ __forceinline__ void rows_of(const GemvArgs& a, int pair, int& r0, int& r1) {
+  if (a.epilogue == Epilogue::rope_kv) {
+    const int half = a.d / 2, head = pair / half, j = pair % half;
+    r0 = head * a.d + j;
+    r1 = r0 + half;
+  } else if (a.epilogue == Epilogue::swiglu) {
+    r0 = pair;
+    r1 = a.n / 2 + pair;
+  } else {
+    r0 = 2 * pair;
+    r1 = r0 + 1 < a.n ? r0 + 1 : -1;
+  }
+}
+
+// The block's input rows into xs [batch][k]: the embedding (block 0 also writes it to x_out, the
+// residual stream) or a copy of x; then RMSNorm (float32 statistics, cast back, times the weight,
+// as Qwen2RMSNorm) or LayerNorm (float32, one rounding, as at::layer_norm), a warp per row.
+template <typename T>
+__device__ void stage_input(const GemvArgs& a, T* xs) {
+  const int k = a.k, total = a.batch * k;
+  if (a.ids) {
+    const T* wte = static_cast<const T*>(a.wte);
+    const T* wpe = static_cast<const T*>(a.wpe);
+    const std::int64_t pos = *a.pos;
+    T* x_out = blockIdx.x == 0 ? static_cast<T*>(a.x_out) : nullptr;
+    for (int i = threadIdx.x; i < total; i += blockDim.x) {
+      const int b = i / k, c = i % k;
+      T v = wte[a.ids[b] * k + c];
+      if (wpe) v = from_f<T>(__fadd_rn(to_f(v), to_f(wpe[pos * k + c])));
+      xs[i] = v;
+      if (x_out) x_out[i] = v;
+    }
+  } else {
+    const uint4* src = static_cast<const uint4*>(a.x);
+    uint4* dst = reinterpret_cast<uint4*>(xs);
+    for (int i = threadIdx.x; i < total / vec_elems<T>(); i += blockDim.x) dst[i] = src[i];
+  }
+  __syncthreads();
+  if (a.norm == NormKind::none) return;
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const T* w = static_cast<const T*>(a.norm_w);
+  const T* bias = static_cast<const T*>(a.norm_b);
+  for (int b = warp; b < a.batch; b += warps) {
+    T* row = xs + b * k;
+    if (a.norm == NormKind::rms) {
+      float ss = 0;
+      for (int c = lane; c < k; c += 32) ss += to_f(row[c]) * to_f(row[c]);
+      const float inv = rsqrtf(warp_sum(ss) / float(k) + a.eps);
+      for (int c = lane; c < k; c += 32)
+        row[c] = from_f<T>(__fmul_rn(to_f(w[c]), round_to<T>(to_f(row[c]) * inv)));
+    } else {
+      float s = 0;
+      for (int c = lane; c < k; c += 32) s += to_f(row[c]);
+      const float mean = warp_sum(s) / float(k);
+      float v = 0;
+      for (int c = lane; c < k; c += 32) v += (to_f(row[c]) - mean) * (to_f(row[c]) - mean);
+      const float inv = rsqrtf(warp_sum(v) / float(k) + a.eps);
+      for (int c = lane; c < k; c += 32)
+        row[c] = from_f<T>((to_f(row[c]) - mean) * inv * to_f(w[c]) + (bias ? to_f(bias[c]) : 0));
+    }
+  }
+  __syncthreads();
+}
+
+// What the GEMV's sums y0, y1 (rows r0, r1, batch row b) become; roundings as the eager model's
+// ATen ops make them: the linear's output, then each op after it.
+template <typename T>
+__device__ void finish_rows(const GemvArgs& a, int b, int pair, int r0, int r1, float y0,
+                            float y1) {
+  const T* bias = static_cast<const T*>(a.bias);
+  if (bias) {
+    y0 += to_f(bias[r0]);
+    if (r1 >= 0) y1 += to_f(bias[r1]);
+  }
+  T* out = static_cast<T*>(a.out);
+  const std::size_t row = std::size_t(b) * a.n;
+  switch (a.epilogue) {
+    case Epilogue::store:
+      out[row + r0] = from_f<T>(y0);
+      if (r1 >= 0) out[row + r1] = from_f<T>(y1);
+      break;
+    case Epilogue::gelu:
+      out[row + r0] = from_f<T>(own::gelu_new_f(round_to<T>(y0)));
+      if (r1 >= 0) out[row + r1] = from_f<T>(own::gelu_new_f(round_to<T>(y1)));
+      break;
+    case Epilogue::residual:
+      out[row + r0] = from_f<T>(__fadd_rn(to_f(out[row + r0]), round_to<T>(y0)));
+      if (r1 >= 0) out[row + r1] = from_f<T>(__fadd_rn(to_f(out[row + r1]), round_to<T>(y1)));
+      break;
+    case Epilogue::swiglu: {
+      const int inter = a.n / 2;
+      const float g = round_to<T>(y0), u = round_to<T>(y1);
+      out[std::size_t(b) * inter + pair] = from_f<T>(__fmul_rn(round_to<T>(own::silu_f(g)), u));
+      break;
+    }
+    case Epilogue::rope_kv: {
+      const int half = a.d / 2, head = r0 / a.d, j = r0 % a.d;
+      const std::int64_t pos = *a.pos;
+      float v0 = round_to<T>(y0), v1 = round_to<T>(y1);
+      if (a.inv_freq && head < a.nq + a.nkv) {  // x * cos + rotate_half(x) * sin
+        const float f = __fmul_rn(static_cast<float>(pos), a.inv_freq[j]);
+        const float c = round_to<T>(cosf(f)), s = round_to<T>(sinf(f));
+        const float o0 =
+            round_to<T>(__fadd_rn(round_to<T>(__fmul_rn(v0, c)), round_to<T>(__fmul_rn(-v1, s))));
+        const float o1 =
+            round_to<T>(__fadd_rn(round_to<T>(__fmul_rn(v1, c)), round_to<T>(__fmul_rn(v0, s))));
+        v0 = o0;
+        v1 = o1;
+      }
+      T* dst;
+      if (head < a.nq) {
+        dst = out + (std::size_t(b) * a.nq + head) * a.d;
+      } else {
+        const bool is_k = head < a.nq + a.nkv;
+        const int kv_head = is_k ? head - a.nq : head - a.nq - a.nkv;
+        dst = static_cast<T*>(is_k ? a.cache_k : a.cache_v) +
+              ((std::size_t(b) * a.nkv + kv_head) * a.max_len + pos) * a.d;
+      }
+      dst[j] = from_f<T>(v0);
+      dst[j + half] = from_f<T>(v1);
+      break;
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel(GemvArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int V = vec_elems<T>();
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const T* x = static_cast<const T*>(a.x);
+  if (a.norm != NormKind::none || a.ids) {
+    T* xs = reinterpret_cast<T*>(smem);
+    stage_input<T>(a, xs);
+    x = xs;
+  }
+  const int pairs = pairs_of(a), kvec = a.k / V;
+  const T* W = static_cast<const T*>(a.w);
+  for (int pair = blockIdx.x * warps + warp; pair < pairs; pair += gridDim.x * warps) {
+    int r0, r1;
+    rows_of(a, pair, r0, r1);
+    const uint4* w0 = reinterpret_cast<const uint4*>(W + std::size_t(r0) * a.k);
+    const uint4* w1 = reinterpret_cast<const uint4*>(W + std::size_t(r1 < 0 ? r0 : r1) * a.k);
+    for (int b0 = 0; b0 < a.batch; b0 += kBatchTile) {
+      const int nb = min(kBatchTile, a.batch - b0);
+      float acc0[kBatchTile], acc1[kBatchTile];
+#pragma unroll
+      for (int bb = 0; bb < kBatchTile; ++bb) acc0[bb] = acc1[bb] = 0;
+      for (int base = lane; base < kvec; base += 32 * kUnroll) {
+        uint4 wa[kUnroll], wb[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {  // every load issued before any use
+          const int v = base + 32 * u;
+          wa[u] = v < kvec ? __ldcs(w0 + v) : make_uint4(0, 0, 0, 0);
+          wb[u] = v < kvec ? __ldcs(w1 + v) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int v = base + 32 * u;
+          if (v >= kvec) break;
+          float fa[V], fb[V];
+          unpack<T>(wa[u], fa);
+          unpack<T>(wb[u], fb);
+#pragma unroll
+          for (int bb = 0; bb < kBatchTile; ++bb) {
+            if (bb >= nb) break;
+            const uint4 xv =
+                *reinterpret_cast<const uint4*>(x + std::size_t(b0 + bb) * a.k + std::size_t(v) * V);
+            float fx[V];
+            unpack<T>(xv, fx);
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+              acc0[bb] = fmaf(fa[i], fx[i], acc0[bb]);
+              acc1[bb] = fmaf(fb[i], fx[i], acc1[bb]);
+            }
+          }
+        }
+      }
+      float s0 = 0, s1 = 0;  // lane bb keeps batch row b0 + bb's sums
+#pragma unroll
+      for (int bb = 0; bb < kBatchTile; ++bb) {
+        if (bb >= nb) break;
+        const float t0 = warp_sum(acc0[bb]), t1 = warp_sum(acc1[bb]);
+        if (lane == bb) {
+          s0 = t0;
+          s1 = t1;
+        }
+      }
+      if (lane < nb) finish_rows<T>(a, b0 + lane, pair, r0, r1, s0, s1);
+    }
+  }
+}
+
+// Grid (splits, kv heads, batch): a block scores its chunk of positions for the rep = nq / nkv
+// query heads of its KV head (each K row read once for them), keeps the split's softmax partial
+// (max, sum, unnormalized output) in float32, and the last block of the KV head to finish merges
+// the splits (own::merge_split_softmax) into out, rounded once, and zeroes the counter.
+template <typename T>
+__global__ void __launch_bounds__(kAttentionThreads) attention_kernel(AttentionArgs a) {
+  extern __shared__ float sm[];
+  __shared__ bool is_last;
+  const int split = blockIdx.x, g = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
+  const int rep = a.nq / a.nkv, d = a.d, chunk = a.chunk;
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float* qs = sm;                 // [rep][d]
+  float* ps = qs + rep * d;       // [rep][chunk]: scores, then exp(score - max)
+  float* ml = ps + rep * chunk;   // [rep][2]
+  const std::int64_t pos = *a.pos, t0 = std::int64_t(split) * chunk;
+  const std::int64_t left = pos + 1 - t0;  // positions of this split at or before pos
+  const int count = left <= 0 ? 0 : left < chunk ? static_cast<int>(left) : chunk;
+  const float scale = 1.0f / sqrtf(float(d));
+  const T* q = static_cast<const T*>(a.q) + (std::size_t(b) * a.nq + std::size_t(g) * rep) * d;
+  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) qs[i] = to_f(q[i]);
+  __syncthreads();
+  const std::size_t head_base = (std::size_t(b) * a.nkv + g) * a.max_len * d;
+  const T* K = static_cast<const T*>(a.cache_k) + head_base + t0 * d;
+  const T* Vc = static_cast<const T*>(a.cache_v) + head_base + t0 * d;
+  for (int t = warp; t < count; t += warps) {
+    const T* krow = K + std::size_t(t) * d;
+    for (int h = 0; h < rep; ++h) {
+      float s = 0;
+      for (int e = lane; e < d; e += 32) s += qs[h * d + e] * to_f(krow[e]);
+      s = warp_sum(s);
+      if (lane == 0) ps[h * chunk + t] = s * scale;
+    }
+  }
+  __syncthreads();
+  for (int h = warp; h < rep; h += warps) {
+    float m = -INFINITY;
+    for (int t = lane; t < count; t += 32) m = fmaxf(m, ps[h * chunk + t]);
+    m = warp_max(m);
+    float l = 0;
+    for (int t = lane; t < count; t += 32) {
+      const float p = expf(ps[h * chunk + t] - m);
+      ps[h * chunk + t] = p;
+      l += p;
+    }
+    l = warp_sum(l);
+    if (lane == 0) {
+      ml[2 * h] = m;
+      ml[2 * h + 1] = l;
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
+    const int h = i / d, e = i % d;
+    float o = 0;
+    for (int t = 0; t < count; ++t) o += ps[h * chunk + t] * to_f(Vc[std::size_t(t) * d + e]);
+    const std::size_t part = (std::size_t(b) * a.nq + std::size_t(g) * rep + h) * splits + split;
+    a.partial_o[part * d + e] = o;
+    if (e == 0) {
+      a.partial_ml[2 * part] = ml[2 * h];
+      a.partial_ml[2 * part + 1] = ml[2 * h + 1];
+    }
+  }
+  __threadfence();  // the partials are visible before the count says so
+  __syncthreads();
+  if (threadIdx.x == 0)
+    is_last = atomicAdd(a.counters + b * a.nkv + g, 1u) == static_cast<unsigned>(splits - 1);
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  T* out = static_cast<T*>(a.out) + (std::size_t(b) * a.nq + std::size_t(g) * rep) * d;
+  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
+    const int h = i / d, e = i % d;
+    const std::size_t first = (std::size_t(b) * a.nq + std::size_t(g) * rep + h) * splits;
+    out[i] = from_f<T>(own::merge_split_softmax(splits, a.partial_ml + 2 * first,
+                                                a.partial_o + first * d + e, d));
+  }
+  if (threadIdx.x == 0) a.counters[b * a.nkv + g] = 0;
+}
+
+template <typename F>
+void dispatch(Elem e, F&& f) {
+  switch (e) {
+    case Elem::f32: f(float{}); break;
+    case Elem::f16: f(__half{}); break;
+    case Elem::bf16: f(__nv_bfloat16{}); break;
+  }
+}
+
+std::size_t elem_bytes(Elem e) {
+  return e == Elem::f32 ? 4 : 2;
+}
+
+constexpr std::size_t kMaxShared = 200 * 1024;
+
+}  // namespace
+
+std::size_t gemv_shared_bytes(const GemvArgs& a, Elem e) {
+  if (a.norm == NormKind::none && !a.ids) return 0;
+  return std::size_t(a.batch) * std::size_t(a.k) * elem_bytes(e);
+}
+
+bool gemv_supported(const GemvArgs& a, Elem e, const char** why) {
+  const auto fail = [&](const char* w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (a.k % static_cast<int>(16 / elem_bytes(e)) != 0)
+    return fail("a GEMV's input width must be a multiple of 16 bytes of elements");
+  if (gemv_shared_bytes(a, e) > kMaxShared)
+    return fail("batch x hidden size elements exceed the 200 KiB the GEMV's prologue stages");
+  if (a.epilogue == Epilogue::rope_kv && (a.d % 2 != 0 || a.n != (a.nq + 2 * a.nkv) * a.d))
+    return fail("the QKV GEMV needs an even head_dim and (nq + 2 nkv) head_dim rows");
+  if (a.epilogue == Epilogue::swiglu && a.n % 2 != 0) return fail("SwiGLU needs 2 x inter rows");
+  return true;
+}
+
+void norm_gemv(const GemvArgs& a, Elem e, int sms, cudaStream_t s) {
+  const int pairs = pairs_of(a);
+  int warps = kMaxWarps;  // fewer warps a block where there are too few rows to fill every SM
+  while (warps > 1 && (pairs + warps - 1) / warps < sms) warps /= 2;
+  const bool staged = a.norm != NormKind::none || a.ids;
+  const int cap = staged ? 2 * sms : 8 * sms;  // a staged block's prologue is paid per block
+  const int blocks = std::max(1, std::min((pairs + warps - 1) / warps, cap));
+  const std::size_t shared = gemv_shared_bytes(a, e);
+  dispatch(e, [&](auto t) {
+    using T = decltype(t);
+    if (shared > 48 * 1024)
+      CUDA_CHECK(cudaFuncSetAttribute(norm_gemv_kernel<T>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(shared)));
+    norm_gemv_kernel<T><<<blocks, warps * 32, shared, s>>>(a);
+  });
+  CUDA_CHECK(cudaGetLastError());
+}
+
+int attention_splits(const AttentionArgs& a) {
+  return static_cast<int>((a.max_len + a.chunk - 1) / a.chunk);
+}
+
+std::size_t attention_shared_bytes(const AttentionArgs& a) {
+  const int rep = a.nq / a.nkv;
+  return sizeof(float) * std::size_t(rep) * std::size_t(a.d + a.chunk + 2);
+}
+
+void split_kv_attention(const AttentionArgs& a, Elem e, cudaStream_t s) {
+  const dim3 grid(static_cast<unsigned>(attention_splits(a)), static_cast<unsigned>(a.nkv),
+                  static_cast<unsigned>(a.batch));
+  const std::size_t shared = attention_shared_bytes(a);
+  dispatch(e, [&](auto t) {
+    using T = decltype(t);
+    if (shared > 48 * 1024)
+      CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<T>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(shared)));
+    attention_kernel<T><<<grid, kAttentionThreads, shared, s>>>(a);
+  });
+  CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace transformer::cuda
