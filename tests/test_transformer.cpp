@@ -599,7 +599,9 @@ TEST(TransformerOwnDecode, SplitSoftmaxMergeEqualsTheDirectSoftmax) {
   }
   EXPECT_EQ(ml[2 * (splits - 1) + 1], 0.0f);
   for (int e = 0; e < d; ++e)
-    EXPECT_NEAR(own::merge_split_softmax(splits, ml.data(), o.data() + e, d),
+    EXPECT_NEAR(own::merge_split_softmax(
+                    splits, [&](int i) { return ml[2 * i]; }, [&](int i) { return ml[2 * i + 1]; },
+                    [&](int i) { return o[i * d + e]; }),
                 want[e].item<double>(), 1e-5)
         << e;
   for (double x : {-9.0, -1.5, -0.1, 0.0, 0.3, 2.0, 8.0}) {

@@ -314,8 +314,13 @@ __global__ void __launch_bounds__(kAttentionThreads) attention_kernel(AttentionA
   for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
     const int h = i / d, e = i % d;
     const std::size_t first = (std::size_t(b) * a.nq + std::size_t(g) * rep + h) * splits;
-    out[i] = from_f<T>(own::merge_split_softmax(splits, a.partial_ml + 2 * first,
-                                                a.partial_o + first * d + e, d));
+    const float* part_ml = a.partial_ml + 2 * first;
+    const float* part_o = a.partial_o + first * d + e;
+    // Other blocks wrote them: read from L2 (__ldcg), never a stale L1 line.
+    out[i] = from_f<T>(own::merge_split_softmax(
+        splits, [&](int s) { return __ldcg(part_ml + 2 * s); },
+        [&](int s) { return __ldcg(part_ml + 2 * s + 1); },
+        [&](int s) { return __ldcg(part_o + std::size_t(s) * d); }));
   }
   if (threadIdx.x == 0) a.counters[b * a.nkv + g] = 0;
 }
@@ -334,6 +339,28 @@ std::size_t elem_bytes(Elem e) {
 }
 
 constexpr std::size_t kMaxShared = 200 * 1024;
+
+// Raises a kernel's dynamic shared memory limit past the default 48 KiB once per size (the
+// eager step before a capture raises it: the capture then makes no such call).
+template <typename K>
+void allow_shared(K kernel, std::size_t bytes, std::size_t& allowed) {
+  if (bytes <= 48 * 1024 || bytes <= allowed) return;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(bytes)));
+  allowed = bytes;
+}
+
+template <typename T>
+std::size_t& gemv_allowed() {
+  static std::size_t bytes = 0;
+  return bytes;
+}
+
+template <typename T>
+std::size_t& attention_allowed() {
+  static std::size_t bytes = 0;
+  return bytes;
+}
 
 }  // namespace
 
@@ -367,10 +394,7 @@ void norm_gemv(const GemvArgs& a, Elem e, int sms, cudaStream_t s) {
   const std::size_t shared = gemv_shared_bytes(a, e);
   dispatch(e, [&](auto t) {
     using T = decltype(t);
-    if (shared > 48 * 1024)
-      CUDA_CHECK(cudaFuncSetAttribute(norm_gemv_kernel<T>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(shared)));
+    allow_shared(norm_gemv_kernel<T>, shared, gemv_allowed<T>());
     norm_gemv_kernel<T><<<blocks, warps * 32, shared, s>>>(a);
   });
   CUDA_CHECK(cudaGetLastError());
@@ -391,10 +415,7 @@ void split_kv_attention(const AttentionArgs& a, Elem e, cudaStream_t s) {
   const std::size_t shared = attention_shared_bytes(a);
   dispatch(e, [&](auto t) {
     using T = decltype(t);
-    if (shared > 48 * 1024)
-      CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<T>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(shared)));
+    allow_shared(attention_kernel<T>, shared, attention_allowed<T>());
     attention_kernel<T><<<grid, kAttentionThreads, shared, s>>>(a);
   });
   CUDA_CHECK(cudaGetLastError());

@@ -16,18 +16,20 @@ namespace transformer::own {
 
 // A split's partial over its positions t: m = max_t s_t, l = sum_t exp(s_t - m),
 // o = sum_t exp(s_t - m) v_t (m = -inf, l = 0 for a split with no position). The merge of
-// `splits` partials (ml[2 i] = m, ml[2 i + 1] = l, o[i * o_stride]) is sum_t softmax(s)_t v_t:
-// each split's numbers rescaled to the largest m. Split 0 must hold a position (m finite).
-MYCONV_HD inline float merge_split_softmax(int splits, const float* ml, const float* o,
-                                           int o_stride) {
-  float big = ml[0];
-  for (int i = 1; i < splits; ++i) big = fmaxf(big, ml[2 * i]);
+// `splits` partials (m(i), l(i), o(i): callables, so that the kernel reads them past L1) is
+// sum_t softmax(s)_t v_t: each split's numbers rescaled to the largest m. Split 0 must hold a
+// position (m finite).
+template <typename M, typename L, typename O>
+MYCONV_HD inline float merge_split_softmax(int splits, M m, L l, O o) {
+  float big = m(0);
+  for (int i = 1; i < splits; ++i) big = fmaxf(big, m(i));
   float num = 0, den = 0;
   for (int i = 0; i < splits; ++i) {
-    if (ml[2 * i + 1] == 0) continue;  // no position in this split
-    const float w = expf(ml[2 * i] - big);
-    den += ml[2 * i + 1] * w;
-    num += o[i * o_stride] * w;
+    const float li = l(i);
+    if (li == 0) continue;  // no position in this split
+    const float w = expf(m(i) - big);
+    den += li * w;
+    num += o(i) * w;
   }
   return num / den;
 }
