@@ -117,6 +117,7 @@ class GenerationInstance final : public bench::Instance {
   nlohmann::ordered_json extra() const override {
     nlohmann::ordered_json e;
     e["decode_mode"] = mode_text(gen_->mode());
+    if (const std::string d = gen_->decode_step_description(); !d.empty()) e["decode_step"] = d;
     e["attention"] = Model::attention_kind();
     e["kv_cache_positions"] = p_.cache_len();
     e["sampling"] = sampling_.greedy()

@@ -57,6 +57,8 @@ class DecodeGraph {
   // The greedy tokens [B] of the last step's logits where the graph computes them (own_cuda's
   // argmax is in its graph), else undefined.
   virtual at::Tensor greedy_tokens() { return {}; }
+  // What the captured step is, where the graph says more than its mode (own_cuda: its launches).
+  virtual std::string description() const { return ""; }
 };
 
 // Captures model.decode_step_static over cache; null with *why where this build has no CUDA
@@ -92,6 +94,8 @@ class Generator {
   const at::Tensor& last_logits() const { return last_logits_; }  // [B, V] of the last step
   std::int64_t kv_cache_bytes() const { return cache_.bytes(); }
   DecodeMode mode() const { return mode_; }
+  // The captured step's description() (empty before prepare() or without a graph).
+  std::string decode_step_description() const { return graph_ ? graph_->description() : ""; }
 
  private:
   at::Tensor decode(const at::Tensor& ids, std::int64_t pos);

@@ -81,7 +81,7 @@ StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t ma
 
 class OwnDecodeGraph final : public DecodeGraph {
  public:
-  OwnDecodeGraph(const Model& model, KvCache& cache) : batch_(cache.batch) {
+  OwnDecodeGraph(const Model& model, KvCache& cache, bool pdl) : batch_(cache.batch), pdl_(pdl) {
     const ModelConfig& c = model.config();
     BENCH_CHECK(elem_of(model.dtype(), &elem_), "own_cuda: no kernels for this dtype");
     const bool gpt2 = c.arch == Arch::gpt2;
@@ -190,6 +190,10 @@ class OwnDecodeGraph final : public DecodeGraph {
     return logits_;
   }
   at::Tensor greedy_tokens() override { return tokens_; }
+  std::string description() const override {
+    return std::string("own kernels, ") + std::to_string(launches()) + " launches a step" +
+           (pdl_ ? ", programmatic dependent launch" : ", plain launches");
+  }
 
  private:
   struct Launches {
@@ -197,21 +201,25 @@ class OwnDecodeGraph final : public DecodeGraph {
     cuda::AttentionArgs attention;
   };
 
+  // 5 a layer, the head's GEMV, argmax_rows's memset and two kernels.
+  std::size_t launches() const { return 5 * layers_.size() + 4; }
+
   void enqueue(cudaStream_t s) {
     for (const Launches& l : layers_) {
-      cuda::norm_gemv(l.qkv, elem_, sms_, s);
-      cuda::split_kv_attention(l.attention, elem_, s);
-      cuda::norm_gemv(l.o, elem_, sms_, s);
-      cuda::norm_gemv(l.up, elem_, sms_, s);
-      cuda::norm_gemv(l.down, elem_, sms_, s);
+      cuda::norm_gemv(l.qkv, elem_, sms_, pdl_, s);
+      cuda::split_kv_attention(l.attention, elem_, pdl_, s);
+      cuda::norm_gemv(l.o, elem_, sms_, pdl_, s);
+      cuda::norm_gemv(l.up, elem_, sms_, pdl_, s);
+      cuda::norm_gemv(l.down, elem_, sms_, pdl_, s);
     }
-    cuda::norm_gemv(head_, elem_, sms_, s);
+    cuda::norm_gemv(head_, elem_, sms_, pdl_, s);
     cuda::argmax_rows(logits_.data_ptr(), batch_, logits_.size(1), tokens_.data_ptr<std::int64_t>(),
                       reinterpret_cast<unsigned long long*>(keys_.data_ptr<std::int64_t>()), elem_,
                       s);
   }
 
   std::int64_t batch_;
+  bool pdl_;
   cuda::Elem elem_ = cuda::Elem::f32;
   int sms_ = 1;
   StepShapes shapes_;
@@ -262,10 +270,21 @@ std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& 
     if (why) *why = w;
     return nullptr;
   }
+  // Programmatic dependent launch where the driver captures it into a graph; else plain launches
+  // (description() says which ran).
+  std::string first;
   try {
-    return std::make_unique<OwnDecodeGraph>(model, cache);
+    return std::make_unique<OwnDecodeGraph>(model, cache, true);
   } catch (const std::exception& e) {
-    if (why) *why = std::string("own_cuda: the decode step failed or its capture did: ") + e.what();
+    first = e.what();
+  }
+  (void)cudaGetLastError();  // a launch error of the first try is not the second's
+  try {
+    return std::make_unique<OwnDecodeGraph>(model, cache, false);
+  } catch (const std::exception& e) {
+    if (why)
+      *why = std::string("own_cuda: the decode step failed or its capture did: ") + e.what() +
+             " (with programmatic dependent launch: " + first + ")";
     return nullptr;
   }
 }

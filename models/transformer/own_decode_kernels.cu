@@ -62,9 +62,43 @@ __device__ __forceinline__ void rows_of(const GemvArgs& a, int pair, int& r0, in
   }
 }
 
+// Programmatic dependent launch (sm_90): what a kernel does before wait() reads nothing an
+// earlier kernel writes (only weights); wait() returns once the kernels before it are complete
+// and their writes visible (a no-op when launched without the attribute); launch_dependents()
+// lets the next kernel's blocks be scheduled once every block of this one has started.
+__device__ __forceinline__ void wait_for_previous() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+__device__ __forceinline__ void launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+}
+
+// Pulls the first `bytes` of a weight row into L2 (one 128-byte line a lane at a time): issued
+// before wait_for_previous(), the row's DRAM latency overlaps the previous kernel's tail.
+__device__ __forceinline__ void prefetch_l2(const void* row, std::size_t bytes, int lane) {
+  const char* p = static_cast<const char*>(row);
+  for (std::size_t off = std::size_t(lane) * 128; off < bytes; off += 32 * 128)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
+}
+
+// Sum of v over the `g` warps of a group (group-major warps), through red[warps]: every thread
+// of the block calls it (two barriers).
+__device__ __forceinline__ float group_sum(float v, float* red, int g) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  v = warp_sum(v);
+  __syncthreads();  // red's previous values are read
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  float s = 0;
+  const int first = warp / g * g;
+  for (int w = 0; w < g && first + w < blockDim.x / 32; ++w) s += red[first + w];
+  return s;
+}
+
 // The block's input rows into xs [batch][k]: the embedding (block 0 also writes it to x_out, the
 // residual stream) or a copy of x; then RMSNorm (float32 statistics, cast back, times the weight,
-// as Qwen2RMSNorm) or LayerNorm (float32, one rounding, as at::layer_norm), a warp per row.
+// as Qwen2RMSNorm) or LayerNorm (float32, one rounding, as at::layer_norm). A row's statistics
+// are summed by a group of warps (all of them at batch 1, one a row from batch = warps on).
 template <typename T>
 __device__ void stage_input(const GemvArgs& a, T* xs) {
   const int k = a.k, total = a.batch * k;
@@ -87,26 +121,38 @@ __device__ void stage_input(const GemvArgs& a, T* xs) {
   }
   __syncthreads();
   if (a.norm == NormKind::none) return;
-  const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __shared__ float red[kMaxWarps];
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32;
+  const int g = max(1, warps / a.batch), groups = warps / g;  // g warps a row, groups rows at once
+  const int group = warp / g, t = (warp % g) * 32 + threadIdx.x % 32, stride = g * 32;
   const T* w = static_cast<const T*>(a.norm_w);
   const T* bias = static_cast<const T*>(a.norm_b);
-  for (int b = warp; b < a.batch; b += warps) {
-    T* row = xs + b * k;
+  const int rounds = (a.batch + groups - 1) / groups;
+  for (int r = 0; r < rounds; ++r) {  // the same count for every thread: group_sum's barriers
+    const int b = r * groups + group;
+    const bool active = group < groups && b < a.batch;
+    T* row = xs + std::size_t(active ? b : 0) * k;
     if (a.norm == NormKind::rms) {
       float ss = 0;
-      for (int c = lane; c < k; c += 32) ss += to_f(row[c]) * to_f(row[c]);
-      const float inv = rsqrtf(warp_sum(ss) / float(k) + a.eps);
-      for (int c = lane; c < k; c += 32)
-        row[c] = from_f<T>(__fmul_rn(to_f(w[c]), round_to<T>(to_f(row[c]) * inv)));
+      if (active)
+        for (int c = t; c < k; c += stride) ss += to_f(row[c]) * to_f(row[c]);
+      const float inv = rsqrtf(group_sum(ss, red, g) / float(k) + a.eps);
+      if (active)
+        for (int c = t; c < k; c += stride)
+          row[c] = from_f<T>(__fmul_rn(to_f(w[c]), round_to<T>(to_f(row[c]) * inv)));
     } else {
       float s = 0;
-      for (int c = lane; c < k; c += 32) s += to_f(row[c]);
-      const float mean = warp_sum(s) / float(k);
+      if (active)
+        for (int c = t; c < k; c += stride) s += to_f(row[c]);
+      const float mean = group_sum(s, red, g) / float(k);
       float v = 0;
-      for (int c = lane; c < k; c += 32) v += (to_f(row[c]) - mean) * (to_f(row[c]) - mean);
-      const float inv = rsqrtf(warp_sum(v) / float(k) + a.eps);
-      for (int c = lane; c < k; c += 32)
-        row[c] = from_f<T>((to_f(row[c]) - mean) * inv * to_f(w[c]) + (bias ? to_f(bias[c]) : 0));
+      if (active)
+        for (int c = t; c < k; c += stride) v += (to_f(row[c]) - mean) * (to_f(row[c]) - mean);
+      const float inv = rsqrtf(group_sum(v, red, g) / float(k) + a.eps);
+      if (active)
+        for (int c = t; c < k; c += stride)
+          row[c] =
+              from_f<T>((to_f(row[c]) - mean) * inv * to_f(w[c]) + (bias ? to_f(bias[c]) : 0));
     }
   }
   __syncthreads();
@@ -178,14 +224,24 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel(GemvArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int V = vec_elems<T>();
   const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int pairs = pairs_of(a), kvec = a.k / V;
+  const T* W = static_cast<const T*>(a.w);
+  if (blockIdx.x * warps + warp < pairs) {  // this warp's first rows, while the previous kernel ends
+    int r0, r1;
+    rows_of(a, blockIdx.x * warps + warp, r0, r1);
+    const std::size_t row_bytes = std::size_t(a.k) * sizeof(T);
+    const std::size_t bytes = row_bytes < 16384 ? row_bytes : 16384;
+    prefetch_l2(W + std::size_t(r0) * a.k, bytes, lane);
+    if (r1 >= 0) prefetch_l2(W + std::size_t(r1) * a.k, bytes, lane);
+  }
+  launch_dependents();
+  wait_for_previous();
   const T* x = static_cast<const T*>(a.x);
   if (a.norm != NormKind::none || a.ids) {
     T* xs = reinterpret_cast<T*>(smem);
     stage_input<T>(a, xs);
     x = xs;
   }
-  const int pairs = pairs_of(a), kvec = a.k / V;
-  const T* W = static_cast<const T*>(a.w);
   for (int pair = blockIdx.x * warps + warp; pair < pairs; pair += gridDim.x * warps) {
     int r0, r1;
     rows_of(a, pair, r0, r1);
@@ -255,6 +311,8 @@ __global__ void __launch_bounds__(kAttentionThreads) attention_kernel(AttentionA
   float* qs = sm;                 // [rep][d]
   float* ps = qs + rep * d;       // [rep][chunk]: scores, then exp(score - max)
   float* ml = ps + rep * chunk;   // [rep][2]
+  launch_dependents();
+  wait_for_previous();
   const std::int64_t pos = *a.pos, t0 = std::int64_t(split) * chunk;
   const std::int64_t left = pos + 1 - t0;  // positions of this split at or before pos
   const int count = left <= 0 ? 0 : left < chunk ? static_cast<int>(left) : chunk;
@@ -325,6 +383,24 @@ __global__ void __launch_bounds__(kAttentionThreads) attention_kernel(AttentionA
   if (threadIdx.x == 0) a.counters[b * a.nkv + g] = 0;
 }
 
+// A launch on s, with programmatic stream serialization where pdl is set (the kernel may start
+// while the previous one ends; its wait_for_previous() keeps the order of the data).
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared, bool pdl,
+            cudaStream_t s, Args... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = s;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = pdl ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+}
+
 template <typename F>
 void dispatch(Elem e, F&& f) {
   switch (e) {
@@ -384,7 +460,7 @@ bool gemv_supported(const GemvArgs& a, Elem e, const char** why) {
   return true;
 }
 
-void norm_gemv(const GemvArgs& a, Elem e, int sms, cudaStream_t s) {
+void norm_gemv(const GemvArgs& a, Elem e, int sms, bool pdl, cudaStream_t s) {
   const int pairs = pairs_of(a);
   int warps = kMaxWarps;  // fewer warps a block where there are too few rows to fill every SM
   while (warps > 1 && (pairs + warps - 1) / warps < sms) warps /= 2;
@@ -395,7 +471,7 @@ void norm_gemv(const GemvArgs& a, Elem e, int sms, cudaStream_t s) {
   dispatch(e, [&](auto t) {
     using T = decltype(t);
     allow_shared(norm_gemv_kernel<T>, shared, gemv_allowed<T>());
-    norm_gemv_kernel<T><<<blocks, warps * 32, shared, s>>>(a);
+    launch(norm_gemv_kernel<T>, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
   });
   CUDA_CHECK(cudaGetLastError());
 }
@@ -409,14 +485,14 @@ std::size_t attention_shared_bytes(const AttentionArgs& a) {
   return sizeof(float) * std::size_t(rep) * std::size_t(a.d + a.chunk + 2);
 }
 
-void split_kv_attention(const AttentionArgs& a, Elem e, cudaStream_t s) {
+void split_kv_attention(const AttentionArgs& a, Elem e, bool pdl, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>(attention_splits(a)), static_cast<unsigned>(a.nkv),
                   static_cast<unsigned>(a.batch));
   const std::size_t shared = attention_shared_bytes(a);
   dispatch(e, [&](auto t) {
     using T = decltype(t);
     allow_shared(attention_kernel<T>, shared, attention_allowed<T>());
-    attention_kernel<T><<<grid, kAttentionThreads, shared, s>>>(a);
+    launch(attention_kernel<T>, grid, dim3(kAttentionThreads), shared, pdl, s, a);
   });
   CUDA_CHECK(cudaGetLastError());
 }

@@ -8,7 +8,9 @@
 // add). The attention is split-KV (flash-decoding) over the static cache with the grouped-query
 // heads of one KV head in one block, positions past *pos skipped, and the splits merged by the
 // last block of each KV head (no second launch). Roundings to the element type follow
-// transformers' eager order (what Model::forward does).
+// transformers' eager order (what Model::forward does). Every kernel waits for the kernels before
+// it (griddepcontrol.wait) before it reads their output, so each may be launched with
+// programmatic dependent launch.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -56,8 +58,10 @@ struct GemvArgs {
 // arguments are ones it runs (k a multiple of 16 bytes of elements, n even where rows pair up).
 std::size_t gemv_shared_bytes(const GemvArgs& a, Elem e);
 bool gemv_supported(const GemvArgs& a, Elem e, const char** why);
-// sms: the device's multiprocessors (the grid is sized on them).
-void norm_gemv(const GemvArgs& a, Elem e, int sms, cudaStream_t s);
+// sms: the device's multiprocessors (the grid is sized on them). pdl: launched with programmatic
+// stream serialization (sm_90): the kernel prefetches its first weight rows into L2 and is
+// scheduled while the previous kernel ends, then waits for it before reading anything it wrote.
+void norm_gemv(const GemvArgs& a, Elem e, int sms, bool pdl, cudaStream_t s);
 
 struct AttentionArgs {
   const void* q = nullptr;  // [batch][nq][d]
@@ -76,6 +80,6 @@ struct AttentionArgs {
 int attention_splits(const AttentionArgs& a);
 // Shared memory of the attention's block; whether it runs the shape.
 std::size_t attention_shared_bytes(const AttentionArgs& a);
-void split_kv_attention(const AttentionArgs& a, Elem e, cudaStream_t s);
+void split_kv_attention(const AttentionArgs& a, Elem e, bool pdl, cudaStream_t s);
 
 }  // namespace transformer::cuda
