@@ -616,7 +616,8 @@ TEST(TransformerOwnDecode, SplitSoftmaxMergeEqualsTheDirectSoftmax) {
 // weights off 1) and a Qwen2 layout with an odd KV head count: in fp32 the greedy tokens are
 // eager's and the last logits a full recompute's within float32 rounding; in fp16 and bf16 the
 // last logits are the recompute's within the suite's check (atol = rel x rms, rtol = rel); batch
-// 1, 3 and 17 (past one 16-row tile of the GEMV), a cache of two attention splits (in 40).
+// 1 and 3 (the SIMT GEMV), 8 and 17 (fp16 and bf16: the tensor-core GEMV; 17 past one 16-row
+// pass), a cache of two attention splits (in 40).
 TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
   const ModelConfig odd = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
@@ -635,8 +636,7 @@ TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
       struct Shape {
         std::int64_t b, in, out;
       };
-      for (const Shape s : {Shape{1, 9, 10}, Shape{3, 40, 10}, Shape{17, 5, 4}}) {
-        if (s.b == 17 && t != at::kFloat) continue;
+      for (const Shape s : {Shape{1, 9, 10}, Shape{3, 40, 10}, Shape{8, 40, 10}, Shape{17, 5, 4}}) {
         const std::string what = c.name + " " + c10::toString(t) + " batch " +
                                  std::to_string(s.b) + " in " + std::to_string(s.in);
         std::string why;

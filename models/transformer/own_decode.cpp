@@ -16,10 +16,17 @@ namespace {
 
 bool elem_of(at::ScalarType t, cuda::Elem* e) {
   switch (t) {
-    case at::kFloat: *e = cuda::Elem::f32; return true;
-    case at::kHalf: *e = cuda::Elem::f16; return true;
-    case at::kBFloat16: *e = cuda::Elem::bf16; return true;
-    default: return false;
+    case at::kFloat:
+      *e = cuda::Elem::f32;
+      return true;
+    case at::kHalf:
+      *e = cuda::Elem::f16;
+      return true;
+    case at::kBFloat16:
+      *e = cuda::Elem::bf16;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -236,8 +243,9 @@ bool own_decode_supported(const ModelConfig& cfg, at::ScalarType dtype, std::int
                           std::string* why) {
   cuda::Elem e;
   if (!elem_of(dtype, &e)) {
-    if (why) *why = std::string("own_cuda has kernels for float32, float16 and bfloat16, not ") +
-                    c10::toString(dtype);
+    if (why)
+      *why = std::string("own_cuda has kernels for float32, float16 and bfloat16, not ") +
+             c10::toString(dtype);
     return false;
   }
   if (cfg.num_heads % cfg.num_kv_heads != 0) {

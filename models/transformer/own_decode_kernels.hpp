@@ -2,14 +2,15 @@
 // per layer and one for the head, every one on the caller's stream (a graph capture takes them
 // in). The GEMV (norm_gemv) streams a weight [n][k] (nn.Linear's row-major layout) once for every
 // row of the batch: 16-byte loads, each warp two output rows, warp-shuffle sums, float32
-// accumulation; its prologue makes the input rows in shared memory (embedding, RMSNorm or
-// LayerNorm of the residual stream, recomputed by every block: the rows are small), its epilogue
-// does what follows the GEMV (bias, RoPE and the KV-cache write, SwiGLU or gelu_new, the residual
-// add). The attention is split-KV (flash-decoding) over the static cache with the grouped-query
-// heads of one KV head in one block, positions past *pos skipped, and the splits merged by the
-// last block of each KV head (no second launch). Roundings to the element type follow
-// transformers' eager order (what Model::forward does). Every kernel waits for the kernels before
-// it (griddepcontrol.wait) before it reads their output, so each may be launched with
+// accumulation (from batch 4 on in fp16 and bf16: mma.sync tiles of 16 weight rows x 8 batch
+// rows, k split over a block's warps); its prologue makes the input rows in shared memory
+// (embedding, RMSNorm or LayerNorm of the residual stream, recomputed by every block: the rows are
+// small), its epilogue does what follows the GEMV (bias, RoPE and the KV-cache write, SwiGLU or
+// gelu_new, the residual add). The attention is split-KV (flash-decoding) over the static cache
+// with the grouped-query heads of one KV head in one block, positions past *pos skipped, and the
+// splits merged by the last block of each KV head (no second launch). Roundings to the element type
+// follow transformers' eager order (what Model::forward does). Every kernel waits for the kernels
+// before it (griddepcontrol.wait) before it reads their output, so each may be launched with
 // programmatic dependent launch.
 #pragma once
 
@@ -71,9 +72,9 @@ struct AttentionArgs {
   void* out = nullptr;  // [batch][nq d]
   int batch = 0, nq = 0, nkv = 0, d = 0;
   std::int64_t max_len = 0;
-  int chunk = 0;              // positions per split
-  float* partial_o = nullptr;  // [batch][nq][splits][d]
-  float* partial_ml = nullptr;  // [batch][nq][splits][2]
+  int chunk = 0;                 // positions per split
+  float* partial_o = nullptr;    // [batch][nq][splits][d]
+  float* partial_ml = nullptr;   // [batch][nq][splits][2]
   unsigned* counters = nullptr;  // [batch][nkv], zero before the first launch (left zero)
 };
 

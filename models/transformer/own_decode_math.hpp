@@ -35,7 +35,9 @@ MYCONV_HD inline float merge_split_softmax(int splits, M m, L l, O o) {
 }
 
 // at::silu in float: x / (1 + exp(-x)).
-MYCONV_HD inline float silu_f(float x) { return x / (1.0f + expf(-x)); }
+MYCONV_HD inline float silu_f(float x) {
+  return x / (1.0f + expf(-x));
+}
 
 // transformers' gelu_new (NewGELUActivation), the tanh form, in float (at::gelu(x, "tanh")).
 MYCONV_HD inline float gelu_new_f(float x) {
