@@ -106,7 +106,8 @@ std::string timestamp() {
 // the prompt, the prefill logits (every position of the first row, the last position of every
 // row) and the generated tokens; where CUDA graphs can be captured, the tokens of the same
 // generation through libtorch_graph's decode step ("generated_graph"; its decode is written
-// apart from the eager forward) and through own_cuda's ("generated_own"). scripts/hf_agreement.py compares them with transformers.
+// apart from the eager forward) and through own_cuda's ("generated_own").
+// scripts/hf_agreement.py compares them with transformers.
 void dump_logits(const std::string& path, const Model& model, const Problem& p,
                  std::uint64_t seed) {
   const c10::NoGradGuard no_grad;
@@ -569,8 +570,8 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", o.dtypes, "fp32 fp16 bf16 (list; default fp16 on cuda, fp32 on cpu)")
       ->delimiter(',');
   app.add_option("--impl,--backend", o.impls,
-                 "Implementations: libtorch_eager libtorch_graph own_cuda hf_transformers (list; default "
-                 "every one built for the device)")
+                 "Implementations: libtorch_eager libtorch_graph own_cuda hf_transformers (list; "
+                 "default every one built for the device)")
       ->delimiter(',');
   app.add_option("--task", o.task, "generate (default) or train")->capture_default_str();
   app.add_option("--sdpa-backend", o.sdpa_backend,

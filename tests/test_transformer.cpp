@@ -4,8 +4,8 @@
 // reference written from transformers' modeling code; the KV-cache decode against a full
 // recompute at every step; the static (graph) step against the eager one; own_cuda's kernels'
 // scalar math on the CPU and, on a GPU, its decode step against libtorch_eager in every dtype;
-// the case through the core's runner with its bandwidth metrics; a training step. (Descriptors, presets, models and cases:
-// test_transformer_settings.cpp.)
+// the case through the core's runner with its bandwidth metrics; a training step. (Descriptors,
+// presets, models and cases: test_transformer_settings.cpp.)
 #include <gtest/gtest.h>
 
 #include <c10/core/GradMode.h>
