@@ -487,15 +487,17 @@ int run(Options& o, CLI::App& app) {
 
   std::cout << "\n== Summary (means over " << grid.num_runs << " run(s)) ==\n";
   const bool train = task == Task::train;
-  // Per case its times, then memory: the allocator's peak (CUDA) beside the prediction from the
-  // config (memory.hpp).
+  // Per case its times (a generation's: with the decode step's bandwidth, GB/s of its bytes and
+  // its weight bytes' fraction of the measured copy bandwidth), then memory: the allocator's peak
+  // (CUDA) beside the prediction from the config (memory.hpp).
   using Row = std::vector<std::string>;
   auto join = [](Row a, const Row& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
   };
   const Row times = train ? Row{"forward ms", "backward ms", "step ms", "tokens/s"}
-                          : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s"};
+                          : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s",
+                                "decode GB/s", "weights/copy"};
   bench::Table t(join(join({"model", "impl", "dtype", "case", "status"}, times),
                       {"peak MiB", "predicted MiB", "peak/pred"}));
   for (const auto& r : set.results) {
@@ -507,7 +509,9 @@ int run(Options& o, CLI::App& app) {
     const Row figures = train ? Row{num("forward_ms", 2), num("backward_ms", 2),
                                     num("train_step_ms", 2), num("train_tokens_per_s", 1)}
                               : Row{num("ttft_ms", 2), num("decode_ms_per_token_median", 3),
-                                    num("decode_tokens_per_s", 1), num("e2e_tokens_per_s", 1)};
+                                    num("decode_tokens_per_s", 1), num("e2e_tokens_per_s", 1),
+                                    num("decode_bandwidth_gbs", 1),
+                                    num("decode_weight_bandwidth_vs_copy", 3)};
     const double mib = double(1 << 20);
     t.add_row(
         join(join({r.name, r.backend, r.dtype, r.problem, bench::to_string(r.status)}, figures),
