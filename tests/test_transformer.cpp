@@ -613,11 +613,11 @@ TEST(TransformerOwnDecode, SplitSoftmaxMergeEqualsTheDirectSoftmax) {
 
 #if MYCONV_HAVE_TORCH_CUDA
 // own_cuda's decode step against libtorch_eager on the tiny checkpoints (nonzero biases, norm
-// weights off 1) and a Qwen2 layout with an odd KV head count: in fp32 the greedy tokens are
-// eager's and the last logits a full recompute's within float32 rounding; in fp16 and bf16 the
-// last logits are the recompute's within the suite's check (atol = rel x rms, rtol = rel); batch
-// 1 and 3 (the SIMT GEMV), 8 and 17 (fp16 and bf16: the tensor-core GEMV; 17 past one 16-row
-// pass), a cache of two attention splits (in 40).
+// weights off 1), a Qwen2 layout with an odd KV head count and two wider models: in fp32 the
+// greedy tokens are eager's and the last logits a full recompute's within float32 rounding; in
+// fp16 and bf16 the last logits are the recompute's within the suite's check (atol = rel x rms,
+// rtol = rel); batch 1 and 3 (the SIMT GEMV), 8 and 17 (fp16 and bf16: the tensor-core GEMV; 17
+// past one 16-row pass), a cache of two attention splits (in 40).
 TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
   const ModelConfig odd = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
@@ -625,9 +625,20 @@ TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
       "num_attention_heads": 6, "num_key_value_heads": 3, "max_position_embeddings": 64,
       "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true})"),
                                           "tiny-qwen2-odd-kv");
+  // Rows long enough for several passes of the GEMVs' k loops and their tails (k 320, 384, 1536,
+  // 2816), five query heads over one KV head.
+  const ModelConfig wide = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
+      "vocab_size": 1000, "hidden_size": 320, "intermediate_size": 2816, "num_hidden_layers": 2,
+      "num_attention_heads": 5, "num_key_value_heads": 1, "max_position_embeddings": 64,
+      "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true})"),
+                                           "small-qwen2-wide");
+  const ModelConfig wide_gpt2 = parse_hf_config(nlohmann::json::parse(R"({"model_type": "gpt2",
+      "vocab_size": 97, "n_embd": 384, "n_layer": 2, "n_head": 6, "n_positions": 64,
+      "layer_norm_epsilon": 1e-5})"),
+                                                "small-gpt2-wide");
   const c10::NoGradGuard no_grad;
   const auto dev = at::Device(at::kCUDA, 0);
-  for (const ModelConfig& c : {tiny_gpt2(), tiny_qwen2(), tiny_llama(), odd}) {
+  for (const ModelConfig& c : {tiny_gpt2(), tiny_qwen2(), tiny_llama(), odd, wide, wide_gpt2}) {
     TempDir dir;
     write_checkpoint(dir.path(), c, random_weights(c, 31));
     const Checkpoint ckpt(dir.path().string());
