@@ -5,6 +5,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "core/error.hpp"
@@ -278,13 +279,16 @@ std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& 
     if (why) *why = w;
     return nullptr;
   }
-  // Programmatic dependent launch where the driver captures it into a graph; else plain launches
-  // (description() says which ran).
-  std::string first;
-  try {
-    return std::make_unique<OwnDecodeGraph>(model, cache, true);
-  } catch (const std::exception& e) {
-    first = e.what();
+  // Programmatic dependent launch where the driver captures it into a graph (and
+  // MYCONV_OWN_CUDA_PDL is not 0); else plain launches. description() says which ran.
+  const char* env = std::getenv("MYCONV_OWN_CUDA_PDL");
+  std::string first = "off (MYCONV_OWN_CUDA_PDL=0)";
+  if (!env || std::string(env) != "0") {
+    try {
+      return std::make_unique<OwnDecodeGraph>(model, cache, true);
+    } catch (const std::exception& e) {
+      first = e.what();
+    }
   }
   (void)cudaGetLastError();  // a launch error of the first try is not the second's
   try {
