@@ -27,6 +27,9 @@
 #include <CLI/CLI.hpp>
 
 #include "core/driver.hpp"
+#if MYCONV_HAVE_TORCH_CUDA
+#include "core/cuda/cuda_peak.hpp"
+#endif
 #include "core/error.hpp"
 #include "core/option_checks.hpp"
 #include "core/paths.hpp"
@@ -102,8 +105,9 @@ std::string timestamp() {
 // --dump-logits: one greedy generation of the first case with libtorch_eager, written as JSON:
 // the prompt, the prefill logits (every position of the first row, the last position of every
 // row) and the generated tokens; where CUDA graphs can be captured, the tokens of the same
-// generation through libtorch_graph's decode step too ("generated_graph"; its decode is written
-// apart from the eager forward). scripts/hf_agreement.py compares them with transformers.
+// generation through libtorch_graph's decode step ("generated_graph"; its decode is written
+// apart from the eager forward) and through own_cuda's ("generated_own").
+// scripts/hf_agreement.py compares them with transformers.
 void dump_logits(const std::string& path, const Model& model, const Problem& p,
                  std::uint64_t seed) {
   const c10::NoGradGuard no_grad;
@@ -141,6 +145,16 @@ void dump_logits(const std::string& path, const Model& model, const Problem& p,
     graph.run();
     graph.finish();
     j["generated_graph"] = rows(graph.generated().cpu());
+    // own_cuda's tokens where its kernels run this model and dtype ("generated_own").
+    Generator own(model, p.mb, p.in, p.out, greedy, DecodeMode::own, seed);
+    try {
+      own.prepare();
+      own.run();
+      own.finish();
+      j["generated_own"] = rows(own.generated().cpu());
+    } catch (const bench::Unsupported& e) {
+      j["generated_own_unsupported"] = e.what();
+    }
   }
   bench::write_file_atomic(path, j.dump());
 }
@@ -386,6 +400,16 @@ int run(Options& o, CLI::App& app) {
     set.system["grid"]["problems"] = o.problems;
   }
   set.system["task"] = to_string(task);
+  double copy_gbs = 0;  // the decode step's bandwidth is also given against it
+#if MYCONV_HAVE_TORCH_CUDA
+  if (device.is_cuda() && task == Task::generate) {
+    const int index = device.has_index() ? device.index() : 0;
+    std::cout << "measuring device " << index << "'s copy bandwidth (device-to-device copy)...\n";
+    const nlohmann::ordered_json bw = bench::measure_cuda_copy_bandwidth(index);
+    set.system["bandwidth"]["cuda"] = nlohmann::ordered_json::array({bw});
+    if (bw.contains("measured_copy_gbs")) copy_gbs = bw["measured_copy_gbs"].get<double>();
+  }
+#endif
 
   std::size_t total = 0;
   for (const auto& mc : cases.by_model) total += mc.problems.size() * selected.size();
@@ -421,6 +445,7 @@ int run(Options& o, CLI::App& app) {
   settings.num_runs = grid.num_runs;
   settings.max_batch_input_product = grid.max_batch_input_product;
   settings.seed = c.seed;
+  settings.copy_bandwidth_gbs = copy_gbs;
 
   std::size_t done = 0;
   const auto started = std::chrono::steady_clock::now();
@@ -462,15 +487,17 @@ int run(Options& o, CLI::App& app) {
 
   std::cout << "\n== Summary (means over " << grid.num_runs << " run(s)) ==\n";
   const bool train = task == Task::train;
-  // Per case its times, then memory: the allocator's peak (CUDA) beside the prediction from the
-  // config (memory.hpp).
+  // Per case its times (a generation's: with the decode step's bandwidth, GB/s of its bytes and
+  // its weight bytes' fraction of the measured copy bandwidth), then memory: the allocator's peak
+  // (CUDA) beside the prediction from the config (memory.hpp).
   using Row = std::vector<std::string>;
   auto join = [](Row a, const Row& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
   };
   const Row times = train ? Row{"forward ms", "backward ms", "step ms", "tokens/s"}
-                          : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s"};
+                          : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s",
+                                "decode GB/s", "weights/copy"};
   bench::Table t(join(join({"model", "impl", "dtype", "case", "status"}, times),
                       {"peak MiB", "predicted MiB", "peak/pred"}));
   for (const auto& r : set.results) {
@@ -482,7 +509,9 @@ int run(Options& o, CLI::App& app) {
     const Row figures = train ? Row{num("forward_ms", 2), num("backward_ms", 2),
                                     num("train_step_ms", 2), num("train_tokens_per_s", 1)}
                               : Row{num("ttft_ms", 2), num("decode_ms_per_token_median", 3),
-                                    num("decode_tokens_per_s", 1), num("e2e_tokens_per_s", 1)};
+                                    num("decode_tokens_per_s", 1), num("e2e_tokens_per_s", 1),
+                                    num("decode_bandwidth_gbs", 1),
+                                    num("decode_weight_bandwidth_vs_copy", 3)};
     const double mib = double(1 << 20);
     t.add_row(
         join(join({r.name, r.backend, r.dtype, r.problem, bench::to_string(r.status)}, figures),
@@ -545,8 +574,8 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", o.dtypes, "fp32 fp16 bf16 (list; default fp16 on cuda, fp32 on cpu)")
       ->delimiter(',');
   app.add_option("--impl,--backend", o.impls,
-                 "Implementations: libtorch_eager libtorch_graph hf_transformers (list; default "
-                 "every one built for the device)")
+                 "Implementations: libtorch_eager libtorch_graph own_cuda hf_transformers (list; "
+                 "default every one built for the device)")
       ->delimiter(',');
   app.add_option("--task", o.task, "generate (default) or train")->capture_default_str();
   app.add_option("--sdpa-backend", o.sdpa_backend,

@@ -107,6 +107,14 @@ def check(arch, args, torch, transformers, work):
         graph_text = (f"; libtorch_graph's greedy tokens "
                       f"{'identical' if all(same_graph) else 'differ'} (first difference per "
                       f"row: {graph_diff})")
+    if "generated_own" in ours:  # own_cuda's decode step, on CUDA
+        same_own = [a == b for a, b in zip(ours["generated_own"], hf_tokens)]
+        own_diff = [next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+                    for a, b in zip(ours["generated_own"], hf_tokens)]
+        ok = ok and all(same_own)
+        graph_text += (f"; own_cuda's greedy tokens "
+                       f"{'identical' if all(same_own) else 'differ'} (first difference per "
+                       f"row: {own_diff})")
     print(f"{arch:6} {args.size:5} {args.dtype}: prefill logits max |diff| {err_row0:.3e} (all "
           f"positions, row 0), {err_last:.3e} (last position, every row), tolerance {tol:.3e}; "
           f"greedy tokens {'identical' if all(same_tokens) else 'differ'} "

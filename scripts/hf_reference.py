@@ -3,13 +3,17 @@
 grid and random prompts, writing result records in mytransformer's schema (results/README.md,
 suite "transformer", backend "hf_transformers"), so that one report reads both.
 
-Two ways of timing, chosen with --method (both by default, one record each):
+Three ways of timing, chosen with --method (every one by default, one record each):
   generate  the seed's way: TTFT from model.generate(max_new_tokens=1), the whole generation from
             model.generate(max_new_tokens=N); decode = (total - TTFT) / (N - 1). It re-runs prefill
             to time decode (what mytransformer never does); kept to compare with the seed's numbers.
   manual    the correct loop: one forward over the prompt with use_cache=True (prefill + first
             token = TTFT), then one forward per token from the KV cache, each step timed with CUDA
             events (host clock on the CPU) without synchronizing between steps.
+  static_graph  what a Python user reaches for to decode fast: a transformers StaticCache, prefill
+            eager into it, and the decode step (ids and cache_position in static tensors)
+            captured once per case into a CUDA graph (torch.cuda.graph, after warm-up steps on a
+            side stream) and replayed per token; timed as manual. CUDA only.
 
 Usage (GPU host, torch + transformers in /opt/torch/.venv):
   python3 scripts/hf_reference.py --model DIR|config.json|gpt2 --preset quick_test --device cuda \
@@ -157,6 +161,68 @@ def manual_run(torch, model, prompt, n, grid, cuda, seed):
     return ms[0], ms[1:]
 
 
+def make_static_cache(transformers, model, b, max_len, device):
+    """A StaticCache of max_len positions for b rows: the keyword arguments of transformers 4.4x
+    where they are taken, else 5.x's (batch, device and dtype taken from the first update)."""
+    try:
+        return transformers.StaticCache(config=model.config, max_batch_size=b,
+                                        max_cache_len=max_len, device=device, dtype=model.dtype)
+    except TypeError:
+        return transformers.StaticCache(config=model.config, max_cache_len=max_len)
+
+
+class StaticGraphDecoder:
+    """The decode step over a StaticCache captured into one CUDA graph: replay() reads the token
+    ids and the position from static tensors and writes the static logits."""
+
+    def __init__(self, torch, transformers, model, b, max_len, device):
+        self.torch, self.model = torch, model
+        self.cache = make_static_cache(transformers, model, b, max_len, device)
+        self.ids = torch.zeros((b, 1), dtype=torch.long, device=device)
+        self.pos = torch.zeros((1,), dtype=torch.long, device=device)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # lazy allocations and autotuning before the capture
+            for _ in range(3):
+                self.step()
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.logits = self.step()
+        self.cache.reset()
+
+    def step(self):
+        return self.model(input_ids=self.ids, past_key_values=self.cache,
+                          cache_position=self.pos, use_cache=True).logits[:, -1, :]
+
+    def prefill(self, prompt):
+        self.cache.reset()
+        n = prompt.shape[1]
+        return self.model(input_ids=prompt, past_key_values=self.cache, use_cache=True,
+                          cache_position=self.torch.arange(n, device=prompt.device),
+                          logits_to_keep=1).logits[:, -1, :]
+
+    def replay(self, token, position):
+        self.ids.copy_(token[:, None])
+        self.pos.fill_(position)
+        self.graph.replay()
+        return self.logits
+
+
+def static_graph_run(torch, decoder, prompt, n, grid, cuda, seed):
+    """Prefill into the static cache + first token, then n - 1 graph replays; times of each."""
+    generator = torch.Generator(device=prompt.device).manual_seed(seed)
+    clock = Clock(torch, cuda)
+    clock.mark()
+    token = pick(torch, decoder.prefill(prompt), grid, generator)
+    clock.mark()
+    for i in range(n - 1):
+        token = pick(torch, decoder.replay(token, prompt.shape[1] + i), grid, generator)
+        clock.mark()
+    ms = clock.intervals_ms()
+    return ms[0], ms[1:]
+
+
 def generate_run(torch, model, prompt, n, grid, cuda):
     """The seed's way: a 1-token generate for TTFT, an n-token generate for the total."""
     sample = grid.get("temperature", 0) > 0
@@ -246,7 +312,8 @@ def main():
     ap.add_argument("--temperature", type=float)
     ap.add_argument("--top_p", type=float)
     ap.add_argument("--max_batch_input_product", type=int)
-    ap.add_argument("--method", choices=("generate", "manual", "both"), default="both")
+    ap.add_argument("--method", choices=("generate", "manual", "static_graph", "both", "all"),
+                    default="all", help="both: generate and manual; all: the three")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--output", required=True, help="JSON file (mytransformer's schema)")
@@ -263,7 +330,12 @@ def main():
     cuda = args.device.startswith("cuda")
     model, source = make_model(args, torch, transformers)
     vocab = model.config.vocab_size
-    methods = ["generate", "manual"] if args.method == "both" else [args.method]
+    methods = {"both": ["generate", "manual"],
+               "all": ["generate", "manual", "static_graph"]}.get(args.method, [args.method])
+    if not cuda and "static_graph" in methods:
+        if args.method == "static_graph":
+            fail("--method static_graph: CUDA graphs need --device cuda")
+        methods.remove("static_graph")
     doc = {"schema_version": 2,
            "system": {"host": socket.gethostname(),
                       "utc_time": datetime.datetime.now(datetime.timezone.utc).isoformat(),
@@ -295,10 +367,14 @@ def main():
             for n_in in grid["input_lengths"]:
                 n_out = grid["output_length"]
                 for method in methods:
-                    name = ("generate(): TTFT from a 1-token generate, decode = (total - TTFT) / "
-                            "(N - 1) (the seed's way; re-runs prefill)" if method == "generate"
-                            else "manual KV-cache loop: prefill forward, then one forward per "
-                                 "token from the cache, each step timed")
+                    name = {"generate": "generate(): TTFT from a 1-token generate, decode = "
+                                        "(total - TTFT) / (N - 1) (the seed's way; re-runs "
+                                        "prefill)",
+                            "manual": "manual KV-cache loop: prefill forward, then one forward "
+                                      "per token from the cache, each step timed",
+                            "static_graph": "StaticCache, prefill eager, each decode step "
+                                            "replayed from a CUDA graph captured once per case, "
+                                            "each step timed"}[method]
                     r = record(name, args, b, n_in, n_out)
                     print(f"[hf_transformers {method}] mb{b}in{n_in}out{n_out}", flush=True)
                     if b * n_in > grid.get("max_batch_input_product", 131072):
@@ -319,6 +395,13 @@ def main():
                             def run():
                                 return manual_run(torch, model, prompt, n_out, grid, cuda,
                                                   args.seed)
+                        elif method == "static_graph":
+                            decoder = StaticGraphDecoder(torch, transformers, model, b,
+                                                         n_in + n_out, args.device)
+
+                            def run():
+                                return static_graph_run(torch, decoder, prompt, n_out, grid, cuda,
+                                                        args.seed)
                         else:
                             def run():
                                 return generate_run(torch, model, prompt, n_out, grid, cuda)

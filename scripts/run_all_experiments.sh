@@ -27,7 +27,7 @@
 #     --categories LIST           only these: element,activation,reduction,normalization,matmul,
 #                                 memory
 #     --ops LIST                  only these ops, e.g. add,softmax,transpose
-#   transformer suite (mytransformer; default: gpt2 and qwen2-0.5b, preset small_scale, every
+#   transformer suite (mytransformer; default: gpt2, qwen2-0.5b and llama-3.2-1b, preset small_scale, every
 #   implementation built for the device, fp16 on a GPU, fp32 on the CPU; then the Hugging Face
 #   reference where transformers and torch import, into RUN/hf_reference/):
 #     --models LIST               built-in names, config.json files or checkpoint folders
@@ -363,7 +363,7 @@ print(" ".join(k for k in json.load(open(sys.argv[1])) if not k.startswith("_"))
       usage_error "--preset: expected one of $known; got '$tf_preset'"
     tiny="$MYCONV_ROOT/experiments/transformer/configs"
     tf_models=${models:-$([ $quick -eq 1 ] && echo "$tiny/tiny-gpt2.json,$tiny/tiny-qwen2.json" ||
-      echo gpt2,qwen2-0.5b)}
+      echo gpt2,qwen2-0.5b,llama-3.2-1b)}
     tf_args=(--model "$tf_models" --preset "$tf_preset" --device "${device:-auto}")
     [ -z "$dtypes" ] || tf_args+=(--dtype "$dtypes")
     tf_label="transformer $(echo "$tf_models" | tr ',' '\n' | xargs -n1 basename |

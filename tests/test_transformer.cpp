@@ -2,9 +2,10 @@
 // configs, the safetensors reader (round trip, shards, one-line errors), GPT-2 / Qwen2 / Llama
 // on tiny checkpoints written here in the Hugging Face layout, checked against a float64
 // reference written from transformers' modeling code; the KV-cache decode against a full
-// recompute at every step; the static (graph) step against the eager one; the case through the
-// core's runner; a training step. (Descriptors, presets, models and cases:
-// test_transformer_settings.cpp.)
+// recompute at every step; the static (graph) step against the eager one; own_cuda's kernels'
+// scalar math on the CPU and, on a GPU, its decode step against libtorch_eager in every dtype;
+// the case through the core's runner with its bandwidth metrics; a training step. (Descriptors,
+// presets, models and cases: test_transformer_settings.cpp.)
 #include <gtest/gtest.h>
 
 #include <c10/core/GradMode.h>
@@ -21,9 +22,11 @@
 #include "models/transformer/config.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
 #include "models/transformer/decode_cuda.hpp"
+#include "models/transformer/own_decode.hpp"
 #endif
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
+#include "models/transformer/own_decode_math.hpp"
 #include "models/transformer/problem.hpp"
 #include "models/transformer/safetensors.hpp"
 #include "tests/temp_dir.hpp"
@@ -572,6 +575,118 @@ TEST(TransformerCuda, FusedDecodeKernelsMatchAten) {
 }
 #endif
 
+// own_cuda's split-KV attention: partials of chunks of positions (one split past the last
+// position, empty), merged as the kernel merges them, equal the softmax over all positions; the
+// activations' float forms equal their definitions.
+TEST(TransformerOwnDecode, SplitSoftmaxMergeEqualsTheDirectSoftmax) {
+  const int len = 37, d = 5, chunk = 8, splits = 6;  // splits 0-4 hold positions, 5 none
+  at::Generator gen = at::detail::createCPUGenerator(3);
+  const at::Tensor s = at::randn({len}, gen, at::kDouble) * 4;
+  const at::Tensor v = at::randn({len, d}, gen, at::kDouble);
+  const at::Tensor want = at::matmul(at::softmax(s, 0), v);
+  std::vector<float> ml(2 * splits), o(splits * d, 0.0f);
+  for (int i = 0; i < splits; ++i) {
+    const int t0 = i * chunk, t1 = std::min(len, t0 + chunk);
+    float m = -INFINITY, l = 0;
+    for (int t = t0; t < t1; ++t) m = std::max(m, float(s[t].item<double>()));
+    for (int t = t0; t < t1; ++t) {
+      const float p = std::exp(float(s[t].item<double>()) - m);
+      l += p;
+      for (int e = 0; e < d; ++e) o[i * d + e] += p * float(v[t][e].item<double>());
+    }
+    ml[2 * i] = m;
+    ml[2 * i + 1] = l;
+  }
+  EXPECT_EQ(ml[2 * (splits - 1) + 1], 0.0f);
+  for (int e = 0; e < d; ++e)
+    EXPECT_NEAR(own::merge_split_softmax(
+                    splits, [&](int i) { return ml[2 * i]; }, [&](int i) { return ml[2 * i + 1]; },
+                    [&](int i) { return o[i * d + e]; }),
+                want[e].item<double>(), 1e-5)
+        << e;
+  for (double x : {-9.0, -1.5, -0.1, 0.0, 0.3, 2.0, 8.0}) {
+    EXPECT_NEAR(own::silu_f(float(x)), x / (1 + std::exp(-x)), 1e-6) << x;
+    const double g = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    EXPECT_NEAR(own::gelu_new_f(float(x)), g, 1e-6) << x;
+  }
+}
+
+#if MYCONV_HAVE_TORCH_CUDA
+// own_cuda's decode step against libtorch_eager on the tiny checkpoints (nonzero biases, norm
+// weights off 1), a Qwen2 layout with an odd KV head count and two wider models: in fp32 the
+// greedy tokens are eager's and the last logits a full recompute's within float32 rounding; in
+// fp16 and bf16 the last logits are the recompute's within the suite's check (atol = rel x rms,
+// rtol = rel); batch 1 and 3 (the SIMT GEMV), 8 and 17 (fp16 and bf16: the tensor-core GEMV; 17
+// past one 16-row pass), a cache of two attention splits (in 40).
+TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
+  const ModelConfig odd = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
+      "vocab_size": 103, "hidden_size": 48, "intermediate_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 6, "num_key_value_heads": 3, "max_position_embeddings": 64,
+      "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true})"),
+                                          "tiny-qwen2-odd-kv");
+  // Rows long enough for several passes of the GEMVs' k loops and their tails (k 320, 384, 1536,
+  // 2816), five query heads over one KV head.
+  const ModelConfig wide = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
+      "vocab_size": 1000, "hidden_size": 320, "intermediate_size": 2816, "num_hidden_layers": 2,
+      "num_attention_heads": 5, "num_key_value_heads": 1, "max_position_embeddings": 64,
+      "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true})"),
+                                           "small-qwen2-wide");
+  const ModelConfig wide_gpt2 = parse_hf_config(nlohmann::json::parse(R"({"model_type": "gpt2",
+      "vocab_size": 97, "n_embd": 384, "n_layer": 2, "n_head": 6, "n_positions": 64,
+      "layer_norm_epsilon": 1e-5})"),
+                                                "small-gpt2-wide");
+  const c10::NoGradGuard no_grad;
+  const auto dev = at::Device(at::kCUDA, 0);
+  for (const ModelConfig& c : {tiny_gpt2(), tiny_qwen2(), tiny_llama(), odd, wide, wide_gpt2}) {
+    TempDir dir;
+    write_checkpoint(dir.path(), c, random_weights(c, 31));
+    const Checkpoint ckpt(dir.path().string());
+    for (at::ScalarType t : {at::kFloat, at::kHalf, at::kBFloat16}) {
+      const Model m = Model::from_checkpoint(c, ckpt, t, dev);
+      struct Shape {
+        std::int64_t b, in, out;
+      };
+      for (const Shape s : {Shape{1, 9, 10}, Shape{3, 40, 10}, Shape{8, 40, 10}, Shape{17, 5, 4}}) {
+        const std::string what = c.name + " " + c10::toString(t) + " batch " +
+                                 std::to_string(s.b) + " in " + std::to_string(s.in);
+        std::string why;
+        ASSERT_TRUE(own_decode_supported(c, t, s.b, &why)) << what << ": " << why;
+        Generator eager(m, s.b, s.in, s.out, Sampling{}, DecodeMode::eager, 3);
+        Generator own(m, s.b, s.in, s.out, Sampling{}, DecodeMode::own, 3);
+        eager.run();
+        eager.finish();
+        own.prepare();
+        own.run();
+        own.finish();
+        const at::Tensor full = recompute_last_logits(m, own.prompt(), own.generated(), s.out - 1)
+                                    .to(at::kDouble)
+                                    .cpu();
+        const at::Tensor got = own.last_logits().to(at::kDouble).cpu();
+        ASSERT_EQ(got.sizes(), full.sizes()) << what;
+        ASSERT_FALSE(at::isnan(got).any().item<bool>()) << what;
+        if (t == at::kFloat) {
+          EXPECT_TRUE(at::equal(own.generated(), eager.generated()))
+              << what << "\nown\n" << own.generated() << "\neager\n" << eager.generated();
+          EXPECT_LT(max_abs_diff(got, full), 1e-4 * std::max(1.0, full.abs().max().item<double>()))
+              << what;
+        } else {
+          const double rel = t == at::kHalf ? 5e-2 : 1.5e-1;
+          const double rms = std::sqrt(full.pow(2).mean().item<double>());
+          const at::Tensor bad = (got - full).abs() > rel * std::max(rms, 1e-6) + rel * full.abs();
+          EXPECT_EQ(bad.sum().item<std::int64_t>(), 0)
+              << what << ": max |diff| " << max_abs_diff(got, full) << ", rms " << rms;
+          // The tokens the graph's argmax gave are the argmax of the logits it returned.
+          EXPECT_TRUE(at::equal(own.generated().select(1, s.out - 1).cpu(),
+                                own.last_logits().to(at::kFloat).argmax(-1).cpu()))
+              << what;
+        }
+      }
+    }
+  }
+}
+#endif
+
 TEST(TransformerTrain, LossAndGradients) {
   const ModelConfig c = tiny_qwen2();
   Model m = Model::random(c, 2, at::kFloat, at::kCPU);
@@ -624,6 +739,19 @@ TEST(TransformerCase, GenerationThroughTheRunner) {
               1e-9);
   EXPECT_NE(r.command.find("--batch_sizes 2 --input_lengths 6 --output_length 5"),
             std::string::npos);
+  // The decode step's bytes: the weights once, K/V of in + out / 2 positions read on average,
+  // one position written; no copy bandwidth measured on the CPU.
+  const double per_position = double(c.kv_cache_bytes(2, 1, 4));
+  EXPECT_EQ(r.metrics["decode_weight_bytes_per_step"].get<double>(),
+            r.metrics["weight_bytes"].get<double>());
+  EXPECT_DOUBLE_EQ(r.metrics["decode_kv_read_bytes_per_step"].get<double>(),
+                   per_position * (6 + 2.5));
+  EXPECT_DOUBLE_EQ(r.metrics["decode_kv_write_bytes_per_step"].get<double>(), per_position);
+  EXPECT_NEAR(r.metrics["decode_bandwidth_gbs"].get<double>(),
+              r.metrics["decode_bytes_per_step"].get<double>() /
+                  (r.metrics["decode_ms_per_token_mean"].get<double>() / 1e3) / 1e9,
+              1e-9 * r.metrics["decode_bandwidth_gbs"].get<double>());
+  EXPECT_FALSE(r.metrics.contains("decode_bandwidth_vs_copy"));
 
   // Past max_batch_input_product: skipped; past the positions: unsupported; training.
   s.max_batch_input_product = 11;

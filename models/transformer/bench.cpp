@@ -63,6 +63,8 @@ std::string mode_text(DecodeMode m) {
       return "static";
     case DecodeMode::graph:
       return "cuda_graph";
+    case DecodeMode::own:
+      return "own_cuda_graph";
   }
   return "?";
 }
@@ -103,6 +105,10 @@ class GenerationInstance final : public bench::Instance {
     guarded([&] { log_->generations.push_back(gen_->finish()); });
   }
   std::string algorithm() const override {
+    if (gen_->mode() == DecodeMode::own)
+      return "decode steps of our own kernels (fused norm + GEMV, split-KV attention) replayed "
+             "from one CUDA graph over a static KV cache; prefill: LibTorch, attention: " +
+             Model::attention_kind();
     return std::string(gen_->mode() == DecodeMode::graph ? "decode steps replayed from a CUDA graph"
                                                          : "eager decode steps") +
            " over a static KV cache; attention: " + Model::attention_kind();
@@ -111,6 +117,7 @@ class GenerationInstance final : public bench::Instance {
   nlohmann::ordered_json extra() const override {
     nlohmann::ordered_json e;
     e["decode_mode"] = mode_text(gen_->mode());
+    if (const std::string d = gen_->decode_step_description(); !d.empty()) e["decode_step"] = d;
     e["attention"] = Model::attention_kind();
     e["kv_cache_positions"] = p_.cache_len();
     e["sampling"] = sampling_.greedy()
@@ -229,6 +236,35 @@ void fill_generation_metrics(bench::Result& r, const Problem& p,
   if (mean_of(total) > 0) m["e2e_tokens_per_s"] = b * double(p.out) / (mean_of(total) / 1e3);
   r.extra["ttft_ms_runs"] = ttft;
   r.extra["decode_step_ms_runs"] = step_runs;
+}
+
+// The bytes a decode step moves at the least (results/README.md): every weight read once, the
+// K/V of the positions it attends to read (step i of the out - 1 attends to in + i positions:
+// in + out / 2 on average), its own K/V written; over the mean step time, and against the
+// device's measured copy bandwidth where the run measured one.
+void fill_bandwidth_metrics(bench::Result& r, const Problem& p, const ModelConfig& cfg,
+                            std::int64_t weight_bytes, double copy_gbs) {
+  auto& m = r.metrics;
+  if (p.task != Task::generate || p.out < 2 || !m.contains("decode_ms_per_token_mean")) return;
+  const double step_s = m["decode_ms_per_token_mean"].get<double>() / 1e3;
+  if (!(step_s > 0)) return;
+  const double per_position =
+      double(cfg.kv_cache_bytes(p.mb, 1, bench::storage_bytes(p.dtype)));
+  const double weights = double(weight_bytes);
+  const double kv_read = per_position * (double(p.in) + double(p.out) / 2.0);
+  const double kv_write = per_position;
+  const double total = weights + kv_read + kv_write;
+  m["decode_weight_bytes_per_step"] = weights;
+  m["decode_kv_read_bytes_per_step"] = kv_read;
+  m["decode_kv_write_bytes_per_step"] = kv_write;
+  m["decode_bytes_per_step"] = total;
+  m["decode_bandwidth_gbs"] = total / step_s / 1e9;
+  m["decode_weight_bandwidth_gbs"] = weights / step_s / 1e9;
+  if (copy_gbs > 0) {
+    m["copy_bandwidth_gbs"] = copy_gbs;
+    m["decode_bandwidth_vs_copy"] = total / step_s / 1e9 / copy_gbs;
+    m["decode_weight_bandwidth_vs_copy"] = weights / step_s / 1e9 / copy_gbs;
+  }
 }
 
 void fill_train_metrics(bench::Result& r, const Problem& p, const std::vector<TrainTimes>& runs) {
@@ -374,7 +410,7 @@ void add_memory_metrics(bench::Result& r, at::Device device) {
 
 MemoryContext memory_context(DecodeMode mode, const Sampling& sampling, at::Device device) {
   MemoryContext c;
-  c.cuda_graph = mode == DecodeMode::graph;
+  c.cuda_graph = mode == DecodeMode::graph || mode == DecodeMode::own;
   c.fused_attention = Model::attention_kind() == "scaled_dot_product_attention";
   c.mean_saves_input = TORCH_VERSION_MAJOR < 2;
   c.cpu = !device.is_cuda();
@@ -493,6 +529,8 @@ CaseOutput run_case(Model* model, const Implementation* impl, const std::string&
     if (p.task == Task::generate)
       r.metrics["kv_cache_bytes"] = cfg.kv_cache_bytes(p.mb, p.cache_len(), elem);
     r.metrics["weight_bytes"] = model->weight_bytes();
+    fill_bandwidth_metrics(r, p, cfg, model->weight_bytes(),
+                           dev.is_cuda() ? settings.copy_bandwidth_gbs : 0);
     if (allocated_at_start >= 0) r.metrics["allocated_at_start_bytes"] = allocated_at_start;
     add_memory_metrics(r, dev);
     add_memory_prediction(

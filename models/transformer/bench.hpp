@@ -4,7 +4,9 @@
 // = num_runs). The check: the last decode step's logits against a full recompute (no cache) of
 // the prompt and the generated tokens; for training, the loss against a forward without autograd.
 // After the runner, the per-run step times become the suite's metrics (results/README.md): TTFT,
-// decode per token (mean, median, p90), throughputs, memory measured and predicted (memory.hpp).
+// decode per token (mean, median, p90), throughputs, bytes per decode step and their bandwidth
+// (against the measured copy bandwidth where there is one), memory measured and predicted
+// (memory.hpp).
 // Never throws.
 #pragma once
 
@@ -27,6 +29,9 @@ struct CaseSettings {
   int num_runs = 3;
   std::int64_t max_batch_input_product = 131072;
   std::uint64_t seed = 1;  // prompt ids (and training ids)
+  // The device's measured copy bandwidth (read + write, GB/s; 0: not measured): the decode
+  // step's bandwidth metrics are also given as a fraction of it.
+  double copy_bandwidth_gbs = 0;
 };
 
 struct CaseOutput {

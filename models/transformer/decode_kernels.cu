@@ -1,29 +1,12 @@
 #include "models/transformer/decode_kernels.hpp"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
 
 #include "core/cuda/cuda_check.hpp"
+#include "models/transformer/elem.cuh"
 
 namespace transformer::cuda {
 namespace {
-
-// Element type <-> float, and the rounding to the element type that an ATen op's output does.
-__device__ float to_f(float v) { return v; }
-__device__ float to_f(__half v) { return __half2float(v); }
-__device__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T>
-__device__ T from_f(float v);
-template <>
-__device__ float from_f<float>(float v) { return v; }
-template <>
-__device__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <typename T>
-__device__ float round_to(float v) { return to_f(from_f<T>(v)); }
 
 // One block per (batch row, head of qkv), one thread per element of the head.
 template <typename T>

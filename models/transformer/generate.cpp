@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
 #include "models/transformer/decode_cuda.hpp"
+#include "models/transformer/own_decode.hpp"
 #endif
 
 namespace transformer {
@@ -140,10 +141,18 @@ Generator::Generator(const Model& model, std::int64_t batch, std::int64_t input_
 }
 
 void Generator::prepare() {
-  if (mode_ != DecodeMode::graph) return;
+  if (mode_ != DecodeMode::graph && mode_ != DecodeMode::own) return;
   const c10::NoGradGuard no_grad;
   std::string why;
-  graph_ = make_decode_graph(model_, cache_, &why);
+  if (mode_ == DecodeMode::graph) {
+    graph_ = make_decode_graph(model_, cache_, &why);
+  } else {
+#if MYCONV_HAVE_TORCH_CUDA
+    graph_ = make_own_decode_graph(model_, cache_, &why);
+#else
+    why = "own_cuda needs a CUDA build of LibTorch (this one is CPU-only)";
+#endif
+  }
   if (!graph_) throw bench::Unsupported(why);
 }
 
@@ -155,6 +164,7 @@ at::Tensor Generator::decode(const at::Tensor& ids, std::int64_t pos) {
       pos_.fill_(pos);
       return model_.decode_step_static(ids.view({batch_, 1}), pos_, cache_);
     case DecodeMode::graph:
+    case DecodeMode::own:
       return graph_->step(ids, pos);
   }
   return {};
@@ -170,7 +180,9 @@ void Generator::run() {
   clock_->mark();  // time to first token
   for (std::int64_t i = 1; i < output_len_; ++i) {
     logits = decode(next, input_len_ + i - 1);
-    next = next_tokens(logits, sampling_);
+    const at::Tensor in_graph =
+        graph_ && sampling_.greedy() ? graph_->greedy_tokens() : at::Tensor();
+    next = in_graph.defined() ? in_graph : next_tokens(logits, sampling_);
     generated_.select(1, i).copy_(next);
     clock_->mark();
   }

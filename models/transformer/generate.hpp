@@ -43,9 +43,10 @@ class StepClock {
 std::unique_ptr<StepClock> make_step_clock(at::Device device, int max_marks);
 
 // How decode steps run: eager (forward over the filled cache prefix), static (the fixed-shape
-// step, run eagerly: what a graph would replay; the tests compare it on the CPU) or graph (the
-// static step captured once into a CUDA graph and replayed).
-enum class DecodeMode { eager, static_shape, graph };
+// step, run eagerly: what a graph would replay; the tests compare it on the CPU), graph (the
+// static step captured once into a CUDA graph and replayed) or own (our own kernels' step,
+// own_decode.hpp, captured into one CUDA graph).
+enum class DecodeMode { eager, static_shape, graph, own };
 
 // A decode step replayed from a CUDA graph captured over a static cache.
 class DecodeGraph {
@@ -53,6 +54,11 @@ class DecodeGraph {
   virtual ~DecodeGraph() = default;
   // Logits [B, V] after feeding ids [B] at position pos.
   virtual at::Tensor step(const at::Tensor& ids, std::int64_t pos) = 0;
+  // The greedy tokens [B] of the last step's logits where the graph computes them (own_cuda's
+  // argmax is in its graph), else undefined.
+  virtual at::Tensor greedy_tokens() { return {}; }
+  // What the captured step is, where the graph says more than its mode (own_cuda: its launches).
+  virtual std::string description() const { return ""; }
 };
 
 // Captures model.decode_step_static over cache; null with *why where this build has no CUDA
@@ -74,7 +80,7 @@ class Generator {
   // different sequence per row) and a cache of input_len + output_len positions.
   Generator(const Model& model, std::int64_t batch, std::int64_t input_len, std::int64_t output_len,
             const Sampling& sampling, DecodeMode mode, std::uint64_t prompt_seed);
-  // Graph mode: captures the decode step (throws bench::Unsupported when it cannot).
+  // Graph and own modes: capture the decode step (throw bench::Unsupported when they cannot).
   void prepare();
   // One generation: enqueues prefill and output_len - 1 decode steps with the clock's marks.
   void run();
@@ -88,6 +94,8 @@ class Generator {
   const at::Tensor& last_logits() const { return last_logits_; }  // [B, V] of the last step
   std::int64_t kv_cache_bytes() const { return cache_.bytes(); }
   DecodeMode mode() const { return mode_; }
+  // The captured step's description() (empty before prepare() or without a graph).
+  std::string decode_step_description() const { return graph_ ? graph_->description() : ""; }
 
  private:
   at::Tensor decode(const at::Tensor& ids, std::int64_t pos);

@@ -78,12 +78,23 @@ class Model {
   // or an unknown name. A kernel the backend lacks makes the case fail with ATen's reason.
   static void select_sdpa_backend(const std::string& name);
 
- private:
+  // The weights as our own decode kernels read them (own_decode.cpp): every matrix [out][in]
+  // row-major (nn.Linear's layout; GPT-2's Conv1D transposed at load), contiguous; undefined
+  // tensors where the architecture has none (biases, GPT-2's wpe).
   struct Layer {
     at::Tensor norm1_w, norm1_b, norm2_w, norm2_b;
     at::Tensor qkv_w, qkv_b, o_w, o_b;      // q, k, v fused: [q + 2 kv, hidden]
     at::Tensor up_w, up_b, down_w, down_b;  // gpt2: c_fc, c_proj; else gate and up fused
   };
+  const std::vector<Layer>& layers() const { return layers_; }
+  const at::Tensor& token_embedding() const { return wte_; }
+  const at::Tensor& position_embedding() const { return wpe_; }
+  const at::Tensor& final_norm_weight() const { return norm_f_w_; }
+  const at::Tensor& final_norm_bias() const { return norm_f_b_; }
+  const at::Tensor& lm_head() const { return lm_head_; }
+  const at::Tensor& rope_frequencies() const { return inv_freq_; }  // float32 [d/2]; gpt2: none
+
+ private:
   Model(const ModelConfig& cfg, at::ScalarType dtype, at::Device device);
   static Model read_checkpoint(const ModelConfig& cfg, const Checkpoint& ckpt, at::ScalarType dtype,
                                at::Device device, bool check_only);

@@ -3,6 +3,11 @@
 #include <ATen/Context.h>
 #include <torch/version.h>
 
+#include "core/torch/libtorch_common.hpp"
+#if MYCONV_HAVE_TORCH_CUDA
+#include "models/transformer/own_decode.hpp"
+#endif
+
 namespace transformer {
 
 namespace {
@@ -17,6 +22,9 @@ std::unique_ptr<Implementation> eager_cuda(const RegistryOptions&) {
 std::unique_ptr<Implementation> graph_cuda(const RegistryOptions&) {
   return std::make_unique<Implementation>("libtorch_graph", "cuda", DecodeMode::graph);
 }
+std::unique_ptr<Implementation> own_cuda(const RegistryOptions&) {
+  return std::make_unique<Implementation>("own_cuda", "cuda", DecodeMode::own);
+}
 #define MYCONV_TF_CUDA(factory) factory, ""
 #else
 #define MYCONV_TF_CUDA(factory) nullptr, "needs a CUDA LibTorch: " MYCONV_WHY_NO_TORCH_CUDA
@@ -30,6 +38,10 @@ const bench::KnownBackend<Implementation, RegistryOptions> kKnown[] = {
     {"libtorch_graph", "cuda",
      "decode steps replayed from a CUDA graph captured per batch size over the static cache",
      MYCONV_TF_CUDA(graph_cuda)},
+    {"own_cuda", "cuda",
+     "decode steps of our own kernels (norm fused into the GEMVs, RoPE and the KV write in the "
+     "QKV GEMV, split-KV attention, argmax) replayed from one CUDA graph; prefill on LibTorch",
+     MYCONV_TF_CUDA(own_cuda)},
     {"hf_transformers", "cuda", "Hugging Face transformers in Python (external reference)", nullptr,
      "external reference: scripts/hf_reference.py runs it and writes the same result records"},
 };
@@ -58,10 +70,17 @@ Support Implementation::check_support(const Problem& p, const ModelConfig& cfg) 
     return Support::no(std::to_string(positions) + " positions exceed the model's " +
                        std::to_string(cfg.max_position_embeddings) + " (max_position_embeddings)");
   if (p.task == Task::train) {
-    if (mode_ == DecodeMode::graph)
-      return Support::no("libtorch_graph captures decode steps; training runs in libtorch_eager");
+    if (mode_ == DecodeMode::graph || mode_ == DecodeMode::own)
+      return Support::no(name_ + " captures decode steps; training runs in libtorch_eager");
     if (p.in < 2) return Support::no("training needs sequences of 2 tokens at least");
   }
+#if MYCONV_HAVE_TORCH_CUDA
+  if (mode_ == DecodeMode::own) {
+    std::string why;
+    if (!own_decode_supported(cfg, bench::libtorch::scalar_type(p.dtype), p.mb, &why))
+      return Support::no(why);
+  }
+#endif
   return Support::yes();
 }
 

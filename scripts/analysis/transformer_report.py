@@ -1,7 +1,8 @@
 """The transformer suite's report (mytransformer and scripts/hf_reference.py results, suite
 "transformer"): report.md with the system and the model, a table per model, device and dtype of
 every generation (TTFT, decode per token, throughputs, memory: the measured peak beside the
-prediction from the config), the implementations against each other on the same case
+prediction from the config), the decode step's bytes and bandwidth (against the measured copy
+bandwidth), the implementations against each other on the same case
 (libtorch_graph and hf_transformers against libtorch_eager), the training steps, the issue's
 memory target, and the cases that did not pass with their reasons; plots/ with TTFT against
 input length, decode time per token and decode throughput against batch size, peak memory
@@ -31,6 +32,11 @@ REFERENCE_IMPL = "libtorch_eager"
 MEMORY_TOLERANCE = 0.10
 # Issue 13: libtorch_graph's decode per token at batch 1 (ms), per model.
 DECODE_TARGET_MS = {"gpt2": 0.5, "qwen2-0.5b": 1.0}
+# Issue 28: own_cuda's weight bytes per decode step / step time against the measured copy
+# bandwidth at batch 1 in fp16 and bf16, per model; and its decode tokens/s at least
+# libtorch_graph's at these batch sizes.
+BANDWIDTH_TARGET = {"llama-3.2-1b": 0.70, "qwen2-0.5b": 0.60, "gpt2": 0.40}
+THROUGHPUT_BATCHES = (8, 16)
 NOT_RECORDED = "not recorded"
 
 
@@ -109,6 +115,76 @@ def generation_tables(rows):
     return out or ["No generation in these files.", ""]
 
 
+def gb(x):
+    return "n/a" if x is None else f"{x / 1e6:.1f}"
+
+
+def bandwidth(rows):
+    """Bytes a decode step moves at the least (weights read once, the attended K/V read, the new
+    K/V written: mytransformer's metrics) over the mean step time, and against the device's
+    measured copy bandwidth where the run measured one."""
+    table = []
+    for r in sorted((r for r in rows if passed(r.r) and r.task == "generate" and
+                     r.m("decode_bytes_per_step") is not None),
+                    key=lambda r: (r.group(), r.impl or "", r.batch or 0, r.input or 0)):
+        kv = (r.m("decode_kv_read_bytes_per_step") or 0) + (r.m("decode_kv_write_bytes_per_step")
+                                                            or 0)
+        table.append([r.impl, "/".join(r.group()), r.case(), fmt(r.m("decode_ms_per_token_mean")),
+                      gb(r.m("decode_weight_bytes_per_step")), gb(kv),
+                      fmt(r.m("decode_bandwidth_gbs")), fmt(r.m("decode_weight_bandwidth_gbs")),
+                      fmt(r.m("copy_bandwidth_gbs")), fmt(r.m("decode_bandwidth_vs_copy"), 3),
+                      fmt(r.m("decode_weight_bandwidth_vs_copy"), 3)])
+    out = ["## Decode bandwidth", "",
+           "Per decode step: every weight read once, the K/V of the attended positions read, the "
+           "new K/V written (MB = 1e6 bytes), over the mean step time; against the device's "
+           "measured copy bandwidth (`system.bandwidth.cuda`, read + write) where the run measured "
+           "it, else n/a. hf_transformers records carry no byte counts.", ""]
+    if not table:
+        return out + ["No passed generation in these files records its bytes per step.", ""]
+    return out + md_table(["impl", "model/device/dtype", "case", "ms/step", "weight MB",
+                           "KV MB", "GB/s", "weight GB/s", "copy GB/s", "vs copy",
+                           "weights vs copy"], table) + [""]
+
+
+def bandwidth_targets(rows):
+    """Issue 28: own_cuda at batch 1 (fp16, bf16): weight bandwidth against the copy bandwidth,
+    the worst case per model; own_cuda's decode tokens/s against libtorch_graph's on the same case
+    at batch 8 and 16."""
+    out = []
+    for model, bar in BANDWIDTH_TARGET.items():
+        mine = [r for r in rows if passed(r.r) and r.impl == "own_cuda" and r.model == model and
+                r.batch == 1 and r.dtype in ("fp16", "bf16") and
+                r.m("decode_weight_bandwidth_vs_copy") is not None]
+        title = (f"own_cuda weight bytes per step / step time at batch 1, {model}: >= "
+                 f"{100 * bar:g}% of the copy bandwidth")
+        if not mine:
+            out.append(f"- {title}: {NOT_RECORDED} (no such case in these files)")
+            continue
+        worst = min(mine, key=lambda r: r.m("decode_weight_bandwidth_vs_copy"))
+        w = worst.m("decode_weight_bandwidth_vs_copy")
+        verdict = "met" if w >= bar else "**missed**"
+        out.append(f"- {title}: {verdict}; worst {100 * w:.1f}% ({worst.dtype} {worst.case()}, "
+                   f"{fmt(worst.m('decode_weight_bandwidth_gbs'))} GB/s), {len(mine)} case(s)")
+    graph = {(r.group(), r.case()): r for r in rows if passed(r.r) and
+             r.impl == "libtorch_graph" and r.m("decode_tokens_per_s") is not None}
+    pairs = []
+    for r in rows:
+        if r.impl == "own_cuda" and passed(r.r) and r.batch in THROUGHPUT_BATCHES and \
+                r.m("decode_tokens_per_s") is not None:
+            g = graph.get((r.group(), r.case()))
+            if g is not None and g.m("decode_tokens_per_s"):
+                pairs.append((r.m("decode_tokens_per_s") / g.m("decode_tokens_per_s"), r))
+    title = ("own_cuda decode tokens/s >= libtorch_graph's at batch " +
+             " and ".join(str(b) for b in THROUGHPUT_BATCHES))
+    if not pairs:
+        return out + [f"- {title}: {NOT_RECORDED} (no such pair of cases in these files)"]
+    ratio, worst = min(pairs, key=lambda x: x[0])
+    verdict = "met" if ratio >= 1 else f"**missed** at {sum(x[0] < 1 for x in pairs)} of " \
+        f"{len(pairs)} cases"
+    return out + [f"- {title}: {verdict}; worst {'/'.join(worst.group())} {worst.case()}: "
+                  f"{ratio:.2f}x, {len(pairs)} case(s)"]
+
+
 def comparison(rows):
     """Each implementation's decode time per token and TTFT against libtorch_eager's on the same
     model, device, dtype and case (ratio > 1: faster than eager)."""
@@ -164,7 +240,7 @@ def targets(rows):
     if not judged:
         return out + [f"- {title}: {NOT_RECORDED} (no passed CUDA case in these files carries "
                       "`metrics.peak_vs_prediction`)"] + decode_targets(rows) + \
-            prefill_target(rows) + [""]
+            prefill_target(rows) + bandwidth_targets(rows) + [""]
     worst = max(judged, key=lambda r: abs(r.m("peak_vs_prediction") - 1))
     outside = [r for r in judged if abs(r.m("peak_vs_prediction") - 1) > MEMORY_TOLERANCE]
     where = (f"{worst.impl} {'/'.join(worst.group())} {worst.case()}: peak "
@@ -173,7 +249,7 @@ def targets(rows):
              f"{peak_ratio(worst)}")
     result = "met" if not outside else f"**missed** ({len(outside)} of {len(judged)} outside)"
     out += [f"- {title}: {result}; {len(judged)} case(s), worst {where}"]
-    return out + decode_targets(rows) + prefill_target(rows) + [""]
+    return out + decode_targets(rows) + prefill_target(rows) + bandwidth_targets(rows) + [""]
 
 
 def decode_targets(rows):
@@ -357,7 +433,8 @@ def report_main(inputs, paths, output_dir):
              "over each case's timed runs (`metrics`, results/README.md).", ""]
     lines += model_section(inputs)
     lines += ["## Generations", ""] + generation_tables(rows)
-    lines += (comparison(rows) + training(rows) + targets(rows) + not_passed(rows) +
+    lines += (bandwidth(rows) + comparison(rows) + training(rows) + targets(rows) +
+              not_passed(rows) +
               reference_section(inputs))
     lines += plots_markdown(note, plots)
     lines += ["## System", ""]

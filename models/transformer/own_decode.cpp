@@ -1,0 +1,304 @@
+#include "models/transformer/own_decode.hpp"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "core/error.hpp"
+#include "models/transformer/own_decode_kernels.hpp"
+
+namespace transformer {
+
+namespace {
+
+bool elem_of(at::ScalarType t, cuda::Elem* e) {
+  switch (t) {
+    case at::kFloat:
+      *e = cuda::Elem::f32;
+      return true;
+    case at::kHalf:
+      *e = cuda::Elem::f16;
+      return true;
+    case at::kBFloat16:
+      *e = cuda::Elem::bf16;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Positions a split of the attention covers: 32, more where the cache is long (at most 256
+// splits, so that the merge stays short).
+int attention_chunk(std::int64_t max_len) {
+  const std::int64_t splits_at_32 = (max_len + 31) / 32;
+  if (splits_at_32 <= 256) return 32;
+  return static_cast<int>(((max_len + 255) / 256 + 31) / 32 * 32);
+}
+
+const void* ptr(const at::Tensor& t) {
+  return t.defined() ? t.data_ptr() : nullptr;
+}
+
+// The shapes of the step's GEMVs and attention (pointers left null): what both the support
+// check and the step use.
+struct StepShapes {
+  cuda::GemvArgs qkv, o, up, down, head;
+  cuda::AttentionArgs attention;
+};
+
+StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t max_len) {
+  const bool gpt2 = c.arch == Arch::gpt2;
+  const int h = static_cast<int>(c.hidden_size), nq = static_cast<int>(c.num_heads),
+            nkv = static_cast<int>(c.num_kv_heads), d = static_cast<int>(c.head_dim),
+            inter = static_cast<int>(c.intermediate_size), b = static_cast<int>(batch);
+  const cuda::NormKind norm = gpt2 ? cuda::NormKind::layer : cuda::NormKind::rms;
+  StepShapes s;
+  auto gemv = [&](int n, int k, cuda::NormKind nk, cuda::Epilogue e) {
+    cuda::GemvArgs a;
+    a.n = n;
+    a.k = k;
+    a.batch = b;
+    a.norm = nk;
+    a.eps = static_cast<float>(c.norm_eps);
+    a.epilogue = e;
+    return a;
+  };
+  s.qkv = gemv((nq + 2 * nkv) * d, h, norm, cuda::Epilogue::rope_kv);
+  s.qkv.nq = nq;
+  s.qkv.nkv = nkv;
+  s.qkv.d = d;
+  s.qkv.max_len = max_len;
+  s.o = gemv(h, nq * d, cuda::NormKind::none, cuda::Epilogue::residual);
+  s.up = gpt2 ? gemv(inter, h, norm, cuda::Epilogue::gelu)
+              : gemv(2 * inter, h, norm, cuda::Epilogue::swiglu);
+  s.down = gemv(h, inter, cuda::NormKind::none, cuda::Epilogue::residual);
+  s.head = gemv(static_cast<int>(c.vocab_size), h, norm, cuda::Epilogue::store);
+  cuda::AttentionArgs& at = s.attention;
+  at.batch = b;
+  at.nq = nq;
+  at.nkv = nkv;
+  at.d = d;
+  at.max_len = max_len;
+  at.chunk = attention_chunk(max_len);
+  return s;
+}
+
+class OwnDecodeGraph final : public DecodeGraph {
+ public:
+  OwnDecodeGraph(const Model& model, KvCache& cache, bool pdl) : batch_(cache.batch), pdl_(pdl) {
+    const ModelConfig& c = model.config();
+    BENCH_CHECK(elem_of(model.dtype(), &elem_), "own_cuda: no kernels for this dtype");
+    const bool gpt2 = c.arch == Arch::gpt2;
+    const auto on = at::TensorOptions().device(model.device());
+    const auto act = on.dtype(model.dtype());
+    const std::int64_t b = batch_, h = c.hidden_size, qd = c.num_heads * c.head_dim;
+    ids_ = at::zeros({b}, on.dtype(at::kLong));
+    pos_ = at::zeros({1}, on.dtype(at::kLong));
+    x_ = at::zeros({b, h}, act);
+    q_ = at::zeros({b, qd}, act);
+    attn_ = at::zeros({b, qd}, act);
+    act_ = at::zeros({b, c.intermediate_size}, act);
+    logits_ = at::zeros({b, c.vocab_size}, act);
+    tokens_ = at::zeros({b}, on.dtype(at::kLong));
+    keys_ = at::zeros({b}, on.dtype(at::kLong));
+    shapes_ = step_shapes(c, b, cache.max_len);
+    cuda::AttentionArgs& a = shapes_.attention;
+    const int splits = cuda::attention_splits(a);
+    partial_o_ = at::zeros({b * c.num_heads * splits * c.head_dim}, on.dtype(at::kFloat));
+    partial_ml_ = at::zeros({b * c.num_heads * splits * 2}, on.dtype(at::kFloat));
+    counters_ = at::zeros({b * c.num_kv_heads}, on.dtype(at::kInt));
+    a.pos = pos_.data_ptr<std::int64_t>();
+    a.q = q_.data_ptr();
+    a.out = attn_.data_ptr();
+    a.partial_o = partial_o_.data_ptr<float>();
+    a.partial_ml = partial_ml_.data_ptr<float>();
+    a.counters = reinterpret_cast<unsigned*>(counters_.data_ptr<int>());
+    const std::vector<Model::Layer>& layers = model.layers();
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const Model::Layer& l = layers[i];
+      BENCH_CHECK(cache.k[i].is_contiguous() && cache.v[i].is_contiguous(),
+                  "own_cuda: the KV cache must be contiguous");
+      Launches L;
+      L.qkv = shapes_.qkv;
+      L.qkv.w = ptr(l.qkv_w);
+      L.qkv.bias = ptr(l.qkv_b);
+      L.qkv.x = x_.data_ptr();
+      L.qkv.norm_w = ptr(l.norm1_w);
+      L.qkv.norm_b = ptr(l.norm1_b);
+      if (i == 0) {  // the embedding gathered in the first GEMV's prologue
+        L.qkv.ids = ids_.data_ptr<std::int64_t>();
+        L.qkv.wte = ptr(model.token_embedding());
+        L.qkv.wpe = gpt2 ? ptr(model.position_embedding()) : nullptr;
+        L.qkv.x_out = x_.data_ptr();
+      }
+      L.qkv.out = q_.data_ptr();
+      L.qkv.inv_freq = gpt2 ? nullptr : model.rope_frequencies().data_ptr<float>();
+      L.qkv.pos = pos_.data_ptr<std::int64_t>();
+      L.qkv.cache_k = cache.k[i].data_ptr();
+      L.qkv.cache_v = cache.v[i].data_ptr();
+      L.attention = a;
+      L.attention.cache_k = cache.k[i].data_ptr();
+      L.attention.cache_v = cache.v[i].data_ptr();
+      L.o = shapes_.o;
+      L.o.w = ptr(l.o_w);
+      L.o.bias = ptr(l.o_b);
+      L.o.x = attn_.data_ptr();
+      L.o.out = x_.data_ptr();
+      L.up = shapes_.up;
+      L.up.w = ptr(l.up_w);
+      L.up.bias = ptr(l.up_b);
+      L.up.x = x_.data_ptr();
+      L.up.norm_w = ptr(l.norm2_w);
+      L.up.norm_b = ptr(l.norm2_b);
+      L.up.out = act_.data_ptr();
+      L.down = shapes_.down;
+      L.down.w = ptr(l.down_w);
+      L.down.bias = ptr(l.down_b);
+      L.down.x = act_.data_ptr();
+      L.down.out = x_.data_ptr();
+      for (const at::Tensor* t : {&l.qkv_w, &l.o_w, &l.up_w, &l.down_w})
+        BENCH_CHECK(t->is_contiguous(), "own_cuda: every weight matrix must be contiguous");
+      layers_.push_back(L);
+    }
+    head_ = shapes_.head;
+    BENCH_CHECK(model.lm_head().is_contiguous(), "own_cuda: the head must be contiguous");
+    head_.w = ptr(model.lm_head());
+    head_.x = x_.data_ptr();
+    head_.norm_w = ptr(model.final_norm_weight());
+    head_.norm_b = ptr(model.final_norm_bias());
+    head_.out = logits_.data_ptr();
+    sms_ = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+
+    // As torch.cuda.graph: one eager step on a side stream (launch errors surface here, with the
+    // call's text), then the capture.
+    const c10::cuda::CUDAStream side = at::cuda::getStreamFromPool();
+    at::cuda::getCurrentCUDAStream().synchronize();
+    const c10::cuda::CUDAStreamGuard guard(side);
+    enqueue(side.stream());
+    side.synchronize();
+    graph_.capture_begin();
+    try {
+      enqueue(side.stream());
+    } catch (...) {
+      graph_.capture_end();
+      throw;
+    }
+    graph_.capture_end();
+    side.synchronize();
+  }
+
+  at::Tensor step(const at::Tensor& ids, std::int64_t pos) override {
+    ids_.copy_(ids.reshape({batch_}));
+    pos_.fill_(pos);
+    graph_.replay();
+    return logits_;
+  }
+  at::Tensor greedy_tokens() override { return tokens_; }
+  std::string description() const override {
+    return std::string("own kernels, ") + std::to_string(launches()) + " launches a step" +
+           (pdl_ ? ", programmatic dependent launch" : ", plain launches");
+  }
+
+ private:
+  struct Launches {
+    cuda::GemvArgs qkv, o, up, down;
+    cuda::AttentionArgs attention;
+  };
+
+  // 5 a layer, the head's GEMV, argmax_rows's memset and two kernels.
+  std::size_t launches() const { return 5 * layers_.size() + 4; }
+
+  void enqueue(cudaStream_t s) {
+    for (const Launches& l : layers_) {
+      cuda::norm_gemv(l.qkv, elem_, sms_, pdl_, s);
+      cuda::split_kv_attention(l.attention, elem_, pdl_, s);
+      cuda::norm_gemv(l.o, elem_, sms_, pdl_, s);
+      cuda::norm_gemv(l.up, elem_, sms_, pdl_, s);
+      cuda::norm_gemv(l.down, elem_, sms_, pdl_, s);
+    }
+    cuda::norm_gemv(head_, elem_, sms_, pdl_, s);
+    cuda::argmax_rows(logits_.data_ptr(), batch_, logits_.size(1), tokens_.data_ptr<std::int64_t>(),
+                      reinterpret_cast<unsigned long long*>(keys_.data_ptr<std::int64_t>()), elem_,
+                      s);
+  }
+
+  std::int64_t batch_;
+  bool pdl_;
+  cuda::Elem elem_ = cuda::Elem::f32;
+  int sms_ = 1;
+  StepShapes shapes_;
+  std::vector<Launches> layers_;
+  cuda::GemvArgs head_;
+  at::Tensor ids_, pos_, x_, q_, attn_, act_, logits_, tokens_, keys_;
+  at::Tensor partial_o_, partial_ml_, counters_;
+  at::cuda::CUDAGraph graph_;
+};
+
+}  // namespace
+
+bool own_decode_supported(const ModelConfig& cfg, at::ScalarType dtype, std::int64_t batch,
+                          std::string* why) {
+  cuda::Elem e;
+  if (!elem_of(dtype, &e)) {
+    if (why)
+      *why = std::string("own_cuda has kernels for float32, float16 and bfloat16, not ") +
+             c10::toString(dtype);
+    return false;
+  }
+  if (cfg.num_heads % cfg.num_kv_heads != 0) {
+    if (why) *why = "own_cuda needs num_heads a multiple of num_key_value_heads";
+    return false;
+  }
+  const StepShapes s = step_shapes(cfg, batch, static_cache_len(cfg.max_position_embeddings));
+  for (const cuda::GemvArgs* a : {&s.qkv, &s.o, &s.up, &s.down, &s.head}) {
+    const char* w = nullptr;
+    if (!cuda::gemv_supported(*a, e, &w)) {
+      if (why) *why = std::string("own_cuda: ") + w;
+      return false;
+    }
+  }
+  if (cuda::attention_shared_bytes(s.attention) > 48 * 1024) {
+    if (why) *why = "own_cuda: the attention's block needs more than 48 KiB of shared memory";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& cache,
+                                                   std::string* why) {
+  if (!model.device().is_cuda()) {
+    if (why) *why = "own_cuda needs the model on a CUDA device";
+    return nullptr;
+  }
+  std::string w;
+  if (!own_decode_supported(model.config(), model.dtype(), cache.batch, &w)) {
+    if (why) *why = w;
+    return nullptr;
+  }
+  // Programmatic dependent launch where the driver captures it into a graph (and
+  // MYCONV_OWN_CUDA_PDL is not 0); else plain launches. description() says which ran.
+  const char* env = std::getenv("MYCONV_OWN_CUDA_PDL");
+  std::string first = "off (MYCONV_OWN_CUDA_PDL=0)";
+  if (!env || std::string(env) != "0") {
+    try {
+      return std::make_unique<OwnDecodeGraph>(model, cache, true);
+    } catch (const std::exception& e) {
+      first = e.what();
+    }
+  }
+  (void)cudaGetLastError();  // a launch error of the first try is not the second's
+  try {
+    return std::make_unique<OwnDecodeGraph>(model, cache, false);
+  } catch (const std::exception& e) {
+    if (why)
+      *why = std::string("own_cuda: the decode step failed or its capture did: ") + e.what() +
+             " (with programmatic dependent launch: " + first + ")";
+    return nullptr;
+  }
+}
+
+}  // namespace transformer

@@ -1,0 +1,86 @@
+// own_cuda's decode step (own_decode.cpp) as our own kernels on raw device pointers: five launches
+// per layer and one for the head, every one on the caller's stream (a graph capture takes them
+// in). The GEMV (norm_gemv) streams a weight [n][k] (nn.Linear's row-major layout) once for every
+// row of the batch: 16-byte loads, each warp two output rows, warp-shuffle sums, float32
+// accumulation (from batch 4 on in fp16 and bf16: mma.sync tiles of 16 weight rows x 8 batch
+// rows, k split over a block's warps); its prologue makes the input rows in shared memory
+// (embedding, RMSNorm or LayerNorm of the residual stream, recomputed by every block: the rows are
+// small), its epilogue does what follows the GEMV (bias, RoPE and the KV-cache write, SwiGLU or
+// gelu_new, the residual add). The attention is split-KV (flash-decoding) over the static cache
+// with the grouped-query heads of one KV head in one block, positions past *pos skipped, and the
+// splits merged by the last block of each KV head (no second launch). Roundings to the element type
+// follow transformers' eager order (what Model::forward does). Every kernel waits for the kernels
+// before it (griddepcontrol.wait) before it reads their output, so each may be launched with
+// programmatic dependent launch.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "models/transformer/decode_kernels.hpp"
+
+namespace transformer::cuda {
+
+enum class NormKind { none, rms, layer };
+// What the GEMV's output rows become. store: y = xW^T + b into out [batch][n]. rope_kv: rows are
+// q, k, v heads of head_dim d: q (RoPE'd) into out [batch][nq d], k (RoPE'd) and v into the cache
+// at *pos. swiglu: rows [gate; up] (n = 2 inter): silu(gate) * up into out [batch][inter].
+// gelu: gelu_new(y) into out. residual: out [batch][n] += y (the residual stream).
+enum class Epilogue { store, rope_kv, swiglu, gelu, residual };
+
+struct GemvArgs {
+  const void* w = nullptr;     // [n][k] row-major
+  const void* bias = nullptr;  // [n] or null
+  int n = 0, k = 0, batch = 0;
+  // The input rows [batch][k]: x as is (norm none), or norm(x) with norm_w, norm_b, eps; with
+  // ids, x is made first as wte[ids[b]] (+ wpe[*pos]) and written to x_out by block 0.
+  const void* x = nullptr;
+  NormKind norm = NormKind::none;
+  const void* norm_w = nullptr;
+  const void* norm_b = nullptr;
+  float eps = 0;
+  const std::int64_t* ids = nullptr;
+  const void* wte = nullptr;
+  const void* wpe = nullptr;
+  void* x_out = nullptr;
+  Epilogue epilogue = Epilogue::store;
+  void* out = nullptr;
+  // rope_kv: inv_freq (float32 [d/2]; null: no rotation), the cache [batch][nkv][max_len][d].
+  const float* inv_freq = nullptr;
+  const std::int64_t* pos = nullptr;
+  void* cache_k = nullptr;
+  void* cache_v = nullptr;
+  int nq = 0, nkv = 0, d = 0;
+  std::int64_t max_len = 0;
+};
+
+// Shared memory the GEMV's prologue needs (0 without a norm or embedding), and whether the
+// arguments are ones it runs (k a multiple of 16 bytes of elements, n even where rows pair up).
+std::size_t gemv_shared_bytes(const GemvArgs& a, Elem e);
+bool gemv_supported(const GemvArgs& a, Elem e, const char** why);
+// sms: the device's multiprocessors (the grid is sized on them). pdl: launched with programmatic
+// stream serialization (sm_90): the kernel prefetches its first weight rows into L2 and is
+// scheduled while the previous kernel ends, then waits for it before reading anything it wrote.
+void norm_gemv(const GemvArgs& a, Elem e, int sms, bool pdl, cudaStream_t s);
+
+struct AttentionArgs {
+  const void* q = nullptr;  // [batch][nq][d]
+  const void* cache_k = nullptr;
+  const void* cache_v = nullptr;  // [batch][nkv][max_len][d]
+  const std::int64_t* pos = nullptr;
+  void* out = nullptr;  // [batch][nq d]
+  int batch = 0, nq = 0, nkv = 0, d = 0;
+  std::int64_t max_len = 0;
+  int chunk = 0;                 // positions per split
+  float* partial_o = nullptr;    // [batch][nq][splits][d]
+  float* partial_ml = nullptr;   // [batch][nq][splits][2]
+  unsigned* counters = nullptr;  // [batch][nkv], zero before the first launch (left zero)
+};
+
+int attention_splits(const AttentionArgs& a);
+// Shared memory of the attention's block; whether it runs the shape.
+std::size_t attention_shared_bytes(const AttentionArgs& a);
+void split_kv_attention(const AttentionArgs& a, Elem e, bool pdl, cudaStream_t s);
+
+}  // namespace transformer::cuda
