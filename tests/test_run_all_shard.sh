@@ -105,7 +105,7 @@ for c in claims:
     assert c["problem"] in by_gpu[int(c["worker"][3:])], (c, by_gpu)
 assert [x.get("queue") for x in g2["run"]["workers"]] == ["shared", "shared", "own"], g2["run"]
 print("ok: shards 1/2 + 2/2 merged = plain (12 cases); --gpus all (1 fake GPU) = plain, gpu "
-      f"recorded, 12 progress lines; --gpus 2 splits the GPU cases {by_gpu}")
+      f"recorded, 12 progress lines; --gpus 2 shares the GPU cases {by_gpu}")
 PY
   passes=$((passes + 1))
 else

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import merge_results  # noqa: E402
 from analysis.common import gpu_models_note, systems_section  # noqa: E402
 from analysis.slots import time_split_section  # noqa: E402
-from runner import gpus, queue, shard  # noqa: E402
+from runner import gpus, isolation, queue, shard  # noqa: E402
 from runner.common import UsageError  # noqa: E402
 
 
@@ -240,16 +240,14 @@ class MergedReport(unittest.TestCase):
         self.assertEqual(systems_section({"systems": doc["systems"][:1]}), [])
 
 
-class QueueRunner(queue.QueueMixin):
+class QueueRunner(queue.QueueMixin, isolation.IsolationMixin):
     """A GPU worker's claims on the shared queue, without a program: claim() only."""
 
-    def __init__(self, run_dir, name, sharing=2, isolate=False):
-        self.run_dir, self.records, self.isolate = run_dir, {}, isolate
-        self.config = {"worker": {"name": name, "queue": "queue.jsonl", "sharing": sharing}}
+    def __init__(self, run_dir, name, cases, sharing=2, isolate=False):
+        self.run_dir, self.records, self.cases, self.suite = run_dir, {}, cases, "conv"
+        self.config = {"isolate": isolate,
+                       "worker": {"name": name, "queue": "queue.jsonl", "sharing": sharing}}
         self.log = type("Log", (), {"detail": lambda self, line: None})()
-
-    def batch_limit(self):
-        return 1 if self.isolate else 64
 
     def take(self, groups):
         """Claims a chunk and records its cases as run; the problems claimed."""
@@ -267,7 +265,7 @@ class SharedQueueTest(unittest.TestCase):
     def test_two_workers_share_the_queue(self):
         with tempfile.TemporaryDirectory() as d:
             groups = queue.group_cases(self.cases)
-            a, b = QueueRunner(d, "gpu0"), QueueRunner(d, "gpu1")
+            a, b = QueueRunner(d, "gpu0", self.cases), QueueRunner(d, "gpu1", self.cases)
             taken, sizes = {"gpu0": [], "gpu1": []}, []
             # gpu0 is three times as fast: it claims three times per claim of gpu1.
             for turn in range(200):
@@ -292,7 +290,7 @@ class SharedQueueTest(unittest.TestCase):
             with open(path, "w", encoding="utf-8") as f:
                 f.write('{"problem": "p1", "name": "", "worker": "gpu0"}\n'
                         '{"problem": "p0", "name": "", "worker": "gpu1"}\n{"probl')  # torn
-            w = QueueRunner(d, "gpu0")
+            w = QueueRunner(d, "gpu0", self.cases)
             w.records[("p1", "", "cudnn")] = {}
             groups = queue.group_cases(self.cases)
             chunk = w.claim(groups, path)
@@ -300,7 +298,8 @@ class SharedQueueTest(unittest.TestCase):
                              [("p1", ["libtorch_cuda"])])
             w.records[("p1", "", "libtorch_cuda")] = {}
             self.assertEqual(w.take(groups)[0], "p2")  # p0 is gpu1's
-            self.assertEqual(QueueRunner(d, "gpu1", isolate=True).take(groups), ["p0"])
+            self.assertEqual(QueueRunner(d, "gpu1", self.cases, isolate=True).take(groups),
+                             ["p0"])
 
     def test_time_split_section(self):
         slot = {"total": 900.0, "process_start": 100.0, "session": 0, "device_context": 0,

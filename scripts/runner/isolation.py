@@ -153,9 +153,27 @@ class IsolationMixin:
         share their backend list (one --backend list per invocation)."""
         batch = [queue.popleft()]
         limit = self.batch_limit()
-        while queue and len(batch) < limit and queue[0][1] == batch[0][1]:
+        while queue and len(batch) < limit and self.batchable(batch[0], queue[0]):
             batch.append(queue.popleft())
-        return batch
+        return self.in_case_order(batch)
+
+    def batchable(self, first, entry):
+        """Whether entry may join first's invocation: one --backend list per invocation, and in
+        the transformer suite one model (its program loads each model it runs, and runs the
+        cases model by model)."""
+        if entry[1] != first[1]:
+            return False
+        return self.suite != "transformer" or entry[0].get("name") == first[0].get("name")
+
+    def in_case_order(self, batch):
+        """batch in case-list order: the order the program runs its problems in, which the
+        culprit of a crash is found by."""
+        if not hasattr(self, "case_index"):
+            self.case_index = {}
+            for i, c in enumerate(self.cases):
+                self.case_index.setdefault((c["problem"], c.get("name", "")), i)
+        return sorted(batch, key=lambda e: self.case_index.get(
+            (e[0]["problem"], e[0].get("name", "")), 0))
 
     def note_slots(self, recs, lost=False):
         """The runner's view of the slots of recs, the cases it saw finish in one poll: the time

@@ -87,14 +87,14 @@ class QueueMixin:
                 elif owner is None and todo:
                     free.append((group[0], todo))
             if mine:
-                return mine
+                return self.in_case_order(mine)
             if not free:
                 return []
             limit = min(self.batch_limit(), chunk_size(
                 len(free), self.config["worker"].get("sharing", 1), self.batch_limit()))
             chunk = [free[0]]
             for entry in free[1:]:
-                if len(chunk) >= limit or entry[1] != chunk[0][1]:
+                if len(chunk) >= limit or not self.batchable(chunk[0], entry):
                     break
                 chunk.append(entry)
             with open(path, "a", encoding="utf-8") as f:
@@ -105,4 +105,4 @@ class QueueMixin:
                 os.fsync(f.fileno())
         self.log.detail(f"[myconv] claimed {len(chunk)} problem(s) of the shared queue "
                         f"({len(free) - len(chunk)} left unclaimed)")
-        return chunk
+        return self.in_case_order(chunk)
