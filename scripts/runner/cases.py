@@ -42,7 +42,9 @@ def refreshed(old, new):
         if before:
             new["slot_ms"] = before
         return new
-    if "wall" in before:  # the program's total grew by its writing time: so does the wall
+    # The program's total grew by its writing time: so does the wall (a synthesized record's
+    # slot, total null, is the runner's own and stays).
+    if "wall" in before and slot.get("total") is not None:
         slot["runner"] = before.get("runner") or 0.0
         slot["wall"] = (slot.get("total") or 0.0) + slot["runner"]
     return new
@@ -203,6 +205,14 @@ class CasesMixin:
                 self.take_json(path, wanted)
             elif name.endswith(".csv"):
                 self.take_csv(path, wanted)
+        # The runner's view of each slot (slot_ms.runner; isolation.py note_slots) is in the
+        # results.json it rewrote after each case, not in the program's files.
+        before = read_json_results(os.path.join(self.run_dir, "results.json")) or {}
+        for rec in before.get("results", []):
+            mine = self.records.get(case_key(rec))
+            slot = rec.get("slot_ms")
+            if mine is not None and isinstance(slot, dict) and "runner" in slot:
+                self.records[case_key(rec)] = refreshed(rec, mine)
 
     def take_json(self, path, wanted=None):
         doc = read_json_results(path)
