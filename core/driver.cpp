@@ -64,7 +64,9 @@ double g_device_context_ms = 0;  // CUDA initialization and context, wherever it
 
 }  // namespace
 
-std::chrono::steady_clock::time_point program_start() { return g_program_start; }
+std::chrono::steady_clock::time_point program_start() {
+  return g_program_start;
+}
 
 void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both) {
   std::vector<std::string> modes = {"real", "pure"};
