@@ -5,7 +5,8 @@
 # backend when that problem comes first), at "crash" it dies of SIGSEGV. The hung case is recorded
 # as timeout, the crashed ones as failed ("crashed: signal 11"), the other cases run: "before",
 # which the crashing process ran ahead of the crash, is kept from that process, and each
-# unrecorded problem runs again in a new process with the others of its queue (4 invocations).
+# unrecorded problem runs again in a new process with the others of its queue (4 invocations);
+# a command line the program refuses as a whole runs again one problem per process.
 # The run is made in a scratch git repository with --commit, which commits it.
 set -u
 myconv=$(realpath "$1")
@@ -36,6 +37,9 @@ while [ $# -gt 0 ]; do
     shift
   fi
 done
+case " ${problems[*]} " in  # a problem the program refuses: its whole command line (exit 2)
+  *'n"refuse"'*) echo "myconv: error: --problem: refused (a stand-in)" >&2; exit 2 ;;
+esac
 [ $k -ge 0 ] || exec "$real" "${problems[@]}" "${others[@]}"
 [ $k -eq 0 ] || "$real" "${problems[@]:0:$((2 * k))}" "${others[@]}"
 case "${problems[$((2 * k + 1))]}" in
@@ -142,6 +146,27 @@ else
 fi
 grep -q '^\[[0-9]*/8\] .* mb1ic2ih8oc2kh3 onednn_cpu: timeout' "$work/console" &&
   ok "progress line of the timeout" || fail "no progress line with status timeout"
+
+# A command line the program refuses (exit 2, not its memory gate) names no culprit: its problems
+# run again one per process, and only the refused one is recorded failed.
+printf 'mb1ic2ih8oc2kh3n"ok1"\nmb1ic2ih9oc2kh3n"refuse"\nmb1ic2ih10oc2kh3n"ok2"\n' >"$work/refuse.txt"
+MYCONV_BIN="$work/fake_myconv" "$root/scripts/run_all_experiments.sh" --quick \
+  --shapes "$work/refuse.txt" --backends onednn_cpu --output-dir "$work/out_refuse" \
+  >"$work/console_refuse" 2>&1
+if python3 - "$work"/out_refuse/*/ <<'PY'; then
+import json, sys
+run = sys.argv[1]
+res = {r["name"]: r for r in json.load(open(f"{run}/results.json"))["results"]}
+assert res["ok1"]["status"] == res["ok2"]["status"] == "passed", res
+assert res["refuse"]["status"] == "failed" and "exited with code 2" in res["refuse"]["reason"]
+log = open(f"{run}/all_experiments.txt").read().splitlines()
+calls = [l.count(" --problem ") for l in log if l.startswith("$ ") and " --problem " in l]
+assert calls == [3, 1, 1, 1], calls
+PY
+  ok "a refused command line: its problems one per process, the refused one failed"
+else
+  fail "refused command line"; tail -5 "$work/console_refuse"
+fi
 
 # --commit: the run folder is committed, nothing of it is left uncommitted.
 subject=$(git -C "$repo" log -1 --format=%s)

@@ -145,6 +145,9 @@ class IsolationMixin:
             proc.wait()
 
     def batch_limit(self):
+        if getattr(self, "split_next", 0) > 0:  # after a refused command line (invoke)
+            self.split_next -= 1
+            return 1
         return 1 if self.config.get("isolate") else BATCH_PROBLEMS
 
     def take_batch(self, queue):
@@ -281,6 +284,12 @@ class IsolationMixin:
             return []
         status, reason = classify(rc, timed_out, tail, oom_before, self.timeout,
                                   self.program)
+        if rc == 2 and status != "unsupported" and len(batch) > 1 and len(missing) == sum(
+                len(todo) for _, todo in batch):
+            # The program refused the whole command line before any case (exit 2): which
+            # problem it refused is not known, so they run again one per process.
+            self.split_next = len(batch)
+            return [(pc, todo) for pc, todo in batch]
         # A memory refusal is the whole invocation's: every case it held is recorded. Otherwise
         # the program runs its cases in the listed order and records each at once, so the first
         # unrecorded case is the culprit and the rest run again, in a new process.

@@ -90,8 +90,8 @@ class QueueMixin:
                 return self.in_case_order(mine)
             if not free:
                 return []
-            limit = min(self.batch_limit(), chunk_size(
-                len(free), self.config["worker"].get("sharing", 1), self.batch_limit()))
+            limit = chunk_size(len(free), self.config["worker"].get("sharing", 1),
+                               self.batch_limit())
             chunk = [free[0]]
             for entry in free[1:]:
                 if len(chunk) >= limit or not self.batchable(chunk[0], entry):
