@@ -3,7 +3,7 @@
 # --resume finishes the rest: the same cases as an uninterrupted run, none twice (usage:
 # test_run_all_resume.sh path/to/myconv). The run is killed twice: SIGTERM after its first case,
 # then SIGKILL during the resumed run; a second --resume completes it. MYCONV_BIN points at a
-# wrapper that starts myconv a little late, and every case of the killed runs samples for 600 ms,
+# wrapper that starts myconv a little late, and every case of the killed runs samples for 1 s,
 # so that the kills land in the middle of the run (one myconv process runs all its problems back
 # to back).
 set -u
@@ -31,7 +31,7 @@ mb1ic2ih10oc2kh3n"p3"
 mb1ic2ih11oc2kh3n"p4"
 EOF
 grid=(--quick --shapes "$work/shapes.txt" --backends "libtorch_cpu,onednn_cpu")
-slow=(-- --min-time-ms 600 --max-time-ms 600)  # after the runner's own options
+slow=(-- --min-time-ms 1000 --max-time-ms 1000)  # after the runner's own options
 
 # count RUN: results recorded in RUN/results.json (validates JSON and CSV on the way).
 count() {
@@ -45,9 +45,11 @@ print(len(keys))
 PY
 }
 # wait_for RUN N: until RUN/results.json holds at least N results (60 s at most).
+# A grep, not count: quick to start on a busy machine, so that the kill lands soon after.
 wait_for() {
   for _ in $(seq 600); do
-    [ "$(count "$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+    [ "$(grep -c '^      "backend": ' "$1/results.json" 2>/dev/null || echo 0)" -ge "$2" ] &&
+      return 0
     sleep 0.1
   done
   return 1
