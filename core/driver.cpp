@@ -1,8 +1,16 @@
 #include "core/driver.hpp"
 
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
+#include <sstream>
+
+#include <unistd.h>
 
 #include "core/crash_report.hpp"
 #include "core/error.hpp"
@@ -20,6 +28,45 @@
 #endif
 
 namespace bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Milliseconds from this process's start (/proc/self/stat starttime, in clock ticks since boot)
+// to now (CLOCK_BOOTTIME); 0 where that cannot be read. Resolution: one clock tick (10 ms).
+double process_age_ms() {
+  std::ifstream f("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto paren = stat.rfind(')');  // the command name may hold spaces and parentheses
+  const long ticks = sysconf(_SC_CLK_TCK);
+  timespec now{};
+  if (paren == std::string::npos || ticks <= 0 || clock_gettime(CLOCK_BOOTTIME, &now) != 0)
+    return 0;
+  std::istringstream rest(stat.substr(paren + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i != 22) continue;  // starttime is field 22 (proc(5))
+    const double started_ms = std::stod(field) * 1000.0 / static_cast<double>(ticks);
+    const double now_ms = static_cast<double>(now.tv_sec) * 1e3 + now.tv_nsec / 1e6;
+    return std::max(0.0, now_ms - started_ms);
+  }
+  return 0;
+}
+
+// Taken during static initialization, before main.
+const Clock::time_point g_program_start = Clock::now();
+const double g_process_age_at_start_ms = process_age_ms();
+double g_device_context_ms = 0;  // CUDA initialization and context, wherever it happened first
+
+}  // namespace
+
+std::chrono::steady_clock::time_point program_start() {
+  return g_program_start;
+}
 
 void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both) {
   std::vector<std::string> modes = {"real", "pure"};
@@ -165,7 +212,9 @@ MemoryAvailable memory_available(bool uses_gpu) {
   MemoryAvailable a = host_memory_available();
 #if MYCONV_HAVE_CUDA
   if (uses_gpu) {
+    const Clock::time_point start = Clock::now();
     a.device_bytes = static_cast<double>(cuda_free_memory_bytes());
+    g_device_context_ms += ms_since(start);
     apply_memory_limit_to_device(a);
   }
 #else
@@ -190,6 +239,7 @@ void start_session(Session& s, const DriverOptions& o, bool uses_gpu,
 
   s.set.system = collect_system_info();
 #if MYCONV_HAVE_CUDA
+  const Clock::time_point device_start = Clock::now();
   s.set.system["cuda"] = cuda_system_info();
   if (s.set.system["cuda"].contains("devices"))
     s.set.system["gpus"] = s.set.system["cuda"]["devices"];
@@ -197,6 +247,7 @@ void start_session(Session& s, const DriverOptions& o, bool uses_gpu,
     s.device_services = make_cuda_services();
     s.case_options.device_services = s.device_services.get();
   }
+  g_device_context_ms += ms_since(device_start);
 #else
   (void)uses_gpu;
 #endif
@@ -223,10 +274,47 @@ void start_session(Session& s, const DriverOptions& o, bool uses_gpu,
 #endif
     s.case_options.trace = &s.trace_config;
   }
+  s.process_start_ms = g_process_age_at_start_ms;
+  s.device_context_ms = g_device_context_ms;
+  s.session_ms = std::max(0.0, ms_since(g_program_start) - g_device_context_ms);
 }
+
+namespace {
+
+// Completes a case's slot_ms from what the case runner recorded and the session's clock.
+void close_slot(Session& s, Result& result) {
+  const nlohmann::ordered_json parts =
+      result.slot_ms.is_object() ? result.slot_ms : nlohmann::ordered_json::object();
+  double total = ms_since(s.slot_start);
+  nlohmann::ordered_json slot = nlohmann::ordered_json::object();
+  slot["total"] = 0.0;  // filled below, first for the reader
+  slot["process_start"] = s.first_case ? s.process_start_ms : 0.0;
+  slot["session"] = s.first_case ? s.session_ms : 0.0;
+  slot["device_context"] = s.first_case ? s.device_context_ms : 0.0;
+  if (s.first_case) total += s.process_start_ms;
+  slot["reference"] = s.reference_ms;
+  double known = slot["process_start"].get<double>() + slot["session"].get<double>() +
+                 slot["device_context"].get<double>() + s.reference_ms;
+  for (const char* key :
+       {"prepare", "compile", "first_run", "check", "sampling", "after_sampling"}) {
+    const double v = parts.value(key, 0.0);
+    slot[key] = v;
+    known += v;
+  }
+  slot["writing"] = nullptr;
+  slot["other"] = std::max(0.0, total - known);
+  slot["total"] = std::max(total, known);
+  result.slot_ms = std::move(slot);
+  s.first_case = false;
+  s.reference_ms = 0;
+}
+
+}  // namespace
 
 void finish_case(std::ostream& os, Session& s, Result result, const std::shared_ptr<Trace>& trace) {
   const DriverOptions& o = *s.options;
+  close_slot(s, result);
+  const Clock::time_point writing_start = Clock::now();
   print_result_block(os, result);
   if (trace) {
     std::string trace_path;
@@ -239,6 +327,11 @@ void finish_case(std::ostream& os, Session& s, Result result, const std::shared_
   }
   s.set.results.push_back(std::move(result));
   write_results(s);
+  nlohmann::ordered_json& slot = s.set.results.back().slot_ms;
+  const double writing = ms_since(writing_start);
+  slot["writing"] = writing;
+  slot["total"] = slot["total"].get<double>() + writing;
+  s.slot_start = Clock::now();
 }
 
 void write_results(const Session& s) {

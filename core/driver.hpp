@@ -5,6 +5,7 @@
 // backends) and loops over its cases; none copies this.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -93,8 +94,13 @@ MemoryGate gate_cases(bool listing, bool gpu, const std::vector<Problem>& proble
 // The longest error line a driver prints (the program's name and "error: " included).
 inline constexpr std::size_t kMaxErrorLine = 300;
 
+// When this program's static initialization ran: after the process started and its libraries
+// were loaded, before main.
+std::chrono::steady_clock::time_point program_start();
+
 // The state of one driver run: the result set (with the system facts), the case options, and what
-// they point to (device services, trace configuration and device activity source).
+// they point to (device services, trace configuration and device activity source), and the clock
+// of the cases' slots (Result::slot_ms).
 struct Session {
   ResultSet set;
   CaseOptions case_options;
@@ -102,7 +108,27 @@ struct Session {
   TraceConfig trace_config;
   std::unique_ptr<ActivitySource> device_activity;
   const DriverOptions* options = nullptr;
+
+  // The invocation's time before its first case, which that case's slot holds: process start to
+  // static initialization (library load; Linux, else 0), the set-up to the end of start_session
+  // less the device context (CUDA's initialization and context, in the memory gate and the
+  // session's device facts and services).
+  double process_start_ms = 0, session_ms = 0, device_context_ms = 0;
+  double reference_ms = 0;  // inputs and reference made for the next case (timed_reference)
+  bool first_case = true;
+  std::chrono::steady_clock::time_point slot_start = program_start();
 };
+
+// Runs make() (a problem's inputs and float64 reference) and counts its time as the `reference`
+// of the next case's slot; returns what make() returns.
+template <class Make>
+auto timed_reference(Session& s, Make&& make) {
+  const auto start = std::chrono::steady_clock::now();
+  auto out = make();
+  s.reference_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
 
 // Sets the session up: checks the output paths and the trace folder (UsageError), collects the
 // system info (with the CUDA devices where built with CUDA), makes the device services when
@@ -112,9 +138,11 @@ struct Session {
 void start_session(Session& s, const DriverOptions& o, bool uses_gpu,
                    const std::string& command_prefix);
 
-// After one case ran: prints its result block and, when traced, writes its Chrome trace and
-// prints its debug block; appends the result and rewrites the result files (atomically, so that
-// a crash or a kill keeps the finished cases).
+// After one case ran: completes its slot_ms (the invocation's start on its first case, the
+// reference made for it, `other`, `total`), prints its result block and, when traced, writes its
+// Chrome trace and prints its debug block; appends the result and rewrites the result files
+// (atomically, so that a crash or a kill keeps the finished cases). The time of that printing
+// and writing is the slot's `writing`, in the files from the next rewrite on (null until then).
 void finish_case(std::ostream& os, Session& s, Result result, const std::shared_ptr<Trace>& trace);
 
 // Rewrites --json and --csv from the session's results.

@@ -111,6 +111,7 @@ nlohmann::ordered_json to_json(const Result& r) {
   j["params"] = r.params;
   j["extra"] = r.extra;
   if (!r.metrics.empty()) j["metrics"] = r.metrics;
+  if (!r.slot_ms.is_null()) j["slot_ms"] = r.slot_ms;
   j["command"] = r.command;
   return j;
 }

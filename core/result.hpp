@@ -61,6 +61,14 @@ struct Result {
   // e.g. the op suite's bandwidth_gbs, bandwidth_efficiency, speedup_vs_pytorch, score_band.
   nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
   std::string command;  // command line that reproduces this case alone
+  // Where the wall time of the case's slot went, in ms (results/README.md `slot_ms`): the slot
+  // runs from the end of the previous case's record (for an invocation's first case, from its
+  // process start) to the end of this one's. The case runner fills prepare, compile, first_run,
+  // check, sampling and after_sampling; the driver's finish_case adds process_start,
+  // session, device_context, reference (the problem's inputs and float64 reference, on its first
+  // case), writing (printing and rewriting the result files), other (the rest) and total. null
+  // where no case ran (a record the runner synthesized).
+  nlohmann::ordered_json slot_ms = nullptr;
 
   // The time that ranks backends: median GPU time when measured, else median total time.
   std::optional<double> primary_time_ms() const;

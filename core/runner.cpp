@@ -11,16 +11,27 @@
 namespace bench {
 namespace {
 
-// Runs `run` once from a poisoned output and lets the suite judge the output.
+// Adds ms to the phase `key` of the case's slot (Result::slot_ms).
+void add_slot(Result& r, const char* key, double ms) {
+  if (!r.slot_ms.is_object()) r.slot_ms = nlohmann::ordered_json::object();
+  r.slot_ms[key] = r.slot_ms.value(key, 0.0) + ms;
+}
+
+// Runs `run` once from a poisoned output and lets the suite judge the output. The time beside the
+// run (poisoning, reading and comparing the output) goes to the slot's `check`.
 CheckOutcome check_once(Instance& inst, const std::function<void()>& run, const CaseHooks& hooks,
                         Result& r, bool after_sampling, double* run_ms) {
+  WallTimer all;
   inst.poison_output();
   inst.sync();
   WallTimer t;
   run();
   inst.sync();
-  if (run_ms) *run_ms = t.elapsed().count();
-  return hooks.check(inst, r, after_sampling);
+  const double ran = t.elapsed().count();
+  if (run_ms) *run_ms = ran;
+  CheckOutcome outcome = hooks.check(inst, r, after_sampling);
+  add_slot(r, "check", all.elapsed().count() - ran);
+  return outcome;
 }
 
 // Calls per sample in pure mode: enough for about 2 ms of work per sample, from the fastest of
@@ -71,6 +82,7 @@ bool sample(Instance& inst, const CaseHooks& hooks, const CaseOptions& options, 
 
   std::unique_ptr<Replay> replay;
   r.timing_mode = "real";
+  WallTimer sizing_timer;
   if (options.timing == TimingMode::pure) {
     // A flush before every sample only means something when a sample is one call.
     const int runs = options.cold_cache      ? 1
@@ -92,12 +104,14 @@ bool sample(Instance& inst, const CaseHooks& hooks, const CaseOptions& options, 
     w.runs_per_call = runs;
   }
   r.runs_per_sample = w.runs_per_call;
+  const double sizing_ms = sizing_timer.elapsed().count();
 
   // Clocks right after the warm-up (the device is busy, not idling after the reference
   // computation) and right after the last sample.
   std::optional<ClockSample> clocks_before;
   std::string clocks_why;
   if (dev) w.after_warmup = [&] { clocks_before = dev->clocks(&clocks_why); };
+  WallTimer sampling_timer;
   const Measurement m =
       in_range(tracer, "warm-up and sampling", [&] { return measure(options.measure, w); });
   if (dev) {
@@ -114,6 +128,8 @@ bool sample(Instance& inst, const CaseHooks& hooks, const CaseOptions& options, 
   r.thread_cpu_time_ms = m.thread_cpu;
   if (m.has_device) r.gpu_time_ms = m.device;
   r.stop_reason = m.stop_reason;
+  // Warm-up, the calls that size a pure-mode sample, graph capture and the clock reads included.
+  add_slot(r, "sampling", sampling_timer.elapsed().count() + sizing_ms);
 
   // A second check after the timed runs, of what was timed (the loop or the replayed graph),
   // catches outputs that go wrong only when repeated or only in that form.
@@ -121,6 +137,7 @@ bool sample(Instance& inst, const CaseHooks& hooks, const CaseOptions& options, 
   const CheckOutcome again = in_range(tracer, "check after sampling", [&] {
     return check_once(inst, w.run, hooks, recheck, true, nullptr);
   });
+  r.slot_ms = recheck.slot_ms;  // the second check's time
   if (!again.passed) {
     r.status = Status::incorrect;
     r.correctness = recheck.correctness;
@@ -128,6 +145,7 @@ bool sample(Instance& inst, const CaseHooks& hooks, const CaseOptions& options, 
     return false;
   }
   r.status = Status::passed;
+  WallTimer after_timer;
   if (hooks.after_sampling)
     in_range(tracer, "after sampling", [&] { hooks.after_sampling(inst, r); });
 
@@ -140,6 +158,7 @@ bool sample(Instance& inst, const CaseHooks& hooks, const CaseOptions& options, 
       r.extra["trace_error"] = e.what();
     }
   }
+  add_slot(r, "after_sampling", after_timer.elapsed().count());
   return true;
 }
 
@@ -178,11 +197,14 @@ CaseRun run_case(Result identity, const CaseHooks& hooks, const CaseOptions& opt
   }
   const TraceRange case_range(tracer, r.backend + " " + r.problem);
   try {
+    WallTimer prepare_timer;
     std::unique_ptr<Instance> inst = in_range(tracer, "prepare", [&] { return hooks.prepare(); });
+    add_slot(r, "prepare", prepare_timer.elapsed().count());
     in_range(tracer, "compile", [&] {
       WallTimer compile_timer;
       inst->compile();
       r.compile_time_ms = compile_timer.elapsed().count();
+      add_slot(r, "compile", *r.compile_time_ms);
     });
     r.algorithm = inst->algorithm();
     r.workspace_bytes = inst->workspace_bytes();
@@ -193,6 +215,7 @@ CaseRun run_case(Result identity, const CaseHooks& hooks, const CaseOptions& opt
           *inst, [&] { inst->run(); }, hooks, r, false, &first_ms);
     });
     r.first_run_ms = first_ms;
+    add_slot(r, "first_run", first_ms);
     // The backend's facts, then what the suite's check recorded (kept: it ran first).
     nlohmann::ordered_json extra = inst->extra();
     for (const auto& [key, value] : r.extra.items())

@@ -122,7 +122,8 @@ int run(const Options& o, const std::string& command_prefix) {
     const bool host_fits =
         bench::memory_shortfall(conv::memory_need(p, false), memory.available()).empty();
     const bool make_data = runnable && host_fits;
-    const conv::HostData data = make_data ? conv::make_host_data(p, c.seed) : conv::HostData{};
+    const conv::HostData data = bench::timed_reference(
+        session, [&] { return make_data ? conv::make_host_data(p, c.seed) : conv::HostData{}; });
     if (make_data && !o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
     for (const auto* e : selected) {
       const bench::MemoryNeed need = need_of(p, *e);

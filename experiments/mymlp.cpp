@@ -355,7 +355,8 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
     const bool host_fits =
         bench::memory_shortfall(mlp::memory_need(problem, false), memory.available()).empty();
     if (const auto* p = std::get_if<mlp::MlpProblem>(&problem)) {
-      const mlp::MlpData data = host_fits ? mlp::make_data(*p, c.seed) : mlp::MlpData{};
+      const mlp::MlpData data = bench::timed_reference(
+          session, [&] { return host_fits ? mlp::make_data(*p, c.seed) : mlp::MlpData{}; });
       std::map<mlp::Gelu, mlp::Reference> refs;
       mlp::MlpCaseSettings settings;
       settings.phase_steps = o.phase_steps;
@@ -419,8 +420,9 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
       }
     } else {
       const auto& mm = std::get<mlp::MatmulProblem>(problem);
-      const mlp::MatmulData data =
-          host_fits ? mlp::make_matmul_data(mm, c.seed) : mlp::MatmulData{};
+      const mlp::MatmulData data = bench::timed_reference(session, [&] {
+        return host_fits ? mlp::make_matmul_data(mm, c.seed) : mlp::MatmulData{};
+      });
       for (const auto* e : selected) {
         if (record_unfit(*e)) continue;
         mlp::CaseOutput out = mlp::run_matmul_case(e->backend.get(), e->name, e->device,

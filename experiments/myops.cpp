@@ -244,7 +244,8 @@ int run(const Options& o, const std::string& command_prefix) {
     // The host data is made where the host side fits; a case that does not fit is recorded.
     const bool host_fits =
         bench::memory_shortfall(ops::memory_need(p, false), memory.available()).empty();
-    const ops::HostData data = host_fits ? ops::make_host_data(p, c.seed) : ops::HostData{};
+    const ops::HostData data = bench::timed_reference(
+        session, [&] { return host_fits ? ops::make_host_data(p, c.seed) : ops::HostData{}; });
     for (const auto mode : modes) {
       const bench::CaseOptions options = options_for(session.case_options, mode);
       for (const auto* e : selected) {

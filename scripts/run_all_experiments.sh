@@ -50,6 +50,8 @@
 #                                 unless given)
 #     --timeout SECONDS           per-case limit; a case that exceeds it is recorded as timeout
 #                                 (default 900; 0 = none)
+#     --isolate                   one program process per problem (default: a process runs many
+#                                 problems back to back and is replaced after a crash or hang)
 #     --output-dir DIR            where the run folder goes (default results/)
 #     --resume RUN_DIR            run the cases RUN_DIR has not recorded yet, with its settings
 #                                 (one run folder: with --suite all, resume each)
@@ -92,7 +94,7 @@ usage_error() {
 
 suite="" preset="" shapes=() backends="" dtypes="" layouts="" quick=0 timeout="" out_root=""
 resume="" commit=0 build_dir="$MYCONV_ROOT/build" bundle="" verbose=0 extra=()
-shard="" gpus="" cost_from="" plan=0
+shard="" gpus="" cost_from="" plan=0 isolate=0
 sizes="" ops_files=() categories="" ops=""
 models="" device="" hf_reference=1 trust_check=0
 while [ $# -gt 0 ]; do
@@ -131,6 +133,7 @@ while [ $# -gt 0 ]; do
     --commit) commit=1; shift ;;
     --verbose) verbose=1; shift ;;
     --plan) plan=1; shift ;;
+    --isolate) isolate=1; shift ;;
     --no-hf-reference) hf_reference=0; shift ;;
     --trust-check) trust_check=1; shift ;;
     --) shift; extra=("$@"); break ;;
@@ -254,7 +257,7 @@ if [ -n "$resume" ]; then
   if [ -n "$suite$preset$backends$dtypes$layouts$out_root$ops_opts$models$device" ] ||
     [ ${#shapes[@]} -gt 0 ] || [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ] ||
     [ -n "$shard$gpus$cost_from" ] || [ $plan -eq 1 ] || [ $hf_reference -eq 0 ] ||
-    [ $trust_check -eq 1 ]; then
+    [ $trust_check -eq 1 ] || [ $isolate -eq 1 ]; then
     usage_error "--resume takes the run's own settings (run.json); give only --timeout," \
       "--commit, --build-dir, --from-bundle, --verbose"
   fi
@@ -462,6 +465,7 @@ runner_of() {
   [ -z "$gpus" ] || runner+=(--gpus "$gpus")
   [ -z "$cost_from" ] || runner+=(--cost-from "$(cd "$(dirname "$cost_from")" && pwd)/$(basename "$cost_from")")
   [ $plan -eq 0 ] || runner+=(--plan)
+  [ $isolate -eq 0 ] || runner+=(--isolate)
   [ "$s" = conv ] || runner+=(--suite "$s")
   [ $quick -eq 0 ] || runner+=(--quick)
   if [ $trust_check -eq 1 ] && [[ "$s" =~ ^(conv|ops)$ ]]; then runner+=(--trust-check); fi

@@ -6,7 +6,8 @@ set-up and the build (users call that script, whose --help has the options).
   run_cases.py --run-dir RUN --myconv BIN [--suite conv|ops|mlp|transformer]
                [--grid-arg=ARG ...] [--extra-arg=ARG ...] [--quick] [--timeout S] [--label TEXT]
                [--commit] [--verbose] [--prepare-only] [--plan] [--shard I/N]
-               [--cost-from RESULTS.json] [--gpus all|N|LIST] [--no-report] [--hf-reference]
+               [--cost-from RESULTS.json] [--gpus all|N|LIST] [--isolate] [--no-report]
+               [--hf-reference]
   run_cases.py --run-dir RUN --myconv BIN --resume|--prepared [--timeout S] [--commit] [--verbose]
   run_cases.py --run-dir RUN --merge-only        rebuild results.json/csv from RUN/cases/
 (--myconv names the suite's program, myops too; --prepare-only writes run.json and cases.jsonl
@@ -52,6 +53,9 @@ def main(argv=None):
     p.add_argument("--shard", help="I/N: run only shard I of N (runner/shard.py)")
     p.add_argument("--cost-from", help="an earlier results.json whose times balance the split")
     p.add_argument("--gpus", help="all|N|LIST: one worker per GPU (runner/workers.py)")
+    p.add_argument("--isolate", action="store_true",
+                   help="one program process per problem (default: many problems per process, "
+                        "a new one after a crash or hang; runner/__init__.py)")
     p.add_argument("--no-report", action="store_true",
                    help="no report.md at the end (a --gpus worker: its coordinator reports)")
     p.add_argument("--hf-reference", action="store_true",

@@ -68,13 +68,18 @@ done
 unset FAIL_BUILD
 export MYCONV_BIN=$myconv
 
-# A sweep where one problem cannot fit in memory: its program refuses that invocation (exit 2),
-# and the runner records its cases `unsupported` with the estimate and the memory there; the
-# others run.
+# A sweep where one problem cannot fit in memory, with --isolate (one process per problem): its
+# program refuses that invocation (exit 2), and the runner records its cases `unsupported` with
+# the estimate and the memory there; the others run.
 printf 'mb1ic2ih8oc2kh3n"small"\nmb1ic1024ih32768oc1024kh1n"huge"\n' >"$work/mixed.txt"
-if "$runner" --quick --shapes "$work/mixed.txt" --backends onednn_cpu --output-dir "$work/out_mem" \
-    >"$work/console_mem" 2>&1 && python3 - "$work"/out_mem/*/results.json <<'PY'; then
-import json, sys
+if "$runner" --quick --isolate --shapes "$work/mixed.txt" --backends onednn_cpu \
+    --output-dir "$work/out_mem" >"$work/console_mem" 2>&1 &&
+    python3 - "$work"/out_mem/*/results.json <<'PY'; then
+import json, os, sys
+run = os.path.dirname(sys.argv[1])
+assert json.load(open(f"{run}/run.json"))["isolate"] is True
+log = open(f"{run}/all_experiments.txt").read().splitlines()
+assert [l.count(" --problem ") for l in log if l.startswith("$ ") and " --problem " in l] == [1, 1]
 rs = {r["name"]: r for r in json.load(open(sys.argv[1]))["results"]}
 assert rs["small"]["status"] == "passed", rs["small"]
 huge = rs["huge"]
@@ -83,7 +88,7 @@ assert huge["reason"].startswith("does not fit in memory: needs about"), huge["r
 assert "of host memory (estimate)" in huge["reason"] and "available" in huge["reason"], huge
 assert huge["extra"]["runner"]["myconv_exit"] == 2, huge["extra"]
 PY
-  ok "a problem that cannot fit is recorded unsupported, the rest run"
+  ok "--isolate: a problem that cannot fit is recorded unsupported, the rest run"
 else
   fail "memory refusal in a sweep"; tail -5 "$work/console_mem"
 fi

@@ -3,7 +3,9 @@
 # --resume finishes the rest: the same cases as an uninterrupted run, none twice (usage:
 # test_run_all_resume.sh path/to/myconv). The run is killed twice: SIGTERM after its first case,
 # then SIGKILL during the resumed run; a second --resume completes it. MYCONV_BIN points at a
-# wrapper that starts myconv a little late, so that the kills land in the middle of the run.
+# wrapper that starts myconv a little late, and every case of the killed runs samples for 1 s,
+# so that the kills land in the middle of the run (one myconv process runs all its problems back
+# to back).
 set -u
 myconv=$(realpath "$1")
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +31,7 @@ mb1ic2ih10oc2kh3n"p3"
 mb1ic2ih11oc2kh3n"p4"
 EOF
 grid=(--quick --shapes "$work/shapes.txt" --backends "libtorch_cpu,onednn_cpu")
+slow=(-- --min-time-ms 1000 --max-time-ms 1000)  # after the runner's own options
 
 # count RUN: results recorded in RUN/results.json (validates JSON and CSV on the way).
 count() {
@@ -42,9 +45,11 @@ print(len(keys))
 PY
 }
 # wait_for RUN N: until RUN/results.json holds at least N results (60 s at most).
+# A grep, not count: quick to start on a busy machine, so that the kill lands soon after.
 wait_for() {
   for _ in $(seq 600); do
-    [ "$(count "$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+    [ "$(grep -c '^      "backend": ' "$1/results.json" 2>/dev/null || echo 0)" -ge "$2" ] &&
+      return 0
     sleep 0.1
   done
   return 1
@@ -57,7 +62,8 @@ full=$(ls -d "$work"/full/*/ | head -1)
 
 # Killed with SIGTERM after its first case.
 mkdir "$work/out"
-MYCONV_BIN="$work/slow_myconv" "$runner" "${grid[@]}" --output-dir "$work/out" >"$work/run1.log" 2>&1 &
+MYCONV_BIN="$work/slow_myconv" "$runner" "${grid[@]}" --output-dir "$work/out" "${slow[@]}" \
+  >"$work/run1.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do
   run=$(ls -d "$work"/out/*/ 2>/dev/null | head -1) && [ -n "$run" ] && break

@@ -4,8 +4,8 @@
 # and cudnn (skipped without a GPU): shards 1/2 + 2/2 merged = the plain run (same cases in the
 # same order, same statuses), disjoint; --gpus all on one fake GPU (a nvidia-smi stand-in,
 # MYCONV_NVIDIA_SMI) = the plain run, with the GPU named in each GPU result and one progress line
-# per case; --gpus 2 on two fake GPUs splits the GPU cases over both; --plan; bad --shard and
-# --gpus without a GPU exit 2 with one line and leave no folder.
+# per case; --gpus 2 on two fake GPUs runs the GPU cases from one queue both take from; --plan;
+# bad --shard and --gpus without a GPU exit 2 with one line and leave no folder.
 # The fake GPUs' UUIDs hide any real GPU from the workers, so the plain runs here hide them too
 # (CUDA_VISIBLE_DEVICES=""): the statuses compare on a GPU host as well.
 set -u
@@ -90,16 +90,22 @@ log = open(os.path.join(w, "g1.log")).read()
 lines = re.findall(r"^\[(\d+)/12\] elapsed \d\d:\d\d:\d\d eta \S+ \S+ \S+: .* \[(gpu0|cpu)\]$", log, re.M)
 assert sorted(int(n) for n, _ in lines) == list(range(1, 13)), log
 assert os.path.exists(glob.glob(os.path.join(w, "g1/*/report.md"))[0])
-# --gpus 2: the 4 cudnn cases over two workers, by problem.
+# --gpus 2: the 4 cudnn cases from the queue both GPU workers share, each problem on the GPU of
+# the worker that claimed it (RUN/workers/queue.jsonl), each once.
 g2 = load("g2/*/results.json")
 assert [key(r) for r in g2["results"]] == want, "--gpus 2 != plain"
 by_gpu = {}
 for r in g2["results"]:
     if r["device"] == "cuda":
         by_gpu.setdefault(r["gpu"]["index"], []).append(r["problem"])
-assert sorted(by_gpu) == [0, 1] and sum(map(len, by_gpu.values())) == 4, by_gpu
+assert set(by_gpu) <= {0, 1} and sum(map(len, by_gpu.values())) == 4, by_gpu
+claims = [json.loads(l) for l in open(glob.glob(os.path.join(w, "g2/*/workers/queue.jsonl"))[0])]
+assert sorted(c["problem"] for c in claims) == sorted({r["problem"] for r in g2["results"]}), claims
+for c in claims:
+    assert c["problem"] in by_gpu[int(c["worker"][3:])], (c, by_gpu)
+assert [x.get("queue") for x in g2["run"]["workers"]] == ["shared", "shared", "own"], g2["run"]
 print("ok: shards 1/2 + 2/2 merged = plain (12 cases); --gpus all (1 fake GPU) = plain, gpu "
-      f"recorded, 12 progress lines; --gpus 2 splits the GPU cases {by_gpu}")
+      f"recorded, 12 progress lines; --gpus 2 shares the GPU cases {by_gpu}")
 PY
   passes=$((passes + 1))
 else

@@ -85,6 +85,14 @@ TEST_F(Runner, ACorrectCaseIsTimedAndCheckedTwice) {
   EXPECT_FALSE(r.gpu_time_ms);
   EXPECT_EQ(r.timing_mode, "real");
   EXPECT_EQ(checks_, (std::vector<bool>{false, true}));  // first run, then what was timed
+  // The case's part of its slot: every phase the runner went through, compile and first run as
+  // recorded, sampling at least the least sampling time.
+  ASSERT_TRUE(r.slot_ms.is_object()) << r.slot_ms.dump();
+  for (const char* key : {"prepare", "compile", "first_run", "check", "sampling", "after_sampling"})
+    EXPECT_GE(r.slot_ms.value(key, -1.0), 0.0) << key;
+  EXPECT_EQ(r.slot_ms["compile"].get<double>(), *r.compile_time_ms);
+  EXPECT_EQ(r.slot_ms["first_run"].get<double>(), *r.first_run_ms);
+  EXPECT_GE(r.slot_ms["sampling"].get<double>(), options_.measure.min_time_ms);
 }
 
 TEST_F(Runner, PureTimingRunsBackToBackOnTheCpu) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""scripts/runner/shard.py (the split of --shard and --gpus), gpus.py (the GPU list, --gpus,
-the core split) and merge_results.py's refusals, without running any case (unittest)."""
+"""scripts/runner/shard.py (the split of --shard, the cost of --gpus' queue order), gpus.py (the
+GPU list, --gpus, the core split), queue.py (the GPU workers' shared queue), the report's time
+split (analysis/slots.py) and merge_results.py's refusals, without running any case (unittest)."""
 
 import contextlib
 import io
@@ -14,7 +15,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import merge_results  # noqa: E402
 from analysis.common import gpu_models_note, systems_section  # noqa: E402
-from runner import gpus, shard  # noqa: E402
+from analysis.slots import time_split_section  # noqa: E402
+from runner import gpus, isolation, queue, shard  # noqa: E402
 from runner.common import UsageError  # noqa: E402
 
 
@@ -236,6 +238,88 @@ class MergedReport(unittest.TestCase):
         self.assertIn("| host | a | b |", text)
         self.assertIn("| GPUs | X | none |", text)
         self.assertEqual(systems_section({"systems": doc["systems"][:1]}), [])
+
+
+class QueueRunner(queue.QueueMixin, isolation.IsolationMixin):
+    """A GPU worker's claims on the shared queue, without a program: claim() only."""
+
+    def __init__(self, run_dir, name, cases, sharing=2, isolate=False):
+        self.run_dir, self.records, self.cases, self.suite = run_dir, {}, cases, "conv"
+        self.config = {"isolate": isolate,
+                       "worker": {"name": name, "queue": "queue.jsonl", "sharing": sharing}}
+        self.log = type("Log", (), {"detail": lambda self, line: None})()
+
+    def take(self, groups):
+        """Claims a chunk and records its cases as run; the problems claimed."""
+        chunk = self.claim(groups, os.path.join(self.run_dir, "queue.jsonl"))
+        for pc, backends in chunk:
+            for b in backends:
+                self.records[(pc["problem"], "", b)] = {}
+        return [pc["problem"] for pc, _ in chunk]
+
+
+class SharedQueueTest(unittest.TestCase):
+    cases = [{"problem": f"p{i}", "name": "", "backend": b, "device": "cuda"}
+             for i in range(40) for b in ("cudnn", "libtorch_cuda")]
+
+    def test_two_workers_share_the_queue(self):
+        with tempfile.TemporaryDirectory() as d:
+            groups = queue.group_cases(self.cases)
+            a, b = QueueRunner(d, "gpu0", self.cases), QueueRunner(d, "gpu1", self.cases)
+            taken, sizes = {"gpu0": [], "gpu1": []}, []
+            # gpu0 is three times as fast: it claims three times per claim of gpu1.
+            for turn in range(200):
+                w = b if turn % 4 == 3 else a
+                got = w.take(groups)
+                if got:
+                    sizes.append(len(got))
+                taken[w.config["worker"]["name"]] += got
+            everything = taken["gpu0"] + taken["gpu1"]
+            self.assertEqual(sorted(everything), sorted(groups_names(groups)))
+            self.assertEqual(len(everything), len(set(everything)), "a problem claimed twice")
+            self.assertEqual(sizes, sorted(sizes, reverse=True), "claims shrink")
+            self.assertEqual((sizes[0], sizes[-1]), (10, 1))  # 40 / (2 x 2 workers), then 1
+            self.assertGreater(len(taken["gpu0"]), 2 * len(taken["gpu1"]))
+            claims = queue.read_claims(os.path.join(d, "queue.jsonl"))
+            self.assertEqual({k[0]: v for k, v in claims.items()},
+                             {p: w for w in taken for p in taken[w]})
+
+    def test_resumed_worker_finishes_its_own_claims_first(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "queue.jsonl")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write('{"problem": "p1", "name": "", "worker": "gpu0"}\n'
+                        '{"problem": "p0", "name": "", "worker": "gpu1"}\n{"probl')  # torn
+            w = QueueRunner(d, "gpu0", self.cases)
+            w.records[("p1", "", "cudnn")] = {}
+            groups = queue.group_cases(self.cases)
+            chunk = w.claim(groups, path)
+            self.assertEqual([(pc["problem"], todo) for pc, todo in chunk],
+                             [("p1", ["libtorch_cuda"])])
+            w.records[("p1", "", "libtorch_cuda")] = {}
+            self.assertEqual(w.take(groups)[0], "p2")  # p0 is gpu1's
+            self.assertEqual(QueueRunner(d, "gpu1", self.cases, isolate=True).take(groups),
+                             ["p0"])
+
+    def test_time_split_section(self):
+        slot = {"total": 900.0, "process_start": 100.0, "session": 0, "device_context": 0,
+                "reference": 50.0, "prepare": 50.0, "compile": 100.0, "first_run": 100.0,
+                "check": 50.0, "sampling": 400.0, "after_sampling": 0, "writing": None,
+                "other": 50.0, "wall": 1000.0, "runner": 100.0}
+        doc = {"path": "r.json", "run": {"wall_s": 2.0},
+               "results": [{"backend": "cudnn", "slot_ms": slot},
+                           {"backend": "cudnn", "slot_ms": {"total": None, "wall": 1000.0,
+                                                            "runner": 0, "lost": 1000.0}},
+                           {"backend": "old"}]}
+        text = "\n".join(time_split_section([doc]))
+        self.assertIn("| cudnn | 2 | 2.0 | 5.0% | 2.5% | 2.5% | 5.0% | 5.0% | 20.0% |", text)
+        self.assertIn("Measuring (compile + first run + sampling): 30.0% of the cases' wall "
+                      "time (0.6 of 2.0 s); sampling alone 20.0%. The run took 2.0 s", text)
+        self.assertEqual(time_split_section([{"path": "x", "results": [{"backend": "a"}]}]), [])
+
+
+def groups_names(groups):
+    return [k[0] for k in groups]
 
 
 if __name__ == "__main__":

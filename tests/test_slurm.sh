@@ -108,15 +108,30 @@ mb1ic2ih10oc2kh3n"p3"
 mb2ic4ih12oc4kh3n"p4"
 EOF
 runner_opts=(--quick --shapes "$work/tiny.txt" --backends libtorch_cpu,onednn_cpu)
-# myconv, except that shard 2's second invocation (cases/0002) stops its runner once, as Slurm's
-# SIGTERM at a time limit would.
+# myconv, except that shard 2's first invocation (cases/0001, its two problems) stops its runner
+# once after the first problem, as Slurm's SIGTERM at a time limit would.
 touch "$work/stop_once"
-cat >"$work/myconv" <<EOF
-#!/bin/sh
-case "\$*" in
-  *shard2of2/cases/0002.json*) mv "$work/stop_once" "$work/stopped" 2>/dev/null && kill -TERM \$PPID && exec sleep 30 ;;
+printf '#!/bin/bash\nmyconv="%s" work="%s"\n' "$myconv" "$work" >"$work/myconv"
+cat >>"$work/myconv" <<'EOF'
+case "$*" in
+  *shard2of2/cases/0001.json*)
+    if mv "$work/stop_once" "$work/stopped" 2>/dev/null; then
+      args=() seen=0 drop=0
+      for a in "$@"; do  # the first --problem only
+        if [ $drop -eq 1 ]; then drop=0; continue; fi
+        if [ "$a" = --problem ]; then
+          seen=$((seen + 1))
+          if [ $seen -ge 2 ]; then drop=1; continue; fi
+        fi
+        args+=("$a")
+      done
+      "$myconv" "${args[@]}"
+      kill -TERM $PPID
+      exec sleep 30
+    fi
+    ;;
 esac
-exec "$myconv" "\$@"
+exec "$myconv" "$@"
 EOF
 chmod +x "$work/myconv"
 export MYCONV_BIN=$work/myconv

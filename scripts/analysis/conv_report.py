@@ -15,6 +15,7 @@ from analysis.common import (DTYPE_ORDER, command_line, correctness, device_of, 
                              output_folders, passed, plot_note, plots_markdown, primary,
                              problem_key, remove_stale_plots, save_figure, shorten,
                              system_section, write_atomic, trust_section)
+from analysis.slots import time_split_section
 
 # The reference each backend's speed-up is taken against: LibTorch on the same device.
 REFERENCE = {"cuda": "libtorch_cuda", "cpu": "libtorch_cpu"}
@@ -440,6 +441,7 @@ def build_report(inputs, plot_note, plots, bandwidth, peaks, gpu, roof_points):
         out += compile_section(groups)
         out += ratio_section(groups)
         out += roofline_section(bandwidth, peaks, gpu, roof_points > 0)
+    out += time_split_section(inputs)
     out += trust_section(inputs)
     out += plots_markdown(plot_note, plots)
     return "\n".join(out).rstrip() + "\n"

@@ -18,6 +18,7 @@ import os
 from analysis.common import (command_line, fmt, md_table, number, output_folders, passed,
                              plot_note, plots_markdown, primary, save_figure, system_section,
                              write_atomic, remove_stale_plots)
+from analysis.slots import time_split_section
 
 SUMMARY = ("report.md holds the example's table, the matmul dims, each scaling study with its "
            "fitted exponent, the profiles' top ops and the cases that did not pass; plots/ holds "
@@ -251,6 +252,7 @@ def build_report(inputs, note, plots):
     out += (md_table(["problem", "name", "backend", "status", "reason"],
                      [[r["problem"], r.get("name", ""), r["backend"], r["status"],
                        r.get("reason", "")] for r in bad]) if bad else ["None."]) + [""]
+    out += time_split_section(inputs)
     out += plots_markdown(note, plots)
     out += ["## System", ""]
     for d in inputs:

@@ -16,6 +16,7 @@ from analysis import ops_plots
 from analysis.common import (command_line, correctness, fmt, gpu_info, gpu_models_note, md_table,
                              number, output_folders, passed, plot_note, plots_markdown, shorten,
                              system_section, write_atomic, trust_section)
+from analysis.slots import time_split_section
 from analysis.ops_model import (BAND_ORDER, BANDWIDTH_BOUND, CATEGORIES, COMPUTE_BOUND,
                                 LAUNCH_IDEAL_MS, LAUNCH_MS, OP_ORDER, SIZE_CLASSES, SMALL_BYTES,
                                 Limits, build_rows, geomean, metric_notes, middle)
@@ -306,6 +307,7 @@ def build_report(inputs, rows, limits, note, plots):
     out += failures_section(rows)
     out += targets_section(rows, inputs)
     out += notes_section(rows, notes)
+    out += time_split_section(inputs)
     out += trust_section(inputs)
     out += plots_markdown(note, plots)
     return "\n".join(out).rstrip() + "\n"

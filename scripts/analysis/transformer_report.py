@@ -17,6 +17,7 @@ import os
 from analysis.common import (command_line, fmt, md_table, number, output_folders, passed, plot_note,
                              plots_markdown, remove_stale_plots, save_figure, shorten,
                              system_section, write_atomic)
+from analysis.slots import time_split_section
 
 PLOT_NAMES = ["ttft_vs_input_length.png", "decode_ms_per_token_vs_batch.png",
               "decode_tokens_per_s_vs_batch.png", "peak_memory_vs_batch_input.png",
@@ -436,6 +437,7 @@ def report_main(inputs, paths, output_dir):
     lines += (bandwidth(rows) + comparison(rows) + training(rows) + targets(rows) +
               not_passed(rows) +
               reference_section(inputs))
+    lines += time_split_section(inputs)
     lines += plots_markdown(note, plots)
     lines += ["## System", ""]
     for doc in inputs:

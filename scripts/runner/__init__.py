@@ -1,7 +1,8 @@
 """The case runner of scripts/run_cases.py (the entry point; scripts/run_all_experiments.sh calls
 it): session.py (the Runner: top level, progress line, report, --commit) with its parts as mixins,
 cases.py (case list, settings, identity, resume checks), isolation.py (the program's processes,
-per-case limit, crash and OOM records), limits.py (the op suite's limits, measured once),
+many problems each, per-case limit, crash and OOM records), queue.py (the problems still to run,
+shared by the GPU workers of --gpus), limits.py (the op suite's limits, measured once),
 output.py (run.json, cases.jsonl, results.json, results.csv), reference.py (the transformer
 suite's Hugging Face reference, after the cases); common.py is what they share.
 
@@ -10,16 +11,27 @@ Design (why it is built this way):
   JSON identity record per (problem, backend)), so the runner never re-implements the expansion,
   and N, the ETA and --resume work on exactly the cases myconv would run. It is saved as
   RUN/cases.jsonl with the settings in RUN/run.json; --resume reads both back.
-- myconv runs once per problem (descriptor with dtype and layout) with all its backends that are
-  not recorded yet, so the inputs and the float64 reference are made once per problem and
-  libraries load once. myconv rewrites its --json/--csv (atomically) after every case, into
-  RUN/cases/NNNN.json/.csv; the runner polls that file, so it knows each case as it finishes.
+- One myconv process runs many problems (descriptors with dtype and layout, `--problem`
+  repeated, up to isolation.BATCH_PROBLEMS that share one backend list, in case-list order)
+  back to back, each with all its backends not recorded yet: the process start, library load
+  and device context are paid once per invocation, not per problem (issue: 70% of a GPU sweep's
+  wall time went elsewhere than measuring), and the inputs and the float64 reference are made
+  once per problem. --isolate runs one problem per process (run.json `isolate`). myconv
+  rewrites its --json/--csv (atomically) after every case, into RUN/cases/NNNN.json/.csv; the
+  runner polls that file, so it knows each case as it finishes.
 - Per-case time limit: a watchdog kills myconv's process group (SIGTERM, SIGKILL after a grace
   period, like `timeout --kill-after`) when no case has finished for --timeout seconds. Because
-  myconv runs the backends in the listed order and records each one at once, the first missing
-  case is the one that hung or crashed: it gets a synthesized record (status `timeout`, or
-  `failed` with `crashed: signal N` / `out of memory`) in RUN/cases/NNNN-runner.json, and the
-  remaining backends of that problem run in a new invocation. Nothing is run twice.
+  myconv runs its problems and their backends in the listed order and records each case at
+  once, the first missing case is the one that hung or crashed: it gets a synthesized record
+  (status `timeout`, or `failed` with `crashed: signal N` / `out of memory`) in
+  RUN/cases/NNNN-runner.json, and the rest of the invocation's cases go back to the front of the
+  queue and run in a new process. Nothing is run twice.
+- Where the time goes: each record's `slot_ms` holds the program's split of its slot (process
+  start, device context, reference, compile, first run, sampling, check, writing;
+  core/driver.hpp finish_case) and the runner's view of it (`wall`, `runner`; `lost` for a
+  synthesized record), which the report sums per backend (analysis/slots.py).
+- --gpus (workers.py): the GPU workers take their problems from one shared queue (queue.py,
+  claims under a file lock), so that the GPUs finish together whatever the cost estimate said.
 - After every case RUN/results.json and RUN/results.csv are rewritten from all case files (temp
   file + rename), in case-list order: a kill at any moment leaves valid files of the finished
   cases, and --resume runs only the missing ones. CSV rows are myconv's own (core's write_csv),

@@ -35,6 +35,21 @@ def read_csv_rows(path):
         return [], []
 
 
+def refreshed(old, new):
+    """new, with what the runner added to old (its share of the case's slot) carried over."""
+    slot, before = new.get("slot_ms"), old.get("slot_ms") or {}
+    if not isinstance(slot, dict):  # a program that records no slot times
+        if before:
+            new["slot_ms"] = before
+        return new
+    # The program's total grew by its writing time: so does the wall (a synthesized record's
+    # slot, total null, is the runner's own and stays).
+    if "wall" in before and slot.get("total") is not None:
+        slot["runner"] = before.get("runner") or 0.0
+        slot["wall"] = (slot.get("total") or 0.0) + slot["runner"]
+    return new
+
+
 class CasesMixin:
     # ---- the list and the settings (new run, resume) -----------------------------------------
 
@@ -146,7 +161,9 @@ class CasesMixin:
             "schema_version": SCHEMA_VERSION, "notes": self.notes,
             "source": self.source_of(a.myconv),
             # The GPU every GPU result of the run is on, where that is certain (gpus.py).
-            "gpu": None if a.gpus else gpus.the_single_gpu()}
+            "gpu": None if a.gpus else gpus.the_single_gpu(),
+            # One program process per problem (--isolate), or many back to back (isolation.py).
+            "isolate": bool(a.isolate)}
         if a.hf_reference:  # the transformer suite's reference, after the cases (reference.py)
             self.config["hf_reference"] = True
         if a.trust_check:  # Python PyTorch beside our LibTorch figures, after the cases
@@ -188,6 +205,14 @@ class CasesMixin:
                 self.take_json(path, wanted)
             elif name.endswith(".csv"):
                 self.take_csv(path, wanted)
+        # The runner's view of each slot (slot_ms.runner; isolation.py note_slots) is in the
+        # results.json it rewrote after each case, not in the program's files.
+        before = read_json_results(os.path.join(self.run_dir, "results.json")) or {}
+        for rec in before.get("results", []):
+            mine = self.records.get(case_key(rec))
+            slot = rec.get("slot_ms")
+            if mine is not None and isinstance(slot, dict) and "runner" in slot:
+                self.records[case_key(rec)] = refreshed(rec, mine)
 
     def take_json(self, path, wanted=None):
         doc = read_json_results(path)
@@ -207,9 +232,16 @@ class CasesMixin:
             k = case_key(rec)
             if gpu and rec.get("device") == "cuda":
                 rec.setdefault("gpu", gpu)
-            if (wanted is None or k in wanted) and k not in self.records:
+            if wanted is not None and k not in wanted:
+                continue
+            if k not in self.records:
                 self.records[k] = rec
+                self.record_file[k] = path
                 new.append(rec)
+            elif self.record_file.get(k) == path and rec != self.records[k]:
+                # The program's later rewrite of a record it wrote: the slot's `writing` is
+                # known from the rewrite after the case's own (core/driver.hpp finish_case).
+                self.records[k] = refreshed(self.records[k], rec)
         return new
 
     def take_csv(self, path, wanted=None):

@@ -22,6 +22,9 @@ from runner.common import NAME_SUFFIX, Stopped, write_atomic
 MEMORY_REFUSAL = "does not fit in memory"
 KILL_GRACE_S = 5  # SIGTERM first; SIGKILL this long after (timeout --kill-after)
 POLL_S = 0.1
+# Most problems one invocation runs (without --isolate): the process start, library load and
+# device context are paid once for them, and a long sweep still gets a fresh process now and then.
+BATCH_PROBLEMS = 64
 
 
 def child_wrapper():
@@ -141,23 +144,90 @@ class IsolationMixin:
                 pass
             proc.wait()
 
-    def invoke(self, problem_case, backends):
-        """Runs one myconv invocation; returns the backends still to run after it."""
+    def batch_limit(self):
+        if getattr(self, "split_next", 0) > 0:  # after a refused command line (invoke)
+            self.split_next -= 1
+            return 1
+        return 1 if self.config.get("isolate") else BATCH_PROBLEMS
+
+    def take_batch(self, queue):
+        """The next invocation's problems from the front of queue (a deque of (the problem's
+        first case, its backends to run)): one with --isolate, else up to BATCH_PROBLEMS that
+        share their backend list (one --backend list per invocation)."""
+        batch = [queue.popleft()]
+        limit = self.batch_limit()
+        while queue and len(batch) < limit and self.batchable(batch[0], queue[0]):
+            batch.append(queue.popleft())
+        return self.in_case_order(batch)
+
+    def batchable(self, first, entry):
+        """Whether entry may join first's invocation: one --backend list per invocation, and in
+        the transformer suite one model (its program loads each model it runs, and runs the
+        cases model by model)."""
+        if entry[1] != first[1]:
+            return False
+        return self.suite != "transformer" or entry[0].get("name") == first[0].get("name")
+
+    def in_case_order(self, batch):
+        """batch in case-list order: the order the program runs its problems in, which the
+        culprit of a crash is found by."""
+        if not hasattr(self, "case_index"):
+            self.case_index = {}
+            for i, c in enumerate(self.cases):
+                self.case_index.setdefault((c["problem"], c.get("name", "")), i)
+        return sorted(batch, key=lambda e: self.case_index.get(
+            (e[0]["problem"], e[0].get("name", "")), 0))
+
+    def note_slots(self, recs, lost=False):
+        """The runner's view of the slots of recs, the cases it saw finish in one poll: the time
+        since it last saw a case finish (or since its first invocation) is theirs. Each gets
+        slot_ms.wall = the program's total, the first also the rest of that time as
+        slot_ms.runner (process creation before the program's clock starts, polling, writing the
+        run's files), so that the walls add up to the runner's time. A synthesized record's wall
+        is all `lost` (a crash, or a hang until the limit)."""
+        now = time.monotonic()
+        seen = (now - (self.slot_clock or now)) * 1000.0
+        self.slot_clock = now
+        if lost:
+            for rec in recs:
+                rec["slot_ms"] = {"total": None, "wall": seen, "runner": 0.0, "lost": seen}
+                seen = 0.0
+            return
+        slots = [rec.get("slot_ms") if isinstance(rec.get("slot_ms"), dict) else None
+                 for rec in recs]
+        program = sum(slot.get("total") or 0.0 for slot in slots if slot)
+        rest = max(0.0, seen - program)
+        for i, (rec, slot) in enumerate(zip(recs, slots)):
+            if slot is None:  # a program that records no slot times
+                rec["slot_ms"] = {"total": None, "wall": seen / len(recs)}
+                continue
+            slot["runner"] = rest if i == 0 else 0.0
+            slot["wall"] = (slot.get("total") or 0.0) + slot["runner"]
+
+    def invoke(self, batch):
+        """Runs one program invocation over batch (a list of (the problem's first case, the
+        backends to run), one backend list for all); returns the (problem, backends) still to
+        run after it, in order, or None when stopped."""
         index = self.next_index
         self.next_index += 1
         base = os.path.join(self.cases_dir, f"{index:04d}")
         json_path, csv_path = base + ".json", base + ".csv"
-        desc = problem_case["problem"]
-        if problem_case.get("name"):
-            desc += NAME_SUFFIX[self.suite].format(problem_case["name"])
-        cmd = [self.args.myconv, "--problem", desc, "--backend", ",".join(backends),
-               "--json", json_path, "--csv", csv_path, "--no-source-diff"] + self.timing_args()
+        backends = batch[0][1]
+        cmd = [self.args.myconv]
+        wanted = set()
+        for problem_case, todo in batch:
+            desc = problem_case["problem"]
+            if problem_case.get("name"):
+                desc += NAME_SUFFIX[self.suite].format(problem_case["name"])
+            cmd += ["--problem", desc]
+            wanted |= {(problem_case["problem"], problem_case.get("name", ""), b) for b in todo}
+        cmd += ["--backend", ",".join(backends), "--json", json_path, "--csv", csv_path,
+                "--no-source-diff"] + self.timing_args()
         if self.limits:
             cmd.append("--no-peaks")
         self.log.detail(f"$ {shlex.join(cmd)}")
         oom_before = oom_kill_count()
         proc, reader, tail = self.start_child(cmd, 12)
-        wanted = {(problem_case["problem"], problem_case.get("name", ""), b) for b in backends}
         last_mtime = None
         last_progress = time.monotonic()
         timed_out = False
@@ -175,11 +245,12 @@ class IsolationMixin:
             last_mtime = sig
             new = self.take_json(json_path, wanted)
             if new:
+                self.note_slots(new)
                 self.take_csv(csv_path, wanted)
-                self.write_results()
                 last_progress = time.monotonic()
-                for rec in new:
-                    self.progress(rec)
+            self.write_results()
+            for rec in new:
+                self.progress(rec)
 
         while True:
             rc = proc.poll()
@@ -207,19 +278,26 @@ class IsolationMixin:
             # time limit reaches every process) ends the program too; its unrecorded case is not
             # its fault and runs again on --resume.
             return None
-        missing = [b for b in backends if (problem_case["problem"], problem_case.get("name", ""),
-                                           b) not in self.records]
+        missing = [(pc, b) for pc, todo in batch for b in todo
+                   if (pc["problem"], pc.get("name", ""), b) not in self.records]
         if not missing:
             return []
         status, reason = classify(rc, timed_out, tail, oom_before, self.timeout,
                                   self.program)
+        if rc == 2 and status != "unsupported" and len(batch) > 1 and len(missing) == sum(
+                len(todo) for _, todo in batch):
+            # The program refused the whole command line before any case (exit 2): which
+            # problem it refused is not known, so they run again one per process.
+            self.split_next = len(batch)
+            return [(pc, todo) for pc, todo in batch]
         # A memory refusal is the whole invocation's: every case it held is recorded. Otherwise
-        # the first unrecorded case is the culprit and the rest run again.
+        # the program runs its cases in the listed order and records each at once, so the first
+        # unrecorded case is the culprit and the rest run again, in a new process.
         culprits = missing if status == "unsupported" else missing[:1]
         recs = []
-        for culprit in culprits:
+        for pc, culprit in culprits:
             template = next(c for c in self.cases if case_key(c) == (
-                problem_case["problem"], problem_case.get("name", ""), culprit))
+                pc["problem"], pc.get("name", ""), culprit))
             rec = dict(template)
             rec["status"] = status
             rec["reason"] = reason
@@ -229,6 +307,7 @@ class IsolationMixin:
                 "output_tail": [line for line in tail if line.strip()][-8:],
                 "invocation": shlex.join(cmd)}
             recs.append(rec)
+        self.note_slots(recs, lost=True)
         synth = base + "-runner.json"
         write_atomic(synth, json.dumps({"schema_version": self.schema_version, "system": {},
                                         "results": recs}, indent=2) + "\n")
@@ -236,4 +315,7 @@ class IsolationMixin:
         self.write_results()
         for rec in recs:
             self.progress(rec)
-        return missing[len(culprits):]
+        rest = collections.OrderedDict()
+        for pc, b in missing[len(culprits):]:
+            rest.setdefault((pc["problem"], pc.get("name", "")), (pc, []))[1].append(b)
+        return list(rest.values())

@@ -8,6 +8,7 @@ models, schema_version, limits, config, suite, program, run_dir; and reference.p
 import json
 import os
 import socket
+import time
 
 from runner.cases import case_key
 from runner.common import utc_now, write_atomic
@@ -92,7 +93,9 @@ class OutputMixin:
                "label": self.config.get("label"), "cases": len(keys), "recorded": len(results),
                "complete": len(results) == len(keys),
                f"{self.program}_args": self.config["grid_args"] + self.timing_args(),
-               "timeout_s": self.config.get("timeout_s")}
+               "timeout_s": self.config.get("timeout_s"),
+               # This session's wall time so far (a resumed run: since the resume).
+               "wall_s": round(time.monotonic() - self.session_start, 3)}
         if self.limits:
             run["limits_file"] = "limits.json"
         if self.reference_status():

@@ -24,6 +24,7 @@ from runner.common import PROGRAMS, Log, Stopped, UsageError, hms, read_json_res
 from runner.isolation import IsolationMixin
 from runner.limits import LimitsMixin
 from runner.output import OutputMixin
+from runner.queue import QueueMixin, group_cases
 from runner.reference import ReferenceMixin
 from runner.shard import case_costs, load_times, split
 from runner.workers import WorkersMixin
@@ -60,7 +61,7 @@ def make_report(run_dir, log, references=()):
 
 
 class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
-             ReferenceMixin):
+             QueueMixin, ReferenceMixin):
     def __init__(self, args):
         self.args = args
         self.run_dir = os.path.abspath(args.run_dir)
@@ -68,6 +69,8 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
         self.stop_signal = None
         self.child = None
         self.records = {}   # case key -> result record
+        self.record_file = {}  # case key -> the case file it was read from
+        self.slot_clock = None  # when the runner last saw a case finish (isolation.py)
         self.csv_rows = {}  # case key -> CSV row (column -> text) written by myconv
         self.csv_header = None
         self.system = None
@@ -140,9 +143,7 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
 
         total = len(self.cases)
         done = sum(1 for c in self.cases if case_key(c) in self.records)
-        groups = collections.OrderedDict()
-        for c in self.cases:
-            groups.setdefault((c["problem"], c.get("name", "")), []).append(c)
+        groups = group_cases(self.cases)
         backends = list(dict.fromkeys(c["backend"] for c in self.cases))
         rel = shown(self.run_dir)
         self.log.say(f"[myconv] {'resuming' if a.resume else 'run'} {self.config.get('label')}: "
@@ -164,14 +165,8 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
         else:
             if done < total and not self.limits:
                 self.measure_limits()
-            for (problem, name), group in groups.items():
-                todo = [c["backend"] for c in group if case_key(c) not in self.records]
-                while todo and self.stop_signal is None:
-                    todo = self.invoke(group[0], todo)
-                    if todo is None:
-                        break
-                if self.stop_signal is not None:
-                    break
+            self.slot_clock = time.monotonic()
+            self.run_queue(groups)
             self.write_results()
         counts = collections.Counter(self.records[case_key(c)]["status"] for c in self.cases
                                      if case_key(c) in self.records)

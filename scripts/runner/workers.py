@@ -1,7 +1,10 @@
 """--gpus: one run folder whose cases run in parallel workers, one per GPU and one for the CPU
 backends. Each worker is an ordinary runner (run_cases.py --prepared, later --resume) on a run
-folder of its own, RUN/workers/<name>/, with its share of the case list: so the per-case
-isolation, limit, crash records and --resume are the runner's own. A GPU worker sees only its GPU
+folder of its own, RUN/workers/<name>/: so the per-case isolation, limit, crash records and
+--resume are the runner's own. The GPU workers list every GPU case, largest estimated cost first
+(shard.py: by FLOPs, or an earlier run's times with --cost-from), and take them from one shared
+queue (queue.py), so that none idles while another has a backlog; the CPU worker runs the CPU
+cases. A GPU worker sees only its GPU
 (CUDA_VISIBLE_DEVICES=<UUID>) and records it in each of its GPU results (`gpu`); the CPU worker
 sees none and is pinned to cores no GPU worker uses (gpus.core_split). This process, the
 coordinator, starts the workers, prints one progress line per case for the whole run (from the
@@ -20,7 +23,8 @@ from runner import gpus as gpu_info
 from runner.cases import case_key
 from runner.common import UsageError, read_json_results, shown, write_atomic
 from runner.merge import Part, write_merged
-from runner.shard import case_costs, load_times, split
+from runner.queue import QUEUE_FILE
+from runner.shard import case_costs, load_times
 
 POLL_S = 0.5
 RUN_CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -57,14 +61,23 @@ class WorkersMixin:
         costs = case_costs(self.cases, times)
         cuda = [i for i, c in enumerate(self.cases) if c.get("device") == "cuda"]
         cpu = [i for i, c in enumerate(self.cases) if c.get("device") != "cuda"]
-        members, _ = split([self.cases[i] for i in cuda], len(chosen), [costs[i] for i in cuda])
+        # The shared queue's order: problems by their GPU cases' estimated cost, largest first
+        # (the longest ones start early; the short ones fill the end), stable.
+        group_cost = {}
+        for i in cuda:
+            k = (self.cases[i]["problem"], self.cases[i].get("name", ""))
+            group_cost[k] = group_cost.get(k, 0.0) + costs[i]
+        order = sorted(cuda, key=lambda i: -group_cost[(self.cases[i]["problem"],
+                                                         self.cases[i].get("name", ""))])
         gpu_cores, cpu_cores = gpu_info.core_split(os.sched_getaffinity(0), len(chosen),
                                                    per_gpu_cores())
+        # Fewer problems than GPUs: the last GPUs stay idle.
+        used = list(zip(chosen, gpu_cores))[:len(group_cost)]
         workers = []
-        for g, m, cores in zip(chosen, members, gpu_cores):
-            if m:  # fewer problems than GPUs: the last ones stay idle
-                workers.append({"name": f"gpu{g['index']}", "gpu": g, "cores": cores,
-                                "cases": [cuda[i] for i in m]})
+        for g, cores in used:
+            workers.append({"name": f"gpu{g['index']}", "gpu": g, "cores": cores,
+                            "cases": order, "queue": os.path.join("..", QUEUE_FILE),
+                            "sharing": len(used)})
         if cpu:
             workers.append({"name": "cpu", "gpu": None,
                             "cores": cpu_cores or sorted(os.sched_getaffinity(0)),
@@ -75,6 +88,8 @@ class WorkersMixin:
             config = {k: v for k, v in self.config.items() if k not in ("workers", "shard")}
             config.update(gpu=w["gpu"], label=f"{self.config.get('label')} [{w['name']}]",
                           worker={"name": w["name"], "cores": w["cores"]})
+            if w.get("queue"):
+                config["worker"].update(queue=w["queue"], sharing=w["sharing"])
             write_atomic(os.path.join(wdir, "cases.jsonl"),
                          "".join(json.dumps(self.cases[i]) + "\n" for i in w["cases"]))
             write_atomic(os.path.join(wdir, "run.json"), json.dumps(config, indent=2) + "\n")
@@ -89,7 +104,10 @@ class WorkersMixin:
             g = w["gpu"]
             what = f"{g['name']} {g['uuid']}" if g else "the CPU backends"
             when = ", after the GPU workers (no core left for it)" if w.get("after_gpus") else ""
-            self.log.say(f"[myconv] worker {w['name']}: {what}, {w['cases']} cases, cores "
+            many = (f"{w['cases']} cases" if not w.get("queue") else
+                    f"{w['cases']} cases in the queue it shares with {w['sharing'] - 1} other(s)"
+                    if w["sharing"] > 1 else f"{w['cases']} cases")
+            self.log.say(f"[myconv] worker {w['name']}: {what}, {many}, cores "
                          f"{cores_text(w['cores'])}{when}; {shown(self.worker_dir(w))}")
 
     def worker_dir(self, w):
@@ -139,7 +157,18 @@ class WorkersMixin:
             self.check_worker_gpus()
         self.describe_workers()
         parts = {w["name"]: Part(self.worker_dir(w), w["name"]) for w in workers}
-        todo = [w for w in workers if not parts[w["name"]].complete]
+        # A worker of the shared queue is done when every case of the queue is recorded, by
+        # whichever worker ran it.
+        shared = set()
+        for w in workers:
+            if w.get("queue"):
+                shared |= set(parts[w["name"]].records)
+
+        def done(w):
+            p = parts[w["name"]]
+            return (all(case_key(c) in shared for c in p.cases) if w.get("queue")
+                    else p.complete)
+        todo = [w for w in workers if not done(w)]
         procs, failed, forwarded = {}, [], None
         for w in todo:
             if not w.get("after_gpus"):
@@ -182,8 +211,10 @@ class WorkersMixin:
                "label": self.config.get("label"),
                f"{self.program}_args": self.config["grid_args"] + self.timing_args(),
                "timeout_s": self.config.get("timeout_s"), "gpus": self.config.get("gpus"),
+               "wall_s": round(time.monotonic() - self.session_start, 3),
                "workers": [{"name": w["name"], "gpu": w["gpu"], "cores": w["cores"],
                             "dir": os.path.join("workers", w["name"]), "cases": w["cases"],
+                            "queue": "shared" if w.get("queue") else "own",
                             "recorded": p.recorded} for w, p in zip(self.config["workers"],
                                                                      parts)]}
         if self.config.get("shard"):
