@@ -4,10 +4,13 @@
 // with no CUDA dependency, so that tests/test_gemm_config.cpp checks it on the CPU.
 //
 // The GEMM: C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]), A and B row-major and contiguous
-// (A K-major, B MN-major), fp16 or bf16, FP32 accumulation. A tile is kBm x BN of C (BN 128 or
-// 256), k in blocks of kBk = 64 values (128 bytes: one swizzle row). A stage holds A's block (kBm
-// rows of 128 bytes, one tensor copy) and B's (BN / 64 boxes of 64 k rows x 64 n, each one tensor
-// copy of kBk * 128 bytes), all 128-byte swizzled (core/cuda/wgmma_desc.hpp).
+// (A K-major, B MN-major), fp16 or bf16, FP32 accumulation; or B stored [b][n][k] (K-major, the
+// natural wgmma "TN" layout: a 1x1 convolution's weights in nhwc), and A one matrix that every
+// batch reads (a 1x1 convolution's weights in nchw). A tile is kBm x BN of C (BN 128 or 256), k
+// in blocks of kBk = 64 values (128 bytes: one swizzle row). A stage holds A's block (kBm rows of
+// 128 bytes, one tensor copy) and B's (BN / 64 boxes, each one tensor copy of kBk * 128 bytes: 64
+// k rows x 64 n, or with K-major B 64 n rows x 64 k), all 128-byte swizzled
+// (core/cuda/wgmma_desc.hpp).
 #pragma once
 
 #include <cstddef>
@@ -66,6 +69,12 @@ BENCH_HD constexpr int a_operand_offset(int half, int step) {
 BENCH_HD constexpr int b_operand_offset(int step) {
   return b_box_offset(0) + step * kStepK * int(sm90::kSw128RowBytes);
 }
+// B K-major: the boxes are 64 n rows of 128 bytes each, so B's BN rows follow each other, 8-row
+// groups 1024 bytes apart (the descriptor's SBO) across the boxes as inside one; k step `step`
+// starts 32 bytes further along the rows, as A's does.
+BENCH_HD constexpr int b_k_major_operand_offset(int step) {
+  return b_box_offset(0) + step * kStepK * kElementBytes;
+}
 
 // The epilogue's transpose inside a quad of lanes (q = lane % 4), in 4 rounds r: lane q holds
 // pair q of column blocks 0..3 and ends with pairs 0..3 of block q. In round r lane q reads lane
@@ -81,17 +90,19 @@ BENCH_HD constexpr int quad_send_block(int q, int r) {
 // The problem in the engine's terms.
 struct GemmShape {
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool a_shared = false;   // A is one [m][k] matrix that every batch reads (batch stride 0)
+  bool b_k_major = false;  // B stored [batch][n][k] (K-major) instead of [batch][k][n]
 };
 
 // Empty when the engine runs s (16-bit values of element_bytes bytes), else why not. The
-// tensor copies need every global stride a multiple of 16 bytes (rows of A: k values; of B and C:
-// n values) and below 2^40 bytes; coordinates are int.
+// tensor copies need every global stride a multiple of 16 bytes (rows of A: k values; of B: n
+// values, or k where B is K-major; of C: n values) and below 2^40 bytes; coordinates are int.
 inline std::string gemm_unsupported_reason(const GemmShape& s, int element_bytes) {
   if (element_bytes != kElementBytes) return "fp16 or bf16 only";
   if (s.batch < 1 || s.m < 1 || s.n < 1 || s.k < 1) return "empty problem";
   if (s.k % 8 != 0)
     return "k must be a multiple of 8 (rows of A in whole 16-byte units for the tensor copy)";
-  if (s.n % 8 != 0) return "n must be a multiple of 8 (rows of B and C in whole 16-byte units)";
+  if (s.n % 8 != 0) return "n must be a multiple of 8 (rows of C in whole 16-byte units)";
   constexpr std::int64_t kMaxInt = 2147483647 - 1024;
   if (s.m > kMaxInt || s.n > kMaxInt || s.k > kMaxInt || s.batch > kMaxInt)
     return "a dimension beyond the int coordinates of the tensor copies";

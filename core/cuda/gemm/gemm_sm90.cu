@@ -1,7 +1,8 @@
 // The Hopper GEMM engine: C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]) on warpgroup tensor
 // cores (wgmma, sm_90a) fed by the copy engine (TMA), fp16 and bf16 with FP32 accumulation. Its
 // plan (tile, stages, order, what it takes) is gemm_config.hpp; its interface gemm.hpp. Users:
-// the op suite's matmul, variant 4 (ops/cuda/matmul.cu).
+// the op suite's matmul, variants 4-9 (ops/cuda/matmul_engine.cu), and conv's 1x1 layers,
+// variant 11 (conv/cuda/gemm_1x1.cpp: nchw with A shared by the batch, nhwc with B K-major).
 //
 // Build: compiled for sm_90a only (core/cuda/CMakeLists.txt, myconv_sm90a_target: the target's
 // CUDA_ARCHITECTURES is 90a where the build includes 90, i.e. -gencode=arch=compute_90a,
@@ -25,14 +26,16 @@
 // walking output tiles t = blockIdx.x, + gridDim.x, ... in gemm_tile's grouped order):
 //   - warpgroup 0, the producer (registers cut to 40 by setmaxnreg): one thread issues, per k
 //     block of 64, the tensor copies of A's 128 x 64 block (one box) and B's 64 x BN block (BN / 64
-//     boxes of 64 k rows x 64 n; none that starts past n) into a stage of a ring of `stages`
+//     boxes of 64 k rows x 64 n, or 64 n rows x 64 k where B is K-major; none that starts past
+//     n; A's batch coordinate 0 where every batch shares A) into a stage of a ring of `stages`
 //     stages, each 128-byte swizzled; the copy engine zero-fills past m, n and k. A stage's full
 //     barrier completes when its bytes have landed; the producer waits on its empty barrier before
 //     filling it again, and runs on into the block's next tile while the consumers store the
 //     last one.
 //   - warpgroups 1 and 2, the consumers (registers raised to 232): each multiplies its 64 rows of
-//     A by B's BN columns, 4 wgmma m64nBNk16 per stage (A K-major, B MN-major through the
-//     transpose bit), FP32 accumulators in registers (BN / 2 a thread). One stage's MMAs stay in
+//     A by B's BN columns, 4 wgmma m64nBNk16 per stage (A K-major; B MN-major through the
+//     transpose bit, or K-major without it: a template parameter, instantiated for the identity
+//     epilogue only), FP32 accumulators in registers (BN / 2 a thread). One stage's MMAs stay in
 //     flight while the next stage's are issued (wait_group 1): the stage before is released
 //     then.
 //   - epilogue: straight from the accumulators, each thread's pairs of neighbouring columns,
@@ -106,15 +109,16 @@ struct EpilogueBias {
     return make_float2(v.x + b.x, v.y + b.y);
   }
 };
-template <class T, bool kTanh>
+// Both GELU forms in one kernel: the form is uniform over the grid (one branch per pair, no
+// divergence), and a kernel less per tile, schedule and type saves build time.
+template <class T>
 struct EpilogueBiasGelu {
   const T* bias;
+  bool tanh_form;
   __device__ __forceinline__ float2 operator()(std::int64_t, int j, float2 v) const {
     const float2 b = load_pair(bias + j);
-    if constexpr (kTanh)
-      return make_float2(gelu_tanh(v.x + b.x), gelu_tanh(v.y + b.y));
-    else
-      return make_float2(gelu_erf(v.x + b.x), gelu_erf(v.y + b.y));
+    if (tanh_form) return make_float2(gelu_tanh(v.x + b.x), gelu_tanh(v.y + b.y));
+    return make_float2(gelu_erf(v.x + b.x), gelu_erf(v.y + b.y));
   }
 };
 template <class T>
@@ -174,6 +178,7 @@ __device__ __forceinline__ uint4 quad_transpose(const std::uint32_t (&v)[4], int
 
 struct KernelArgs {
   int m = 0, n = 0, k_blocks = 0, tiles_m = 0, tiles_n = 0;
+  bool a_shared = false;  // A's tensor map holds one matrix: its batch coordinate is 0
   int splits = 1, split_k_blocks = 0;
   std::int64_t units = 0;     // tiles x splits: unit u is split u % splits of tile u / splits
   float* partial = nullptr;   // splits > 1: [splits][batch][m][n] FP32
@@ -183,21 +188,21 @@ struct KernelArgs {
 #if BENCH_GEMM_DEVICE
 using namespace bench::sm90;  // core/cuda/hopper_ptx.cuh
 
-// One k16 step of the warpgroup's 64 x BN tile.
-template <int BN, class T>
+// One k16 step of the warpgroup's 64 x BN tile; kTransB 1 for an MN-major B, 0 for K-major.
+template <int BN, class T, int kTransB>
 __device__ __forceinline__ void mma_step(float* d, std::uint64_t da, std::uint64_t db) {
   constexpr bool kHalf = std::is_same_v<T, __half>;
   if constexpr (BN == 256) {
     if constexpr (kHalf)
-      wgmma_m64n256k16_f16<1>(d, da, db, 1);
+      wgmma_m64n256k16_f16<kTransB>(d, da, db, 1);
     else
-      wgmma_m64n256k16_bf16<1>(d, da, db, 1);
+      wgmma_m64n256k16_bf16<kTransB>(d, da, db, 1);
   } else {
     static_assert(BN == 128, "tiles of 128 or 256 columns");
     if constexpr (kHalf)
-      wgmma_m64n128k16_f16<1>(d, da, db, 1);
+      wgmma_m64n128k16_f16<kTransB>(d, da, db, 1);
     else
-      wgmma_m64n128k16_bf16<1>(d, da, db, 1);
+      wgmma_m64n128k16_bf16<kTransB>(d, da, db, 1);
   }
 }
 
@@ -208,7 +213,8 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kN]) {
 }
 #endif  // BENCH_GEMM_DEVICE
 
-template <int BN, bool kPingPong, class T, class Epi>
+// kBKMajor: B stored [batch][n][k] (GemmShape::b_k_major), its boxes 64 n rows x 64 k.
+template <int BN, bool kPingPong, bool kBKMajor, class T, class Epi>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a,
                      const __grid_constant__ CUtensorMap map_b, const KernelArgs args,
@@ -252,12 +258,17 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (refill) mbar_wait(&empty[stage], phase ^ 1);
           unsigned char* st = smem + stage * kStage;
           mbar_expect_tx(&full[stage], a_block_bytes() + boxes * b_box_bytes());
-          tma_load_tile_3d(st, &map_a, &full[stage], kb * kBk, m0, tc.batch);
+          tma_load_tile_3d(st, &map_a, &full[stage], kb * kBk, m0, args.a_shared ? 0 : tc.batch);
 #pragma unroll
           for (int j = 0; j < BN / kBoxN; ++j)
-            if (j < boxes)
-              tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN, kb * kBk,
-                               tc.batch);
+            if (j < boxes) {
+              if constexpr (kBKMajor)
+                tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], kb * kBk,
+                                 n0 + j * kBoxN, tc.batch);
+              else
+                tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN,
+                                 kb * kBk, tc.batch);
+            }
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
@@ -308,8 +319,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int step = 0; step < kBk / kStepK; ++step)
 #pragma unroll
         for (int r = 0; r < kRowBlocks; ++r)
-          mma_step<BN, T>(d[r], sw128_desc(base + a_operand_offset(kPingPong ? r : wg, step)),
-                          sw128_mn_desc(base + b_operand_offset(step), b_box_bytes()));
+          mma_step<BN, T, kBKMajor ? 0 : 1>(
+              d[r], sw128_desc(base + a_operand_offset(kPingPong ? r : wg, step)),
+              kBKMajor ? sw128_desc(base + b_k_major_operand_offset(step))
+                       : sw128_mn_desc(base + b_operand_offset(step), b_box_bytes()));
       wgmma_commit();
 #pragma unroll
       for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
@@ -410,8 +423,9 @@ __global__ void __launch_bounds__(256)
 
 // ---- Host side --------------------------------------------------------------------------------
 
-// A's map: [batch][m][k], boxes of 64 k x 128 rows; B's: [batch][k][n], boxes of 64 n x 64 k
-// rows. Both 128-byte swizzled, zero-filled past the edges.
+// A's map: [batch][m][k] (one batch where A is shared), boxes of 64 k x 128 rows; B's:
+// [batch][k][n], boxes of 64 n x 64 k rows, or K-major [batch][n][k], boxes of 64 k x 64 n rows.
+// All 128-byte swizzled, zero-filled past the edges.
 CUtensorMap make_map(CUtensorMapDataType type, const void* base, std::int64_t inner,
                      std::int64_t outer, std::int64_t batch, int box_inner, int box_outer) {
   static const auto encode =
@@ -430,10 +444,10 @@ CUtensorMap make_map(CUtensorMapDataType type, const void* base, std::int64_t in
   return map;
 }
 
-template <int BN, bool kPingPong, class T, class Epi>
+template <int BN, bool kPingPong, bool kBKMajor, class T, class Epi>
 void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
                    const Epi& epi, void* workspace, cudaStream_t stream) {
-  const auto kernel = gemm_sm90_kernel<BN, kPingPong, T, Epi>;
+  const auto kernel = gemm_sm90_kernel<BN, kPingPong, kBKMajor, T, Epi>;
   static std::once_flag raised;
   std::call_once(raised, [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -441,9 +455,11 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   });
   const CUtensorMapDataType type = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                              : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  const CUtensorMap map_a = make_map(type, a, s.k, s.m, s.batch, kBk, kBm);
-  const CUtensorMap map_b = make_map(type, b, s.n, s.k, s.batch, kBoxN, kBk);
+  const CUtensorMap map_a = make_map(type, a, s.k, s.m, s.a_shared ? 1 : s.batch, kBk, kBm);
+  const CUtensorMap map_b = kBKMajor ? make_map(type, b, s.k, s.n, s.batch, kBk, kBoxN)
+                                     : make_map(type, b, s.n, s.k, s.batch, kBoxN, kBk);
   KernelArgs args;
+  args.a_shared = s.a_shared;
   args.m = int(s.m);
   args.n = int(s.n);
   args.k_blocks = plan.k_blocks;
@@ -465,23 +481,28 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   CUDA_CHECK_LAST_LAUNCH();
 }
 
+// K-major B (1x1 convolutions in nhwc) takes the identity epilogue only (gemm_sm90 checks): the
+// instantiations are what the build pays for.
 template <int BN, bool kPingPong, class T>
 void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b,
                      void* c, const Epilogue& e, void* w, cudaStream_t stream) {
+  if (s.b_k_major)
+    return launch_kernel<BN, kPingPong, true, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
   const T* bias = static_cast<const T*>(e.bias);
   switch (e.kind) {
     case EpilogueKind::identity:
-      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+      return launch_kernel<BN, kPingPong, false, T>(s, plan, a, b, c, EpilogueIdentity{}, w,
+                                                    stream);
     case EpilogueKind::bias:
-      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, w, stream);
+      return launch_kernel<BN, kPingPong, false, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, w,
+                                                    stream);
     case EpilogueKind::bias_gelu_erf:
-      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBiasGelu<T, false>{bias}, w,
-                                             stream);
     case EpilogueKind::bias_gelu_tanh:
-      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBiasGelu<T, true>{bias}, w,
-                                             stream);
+      return launch_kernel<BN, kPingPong, false, T>(
+          s, plan, a, b, c, EpilogueBiasGelu<T>{bias, e.kind == EpilogueKind::bias_gelu_tanh}, w,
+          stream);
     case EpilogueKind::residual:
-      return launch_kernel<BN, kPingPong, T>(
+      return launch_kernel<BN, kPingPong, false, T>(
           s, plan, a, b, c, EpilogueResidual<T>{static_cast<const T*>(e.residual)}, w, stream);
   }
 }
@@ -536,6 +557,8 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
       (epilogue.kind == EpilogueKind::residual &&
        (epilogue.residual == nullptr || !aligned16(epilogue.residual))))
     throw std::invalid_argument("gemm_sm90: tensors must be present and 16-byte aligned");
+  if (s.b_k_major && epilogue.kind != EpilogueKind::identity)
+    throw std::invalid_argument("gemm_sm90: a K-major B takes the identity epilogue only");
   // The SM count sets only the grid (and the rule's splits, given here as forced).
   const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits, plan.schedule);
   if ((plan.bn != 128 && plan.bn != 256) || plan.stages != expected.stages ||
@@ -554,19 +577,24 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
 }
 
 namespace {
-template <class T>
+template <bool kBKMajor, class T>
 const void* identity_kernel(const GemmPlan& plan) {
   if (plan.schedule == GemmSchedule::pingpong)
-    return reinterpret_cast<const void*>(gemm_sm90_kernel<128, true, T, EpilogueIdentity>);
+    return reinterpret_cast<const void*>(
+        gemm_sm90_kernel<128, true, kBKMajor, T, EpilogueIdentity>);
   if (plan.bn == 256)
-    return reinterpret_cast<const void*>(gemm_sm90_kernel<256, false, T, EpilogueIdentity>);
-  return reinterpret_cast<const void*>(gemm_sm90_kernel<128, false, T, EpilogueIdentity>);
+    return reinterpret_cast<const void*>(
+        gemm_sm90_kernel<256, false, kBKMajor, T, EpilogueIdentity>);
+  return reinterpret_cast<const void*>(gemm_sm90_kernel<128, false, kBKMajor, T, EpilogueIdentity>);
 }
 }  // namespace
 
-std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan) {
+std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan, bool b_k_major) {
   const void* k =
-      type == MmaDtype::fp16 ? identity_kernel<__half>(plan) : identity_kernel<__nv_bfloat16>(plan);
+      type == MmaDtype::fp16
+          ? (b_k_major ? identity_kernel<true, __half>(plan) : identity_kernel<false, __half>(plan))
+          : (b_k_major ? identity_kernel<true, __nv_bfloat16>(plan)
+                       : identity_kernel<false, __nv_bfloat16>(plan));
   cudaFuncAttributes attr{};
   CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
   return std::to_string(attr.numRegs) + " registers, " + std::to_string(attr.localSizeBytes) +
