@@ -131,8 +131,10 @@ struct EpilogueResidual {
 };
 
 template <class T>
-__device__ __forceinline__ void store_pair(T* p, float2 v) {  // p: 4-byte aligned
-  if constexpr (std::is_same_v<T, __half>)
+__device__ __forceinline__ void store_pair(T* p, float2 v) {  // p: aligned to the pair
+  if constexpr (std::is_same_v<T, float>)
+    *reinterpret_cast<float2*>(p) = v;
+  else if constexpr (std::is_same_v<T, __half>)
     *reinterpret_cast<__half2*>(p) = __floats2half2_rn(v.x, v.y);
   else
     *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v.x, v.y);
@@ -188,11 +190,15 @@ struct KernelArgs {
 #if BENCH_GEMM_DEVICE
 using namespace bench::sm90;  // core/cuda/hopper_ptx.cuh
 
-// One k16 step of the warpgroup's 64 x BN tile; kTransB 1 for an MN-major B, 0 for K-major.
+// One k step (k16; tf32 k8) of the warpgroup's 64 x BN tile; kTransB 1 for an MN-major B, 0
+// for K-major (tf32: K-major only, 128 columns).
 template <int BN, class T, int kTransB>
 __device__ __forceinline__ void mma_step(float* d, std::uint64_t da, std::uint64_t db) {
   constexpr bool kHalf = std::is_same_v<T, __half>;
-  if constexpr (BN == 256) {
+  if constexpr (std::is_same_v<T, float>) {
+    static_assert(BN == 128 && kTransB == 0, "tf32: 128 columns, B K-major");
+    wgmma_m64n128k8_tf32(d, da, db, 1);
+  } else if constexpr (BN == 256) {
     if constexpr (kHalf)
       wgmma_m64n256k16_f16<kTransB>(d, da, db, 1);
     else
@@ -224,6 +230,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStage = stage_bytes(BN);
   static_assert(2 * kStages * 8 <= int(kBarrierBytes), "the barriers fit their space");
   static_assert(!kPingPong || BN == 128, "ping-pong: 128x128 tiles (128 accumulators a thread)");
+  constexpr int kBkT = kBlockBytes / int(sizeof(T));  // k values per block: 64, or 32 (tf32)
   extern __shared__ unsigned char smem_raw[];
   // The swizzled tiles need 1024-byte alignment of their shared-memory address.
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
@@ -258,16 +265,16 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (refill) mbar_wait(&empty[stage], phase ^ 1);
           unsigned char* st = smem + stage * kStage;
           mbar_expect_tx(&full[stage], a_block_bytes() + boxes * b_box_bytes());
-          tma_load_tile_3d(st, &map_a, &full[stage], kb * kBk, m0, args.a_shared ? 0 : tc.batch);
+          tma_load_tile_3d(st, &map_a, &full[stage], kb * kBkT, m0, args.a_shared ? 0 : tc.batch);
 #pragma unroll
           for (int j = 0; j < BN / kBoxN; ++j)
             if (j < boxes) {
               if constexpr (kBKMajor)
-                tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], kb * kBk,
+                tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], kb * kBkT,
                                  n0 + j * kBoxN, tc.batch);
               else
                 tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN,
-                                 kb * kBk, tc.batch);
+                                 kb * kBkT, tc.batch);
             }
           if (++stage == kStages) {
             stage = 0;
@@ -316,7 +323,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
       wgmma_fence();
 #pragma unroll
-      for (int step = 0; step < kBk / kStepK; ++step)
+      for (int step = 0; step < kBk / kStepK; ++step)  // 4 steps of 32 bytes (16-bit k16, tf32 k8)
 #pragma unroll
         for (int r = 0; r < kRowBlocks; ++r)
           mma_step<BN, T, kBKMajor ? 0 : 1>(
@@ -365,6 +372,22 @@ __global__ void __launch_bounds__(kThreads, 1)
             const std::int64_t at = (batch_rows + row) * args.n + col;
             *reinterpret_cast<float2*>(partial + at) =  // at is even: 8-byte aligned
                 make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
+          }
+        }
+        continue;
+      }
+      if constexpr (std::is_same_v<T, float>) {  // tf32: FP32 pairs, a quad's 32 bytes in a row
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col0 + j * 8;
+          if (col >= args.n) continue;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = row0 + h * 8;
+            if (row >= args.m) continue;
+            const std::int64_t at = (batch_rows + row) * args.n + col;
+            store_pair(c + at,
+                       epi(at, col, make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1])));
           }
         }
         continue;
@@ -426,14 +449,15 @@ __global__ void __launch_bounds__(256)
 // A's map: [batch][m][k] (one batch where A is shared), boxes of 64 k x 128 rows; B's:
 // [batch][k][n], boxes of 64 n x 64 k rows, or K-major [batch][n][k], boxes of 64 k x 64 n rows.
 // All 128-byte swizzled, zero-filled past the edges.
-CUtensorMap make_map(CUtensorMapDataType type, const void* base, std::int64_t inner,
-                     std::int64_t outer, std::int64_t batch, int box_inner, int box_outer) {
+CUtensorMap make_map(CUtensorMapDataType type, int element_bytes, const void* base,
+                     std::int64_t inner, std::int64_t outer, std::int64_t batch, int box_inner,
+                     int box_outer) {
   static const auto encode =
       bench::driver_entry<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
   CUtensorMap map{};
   const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch)};
-  const cuuint64_t strides[2] = {cuuint64_t(inner) * kElementBytes,
-                                 cuuint64_t(inner) * cuuint64_t(outer) * kElementBytes};
+  const cuuint64_t strides[2] = {cuuint64_t(inner) * cuuint64_t(element_bytes),
+                                 cuuint64_t(inner) * cuuint64_t(outer) * cuuint64_t(element_bytes)};
   const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   bench::check_encode(
@@ -453,11 +477,13 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(gemm_smem_bytes(BN))));
   });
-  const CUtensorMapDataType type = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  const CUtensorMap map_a = make_map(type, a, s.k, s.m, s.a_shared ? 1 : s.batch, kBk, kBm);
-  const CUtensorMap map_b = kBKMajor ? make_map(type, b, s.k, s.n, s.batch, kBk, kBoxN)
-                                     : make_map(type, b, s.n, s.k, s.batch, kBoxN, kBk);
+  const CUtensorMapDataType type = std::is_same_v<T, float>    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                               : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  constexpr int eb = int(sizeof(T)), bk = kBlockBytes / eb;
+  const CUtensorMap map_a = make_map(type, eb, a, s.k, s.m, s.a_shared ? 1 : s.batch, bk, kBm);
+  const CUtensorMap map_b = kBKMajor ? make_map(type, eb, b, s.k, s.n, s.batch, bk, kBoxN)
+                                     : make_map(type, eb, b, s.n, s.k, s.batch, kBoxN, bk);
   KernelArgs args;
   args.a_shared = s.a_shared;
   args.m = int(s.m);
@@ -507,6 +533,15 @@ void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, co
   }
 }
 
+// tf32: B K-major, 128x128 tiles, the identity epilogue (gemm_sm90 checks).
+void launch_tf32(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
+                 void* w, cudaStream_t stream) {
+  if (plan.schedule == GemmSchedule::pingpong)
+    launch_kernel<128, true, true, float>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+  else
+    launch_kernel<128, false, true, float>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+}
+
 template <class T>
 void launch_bn(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
                const Epilogue& e, void* w, cudaStream_t stream) {
@@ -546,8 +581,7 @@ std::string gemm_sm90_unusable_reason() {
 void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
                const void* b, void* c, const Epilogue& epilogue, void* workspace,
                cudaStream_t stream) {
-  if (type == MmaDtype::tf32) throw std::logic_error("gemm_sm90: fp16 or bf16 only");
-  if (const std::string why = gemm_unsupported_reason(s, kElementBytes); !why.empty())
+  if (const std::string why = gemm_unsupported_reason(s, mma_dtype_bytes(type)); !why.empty())
     throw std::invalid_argument("gemm_sm90: " + why);
   const bool needs_bias = epilogue.kind == EpilogueKind::bias ||
                           epilogue.kind == EpilogueKind::bias_gelu_erf ||
@@ -557,20 +591,22 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
       (epilogue.kind == EpilogueKind::residual &&
        (epilogue.residual == nullptr || !aligned16(epilogue.residual))))
     throw std::invalid_argument("gemm_sm90: tensors must be present and 16-byte aligned");
-  if (s.b_k_major && epilogue.kind != EpilogueKind::identity)
-    throw std::invalid_argument("gemm_sm90: a K-major B takes the identity epilogue only");
+  if ((s.b_k_major || type == MmaDtype::tf32) && epilogue.kind != EpilogueKind::identity)
+    throw std::invalid_argument("gemm_sm90: a K-major B and tf32 take the identity epilogue only");
   // The SM count sets only the grid (and the rule's splits, given here as forced).
   const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits, plan.schedule);
-  if ((plan.bn != 128 && plan.bn != 256) || plan.stages != expected.stages ||
-      plan.k_blocks != expected.k_blocks || plan.tiles != expected.tiles ||
-      plan.splits != expected.splits || plan.split_k_blocks != expected.split_k_blocks ||
-      plan.units != expected.units || plan.bn != expected.bn || plan.grid < 1 ||
-      plan.grid > plan.units)
+  if ((plan.bn != 128 && plan.bn != 256) || plan.bk != expected.bk ||
+      plan.stages != expected.stages || plan.k_blocks != expected.k_blocks ||
+      plan.tiles != expected.tiles || plan.splits != expected.splits ||
+      plan.split_k_blocks != expected.split_k_blocks || plan.units != expected.units ||
+      plan.bn != expected.bn || plan.grid < 1 || plan.grid > plan.units)
     throw std::logic_error("gemm_sm90: the plan is not gemm_plan's for this shape");
   if (plan.splits > 1 && (workspace == nullptr || !aligned16(workspace)))
     throw std::invalid_argument(
         "gemm_sm90: split-K needs a 16-byte aligned workspace of gemm_workspace_bytes");
-  if (type == MmaDtype::fp16)
+  if (type == MmaDtype::tf32)
+    launch_tf32(s, plan, a, b, c, workspace, stream);
+  else if (type == MmaDtype::fp16)
     launch_bn<__half>(s, plan, a, b, c, epilogue, workspace, stream);
   else
     launch_bn<__nv_bfloat16>(s, plan, a, b, c, epilogue, workspace, stream);
@@ -591,7 +627,13 @@ const void* identity_kernel(const GemmPlan& plan) {
 
 std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan, bool b_k_major) {
   const void* k =
-      type == MmaDtype::fp16
+      type == MmaDtype::tf32
+          ? (plan.schedule == GemmSchedule::pingpong
+                 ? reinterpret_cast<const void*>(
+                       gemm_sm90_kernel<128, true, true, float, EpilogueIdentity>)
+                 : reinterpret_cast<const void*>(
+                       gemm_sm90_kernel<128, false, true, float, EpilogueIdentity>))
+      : type == MmaDtype::fp16
           ? (b_k_major ? identity_kernel<true, __half>(plan) : identity_kernel<false, __half>(plan))
           : (b_k_major ? identity_kernel<true, __nv_bfloat16>(plan)
                        : identity_kernel<false, __nv_bfloat16>(plan));
