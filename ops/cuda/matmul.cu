@@ -32,7 +32,7 @@
 //      epilogue converts to the dtype, stages the tile in shared memory and writes 16-byte rows.
 //   4  fp16, bf16, tf32 on Hopper: the GEMM engine of core/cuda/gemm/ (wgmma fed by TMA, one
 //      producer and two consumer warpgroups, persistent, 128x256 or 128x128 tiles by gemm_plan's
-//      rule; tf32 128x128 on B first transposed to K-major and rounded to nearest tf32 in the
+//      rule; tf32 on B first transposed to K-major and rounded to nearest tf32 in the
 //      workspace, since wgmma reads 32-bit operands K-major only), where its tensor copies take
 //      the shape (k and n multiples of 8); else variant 3. Split-K
 //      where the tiles fill at most half the SMs (gemm_split_rule). How to time it beside

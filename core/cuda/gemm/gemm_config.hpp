@@ -12,7 +12,7 @@
 // k rows x 64 n, or with K-major B 64 n rows x 64 k), all 128-byte swizzled
 // (core/cuda/wgmma_desc.hpp). tf32 (FP32 storage, B K-major only: wgmma reads 32-bit operands
 // K-major) keeps every byte offset: a block is 32 k values of 4 bytes, a k step 8 values (32
-// bytes, as 16 values of 2), and takes the 128x128 tile only.
+// bytes, as 16 values of 2), with the same tiles and schedules.
 #pragma once
 
 #include <cstddef>
@@ -134,7 +134,7 @@ enum class GemmSchedule { cooperative, pingpong };
 
 struct GemmPlan {
   GemmSchedule schedule = GemmSchedule::cooperative;
-  int bn = 0;        // tile columns: 128 or 256 (tf32: 128)
+  int bn = 0;        // tile columns: 128 or 256
   int bk = kBk;      // k values per block: block_k(element bytes), 64 or 32 (tf32)
   int stages = 0;    // shared-memory stages of the copy pipeline
   int k_blocks = 0;  // k blocks of bk values, the last one zero-filled past k
@@ -177,7 +177,7 @@ inline int gemm_split_rule(const GemmShape& s, std::int64_t tiles, int k_blocks,
 // measurements: variants 7 and 8 of the op suite's matmul force each tile to time them.
 // bn 128 or 256 overrides the tile; splits 1 turns split-K off, splits > 1 forces that many
 // (at most k_blocks; fewer where the last runs would be empty), 0 leaves it to the rule. The
-// ping-pong schedule (gemm_auto_plan chooses it) and tf32 take the 128x128 tile.
+// ping-pong schedule (gemm_auto_plan chooses it) takes the 128x128 tile.
 inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int splits = 0,
                           GemmSchedule schedule = GemmSchedule::cooperative) {
   GemmPlan p;
@@ -186,10 +186,10 @@ inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int spli
   const auto tiles_of = [&](int w) {
     return (s.m + kBm - 1) / kBm * ((s.n + w - 1) / w) * s.batch;
   };
-  p.bn = schedule == GemmSchedule::pingpong || s.element_bytes == 4 ? 128
-         : bn == 128 || bn == 256                                   ? bn
-         : tiles_of(256) >= sms                                     ? 256
-                                                                    : 128;
+  p.bn = schedule == GemmSchedule::pingpong ? 128
+         : bn == 128 || bn == 256           ? bn
+         : tiles_of(256) >= sms             ? 256
+                                            : 128;
   p.stages = gemm_stages(p.bn);
   p.smem_bytes = gemm_smem_bytes(p.bn);
   p.bk = block_k(s.element_bytes);

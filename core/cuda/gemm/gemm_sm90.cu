@@ -32,7 +32,8 @@
 //     barrier completes when its bytes have landed; the producer waits on its empty barrier before
 //     filling it again, and runs on into the block's next tile while the consumers store the
 //     last one.
-//   - warpgroups 1 and 2, the consumers (registers raised to 232): each multiplies its 64 rows of
+//   - warpgroups 1 and 2, the consumers (registers raised to 232; one whose 64 rows lie past m
+//     only releases the stages): each multiplies its 64 rows of
 //     A by B's BN columns, 4 wgmma m64nBNk16 per stage (A K-major; B MN-major through the
 //     transpose bit, or K-major without it: a template parameter, instantiated for the identity
 //     epilogue only), FP32 accumulators in registers (BN / 2 a thread). One stage's MMAs stay in
@@ -191,13 +192,16 @@ struct KernelArgs {
 using namespace bench::sm90;  // core/cuda/hopper_ptx.cuh
 
 // One k step (k16; tf32 k8) of the warpgroup's 64 x BN tile; kTransB 1 for an MN-major B, 0
-// for K-major (tf32: K-major only, 128 columns).
+// for K-major (tf32: K-major only).
 template <int BN, class T, int kTransB>
 __device__ __forceinline__ void mma_step(float* d, std::uint64_t da, std::uint64_t db) {
   constexpr bool kHalf = std::is_same_v<T, __half>;
   if constexpr (std::is_same_v<T, float>) {
-    static_assert(BN == 128 && kTransB == 0, "tf32: 128 columns, B K-major");
-    wgmma_m64n128k8_tf32(d, da, db, 1);
+    static_assert(kTransB == 0, "tf32: B K-major");
+    if constexpr (BN == 256)
+      wgmma_m64n256k8_tf32(d, da, db, 1);
+    else
+      wgmma_m64n128k8_tf32(d, da, db, 1);
   } else if constexpr (BN == 256) {
     if constexpr (kHalf)
       wgmma_m64n256k16_f16<kTransB>(d, da, db, 1);
@@ -309,6 +313,23 @@ __global__ void __launch_bounds__(kThreads, 1)
       // The mainloops take turns: wait for the other warpgroup's mainloop of the unit before.
       // Its full-barrier waits are then all done, so each stage's parity below is unambiguous.
       if (j_unit > 0) named_bar_sync(2 + j_unit % 2, 256);
+    }
+    // Cooperative: a warpgroup whose 64 rows all lie past m (m8 n4096 k4096; a 1x1 layer in nchw
+    // with 16 output channels) only passes the stages on, with no MMAs and nothing to store. It
+    // still waits for each stage to land before its release, so that its arrivals keep to the
+    // ring's passes.
+    if constexpr (!kPingPong) {
+      if (tc.tm * kBm + wg * 64 >= args.m) {
+        for (int kb = kr.begin; kb < kr.end; ++kb) {
+          mbar_wait(&full[stage], phase);
+          if (t128 == 0) mbar_arrive(&empty[stage]);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+        continue;
+      }
     }
     float d[kRowBlocks][BN / 2];
 #pragma unroll
@@ -533,11 +554,13 @@ void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, co
   }
 }
 
-// tf32: B K-major, 128x128 tiles, the identity epilogue (gemm_sm90 checks).
+// tf32: B K-major, the identity epilogue (gemm_sm90 checks).
 void launch_tf32(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
                  void* w, cudaStream_t stream) {
   if (plan.schedule == GemmSchedule::pingpong)
     launch_kernel<128, true, true, float>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+  else if (plan.bn == 256)
+    launch_kernel<256, false, true, float>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
   else
     launch_kernel<128, false, true, float>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
 }
@@ -631,8 +654,10 @@ std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan, bool
           ? (plan.schedule == GemmSchedule::pingpong
                  ? reinterpret_cast<const void*>(
                        gemm_sm90_kernel<128, true, true, float, EpilogueIdentity>)
-                 : reinterpret_cast<const void*>(
-                       gemm_sm90_kernel<128, false, true, float, EpilogueIdentity>))
+             : plan.bn == 256 ? reinterpret_cast<const void*>(
+                                    gemm_sm90_kernel<256, false, true, float, EpilogueIdentity>)
+                              : reinterpret_cast<const void*>(
+                                    gemm_sm90_kernel<128, false, true, float, EpilogueIdentity>))
       : type == MmaDtype::fp16
           ? (b_k_major ? identity_kernel<true, __half>(plan) : identity_kernel<false, __half>(plan))
           : (b_k_major ? identity_kernel<true, __nv_bfloat16>(plan)
