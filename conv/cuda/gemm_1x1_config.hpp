@@ -38,7 +38,7 @@ inline bench::gemm::GemmShape gemm_1x1_shape(const Problem& p) {
 // question), else why not. Never throws.
 inline std::string gemm_1x1_unsupported_reason(const Problem& p) {
   if (p.dtype != DataType::fp16 && p.dtype != DataType::bf16)
-    return "the GEMM engine computes fp16 and bf16 only";
+    return "fp16 and bf16 only (tf32 1x1 layers stay with variant 10, which rounds its operands)";
   if (p.is_3d() || p.kh != 1 || p.kw != 1 || p.g != 1) return "a 2D 1x1 filter with one group only";
   if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.oh() != p.ih || p.ow() != p.iw)
     return "stride 1 and no padding only (the input is the GEMM's operand as it lies)";
