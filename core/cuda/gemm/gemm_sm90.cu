@@ -102,32 +102,24 @@ __device__ __forceinline__ float gelu_tanh(float x) {
 struct EpilogueIdentity {
   __device__ __forceinline__ float2 operator()(std::int64_t, int, float2 v) const { return v; }
 };
+// Every other epilogue in one kernel per tile, schedule and type: the kind is uniform over the
+// grid (a branch per pair that every thread takes alike), so one kernel for the four kinds costs
+// a few instructions per pair where four kernels cost four compilations on every build.
 template <class T>
-struct EpilogueBias {
-  const T* bias;
-  __device__ __forceinline__ float2 operator()(std::int64_t, int j, float2 v) const {
+struct EpilogueFused {
+  EpilogueKind kind;
+  const T* bias;      // the bias kinds: n values
+  const T* residual;  // residual: C's shape
+  __device__ __forceinline__ float2 operator()(std::int64_t at, int j, float2 v) const {
+    if (kind == EpilogueKind::residual) {
+      const float2 r = load_pair(residual + at);
+      return make_float2(v.x + r.x, v.y + r.y);
+    }
     const float2 b = load_pair(bias + j);
-    return make_float2(v.x + b.x, v.y + b.y);
-  }
-};
-// Both GELU forms in one kernel: the form is uniform over the grid (one branch per pair, no
-// divergence), and a kernel less per tile, schedule and type saves build time.
-template <class T>
-struct EpilogueBiasGelu {
-  const T* bias;
-  bool tanh_form;
-  __device__ __forceinline__ float2 operator()(std::int64_t, int j, float2 v) const {
-    const float2 b = load_pair(bias + j);
-    if (tanh_form) return make_float2(gelu_tanh(v.x + b.x), gelu_tanh(v.y + b.y));
-    return make_float2(gelu_erf(v.x + b.x), gelu_erf(v.y + b.y));
-  }
-};
-template <class T>
-struct EpilogueResidual {
-  const T* residual;
-  __device__ __forceinline__ float2 operator()(std::int64_t at, int, float2 v) const {
-    const float2 r = load_pair(residual + at);
-    return make_float2(v.x + r.x, v.y + r.y);
+    v = make_float2(v.x + b.x, v.y + b.y);
+    if (kind == EpilogueKind::bias_gelu_erf) return make_float2(gelu_erf(v.x), gelu_erf(v.y));
+    if (kind == EpilogueKind::bias_gelu_tanh) return make_float2(gelu_tanh(v.x), gelu_tanh(v.y));
+    return v;  // bias
   }
 };
 
@@ -535,23 +527,12 @@ void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, co
                      void* c, const Epilogue& e, void* w, cudaStream_t stream) {
   if (s.b_k_major)
     return launch_kernel<BN, kPingPong, true, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
-  const T* bias = static_cast<const T*>(e.bias);
-  switch (e.kind) {
-    case EpilogueKind::identity:
-      return launch_kernel<BN, kPingPong, false, T>(s, plan, a, b, c, EpilogueIdentity{}, w,
-                                                    stream);
-    case EpilogueKind::bias:
-      return launch_kernel<BN, kPingPong, false, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, w,
-                                                    stream);
-    case EpilogueKind::bias_gelu_erf:
-    case EpilogueKind::bias_gelu_tanh:
-      return launch_kernel<BN, kPingPong, false, T>(
-          s, plan, a, b, c, EpilogueBiasGelu<T>{bias, e.kind == EpilogueKind::bias_gelu_tanh}, w,
-          stream);
-    case EpilogueKind::residual:
-      return launch_kernel<BN, kPingPong, false, T>(
-          s, plan, a, b, c, EpilogueResidual<T>{static_cast<const T*>(e.residual)}, w, stream);
-  }
+  if (e.kind == EpilogueKind::identity)
+    return launch_kernel<BN, kPingPong, false, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+  launch_kernel<BN, kPingPong, false, T>(
+      s, plan, a, b, c,
+      EpilogueFused<T>{e.kind, static_cast<const T*>(e.bias), static_cast<const T*>(e.residual)}, w,
+      stream);
 }
 
 // tf32: B K-major, the identity epilogue (gemm_sm90 checks).
