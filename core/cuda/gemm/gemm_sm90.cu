@@ -1,6 +1,7 @@
 // The Hopper GEMM engine: C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]) on warpgroup tensor
-// cores (wgmma, sm_90a) fed by the copy engine (TMA), fp16 and bf16 with FP32 accumulation. Its
-// plan (tile, stages, order, what it takes) is gemm_config.hpp; its interface gemm.hpp. Users:
+// cores (wgmma, sm_90a) fed by the copy engine (TMA), fp16, bf16 and tf32 (B K-major; a block
+// of 32 k values, the same bytes) with FP32 accumulation. Its plan (tile, stages, order, what it
+// takes) is gemm_config.hpp; its interface gemm.hpp. Users:
 // the op suite's matmul, variants 4-9 (ops/cuda/matmul_engine.cu), and conv's 1x1 layers,
 // variant 11 (conv/cuda/gemm_1x1.cpp: nchw with A shared by the batch, nhwc with B K-major).
 //
@@ -33,10 +34,10 @@
 //     filling it again, and runs on into the block's next tile while the consumers store the
 //     last one.
 //   - warpgroups 1 and 2, the consumers (registers raised to 232; one whose 64 rows lie past m
-//     only releases the stages): each multiplies its 64 rows of
-//     A by B's BN columns, 4 wgmma m64nBNk16 per stage (A K-major; B MN-major through the
-//     transpose bit, or K-major without it: a template parameter, instantiated for the identity
-//     epilogue only), FP32 accumulators in registers (BN / 2 a thread). One stage's MMAs stay in
+//     only releases the stages): each multiplies its 64 rows of A by B's BN columns, 4 wgmma
+//     m64nBNk16 (tf32: k8) per stage (A K-major; B MN-major through the transpose bit, or
+//     K-major without it: a template parameter, instantiated for the identity epilogue only),
+//     FP32 accumulators in registers (BN / 2 a thread). One stage's MMAs stay in
 //     flight while the next stage's are issued (wait_group 1): the stage before is released
 //     then.
 //   - epilogue: straight from the accumulators, each thread's pairs of neighbouring columns,
