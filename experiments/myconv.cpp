@@ -223,8 +223,9 @@ int main(int argc, char** argv) {
                  "compile time, and keeps the fastest), or a number: fp32 1 im2col+GEMM, 2 "
                  "implicit GEMM, 3 implicit GEMM with a row table; tf32/fp16/bf16 tensor cores 4 "
                  "implicit GEMM, 5 im2col+GEMM, 6 nhwc repack + implicit GEMM, 10 Hopper wgmma + "
-                 "TMA implicit GEMM; any dtype 7 direct small-OC, 8 direct depthwise, 9 im2col + "
-                 "cuBLASLt GEMM (Caffe-classic; records the im2col and GEMM times apart)");
+                 "TMA implicit GEMM; fp16/bf16 11 Hopper 1x1 layers on the GEMM engine; any "
+                 "dtype 7 direct small-OC, 8 direct depthwise, 9 im2col + cuBLASLt GEMM "
+                 "(Caffe-classic; records the im2col and GEMM times apart)");
   app.add_option("--cudnn-api", o.backend_options.cudnn_api,
                  "cuDNN API: graph (a prebuilt execution plan run by cudnnBackendExecute, as "
                  "PyTorch does) or legacy (cudnnConvolutionForward)")

@@ -77,7 +77,8 @@ std::vector<Config> configs() {
   std::vector<DataType> all = fp32;
   all.insert(all.end(), reduced.begin(), reduced.end());
   std::vector<Config> c;
-  for (const char* v : {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "", "auto", "search"}) {
+  for (const char* v :
+       {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "", "auto", "search"}) {
     BackendOptions o;
     o.variant = v;
     const std::string label = std::string("--variant ") + (*v ? v : "default");
@@ -91,17 +92,17 @@ std::vector<Config> configs() {
     // Variant 9 (our im2col + cuBLASLt's GEMM) takes every dtype where cuBLASLt has them (bf16
     // from sm_80 on).
     // Variant 10 (Hopper only) runs a problem where one group's channels fill 128-byte slices:
-    // it must pass those and say why not for the rest. auto and search take what the default
-    // takes.
+    // it must pass those and say why not for the rest; so does variant 11 (Hopper, fp16/bf16 1x1
+    // layers on the GEMM engine). auto and search take what the default takes.
     const bool chooses = variant.empty() || variant == "auto" || variant == "search";
     c.push_back({"im2col_gemm_cuda", o, label,
-                 chooses           ? all
-                 : variant == "10" ? std::vector<DataType>{}
-                 : variant == "7"  ? every
-                 : variant == "9"  ? all
-                 : variant == "8"  ? std::vector<DataType>{}
-                 : tensor_cores    ? reduced
-                                   : fp32});
+                 chooses                              ? all
+                 : variant == "10" || variant == "11" ? std::vector<DataType>{}
+                 : variant == "7"                     ? every
+                 : variant == "9"                     ? all
+                 : variant == "8"                     ? std::vector<DataType>{}
+                 : tensor_cores                       ? reduced
+                                                      : fp32});
   }
   for (const char* a : {"heuristic", "search", "1"}) {
     BackendOptions o;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "core/cuda/gemm/gemm_config.hpp"
@@ -102,6 +103,29 @@ TEST(GemmLayout, EveryOperandElementIsReadWhereTheCopiesPutIt) {
     EXPECT_EQ(a_read.size(), std::size_t(kBm * kBk));
     EXPECT_EQ(b_read.size(), std::size_t(kBk * bn));
     EXPECT_LT(*a_read.rbegin(), std::uint32_t(a_block_bytes()));
+    EXPECT_GE(*b_read.begin(), std::uint32_t(a_block_bytes()));
+    EXPECT_LT(*b_read.rbegin(), std::uint32_t(stage_bytes(bn)));
+  }
+}
+
+// B K-major ([n][k] storage, GemmShape::b_k_major): the copies write box j as 64 n rows of 64 k
+// (128 bytes); both warpgroups read n row c, k 16 step + kk through a K-major descriptor, as A's.
+TEST(GemmLayout, KMajorBIsReadWhereTheCopiesPutIt) {
+  for (int bn : {128, 256}) {
+    SCOPED_TRACE("BN " + std::to_string(bn));
+    std::set<std::uint32_t> b_read;
+    for (int step = 0; step < kBk / kStepK; ++step) {
+      const std::uint64_t db = sm90::sw128_desc(std::uint32_t(b_k_major_operand_offset(step)));
+      for (int c = 0; c < bn; ++c)
+        for (int kk = 0; kk < kStepK; ++kk) {
+          const std::uint32_t got = kmajor_position(db, c, kk);
+          ASSERT_EQ(got, box_position(std::uint32_t(b_box_offset(c / kBoxN)), step * kStepK + kk,
+                                      c % kBoxN))
+              << "B n " << c << " k " << step * kStepK + kk;
+          b_read.insert(got);
+        }
+    }
+    EXPECT_EQ(b_read.size(), std::size_t(kBk * bn));
     EXPECT_GE(*b_read.begin(), std::uint32_t(a_block_bytes()));
     EXPECT_LT(*b_read.rbegin(), std::uint32_t(stage_bytes(bn)));
   }
@@ -245,7 +269,8 @@ TEST(GemmPlan, SplitRangesCoverEveryKBlockOnce) {
     }
 }
 
-// Variant 4's automatic choice on issue 26's shapes, 132 SMs (the measured reasons: gemm_config.hpp).
+// Variant 4's automatic choice on issue 26's shapes, 132 SMs (the measured reasons:
+// gemm_config.hpp).
 TEST(GemmPlan, AutomaticChoice) {
   const GemmPlan llama = gemm_auto_plan({1, 4096, 11008, 4096}, 132);  // 2752 tiles: 20.8 waves
   EXPECT_EQ(llama.schedule, GemmSchedule::pingpong);
@@ -274,6 +299,41 @@ TEST(GemmPlan, TakesSixteenBitRowsInWhole16ByteUnits) {
   EXPECT_NE(gemm_unsupported_reason({1, 64, 130, 64}, 2), "");  // n % 8
   EXPECT_NE(gemm_unsupported_reason({1, 0, 64, 64}, 2), "");
   EXPECT_NE(gemm_unsupported_reason({1, std::int64_t(1) << 31, 64, 64}, 2), "");
+  // A shared by the batch, B K-major: the same rows in whole 16-byte units (k and n).
+  GemmShape one_a{32, 256, 3136, 64};
+  one_a.a_shared = true;
+  EXPECT_EQ(gemm_unsupported_reason(one_a, 2), "");
+  GemmShape tn{1, 1001, 24, 16};
+  tn.b_k_major = true;
+  EXPECT_EQ(gemm_unsupported_reason(tn, 2), "");
+  tn.k = 20;
+  EXPECT_NE(gemm_unsupported_reason(tn, 2), "");
+  // tf32: FP32 storage, B K-major only; the element size is the shape's.
+  GemmShape t{1, 4096, 4096, 4096};
+  t.element_bytes = 4;
+  EXPECT_NE(gemm_unsupported_reason(t, 4), "");  // B MN-major
+  t.b_k_major = true;
+  EXPECT_EQ(gemm_unsupported_reason(t, 4), "");
+  EXPECT_NE(gemm_unsupported_reason(t, 2), "");
+  EXPECT_NE(gemm_unsupported_reason(GemmShape{1, 64, 64, 64}, 4), "");
+}
+
+// tf32 keeps the stage's bytes: 32 k values a block; the tiles are the 16-bit types'.
+TEST(GemmPlan, Tf32BlocksOf32) {
+  GemmShape t{1, 4096, 4096, 1000};
+  t.b_k_major = true;
+  t.element_bytes = 4;
+  for (int bn : {128, 256}) {
+    const GemmPlan p = gemm_plan(t, 132, bn);
+    EXPECT_EQ(p.bk, 32);
+    EXPECT_EQ(p.k_blocks, (1000 + 31) / 32);
+    EXPECT_EQ(p.bn, bn);
+    EXPECT_EQ(p.stages, gemm_stages(bn));
+  }
+  EXPECT_NE(gemm_plan_name(gemm_plan(t, 132)).find("128x256x32 tile"), std::string::npos);
+  EXPECT_EQ(gemm_plan(GemmShape{1, 4096, 4096, 1000}, 132).bk, 64);
+  // The same bytes per k step: 8 tf32 values are 16 16-bit ones.
+  EXPECT_EQ(block_k(4) * 4, kBk * kElementBytes);
 }
 
 }  // namespace

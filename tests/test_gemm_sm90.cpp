@@ -1,5 +1,6 @@
-// The Hopper GEMM engine (core/cuda/gemm/gemm_sm90.cu) on the GPU, fp16 and bf16, every output
-// poisoned with NaN first:
+// The Hopper GEMM engine (core/cuda/gemm/gemm_sm90.cu) on the GPU, fp16 and bf16 (and tf32
+// through variants 4-9: B transposed to K-major and rounded first), every output poisoned with NaN
+// first:
 //   - through own_cuda's matmul variant 4 (ops/cuda/matmul.cu) against the op suite's float64
 //     reference (ops/data.cpp; 4096 sampled elements above 2^30 multiply-adds, and then every
 //     output at least finite): odd m, n a multiple of 8 but not of the tile, k not a multiple of
@@ -90,7 +91,7 @@ void check_variant4(const Problem& p, int variant = 4) {
 
 TEST(GemmSm90, MatmulVariant4MatchesTheReference) {
   SKIP_WITHOUT_ENGINE();
-  for (DataType dt : {DataType::fp16, DataType::bf16}) {
+  for (DataType dt : {DataType::fp16, DataType::bf16, DataType::tf32}) {
     check_variant4(matmul(1, 1001, 264, 200, dt));    // odd m, n not of the tile, k not of 64
     check_variant4(matmul(3, 77, 136, 72, dt));       // batches, tiles mostly past the edges
     check_variant4(matmul(1, 1, 8, 8, dt));           // the smallest shape it takes
@@ -110,7 +111,7 @@ TEST(GemmSm90, MatmulVariant4MatchesTheReference) {
 // 8 128x256, 9 ping-pong) on odd shapes: m odd, n not of the tile, k not of 64, batches.
 TEST(GemmSm90, SplitKAndForcedChoicesMatchTheReference) {
   SKIP_WITHOUT_ENGINE();
-  for (DataType dt : {DataType::fp16, DataType::bf16}) {
+  for (DataType dt : {DataType::fp16, DataType::bf16, DataType::tf32}) {
     check_variant4(matmul(1, 21, 1064, 8200, dt));  // split-K by the rule: 13 splits, k edge
     check_variant4(matmul(1, 64, 4096, 4096, dt));  // 4 splits of 16 blocks
     for (int v : {5, 6, 7, 8, 9}) {
@@ -129,6 +130,7 @@ TEST(GemmSm90, ShapesItRefusesFallBackToVariant3) {
   const auto backend = make_own_cuda_backend(BackendOptions{});
   for (const Problem& p : {matmul(1, 64, 64, 100, DataType::bf16),    // k % 8
                            matmul(1, 64, 130, 64, DataType::fp16),    // n % 8
+                           matmul(1, 64, 64, 100, DataType::tf32),    // k % 8
                            matmul(1, 64, 64, 64, DataType::fp32)}) {  // not 16-bit
     BackendOptions v4;
     v4.variant = "4";

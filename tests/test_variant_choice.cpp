@@ -1,11 +1,13 @@
 // The variant setting and the heuristic of im2col_gemm_cuda (conv/cuda/variant_choice.hpp), on
 // the CPU: which variant each kind of problem gets on a Hopper, an Ampere-class GPU and one
-// without our tensor-core kernels, and that the reason is stated.
+// without our tensor-core kernels, and that the reason is stated; variant 11's GEMM mapping and
+// what it takes (conv/cuda/gemm_1x1_config.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 
+#include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/variant_choice.hpp"
 #include "core/error.hpp"
 
@@ -19,7 +21,10 @@ Problem problem(const char* text, DataType dt, Layout layout = Layout::nchw) {
   return p;
 }
 
-constexpr VariantDevice kHopper{true, true};
+constexpr VariantDevice kHopper{true, true, true};
+// Rules 2-6 on a Hopper for the 1x1 problems variant 11 would take: as on a build without the
+// GEMM engine (its device question failing alone).
+constexpr VariantDevice kHopperNoEngine{true, true, false};
 constexpr VariantDevice kAmpere{true, false};
 constexpr VariantDevice kNoTensorCores{false, false};
 
@@ -27,7 +32,7 @@ TEST(VariantChoice, SettingsParseAndBadOnesAreUsageErrors) {
   EXPECT_EQ(parse_variant_setting("").mode, VariantSetting::Mode::automatic);
   EXPECT_EQ(parse_variant_setting("auto").mode, VariantSetting::Mode::automatic);
   EXPECT_EQ(parse_variant_setting("search").mode, VariantSetting::Mode::search);
-  for (int n = 1; n <= 10; ++n) {
+  for (int n = 1; n <= 11; ++n) {
     const VariantSetting s = parse_variant_setting(std::to_string(n));
     EXPECT_EQ(s.mode, VariantSetting::Mode::fixed);
     EXPECT_EQ(int(s.variant), n);
@@ -40,7 +45,7 @@ TEST(VariantChoice, SettingsParseAndBadOnesAreUsageErrors) {
     EXPECT_EQ(s.depthwise_sub, sub);
   }
   EXPECT_EQ(parse_variant_setting("8").depthwise_sub, 0);
-  for (const char* bad : {"0", "11", "x", "auto ", "01", "8.0", "8.6", "7.1", "8."})
+  for (const char* bad : {"0", "12", "x", "auto ", "01", "8.0", "8.6", "7.1", "8.", "011"})
     EXPECT_THROW(parse_variant_setting(bad), bench::UsageError) << bad;
 }
 
@@ -58,7 +63,7 @@ TEST(VariantChoice, HopperTakesWgmmaWhereItRuns) {
             Variant::wgmma_implicit_gemm);
   // fp16 1x1 with 64 channels: one slice.
   const VariantChoice one =
-      choose_variant(problem("mb32ic64ih56oc256kh1", DataType::fp16), kHopper);
+      choose_variant(problem("mb32ic64ih56oc256kh1", DataType::fp16), kHopperNoEngine);
   EXPECT_EQ(one.variant, Variant::mma_repacked_implicit_gemm);
   EXPECT_NE(one.why.find("one k slice"), std::string::npos);
   // conv1: 3 channels are not a whole slice.
@@ -82,8 +87,8 @@ TEST(VariantChoice, DirectKernelsAndFp32) {
             Variant::implicit_gemm_precomp);
   // Short fp32 grids (res3, res5 at batch 32; 196 and 52 tiled blocks on 132 SMs) stay with
   // variant 3, whose split-K fills the GPU: it measured faster than variant 7 there.
-  for (const char* text : {"mb32ic128ih28oc128kh3ph1", "mb32ic512ih7oc512kh3ph1",
-                           "mb32ic64ih14oc384kh1"})
+  for (const char* text :
+       {"mb32ic128ih28oc128kh3ph1", "mb32ic512ih7oc512kh3ph1", "mb32ic64ih14oc384kh1"})
     EXPECT_EQ(choose_variant(problem(text, DataType::fp32), kHopper).variant,
               Variant::implicit_gemm_precomp)
         << text;
@@ -92,10 +97,10 @@ TEST(VariantChoice, DirectKernelsAndFp32) {
 // Wide 1x1 layers with few output channels (MobileNet-v2's projections) take tensor cores in
 // tf32/fp16/bf16, not variant 7; fp32, small or grouped 1x1 problems and other filters keep it.
 TEST(VariantChoice, WideFewChannel1x1TakesTensorCores) {
-  for (const VariantDevice& d : {kHopper, kAmpere})
+  for (const VariantDevice& d : {kHopperNoEngine, kAmpere})
     for (DataType dt : {DataType::tf32, DataType::fp16, DataType::bf16})
-      for (const char* text : {"mb32ic32ih112oc16kh1", "mb32ic144ih56oc24kh1",
-                               "mb32ic192ih28oc32kh1"}) {
+      for (const char* text :
+           {"mb32ic32ih112oc16kh1", "mb32ic144ih56oc24kh1", "mb32ic192ih28oc32kh1"}) {
         const VariantChoice nchw = choose_variant(problem(text, dt), d);
         EXPECT_EQ(nchw.variant, Variant::mma_implicit_gemm) << text;
         EXPECT_NE(nchw.why.find("1x1"), std::string::npos) << nchw.why;
@@ -106,18 +111,79 @@ TEST(VariantChoice, WideFewChannel1x1TakesTensorCores) {
   for (const VariantDevice& d : {kHopper, kNoTensorCores})
     EXPECT_EQ(choose_variant(problem("mb32ic32ih112oc16kh1", DataType::fp32), d).variant,
               Variant::small_direct);
-  EXPECT_EQ(
-      choose_variant(problem("mb32ic32ih112oc16kh1", DataType::fp16), kNoTensorCores).variant,
-      Variant::small_direct);
-  // 127 x 128 = 16256 output pixels, under the 16384 of the rule; 128 x 128 is over it.
-  EXPECT_EQ(choose_variant(problem("mb1ic32ih127iw128oc16kh1kw1", DataType::fp16), kHopper).variant,
+  EXPECT_EQ(choose_variant(problem("mb32ic32ih112oc16kh1", DataType::fp16), kNoTensorCores).variant,
             Variant::small_direct);
-  EXPECT_EQ(choose_variant(problem("mb1ic32ih128iw128oc16kh1kw1", DataType::fp16), kHopper).variant,
+  // 127 x 128 = 16256 output pixels, under the 16384 of the rule; 128 x 128 is over it.
+  EXPECT_EQ(choose_variant(problem("mb1ic32ih127iw128oc16kh1kw1", DataType::fp16), kAmpere).variant,
+            Variant::small_direct);
+  EXPECT_EQ(choose_variant(problem("mb1ic32ih128iw128oc16kh1kw1", DataType::fp16), kAmpere).variant,
             Variant::mma_implicit_gemm);
   for (const char* text : {"mb1ic8ih1oc8kh1", "g2mb32ic64ih56oc32kh1", "mb32ic32ih56oc16kh3ph1"})
-    EXPECT_EQ(choose_variant(problem(text, DataType::fp16), kHopper).variant,
-              Variant::small_direct)
+    EXPECT_EQ(choose_variant(problem(text, DataType::fp16), kHopper).variant, Variant::small_direct)
         << text;
+}
+
+// Variant 11 where the engine runs: fp16/bf16 1x1 layers, stride 1, no padding, one group, whose
+// GEMM rows are whole 16-byte units (nchw: H*W, IC; nhwc: OC, IC multiples of 8).
+TEST(VariantChoice, Hopper1x1TakesTheGemmEngine) {
+  for (DataType dt : {DataType::fp16, DataType::bf16})
+    for (Layout layout : {Layout::nchw, Layout::nhwc})
+      for (const char* text : {"mb32ic64ih56oc256kh1",   // ResNet-50 res2_1x1_up
+                               "mb32ic32ih112oc16kh1",   // MobileNet-v2 b1_project
+                               "mb32ic24ih56oc144kh1",   // b2_2_expand
+                               "mb32ic192ih28oc32kh1"})  // b3_2_project
+      {
+        const VariantChoice c = choose_variant(problem(text, dt, layout), kHopper);
+        EXPECT_EQ(c.variant, Variant::gemm_1x1) << text;
+        EXPECT_NE(c.why.find("GEMM engine"), std::string::npos) << c.why;
+      }
+  // 14x14 and 7x7 images: H*W = 196 and 49 are not whole 16-byte rows of the nchw GEMM's B; nhwc
+  // reads OC-wide rows instead.
+  for (const char* text : {"mb32ic192ih14oc64kh1", "mb32ic960ih7oc320kh1"}) {
+    EXPECT_NE(choose_variant(problem(text, DataType::fp16), kHopper).variant, Variant::gemm_1x1)
+        << text;
+    EXPECT_NE(gemm_1x1_unsupported_reason(problem(text, DataType::fp16)).find("nchw"),
+              std::string::npos);
+    EXPECT_EQ(choose_variant(problem(text, DataType::fp16, Layout::nhwc), kHopper).variant,
+              Variant::gemm_1x1)
+        << text;
+  }
+  // Not 1x1 stride 1 unpadded one group, not 16-bit, odd channel counts, or no engine.
+  for (const char* text :
+       {"mb32ic64ih56oc256kh1sh2", "mb32ic64ih56oc256kh1ph1", "g2mb32ic64ih56oc256kh1",
+        "mb32ic64ih56oc256kh3ph1", "mb2ic20ih16oc64kh1", "mb2ic64ih16oc60kh1"})
+    EXPECT_NE(choose_variant(problem(text, DataType::fp16, Layout::nhwc), kHopper).variant,
+              Variant::gemm_1x1)
+        << text;
+  for (DataType dt : {DataType::fp32, DataType::tf32})
+    EXPECT_NE(choose_variant(problem("mb32ic64ih56oc256kh1", dt), kHopper).variant,
+              Variant::gemm_1x1);
+  EXPECT_NE(choose_variant(problem("mb32ic64ih56oc256kh1", DataType::fp16), kAmpere).variant,
+            Variant::gemm_1x1);
+}
+
+TEST(VariantChoice, Gemm1x1Mapping) {
+  const bench::gemm::GemmShape nchw =
+      gemm_1x1_shape(problem("mb32ic64ih56oc256kh1", DataType::fp16));
+  EXPECT_EQ(nchw.batch, 32);
+  EXPECT_EQ(nchw.m, 256);
+  EXPECT_EQ(nchw.n, 56 * 56);
+  EXPECT_EQ(nchw.k, 64);
+  EXPECT_TRUE(nchw.a_shared);
+  EXPECT_FALSE(nchw.b_k_major);
+  const bench::gemm::GemmShape nhwc =
+      gemm_1x1_shape(problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16, Layout::nhwc));
+  EXPECT_EQ(nhwc.batch, 1);
+  EXPECT_EQ(nhwc.m, 3 * 5 * 7);
+  EXPECT_EQ(nhwc.n, 40);
+  EXPECT_EQ(nhwc.k, 24);
+  EXPECT_FALSE(nhwc.a_shared);
+  EXPECT_TRUE(nhwc.b_k_major);
+  EXPECT_EQ(
+      gemm_1x1_unsupported_reason(problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16, Layout::nhwc)),
+      "");
+  EXPECT_NE(gemm_1x1_unsupported_reason(problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16)), "");
+  EXPECT_NE(gemm_1x1_unsupported_reason(problem("mb3ic24ih8oc40kh1", DataType::tf32)), "");
 }
 
 TEST(VariantChoice, WithoutWgmmaOrTensorCores) {
@@ -134,6 +200,7 @@ TEST(VariantChoice, SearchCandidatesTakeTheDtype) {
   EXPECT_TRUE(std::none_of(fp32.begin(), fp32.end(), uses_tensor_cores));
   const auto fp16 = variant_candidates(DataType::fp16);
   EXPECT_NE(std::find(fp16.begin(), fp16.end(), Variant::wgmma_implicit_gemm), fp16.end());
+  EXPECT_NE(std::find(fp16.begin(), fp16.end(), Variant::gemm_1x1), fp16.end());
   EXPECT_EQ(std::find(fp16.begin(), fp16.end(), Variant::implicit_gemm_precomp), fp16.end());
 }
 

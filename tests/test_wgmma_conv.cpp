@@ -3,6 +3,10 @@
 // compute capability 9.0 GPU with the sm_90a build and skip, with the reason, elsewhere: every
 // dtype (tf32, fp16, bf16), both layouts (nchw through variant 6's repack), both tile widths,
 // with and without split-K, against the float64 reference, the output poisoned first.
+// Variant 11, 1x1 layers on the GEMM engine (conv/cuda/gemm_1x1.*), on the same GPU: fp16 and
+// bf16, nchw (A shared by the batch) and nhwc (B K-major), odd sizes (k under one block and not a
+// multiple of 64, m and n past tile edges, 33 images), each tile, split-K, ping-pong and a grid of
+// 2, the split-K partials poisoned too; then through the backend with --variant 11 and auto.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "conv/bench.hpp"
+#include "conv/cuda/gemm_1x1.hpp"
+#include "conv/cuda/gemm_1x1_config.hpp"
+#include "conv/cuda/im2col_gemm_cuda.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
 #include "conv/cuda/wgmma_conv_config.hpp"
@@ -18,6 +26,7 @@
 #include "core/compare.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/gemm/gemm.hpp"
 #include "core/dtype.hpp"
 #include "tests/device_case.hpp"
 
@@ -177,6 +186,131 @@ TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
             }
       }
   EXPECT_EQ(cases, int(problems.size()) * 3 * 2 * 8);  // none skipped
+}
+
+// ---- Variant 11: 1x1 layers on the GEMM engine -------------------------------------------------
+
+// Every one runs in both layouts: IC and OC multiples of 8 (nhwc's rows), H*W too (nchw's).
+std::vector<Problem> gemm_1x1_problems() {
+  std::vector<Problem> out;
+  for (const char* text : {
+           "mb2ic64ih20oc128kh1",       // one k block, nchw n = 400 past a 128/256 tile edge
+           "mb3ic24ih5iw8oc40kh1kw1",   // k 24 (under one block), nhwc m = 120 under one tile
+           "mb1ic200ih16oc264kh1",      // k 200 (last block partial), OC 264 past 256
+           "mb5ic72ih12iw6oc16kh1kw1",  // OC 16 (nchw m), nhwc m = 360 past two tiles
+           "mb2ic1000ih8oc136kh1",      // k 1000: 16 blocks, split-K's long runs
+           "mb33ic16ih8oc8kh1",         // 33 images of 64 pixels, OC 8: the batch walk
+       })
+    out.push_back(parse_problem(text));
+  return out;
+}
+
+TEST(Gemm1x1, TheGpuTestsProblemsAreTaken) {
+  for (Problem p : gemm_1x1_problems())
+    for (DataType dt : {DataType::fp16, DataType::bf16})
+      for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+        p.dtype = dt;
+        p.layout = layout;
+        EXPECT_EQ(gemm_1x1_unsupported_reason(p), "") << p.str();
+      }
+}
+
+std::string engine_unusable() {
+  if (const std::string why = testing::gpu_unavailable_reason(); !why.empty()) return why;
+  return bench::gemm::gemm_sm90_unusable_reason();
+}
+
+TEST(Gemm1x1, EveryTypeLayoutTileAndSplitMatchesTheReference) {
+  if (const std::string why = engine_unusable(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  namespace gemm = bench::gemm;
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  int cases = 0;
+  const std::vector<Problem> problems = gemm_1x1_problems();
+  for (Problem p : problems)
+    for (DataType dt : {DataType::fp16, DataType::bf16})
+      for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+        p.layout = layout;
+        p.dtype = dt;
+        const HostData data = make_host_data(p, 7);
+        testing::DeviceBuffers c(p, data);
+        const gemm::GemmShape shape = gemm_1x1_shape(p);
+        const bool nchw = layout == Layout::nchw;
+        const void* a = nchw ? c.wei.data() : c.src.data();
+        const void* b = nchw ? c.src.data() : c.wei.data();
+        std::vector<gemm::GemmPlan> plans;
+        for (int bn : {128, 256})
+          for (int splits : {1, 3}) plans.push_back(gemm::gemm_plan(shape, sms, bn, splits));
+        for (int splits : {1, 3})
+          plans.push_back(gemm::gemm_plan(shape, sms, 128, splits, gemm::GemmSchedule::pingpong));
+        plans.push_back(gemm::gemm_auto_plan(shape, sms));
+        for (std::size_t i = 0, n = plans.size(); i < n; ++i) {  // a grid of 2: several units
+          gemm::GemmPlan small = plans[i];
+          small.grid = std::min(small.grid, 2);
+          plans.push_back(small);
+        }
+        for (const gemm::GemmPlan& plan : plans) {
+          const std::string what =
+              p.str() + " " + bench::to_string(dt) + " " + gemm::gemm_plan_name(plan);
+          bench::DeviceBuffer<unsigned char> workspace(gemm::gemm_workspace_bytes(shape, plan));
+          workspace.fill_bytes_async(0xFF, c.stream.get());
+          EXPECT_EQ(c.check(data,
+                            [&](cudaStream_t s) {
+                              gemm::gemm_sm90(dt == DataType::fp16 ? bench::MmaDtype::fp16
+                                                                   : bench::MmaDtype::bf16,
+                                              shape, plan, a, b, c.dst.data(), gemm::Epilogue{},
+                                              workspace.bytes() > 0 ? workspace.data() : nullptr,
+                                              s);
+                            }),
+                    "")
+              << what;
+          ++cases;
+        }
+      }
+  EXPECT_EQ(cases, int(problems.size()) * 2 * 2 * 14);  // none skipped
+}
+
+// The backend: --variant 11 runs every one and says so; auto chooses it; it refuses the rest
+// with the reason (a 3x3 filter, fp32, H*W = 49 in nchw).
+TEST(Gemm1x1, TheBackendRunsItFixedAndChosen) {
+  if (const std::string why = engine_unusable(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  CaseOptions options;
+  options.measure.warmup_iters = 0;
+  options.measure.min_iters = 1;
+  options.measure.min_time_ms = 0;
+  options.measure.max_time_ms = 1;
+  options.measure.max_iters = 2;
+  for (const char* variant : {"11", "auto"}) {
+    BackendOptions o;
+    o.variant = variant;
+    const std::unique_ptr<Backend> backend = make_im2col_gemm_cuda_backend(o);
+    for (Problem p : gemm_1x1_problems())
+      for (DataType dt : {DataType::fp16, DataType::bf16})
+        for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+          p.dtype = dt;
+          p.layout = layout;
+          const HostData data = make_host_data(p, 17);
+          const bench::Result r =
+              run_case(backend.get(), "im2col_gemm_cuda", "cuda", "", p, data, options).result;
+          SCOPED_TRACE(std::string("--variant ") + variant + " " + p.str() + ": " +
+                       bench::to_string(r.status) + " " + r.reason + " / " + r.algorithm);
+          EXPECT_EQ(r.status, bench::Status::passed);
+          EXPECT_NE(r.algorithm.find("v11 1x1 GEMM on the Hopper engine"), std::string::npos);
+        }
+  }
+  BackendOptions o;
+  o.variant = "11";
+  const std::unique_ptr<Backend> backend = make_im2col_gemm_cuda_backend(o);
+  for (const char* text :
+       {"mb2ic64ih20oc128kh3ph1dtfp16", "mb2ic64ih20oc128kh1", "mb2ic64ih7oc128kh1dtbf16"}) {
+    const Support s = backend->check_support(parse_problem(text));
+    EXPECT_FALSE(s.ok) << text;
+    EXPECT_NE(s.reason.find("variant 11"), std::string::npos) << s.reason;
+  }
 }
 
 }  // namespace

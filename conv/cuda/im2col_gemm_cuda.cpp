@@ -35,6 +35,9 @@
 //                                    a warp-specialized, persistent pipeline
 //                                    (conv/cuda/wgmma_conv.cu); one group, channels a whole
 //                                    number of 128-byte slices, sm_90a only
+//   11       fp16, bf16              Hopper: 1x1, stride 1, one group, on the GEMM engine
+//                                    (core/cuda/gemm/), tensors read as they lie
+//                                    (conv/cuda/gemm_1x1.*)
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
 #include <cuda_runtime_api.h>
@@ -49,10 +52,12 @@
 
 #include "conv/cuda/caffe_gemm.hpp"
 #include "conv/cuda/depthwise_kernels.hpp"
+#include "conv/cuda/gemm_1x1.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/cuda/variant_choice.hpp"
 #include "conv/cuda/variant_search.hpp"
+#include "conv/cuda/variant_support.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
 #include "conv/im2col_index.hpp"
 #include "core/cuda/cuda_check.hpp"
@@ -94,25 +99,6 @@ MmaPlan plan_mma(Variant v, const Im2colGeometry& g, MmaType type) {
 // Split-K of variants 1-3 (choose_fp32_splits).
 int plan_fp32_splits(const Im2colGeometry& g, GemmTile tile) {
   return choose_fp32_splits(g, tile, sm_count());
-}
-
-// A device question (why a kernel family cannot run here, "" when it can), asked once per
-// process by the callers below. A CUDA error while asking is the answer too (check_support must
-// not throw).
-std::string ask_device(std::string (*question)(), const char* kernels) {
-  try {
-    return question();
-  } catch (const std::exception& e) {
-    return std::string("cannot query the device for ") + kernels + ": " + e.what();
-  }
-}
-const std::string& mma_unusable_reason() {
-  static const std::string why = ask_device(mma_kernels_unusable_reason, "the tensor-core kernels");
-  return why;
-}
-const std::string& wgmma_unusable_reason() {
-  static const std::string why = ask_device(wgmma_conv_unusable_reason, "the wgmma kernels");
-  return why;
 }
 
 // Variant 8's configuration choice with its sub-variant fixed (1 to 5) or chosen (0).
@@ -318,8 +304,9 @@ class Im2colGemmInstance final : public Instance {
         launch_mma_split_reduce(g_, mma_type_, mma_plan_, partial_.data(), dst_.data(), s);
         break;
       }
-      case Variant::caffe:  // prepare() makes its own instance (conv/cuda/caffe_gemm.cpp)
-        throw std::logic_error("variant 9 has no launch in Im2colGemmInstance");
+      case Variant::caffe:     // prepare() makes its own instance (conv/cuda/caffe_gemm.cpp)
+      case Variant::gemm_1x1:  // and conv/cuda/gemm_1x1.cpp
+        throw std::logic_error("variants 9 and 11 have no launch in Im2colGemmInstance");
     }
   }
 
@@ -509,73 +496,8 @@ class Im2colGemmCudaBackend final : public Backend {
   static std::unique_ptr<Instance> make_variant_instance(const Problem& p, const HostData& data,
                                                          Variant v, int depthwise_sub) {
     if (v == Variant::caffe) return make_caffe_instance(p, data, variant_name(v));
+    if (v == Variant::gemm_1x1) return make_gemm_1x1_instance(p, data);
     return std::make_unique<Im2colGemmInstance>(p, data, v, depthwise_sub);
-  }
-
-  static VariantDevice variant_device() {
-    VariantDevice d;
-    d.mma = mma_unusable_reason().empty();
-    d.wgmma = wgmma_unusable_reason().empty();
-    return d;
-  }
-
-  // Whether variant v (variant 8: sub-variant depthwise_sub, 0 for its choice) runs p here.
-  static Support variant_support(const Problem& p, Variant v, int depthwise_sub = 0) {
-    const std::string dt = bench::to_string(p.dtype);
-    if (v == Variant::caffe) {
-      if (const std::string why = caffe_unsupported_reason(p); !why.empty())
-        return Support::no(why);
-      return Support::yes();
-    }
-    if (v == Variant::depthwise) {
-      if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
-      const Im2colGeometry g = make_im2col_geometry(p);
-      if (const std::string why = depthwise_unsupported_reason(g); !why.empty())
-        return Support::no("variant 8: " + why);
-      const int bytes = bench::storage_bytes(p.dtype);
-      if (depthwise_sub == 2)
-        if (const std::string why = depthwise_strip_unsupported_reason(g, bytes); !why.empty())
-          return Support::no("variant 8.2 (3x3 strip kernels): " + why);
-      if (depthwise_sub == 3)
-        if (const std::string why = depthwise_pipe_unsupported_reason(g, bytes); !why.empty())
-          return Support::no("variant 8.3 (nhwc 3x3 pipelined strips): " + why);
-      if (depthwise_sub == 4)
-        if (const std::string why = depthwise_plane_unsupported_reason(g, bytes); !why.empty())
-          return Support::no("variant 8.4 (nchw 3x3 whole planes): " + why);
-      if (depthwise_sub == 5)
-        if (const std::string why = depthwise_image_unsupported_reason(g, bytes); !why.empty())
-          return Support::no("variant 8.5 (nhwc 3x3 whole images): " + why);
-      return Support::yes();
-    }
-    if (v == Variant::small_direct) {
-      if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
-      if (const std::string why = small_conv_unsupported_reason(make_im2col_geometry(p));
-          !why.empty())
-        return Support::no("variant 7: " + why);
-      return Support::yes();
-    }
-    if (!uses_tensor_cores(v) && p.dtype != DataType::fp32)
-      return Support::no("variant " + std::to_string(int(v)) + " is strict FP32 on CUDA cores; " +
-                         dt + " runs on the tensor-core variants 4, 5 and 6 (default)");
-    if (uses_tensor_cores(v) && p.dtype == DataType::fp32)
-      return Support::no("variant " + std::to_string(int(v)) +
-                         " uses tensor cores (tf32/fp16/bf16); strict fp32 runs on variants 1-3");
-    if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
-    if (p.g > 65535) return Support::no("more than 65535 groups (one grid z index per group)");
-    if (uses_tensor_cores(v)) {
-      if (p.oc / p.g > 16 * 65535)
-        return Support::no("more than 1048560 output channels per group (grid y)");
-      if (const std::string& why = mma_unusable_reason(); !why.empty()) return Support::no(why);
-    }
-    if (v == Variant::wgmma_implicit_gemm) {
-      const int bytes = bench::storage_bytes(p.dtype);
-      if (const std::string why = wgmma_conv_unsupported_reason(
-              mma_repacked_geometry(make_im2col_geometry(p), bytes), bytes);
-          !why.empty())
-        return Support::no("variant 10: " + why);
-      if (const std::string& why = wgmma_unusable_reason(); !why.empty()) return Support::no(why);
-    }
-    return Support::yes();
   }
 
   VariantSetting setting_;

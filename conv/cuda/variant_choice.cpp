@@ -1,6 +1,7 @@
 #include "conv/cuda/variant_choice.hpp"
 
 #include "conv/cuda/depthwise_config.hpp"
+#include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/mma_index.hpp"
 #include "conv/cuda/small_conv_config.hpp"
 #include "conv/cuda/wgmma_conv_config.hpp"
@@ -32,13 +33,16 @@ const char* variant_name(Variant v) {
       return "v9 im2col + cuBLASLt GEMM (Caffe-classic)";
     case Variant::wgmma_implicit_gemm:
       return "v10 implicit GEMM";
+    case Variant::gemm_1x1:
+      return "v11 1x1 GEMM on the Hopper engine";
   }
   return "unknown";
 }
 
 bool uses_tensor_cores(Variant v) {
   return v == Variant::mma_implicit_gemm || v == Variant::mma_im2col_gemm ||
-         v == Variant::mma_repacked_implicit_gemm || v == Variant::wgmma_implicit_gemm;
+         v == Variant::mma_repacked_implicit_gemm || v == Variant::wgmma_implicit_gemm ||
+         v == Variant::gemm_1x1;
 }
 
 VariantSetting parse_variant_setting(const std::string& text) {
@@ -57,6 +61,7 @@ VariantSetting parse_variant_setting(const std::string& text) {
   int n = 0;
   if (text.size() == 1 && text[0] >= '1' && text[0] <= '9') n = text[0] - '0';
   if (text == "10") n = 10;
+  if (text == "11") n = 11;
   if (n == 0)
     throw bench::UsageError(
         "--variant '" + text +
@@ -68,7 +73,7 @@ VariantSetting parse_variant_setting(const std::string& text) {
         "shared memory, 8.4 nchw whole planes in shared memory, 8.5 nhwc whole images), 9 (im2col "
         "+ cuBLASLt GEMM, "
         "Caffe-classic), 10 (Hopper wgmma + TMA "
-        "implicit GEMM)");
+        "implicit GEMM), 11 (1x1 layers on the Hopper GEMM engine, fp16/bf16)");
   s.mode = VariantSetting::Mode::fixed;
   s.variant = Variant(n);
   return s;
@@ -94,6 +99,9 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
   if (indexable && p.g == p.ic && depthwise_supported(g))
     return {Variant::depthwise, "depthwise (groups = input channels, OC/G <= " +
                                     std::to_string(kDepthwiseMaxMultiplier) + ")"};
+  if (device.engine && gemm_1x1_unsupported_reason(p).empty())
+    return {Variant::gemm_1x1,
+            "a 1x1 filter, stride 1, one group: the GEMM engine on the tensors as they lie"};
   if (indexable && tensor_core_wide_1x1(p, g, device)) {
     const std::string why =
         "a wide 1x1 GEMM with few output channels: tensor cores with rows "
@@ -128,9 +136,9 @@ std::vector<Variant> variant_candidates(DataType dt) {
     return {Variant::im2col_gemm,  Variant::implicit_gemm, Variant::implicit_gemm_precomp,
             Variant::small_direct, Variant::depthwise,     Variant::caffe};
   return {
-      Variant::mma_implicit_gemm,  Variant::mma_im2col_gemm, Variant::mma_repacked_implicit_gemm,
-      Variant::small_direct,       Variant::depthwise,       Variant::caffe,
-      Variant::wgmma_implicit_gemm};
+      Variant::mma_implicit_gemm,   Variant::mma_im2col_gemm, Variant::mma_repacked_implicit_gemm,
+      Variant::small_direct,        Variant::depthwise,       Variant::caffe,
+      Variant::wgmma_implicit_gemm, Variant::gemm_1x1};
 }
 
 }  // namespace conv

@@ -24,13 +24,14 @@ enum class Variant {
   depthwise = 8,                   // any dtype: direct depthwise kernel
   caffe = 9,                       // any dtype: our im2col + cuBLASLt GEMM
   wgmma_implicit_gemm = 10,        // tf32/fp16/bf16 on Hopper: wgmma + TMA implicit GEMM
+  gemm_1x1 = 11,                   // fp16/bf16 on Hopper: 1x1 layers on the GEMM engine
 };
 
 // "v10 implicit GEMM" etc.: the first words of the algorithm text.
 const char* variant_name(Variant v);
-bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10
+bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10, 11
 
-// --variant: "" or "auto" (the heuristic), "search", a variant number 1-10, or one of variant 8's
+// --variant: "" or "auto" (the heuristic), "search", a variant number 1-11, or one of variant 8's
 // sub-variants "8.1" (the staged depthwise kernels), "8.2" (the strip kernels), "8.3" (the
 // nhwc strips through shared memory) and "8.4" (nchw whole planes in shared memory), "8.5" (nhwc
 // whole images); plain 8 picks among them. Throws bench::UsageError for anything else.
@@ -44,8 +45,9 @@ VariantSetting parse_variant_setting(const std::string& text);
 
 // What the heuristic needs to know of the device.
 struct VariantDevice {
-  bool mma = false;    // the mma.sync variants (4-6) run here: sm_80 or newer, built for it
-  bool wgmma = false;  // variant 10 runs here: compute capability 9.0 and the sm_90a build
+  bool mma = false;     // the mma.sync variants (4-6) run here: sm_80 or newer, built for it
+  bool wgmma = false;   // variant 10 runs here: compute capability 9.0 and the sm_90a build
+  bool engine = false;  // variant 11 runs here: the GEMM engine's device question (the same)
 };
 
 struct VariantChoice {
@@ -54,8 +56,12 @@ struct VariantChoice {
 };
 
 // The heuristic, in order, each rule from H200 measurements (its outcome over 73 problems:
-// results/h200/20261125_conv_preset_fp32/ and 20261124_conv_preset_gpu_dtypes/):
+// results/h200/20261125_conv_preset_fp32/ and 20261124_conv_preset_gpu_dtypes/) but rule 1b:
 //   1. depthwise (groups = IC, OC/G <= 4): variant 8;
+//   1b. fp16/bf16 where the GEMM engine runs, a 1x1 filter, stride 1, no padding, one group and
+//      the engine's 16-byte rows (gemm_1x1_unsupported_reason: nchw H*W, nhwc OC, and IC multiples
+//      of 8): variant 11, the engine's GEMM on the tensors as they lie. Issue 26's ask; not yet
+//      measured against rules 2-6's variants (the GPU run of the variant beside cuDNN decides);
 //   2. tf32/fp16/bf16 where the mma.sync kernels run, a 1x1 filter, one group, few output
 //      channels (rule 3's range) and N*OH*OW >= 16384: variant 4 in nchw, 6 in nhwc. MobileNet-v2's
 //      five project layers with 16-32 output channels measured, with --variant search (us, real

@@ -30,9 +30,11 @@
 //      rounded (cvt.rna) in place once landed. Where K or N is not a multiple of the 16-byte
 //      vector (8 fp16/bf16 or 4 fp32 values), the same pipeline loads through registers. The
 //      epilogue converts to the dtype, stages the tile in shared memory and writes 16-byte rows.
-//   4  fp16, bf16 on Hopper: the GEMM engine of core/cuda/gemm/ (wgmma fed by TMA, one producer
-//      and two consumer warpgroups, persistent, 128x256 or 128x128 tiles by gemm_plan's rule),
-//      where its tensor copies take the shape (k and n multiples of 8); else variant 3. Split-K
+//   4  fp16, bf16, tf32 on Hopper: the GEMM engine of core/cuda/gemm/ (wgmma fed by TMA, one
+//      producer and two consumer warpgroups, persistent, 128x256 or 128x128 tiles by gemm_plan's
+//      rule; tf32 on B first transposed to K-major and rounded to nearest tf32 in the
+//      workspace, since wgmma reads 32-bit operands K-major only), where its tensor copies take
+//      the shape (k and n multiples of 8); else variant 3. Split-K
 //      where the tiles fill at most half the SMs (gemm_split_rule). How to time it beside
 //      variant 3 and cuBLASLt: the engine's header.
 //   5-8  the engine with one choice of variant 4's rule forced, so that one run times the choices

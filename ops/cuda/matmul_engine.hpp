@@ -1,7 +1,9 @@
 // The op suite's matmul on the Hopper GEMM engine (core/cuda/gemm/): C[b] = A[b] B[b], row-major,
-// fp16 and bf16. Variant 4 is the engine's automatic choice (gemm_auto_plan); 5-9 force one
-// choice each, to time them side by side: 5 split-K, 6 no split-K, 7 the 128x128 tile, 8 the
-// 128x256 tile, 9 the ping-pong schedule. ops/cuda/matmul.cu lists and dispatches them.
+// fp16, bf16 and tf32 (FP32 storage: B is first transposed to [b][n][k] and rounded to nearest
+// tf32 in the workspace, since wgmma reads 32-bit operands K-major only; A is read as stored, its
+// values truncated to tf32 by wgmma). Variant 4 is the engine's automatic choice (gemm_auto_plan);
+// 5-9 force one choice each, to time them side by side: 5 split-K, 6 no split-K, 7 the 128x128
+// tile, 8 the 128x256 tile, 9 the ping-pong schedule. ops/cuda/matmul.cu lists and dispatches them.
 #pragma once
 
 #include <cstddef>
@@ -15,12 +17,12 @@ inline bool engine_variant(int variant) {
   return variant >= 4 && variant <= 9;
 }
 
-// Whether the engine runs p here: fp16 or bf16, rows of whole 16-byte units (k and n multiples of
-// 8), an sm_90a build and an sm_90 device.
+// Whether the engine runs p here: fp16, bf16 or tf32, k and n multiples of 8 (the tensor copies'
+// 16-byte rows), an sm_90a build and an sm_90 device.
 bool engine_runs(const Problem& p);
 
-// The FP32 partials' bytes of the variant's plan (0 without split-K, or where the engine does not
-// run p).
+// The workspace of the variant's plan: tf32's transposed B, then the FP32 partials of split-K (0
+// for fp16/bf16 without split-K, or where the engine does not run p).
 std::size_t engine_workspace_bytes(const Problem& p, int variant);
 
 // Launches the variant's plan on args.stream (check engine_runs first).

@@ -1,8 +1,11 @@
 // The Hopper GEMM engine the suites share (core/cuda/gemm/gemm_sm90.cu): C[b][m][n] =
-// epilogue(sum_k A[b][m][k] B[b][k][n]) on wgmma fed by TMA, fp16 or bf16 in and out, FP32
-// accumulation; A row-major [b][m][k], B row-major [b][k][n], C row-major [b][m][n], all
-// contiguous. Its plan (tile, stages, grid, what it takes) is core/cuda/gemm/gemm_config.hpp.
-// The launcher only enqueues on `stream` and checks the launch (CUDA graphs can capture it).
+// epilogue(sum_k A[b][m][k] B[b][k][n]) on wgmma fed by TMA, fp16 or bf16 in and out, or tf32
+// (FP32 in and out, B K-major, the identity epilogue; wgmma reads the top 19 bits of each FP32
+// operand, so a caller that wants round-to-nearest rounds first), FP32 accumulation; A row-major
+// [b][m][k] (or one [m][k] for every batch: GemmShape::a_shared), B row-major [b][k][n] (or K-major
+// [b][n][k]: GemmShape::b_k_major), C row-major [b][m][n], all contiguous. Its plan (tile, stages,
+// grid, what it takes) is core/cuda/gemm/gemm_config.hpp. The launcher only enqueues on `stream`
+// and checks the launch (CUDA graphs can capture it).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -34,19 +37,21 @@ struct Epilogue {
 // holds its sm_90a code), else why not. Never throws; asks the device once per process.
 std::string gemm_sm90_unusable_reason();
 
-// Enqueues the GEMM of shape s (gemm_unsupported_reason(s, 2) empty) in type (fp16 or bf16) with
-// the plan gemm_plan(s, SMs[, bn[, splits]]) on stream. a, b, c and the epilogue's tensors must be
-// 16-byte aligned (the tensor copies' rule); a plan with split-K (plan.splits > 1) needs
+// Enqueues the GEMM of shape s (gemm_unsupported_reason(s, mma_dtype_bytes(type)) empty) in type
+// with the plan gemm_plan(s, SMs[, bn[, splits]]) on stream. a, b, c and the epilogue's tensors
+// must be 16-byte aligned (the tensor copies' rule); a plan with split-K (plan.splits > 1) needs
 // `workspace`, gemm_workspace_bytes(s, plan) bytes, 16-byte aligned, that nothing else uses until
 // the stream has run the GEMM (two kernels: the splits, then their sum in split order); otherwise
-// workspace may be null. Throws std::invalid_argument where a buffer is missing or misaligned or s
-// is not supported, std::logic_error for tf32 or a plan that is not gemm_plan's for s.
+// workspace may be null. A K-major B (s.b_k_major) and tf32 take the identity epilogue only.
+// Throws std::invalid_argument where a buffer is missing or misaligned, s is not supported or the
+// epilogue is not one s takes, std::logic_error for a plan that is not gemm_plan's for s.
 void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
                const void* b, void* c, const Epilogue& epilogue, void* workspace,
                cudaStream_t stream);
 
 // Registers, spills and shared memory of the kernel the plan selects for the identity
-// epilogue, e.g. "168 registers, 0 B local, 197888 B dynamic shared".
-std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan);
+// epilogue (with B K-major where b_k_major), e.g. "168 registers, 0 B local, 197888 B dynamic
+// shared".
+std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan, bool b_k_major = false);
 
 }  // namespace bench::gemm

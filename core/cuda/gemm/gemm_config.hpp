@@ -4,10 +4,15 @@
 // with no CUDA dependency, so that tests/test_gemm_config.cpp checks it on the CPU.
 //
 // The GEMM: C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]), A and B row-major and contiguous
-// (A K-major, B MN-major), fp16 or bf16, FP32 accumulation. A tile is kBm x BN of C (BN 128 or
-// 256), k in blocks of kBk = 64 values (128 bytes: one swizzle row). A stage holds A's block (kBm
-// rows of 128 bytes, one tensor copy) and B's (BN / 64 boxes of 64 k rows x 64 n, each one tensor
-// copy of kBk * 128 bytes), all 128-byte swizzled (core/cuda/wgmma_desc.hpp).
+// (A K-major, B MN-major), fp16 or bf16, FP32 accumulation; or B stored [b][n][k] (K-major, the
+// natural wgmma "TN" layout: a 1x1 convolution's weights in nhwc), and A one matrix that every
+// batch reads (a 1x1 convolution's weights in nchw). A tile is kBm x BN of C (BN 128 or 256), k
+// in blocks of kBk = 64 values (128 bytes: one swizzle row). A stage holds A's block (kBm rows of
+// 128 bytes, one tensor copy) and B's (BN / 64 boxes, each one tensor copy of kBk * 128 bytes: 64
+// k rows x 64 n, or with K-major B 64 n rows x 64 k), all 128-byte swizzled
+// (core/cuda/wgmma_desc.hpp). tf32 (FP32 storage, B K-major only: wgmma reads 32-bit operands
+// K-major) keeps every byte offset: a block is 32 k values of 4 bytes, a k step 8 values (32
+// bytes, as 16 values of 2), with the same tiles and schedules.
 #pragma once
 
 #include <cstddef>
@@ -19,11 +24,12 @@
 
 namespace bench::gemm {
 
-inline constexpr int kBm = 128;       // tile rows: two consumer warpgroups of 64
-inline constexpr int kBk = 64;        // k values per stage: one 128-byte row of 16-bit values
-inline constexpr int kBoxN = 64;      // n values per box of B: one 128-byte row
-inline constexpr int kStepK = 16;     // k of one wgmma (16-bit types)
-inline constexpr int kThreads = 384;  // a producer warpgroup and two consumer warpgroups
+inline constexpr int kBm = 128;          // tile rows: two consumer warpgroups of 64
+inline constexpr int kBk = 64;           // k values per stage: one 128-byte row of 16-bit values
+inline constexpr int kBlockBytes = 128;  // bytes of k per stage and row, any type
+inline constexpr int kBoxN = 64;         // n values per box of B: one 128-byte row
+inline constexpr int kStepK = 16;        // k of one wgmma (16-bit types)
+inline constexpr int kThreads = 384;     // a producer warpgroup and two consumer warpgroups
 inline constexpr int kElementBytes = 2;
 inline constexpr int kMaxStages = 6;
 inline constexpr int kGroupRows = 8;  // tile order: groups of 8 tile rows (see gemm_tile)
@@ -66,6 +72,12 @@ BENCH_HD constexpr int a_operand_offset(int half, int step) {
 BENCH_HD constexpr int b_operand_offset(int step) {
   return b_box_offset(0) + step * kStepK * int(sm90::kSw128RowBytes);
 }
+// B K-major: the boxes are 64 n rows of 128 bytes each, so B's BN rows follow each other, 8-row
+// groups 1024 bytes apart (the descriptor's SBO) across the boxes as inside one; k step `step`
+// starts 32 bytes further along the rows, as A's does.
+BENCH_HD constexpr int b_k_major_operand_offset(int step) {
+  return b_box_offset(0) + step * kStepK * kElementBytes;
+}
 
 // The epilogue's transpose inside a quad of lanes (q = lane % 4), in 4 rounds r: lane q holds
 // pair q of column blocks 0..3 and ends with pairs 0..3 of block q. In round r lane q reads lane
@@ -81,22 +93,34 @@ BENCH_HD constexpr int quad_send_block(int q, int r) {
 // The problem in the engine's terms.
 struct GemmShape {
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool a_shared = false;   // A is one [m][k] matrix that every batch reads (batch stride 0)
+  bool b_k_major = false;  // B stored [batch][n][k] (K-major) instead of [batch][k][n]
+  int element_bytes = 2;   // 2: fp16, bf16; 4: tf32 (FP32 storage; B K-major)
 };
 
+// k values per block (a stage's 128-byte rows): 64 of 16-bit types, 32 of tf32.
+BENCH_HD constexpr int block_k(int element_bytes) {
+  return kBlockBytes / element_bytes;
+}
+
 // Empty when the engine runs s (16-bit values of element_bytes bytes), else why not. The
-// tensor copies need every global stride a multiple of 16 bytes (rows of A: k values; of B and C:
-// n values) and below 2^40 bytes; coordinates are int.
+// tensor copies need every global stride a multiple of 16 bytes (rows of A: k values; of B: n
+// values, or k where B is K-major; of C: n values) and below 2^40 bytes; coordinates are int.
 inline std::string gemm_unsupported_reason(const GemmShape& s, int element_bytes) {
-  if (element_bytes != kElementBytes) return "fp16 or bf16 only";
+  if (element_bytes != 2 && element_bytes != 4) return "fp16, bf16 or tf32 only";
+  if (element_bytes != s.element_bytes) return "the shape's element size is not the type's";
+  if (element_bytes == 4 && !s.b_k_major)
+    return "tf32 reads B K-major ([n][k] storage) only: wgmma transposes 16-bit operands only";
   if (s.batch < 1 || s.m < 1 || s.n < 1 || s.k < 1) return "empty problem";
   if (s.k % 8 != 0)
     return "k must be a multiple of 8 (rows of A in whole 16-byte units for the tensor copy)";
-  if (s.n % 8 != 0) return "n must be a multiple of 8 (rows of B and C in whole 16-byte units)";
+  if (s.n % 8 != 0) return "n must be a multiple of 8 (rows of C in whole 16-byte units)";
   constexpr std::int64_t kMaxInt = 2147483647 - 1024;
   if (s.m > kMaxInt || s.n > kMaxInt || s.k > kMaxInt || s.batch > kMaxInt)
     return "a dimension beyond the int coordinates of the tensor copies";
   constexpr double kMaxStride = 1099511627776.0;  // 2^40 bytes
-  if (double(s.m) * double(s.k) * 2 >= kMaxStride || double(s.k) * double(s.n) * 2 >= kMaxStride)
+  if (double(s.m) * double(s.k) * element_bytes >= kMaxStride ||
+      double(s.k) * double(s.n) * element_bytes >= kMaxStride)
     return "a matrix of 2^40 bytes or more (the tensor copy's stride limit)";
   return "";
 }
@@ -111,8 +135,9 @@ enum class GemmSchedule { cooperative, pingpong };
 struct GemmPlan {
   GemmSchedule schedule = GemmSchedule::cooperative;
   int bn = 0;        // tile columns: 128 or 256
+  int bk = kBk;      // k values per block: block_k(element bytes), 64 or 32 (tf32)
   int stages = 0;    // shared-memory stages of the copy pipeline
-  int k_blocks = 0;  // k blocks of kBk values, the last one zero-filled past k
+  int k_blocks = 0;  // k blocks of bk values, the last one zero-filled past k
   int tiles_m = 0, tiles_n = 0;
   std::int64_t tiles = 0;  // over the whole batch
   // Split-K: each tile's k blocks in `splits` runs of split_k_blocks (the last run shorter, none
@@ -167,7 +192,8 @@ inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int spli
                                             : 128;
   p.stages = gemm_stages(p.bn);
   p.smem_bytes = gemm_smem_bytes(p.bn);
-  p.k_blocks = int((s.k + kBk - 1) / kBk);
+  p.bk = block_k(s.element_bytes);
+  p.k_blocks = int((s.k + p.bk - 1) / p.bk);
   p.tiles_m = int((s.m + kBm - 1) / kBm);
   p.tiles_n = int((s.n + p.bn - 1) / p.bn);
   p.tiles = tiles_of(p.bn);
@@ -220,7 +246,7 @@ BENCH_HD KRange gemm_split_range(int split, int split_k_blocks, int k_blocks) {
 
 // "128x256x64 tile, 4 stages, 132 persistent blocks over 512 tiles[ x 4 k splits]".
 inline std::string gemm_plan_name(const GemmPlan& p) {
-  return std::to_string(kBm) + "x" + std::to_string(p.bn) + "x" + std::to_string(kBk) + " tile, " +
+  return std::to_string(kBm) + "x" + std::to_string(p.bn) + "x" + std::to_string(p.bk) + " tile, " +
          std::to_string(p.stages) + " stages, " +
          (p.schedule == GemmSchedule::pingpong ? "ping-pong warpgroups, " : "") +
          std::to_string(p.grid) + " persistent blocks over " + std::to_string(p.tiles) + " tiles" +

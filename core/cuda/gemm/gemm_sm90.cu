@@ -1,7 +1,9 @@
 // The Hopper GEMM engine: C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]) on warpgroup tensor
-// cores (wgmma, sm_90a) fed by the copy engine (TMA), fp16 and bf16 with FP32 accumulation. Its
-// plan (tile, stages, order, what it takes) is gemm_config.hpp; its interface gemm.hpp. Users:
-// the op suite's matmul, variant 4 (ops/cuda/matmul.cu).
+// cores (wgmma, sm_90a) fed by the copy engine (TMA), fp16, bf16 and tf32 (B K-major; a block
+// of 32 k values, the same bytes) with FP32 accumulation. Its plan (tile, stages, order, what it
+// takes) is gemm_config.hpp; its interface gemm.hpp. Users:
+// the op suite's matmul, variants 4-9 (ops/cuda/matmul_engine.cu), and conv's 1x1 layers,
+// variant 11 (conv/cuda/gemm_1x1.cpp: nchw with A shared by the batch, nhwc with B K-major).
 //
 // Build: compiled for sm_90a only (core/cuda/CMakeLists.txt, myconv_sm90a_target: the target's
 // CUDA_ARCHITECTURES is 90a where the build includes 90, i.e. -gencode=arch=compute_90a,
@@ -25,21 +27,24 @@
 // walking output tiles t = blockIdx.x, + gridDim.x, ... in gemm_tile's grouped order):
 //   - warpgroup 0, the producer (registers cut to 40 by setmaxnreg): one thread issues, per k
 //     block of 64, the tensor copies of A's 128 x 64 block (one box) and B's 64 x BN block (BN / 64
-//     boxes of 64 k rows x 64 n; none that starts past n) into a stage of a ring of `stages`
+//     boxes of 64 k rows x 64 n, or 64 n rows x 64 k where B is K-major; none that starts past
+//     n; A's batch coordinate 0 where every batch shares A) into a stage of a ring of `stages`
 //     stages, each 128-byte swizzled; the copy engine zero-fills past m, n and k. A stage's full
 //     barrier completes when its bytes have landed; the producer waits on its empty barrier before
 //     filling it again, and runs on into the block's next tile while the consumers store the
 //     last one.
-//   - warpgroups 1 and 2, the consumers (registers raised to 232): each multiplies its 64 rows of
-//     A by B's BN columns, 4 wgmma m64nBNk16 per stage (A K-major, B MN-major through the
-//     transpose bit), FP32 accumulators in registers (BN / 2 a thread). One stage's MMAs stay in
+//   - warpgroups 1 and 2, the consumers (registers raised to 232; one whose 64 rows lie past m
+//     only releases the stages): each multiplies its 64 rows of A by B's BN columns, 4 wgmma
+//     m64nBNk16 (tf32: k8) per stage (A K-major; B MN-major through the transpose bit, or
+//     K-major without it: a template parameter, instantiated for the identity epilogue only),
+//     FP32 accumulators in registers (BN / 2 a thread). One stage's MMAs stay in
 //     flight while the next stage's are issued (wait_group 1): the stage before is released
 //     then.
 //   - epilogue: straight from the accumulators, each thread's pairs of neighbouring columns,
-//     through the epilogue functor (bias, GELU, residual: below), converted to the output type,
-//     gathered by shuffles inside each quad of lanes into 8 neighbouring columns and stored as
-//     one 16-byte vector (a warp's store: 8 rows of 64 contiguous bytes, whole 32-byte sectors),
-//     inside m and n only.
+//     through the epilogue functor (bias, GELU, residual: gemm_epilogue.cuh), converted to the
+//     output type, gathered by shuffles inside each quad of lanes into 8 neighbouring columns and
+//     stored as one 16-byte vector (a warp's store: 8 rows of 64 contiguous bytes, whole 32-byte
+//     sectors), inside m and n only.
 //   - ping-pong (plan.schedule, 128x128 tiles): the two consumer warpgroups take the block's
 //     units in turn, each a whole tile (two m64n128 MMAs per k step, accumulators 128 a thread),
 //     their mainloops ordered by named barriers 2 and 3 (the next may start once the one before
@@ -63,6 +68,7 @@
 #include <type_traits>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/gemm/gemm_epilogue.cuh"
 #include "core/cuda/tensor_map.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -79,101 +85,13 @@
 namespace bench::gemm {
 namespace {
 
-// ---- Epilogues: what each FP32 result pair (columns j, j + 1 of element index `at`) becomes ----
-
-template <class T>
-__device__ __forceinline__ float2 load_pair(const T* p) {  // p: 4-byte aligned
-  if constexpr (std::is_same_v<T, __half>)
-    return __half22float2(*reinterpret_cast<const __half2*>(p));
-  else
-    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
-}
-__device__ __forceinline__ float gelu_erf(float x) {
-  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-}
-__device__ __forceinline__ float gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-}
-
-struct EpilogueIdentity {
-  __device__ __forceinline__ float2 operator()(std::int64_t, int, float2 v) const { return v; }
-};
-template <class T>
-struct EpilogueBias {
-  const T* bias;
-  __device__ __forceinline__ float2 operator()(std::int64_t, int j, float2 v) const {
-    const float2 b = load_pair(bias + j);
-    return make_float2(v.x + b.x, v.y + b.y);
-  }
-};
-template <class T, bool kTanh>
-struct EpilogueBiasGelu {
-  const T* bias;
-  __device__ __forceinline__ float2 operator()(std::int64_t, int j, float2 v) const {
-    const float2 b = load_pair(bias + j);
-    if constexpr (kTanh)
-      return make_float2(gelu_tanh(v.x + b.x), gelu_tanh(v.y + b.y));
-    else
-      return make_float2(gelu_erf(v.x + b.x), gelu_erf(v.y + b.y));
-  }
-};
-template <class T>
-struct EpilogueResidual {
-  const T* residual;
-  __device__ __forceinline__ float2 operator()(std::int64_t at, int, float2 v) const {
-    const float2 r = load_pair(residual + at);
-    return make_float2(v.x + r.x, v.y + r.y);
-  }
-};
-
-template <class T>
-__device__ __forceinline__ void store_pair(T* p, float2 v) {  // p: 4-byte aligned
-  if constexpr (std::is_same_v<T, __half>)
-    *reinterpret_cast<__half2*>(p) = __floats2half2_rn(v.x, v.y);
-  else
-    *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(v.x, v.y);
-}
-
-// The pair as stored: two values of T in one 32-bit word, the first in the low half.
-template <class T>
-__device__ __forceinline__ std::uint32_t pack_pair(float2 v) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 h = __floats2half2_rn(v.x, v.y);
-    std::uint32_t u;
-    memcpy(&u, &h, sizeof u);
-    return u;
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(v.x, v.y);
-    std::uint32_t u;
-    memcpy(&u, &h, sizeof u);
-    return u;
-  }
-}
-// Inside each quad of lanes (lane % 4 = q): lane q's v[i] is pair q of column block i; returns
-// the four pairs of column block q (pair 0 first). Round r: lane q takes from lane (q + r) % 4 the
-// value that lane holds for block q; each lane picks what it sends and where what it gets goes
-// by selects, so that v and the result stay in registers.
-__device__ __forceinline__ uint4 quad_transpose(const std::uint32_t (&v)[4], int q) {
-  std::uint32_t out[4] = {0, 0, 0, 0};
-#pragma unroll
-  for (int r = 0; r < 4; ++r) {
-    const int send_i = quad_send_block(q, r);  // gemm_config.hpp
-    std::uint32_t send = v[0];
-    send = send_i == 1 ? v[1] : send;
-    send = send_i == 2 ? v[2] : send;
-    send = send_i == 3 ? v[3] : send;
-    const int from = quad_source_lane(q, r);
-    const std::uint32_t got = r == 0 ? send : __shfl_sync(0xFFFFFFFFu, send, from, 4);
-#pragma unroll
-    for (int p = 0; p < 4; ++p) out[p] = p == from ? got : out[p];
-  }
-  return make_uint4(out[0], out[1], out[2], out[3]);
-}
+using namespace epilogue;  // core/cuda/gemm/gemm_epilogue.cuh
 
 // ---- The kernel -------------------------------------------------------------------------------
 
 struct KernelArgs {
   int m = 0, n = 0, k_blocks = 0, tiles_m = 0, tiles_n = 0;
+  bool a_shared = false;  // A's tensor map holds one matrix: its batch coordinate is 0
   int splits = 1, split_k_blocks = 0;
   std::int64_t units = 0;     // tiles x splits: unit u is split u % splits of tile u / splits
   float* partial = nullptr;   // splits > 1: [splits][batch][m][n] FP32
@@ -183,21 +101,28 @@ struct KernelArgs {
 #if BENCH_GEMM_DEVICE
 using namespace bench::sm90;  // core/cuda/hopper_ptx.cuh
 
-// One k16 step of the warpgroup's 64 x BN tile.
-template <int BN, class T>
+// One k step (k16; tf32 k8) of the warpgroup's 64 x BN tile; kTransB 1 for an MN-major B, 0
+// for K-major (tf32: K-major only).
+template <int BN, class T, int kTransB>
 __device__ __forceinline__ void mma_step(float* d, std::uint64_t da, std::uint64_t db) {
   constexpr bool kHalf = std::is_same_v<T, __half>;
-  if constexpr (BN == 256) {
-    if constexpr (kHalf)
-      wgmma_m64n256k16_f16<1>(d, da, db, 1);
+  if constexpr (std::is_same_v<T, float>) {
+    static_assert(kTransB == 0, "tf32: B K-major");
+    if constexpr (BN == 256)
+      wgmma_m64n256k8_tf32(d, da, db, 1);
     else
-      wgmma_m64n256k16_bf16<1>(d, da, db, 1);
+      wgmma_m64n128k8_tf32(d, da, db, 1);
+  } else if constexpr (BN == 256) {
+    if constexpr (kHalf)
+      wgmma_m64n256k16_f16<kTransB>(d, da, db, 1);
+    else
+      wgmma_m64n256k16_bf16<kTransB>(d, da, db, 1);
   } else {
     static_assert(BN == 128, "tiles of 128 or 256 columns");
     if constexpr (kHalf)
-      wgmma_m64n128k16_f16<1>(d, da, db, 1);
+      wgmma_m64n128k16_f16<kTransB>(d, da, db, 1);
     else
-      wgmma_m64n128k16_bf16<1>(d, da, db, 1);
+      wgmma_m64n128k16_bf16<kTransB>(d, da, db, 1);
   }
 }
 
@@ -208,7 +133,8 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kN]) {
 }
 #endif  // BENCH_GEMM_DEVICE
 
-template <int BN, bool kPingPong, class T, class Epi>
+// kBKMajor: B stored [batch][n][k] (GemmShape::b_k_major), its boxes 64 n rows x 64 k.
+template <int BN, bool kPingPong, bool kBKMajor, class T, class Epi>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a,
                      const __grid_constant__ CUtensorMap map_b, const KernelArgs args,
@@ -218,6 +144,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStage = stage_bytes(BN);
   static_assert(2 * kStages * 8 <= int(kBarrierBytes), "the barriers fit their space");
   static_assert(!kPingPong || BN == 128, "ping-pong: 128x128 tiles (128 accumulators a thread)");
+  constexpr int kBkT = kBlockBytes / int(sizeof(T));  // k values per block: 64, or 32 (tf32)
   extern __shared__ unsigned char smem_raw[];
   // The swizzled tiles need 1024-byte alignment of their shared-memory address.
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
@@ -252,12 +179,17 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (refill) mbar_wait(&empty[stage], phase ^ 1);
           unsigned char* st = smem + stage * kStage;
           mbar_expect_tx(&full[stage], a_block_bytes() + boxes * b_box_bytes());
-          tma_load_tile_3d(st, &map_a, &full[stage], kb * kBk, m0, tc.batch);
+          tma_load_tile_3d(st, &map_a, &full[stage], kb * kBkT, m0, args.a_shared ? 0 : tc.batch);
 #pragma unroll
           for (int j = 0; j < BN / kBoxN; ++j)
-            if (j < boxes)
-              tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN, kb * kBk,
-                               tc.batch);
+            if (j < boxes) {
+              if constexpr (kBKMajor)
+                tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], kb * kBkT,
+                                 n0 + j * kBoxN, tc.batch);
+              else
+                tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN,
+                                 kb * kBkT, tc.batch);
+            }
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
@@ -292,6 +224,23 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Its full-barrier waits are then all done, so each stage's parity below is unambiguous.
       if (j_unit > 0) named_bar_sync(2 + j_unit % 2, 256);
     }
+    // Cooperative: a warpgroup whose 64 rows all lie past m (m8 n4096 k4096; a 1x1 layer in nchw
+    // with 16 output channels) only passes the stages on, with no MMAs and nothing to store. It
+    // still waits for each stage to land before its release, so that its arrivals keep to the
+    // ring's passes.
+    if constexpr (!kPingPong) {
+      if (tc.tm * kBm + wg * 64 >= args.m) {
+        for (int kb = kr.begin; kb < kr.end; ++kb) {
+          mbar_wait(&full[stage], phase);
+          if (t128 == 0) mbar_arrive(&empty[stage]);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+        continue;
+      }
+    }
     float d[kRowBlocks][BN / 2];
 #pragma unroll
     for (int r = 0; r < kRowBlocks; ++r)
@@ -305,11 +254,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
       wgmma_fence();
 #pragma unroll
-      for (int step = 0; step < kBk / kStepK; ++step)
+      for (int step = 0; step < kBk / kStepK; ++step)  // 4 steps of 32 bytes (16-bit k16, tf32 k8)
 #pragma unroll
         for (int r = 0; r < kRowBlocks; ++r)
-          mma_step<BN, T>(d[r], sw128_desc(base + a_operand_offset(kPingPong ? r : wg, step)),
-                          sw128_mn_desc(base + b_operand_offset(step), b_box_bytes()));
+          mma_step<BN, T, kBKMajor ? 0 : 1>(
+              d[r], sw128_desc(base + a_operand_offset(kPingPong ? r : wg, step)),
+              kBKMajor ? sw128_desc(base + b_k_major_operand_offset(step))
+                       : sw128_mn_desc(base + b_operand_offset(step), b_box_bytes()));
       wgmma_commit();
 #pragma unroll
       for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
@@ -352,6 +303,22 @@ __global__ void __launch_bounds__(kThreads, 1)
             const std::int64_t at = (batch_rows + row) * args.n + col;
             *reinterpret_cast<float2*>(partial + at) =  // at is even: 8-byte aligned
                 make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
+          }
+        }
+        continue;
+      }
+      if constexpr (std::is_same_v<T, float>) {  // tf32: FP32 pairs, a quad's 32 bytes in a row
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col0 + j * 8;
+          if (col >= args.n) continue;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = row0 + h * 8;
+            if (row >= args.m) continue;
+            const std::int64_t at = (batch_rows + row) * args.n + col;
+            store_pair(c + at,
+                       epi(at, col, make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1])));
           }
         }
         continue;
@@ -410,16 +377,18 @@ __global__ void __launch_bounds__(256)
 
 // ---- Host side --------------------------------------------------------------------------------
 
-// A's map: [batch][m][k], boxes of 64 k x 128 rows; B's: [batch][k][n], boxes of 64 n x 64 k
-// rows. Both 128-byte swizzled, zero-filled past the edges.
-CUtensorMap make_map(CUtensorMapDataType type, const void* base, std::int64_t inner,
-                     std::int64_t outer, std::int64_t batch, int box_inner, int box_outer) {
+// A's map: [batch][m][k] (one batch where A is shared), boxes of 64 k x 128 rows; B's:
+// [batch][k][n], boxes of 64 n x 64 k rows, or K-major [batch][n][k], boxes of 64 k x 64 n rows.
+// All 128-byte swizzled, zero-filled past the edges.
+CUtensorMap make_map(CUtensorMapDataType type, int element_bytes, const void* base,
+                     std::int64_t inner, std::int64_t outer, std::int64_t batch, int box_inner,
+                     int box_outer) {
   static const auto encode =
       bench::driver_entry<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
   CUtensorMap map{};
   const cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch)};
-  const cuuint64_t strides[2] = {cuuint64_t(inner) * kElementBytes,
-                                 cuuint64_t(inner) * cuuint64_t(outer) * kElementBytes};
+  const cuuint64_t strides[2] = {cuuint64_t(inner) * cuuint64_t(element_bytes),
+                                 cuuint64_t(inner) * cuuint64_t(outer) * cuuint64_t(element_bytes)};
   const cuuint32_t box[3] = {cuuint32_t(box_inner), cuuint32_t(box_outer), 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   bench::check_encode(
@@ -430,20 +399,24 @@ CUtensorMap make_map(CUtensorMapDataType type, const void* base, std::int64_t in
   return map;
 }
 
-template <int BN, bool kPingPong, class T, class Epi>
+template <int BN, bool kPingPong, bool kBKMajor, class T, class Epi>
 void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
                    const Epi& epi, void* workspace, cudaStream_t stream) {
-  const auto kernel = gemm_sm90_kernel<BN, kPingPong, T, Epi>;
+  const auto kernel = gemm_sm90_kernel<BN, kPingPong, kBKMajor, T, Epi>;
   static std::once_flag raised;
   std::call_once(raised, [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(gemm_smem_bytes(BN))));
   });
-  const CUtensorMapDataType type = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  const CUtensorMap map_a = make_map(type, a, s.k, s.m, s.batch, kBk, kBm);
-  const CUtensorMap map_b = make_map(type, b, s.n, s.k, s.batch, kBoxN, kBk);
+  const CUtensorMapDataType type = std::is_same_v<T, float>    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                               : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  constexpr int eb = int(sizeof(T)), bk = kBlockBytes / eb;
+  const CUtensorMap map_a = make_map(type, eb, a, s.k, s.m, s.a_shared ? 1 : s.batch, bk, kBm);
+  const CUtensorMap map_b = kBKMajor ? make_map(type, eb, b, s.k, s.n, s.batch, bk, kBoxN)
+                                     : make_map(type, eb, b, s.n, s.k, s.batch, kBoxN, bk);
   KernelArgs args;
+  args.a_shared = s.a_shared;
   args.m = int(s.m);
   args.n = int(s.n);
   args.k_blocks = plan.k_blocks;
@@ -465,25 +438,30 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   CUDA_CHECK_LAST_LAUNCH();
 }
 
+// K-major B (1x1 convolutions in nhwc) takes the identity epilogue only (gemm_sm90 checks): the
+// instantiations are what the build pays for.
 template <int BN, bool kPingPong, class T>
 void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b,
                      void* c, const Epilogue& e, void* w, cudaStream_t stream) {
-  const T* bias = static_cast<const T*>(e.bias);
-  switch (e.kind) {
-    case EpilogueKind::identity:
-      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
-    case EpilogueKind::bias:
-      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBias<T>{bias}, w, stream);
-    case EpilogueKind::bias_gelu_erf:
-      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBiasGelu<T, false>{bias}, w,
-                                             stream);
-    case EpilogueKind::bias_gelu_tanh:
-      return launch_kernel<BN, kPingPong, T>(s, plan, a, b, c, EpilogueBiasGelu<T, true>{bias}, w,
-                                             stream);
-    case EpilogueKind::residual:
-      return launch_kernel<BN, kPingPong, T>(
-          s, plan, a, b, c, EpilogueResidual<T>{static_cast<const T*>(e.residual)}, w, stream);
-  }
+  if (s.b_k_major)
+    return launch_kernel<BN, kPingPong, true, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+  if (e.kind == EpilogueKind::identity)
+    return launch_kernel<BN, kPingPong, false, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+  launch_kernel<BN, kPingPong, false, T>(
+      s, plan, a, b, c,
+      EpilogueFused<T>{e.kind, static_cast<const T*>(e.bias), static_cast<const T*>(e.residual)}, w,
+      stream);
+}
+
+// tf32: B K-major, the identity epilogue (gemm_sm90 checks).
+void launch_tf32(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
+                 void* w, cudaStream_t stream) {
+  if (plan.schedule == GemmSchedule::pingpong)
+    launch_kernel<128, true, true, float>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+  else if (plan.bn == 256)
+    launch_kernel<256, false, true, float>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
+  else
+    launch_kernel<128, false, true, float>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
 }
 
 template <class T>
@@ -525,8 +503,7 @@ std::string gemm_sm90_unusable_reason() {
 void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
                const void* b, void* c, const Epilogue& epilogue, void* workspace,
                cudaStream_t stream) {
-  if (type == MmaDtype::tf32) throw std::logic_error("gemm_sm90: fp16 or bf16 only");
-  if (const std::string why = gemm_unsupported_reason(s, kElementBytes); !why.empty())
+  if (const std::string why = gemm_unsupported_reason(s, mma_dtype_bytes(type)); !why.empty())
     throw std::invalid_argument("gemm_sm90: " + why);
   const bool needs_bias = epilogue.kind == EpilogueKind::bias ||
                           epilogue.kind == EpilogueKind::bias_gelu_erf ||
@@ -536,37 +513,54 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
       (epilogue.kind == EpilogueKind::residual &&
        (epilogue.residual == nullptr || !aligned16(epilogue.residual))))
     throw std::invalid_argument("gemm_sm90: tensors must be present and 16-byte aligned");
+  if ((s.b_k_major || type == MmaDtype::tf32) && epilogue.kind != EpilogueKind::identity)
+    throw std::invalid_argument("gemm_sm90: a K-major B and tf32 take the identity epilogue only");
   // The SM count sets only the grid (and the rule's splits, given here as forced).
   const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits, plan.schedule);
-  if ((plan.bn != 128 && plan.bn != 256) || plan.stages != expected.stages ||
-      plan.k_blocks != expected.k_blocks || plan.tiles != expected.tiles ||
-      plan.splits != expected.splits || plan.split_k_blocks != expected.split_k_blocks ||
-      plan.units != expected.units || plan.bn != expected.bn || plan.grid < 1 ||
-      plan.grid > plan.units)
+  if ((plan.bn != 128 && plan.bn != 256) || plan.bk != expected.bk ||
+      plan.stages != expected.stages || plan.k_blocks != expected.k_blocks ||
+      plan.tiles != expected.tiles || plan.splits != expected.splits ||
+      plan.split_k_blocks != expected.split_k_blocks || plan.units != expected.units ||
+      plan.bn != expected.bn || plan.grid < 1 || plan.grid > plan.units)
     throw std::logic_error("gemm_sm90: the plan is not gemm_plan's for this shape");
   if (plan.splits > 1 && (workspace == nullptr || !aligned16(workspace)))
     throw std::invalid_argument(
         "gemm_sm90: split-K needs a 16-byte aligned workspace of gemm_workspace_bytes");
-  if (type == MmaDtype::fp16)
+  if (type == MmaDtype::tf32)
+    launch_tf32(s, plan, a, b, c, workspace, stream);
+  else if (type == MmaDtype::fp16)
     launch_bn<__half>(s, plan, a, b, c, epilogue, workspace, stream);
   else
     launch_bn<__nv_bfloat16>(s, plan, a, b, c, epilogue, workspace, stream);
 }
 
 namespace {
-template <class T>
+template <bool kBKMajor, class T>
 const void* identity_kernel(const GemmPlan& plan) {
   if (plan.schedule == GemmSchedule::pingpong)
-    return reinterpret_cast<const void*>(gemm_sm90_kernel<128, true, T, EpilogueIdentity>);
+    return reinterpret_cast<const void*>(
+        gemm_sm90_kernel<128, true, kBKMajor, T, EpilogueIdentity>);
   if (plan.bn == 256)
-    return reinterpret_cast<const void*>(gemm_sm90_kernel<256, false, T, EpilogueIdentity>);
-  return reinterpret_cast<const void*>(gemm_sm90_kernel<128, false, T, EpilogueIdentity>);
+    return reinterpret_cast<const void*>(
+        gemm_sm90_kernel<256, false, kBKMajor, T, EpilogueIdentity>);
+  return reinterpret_cast<const void*>(gemm_sm90_kernel<128, false, kBKMajor, T, EpilogueIdentity>);
 }
 }  // namespace
 
-std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan) {
+std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan, bool b_k_major) {
   const void* k =
-      type == MmaDtype::fp16 ? identity_kernel<__half>(plan) : identity_kernel<__nv_bfloat16>(plan);
+      type == MmaDtype::tf32
+          ? (plan.schedule == GemmSchedule::pingpong
+                 ? reinterpret_cast<const void*>(
+                       gemm_sm90_kernel<128, true, true, float, EpilogueIdentity>)
+             : plan.bn == 256 ? reinterpret_cast<const void*>(
+                                    gemm_sm90_kernel<256, false, true, float, EpilogueIdentity>)
+                              : reinterpret_cast<const void*>(
+                                    gemm_sm90_kernel<128, false, true, float, EpilogueIdentity>))
+      : type == MmaDtype::fp16
+          ? (b_k_major ? identity_kernel<true, __half>(plan) : identity_kernel<false, __half>(plan))
+          : (b_k_major ? identity_kernel<true, __nv_bfloat16>(plan)
+                       : identity_kernel<false, __nv_bfloat16>(plan));
   cudaFuncAttributes attr{};
   CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
   return std::to_string(attr.numRegs) + " registers, " + std::to_string(attr.localSizeBytes) +
