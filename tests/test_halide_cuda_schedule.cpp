@@ -7,6 +7,7 @@
 // same schedules against the reference.
 #include <cstddef>
 #include <limits>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -111,8 +112,14 @@ TEST(HalideCudaSchedule, ManualSchedulesCompileForEveryProblemAndDtype) {
 // on a few, and every tile preset on the problems the tiled schedule takes.
 TEST(HalideCudaSchedule, ManualTilingMatchesTheReferenceOnTheHost) {
   const std::vector<Problem> ps = testing::halide_cuda_fixed_problems();
-  const auto check = [](const Problem& p, const BackendOptions& o) {
-    const HostData data = make_host_data(p, 9);
+  // The inputs and float64 reference of each (problem, dtype, layout), made once: the schedules
+  // and tile presets of one problem share them (the largest problems' references are most of
+  // this test's time otherwise).
+  std::map<std::string, HostData> made;
+  const auto check = [&made](const Problem& p, const BackendOptions& o) {
+    auto it = made.find(p.str());
+    if (it == made.end()) it = made.emplace(p.str(), make_host_data(p, 9)).first;
+    const HostData& data = it->second;
     std::vector<float> out(static_cast<std::size_t>(p.dst_elements()),
                            std::numeric_limits<float>::quiet_NaN());
     ASSERT_NO_THROW(halide_cuda_run_tiling_on_host(p, data, out.data(), o))

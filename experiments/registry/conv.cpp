@@ -32,14 +32,14 @@ const Known kKnown[] = {
      nullptr, MYCONV_WHY_NO_HALIDE},
 #endif
     {"im2col_gemm_cuda", "cuda",
-     "our im2col + GEMM CUDA kernels (FP32 --variant 1, 2, 3; TF32/FP16/BF16 tensor cores 4, 5, "
-     "6; direct small-OC 7)",
+     "our CUDA kernels, --variant auto|search|N (FP32 1-3; tensor cores 4-6, Hopper 10-11; "
+     "small-OC 7, depthwise 8, im2col + cuBLASLt 9)",
 #if MYCONV_HAVE_CUDA
      &make_im2col_gemm_cuda_backend, ""},
 #else
      nullptr, MYCONV_WHY_NO_CUDA},
 #endif
-    {"cudnn", "cuda", "cuDNN cudnnConvolutionForward (heuristic, searched or fixed algorithm)",
+    {"cudnn", "cuda", "cuDNN: graph API (default) or cudnnConvolutionForward; heuristic, searched or fixed",
 #if MYCONV_HAVE_CUDNN
      &make_cudnn_backend, ""},
 #else
