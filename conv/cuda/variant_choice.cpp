@@ -1,5 +1,7 @@
 #include "conv/cuda/variant_choice.hpp"
 
+#include <cstdint>
+
 #include "conv/cuda/depthwise_config.hpp"
 #include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/mma_index.hpp"
@@ -91,6 +93,20 @@ bool tensor_core_wide_1x1(const Problem& p, const Im2colGeometry& g, const Varia
          g.m >= kWide1x1Pixels && small_conv_preferred(g);
 }
 
+// Where variant 11 beat the rules below it, from the H200 run of the 20 1x1 layers of ResNet-50
+// and MobileNet-v2 in fp16 and bf16 (results/h200/20261126_conv_1x1_variant11/, against
+// results/h200/20261125_conv_variant_auto_1x1/): in nchw faster on every layer it takes with 24 or
+// more output channels (1.1-2.2x), slower with 16 (0.80-0.88x); in nhwc faster (1.05-1.45x) where
+// the GEMM is wide and deep enough for its 128-row tiles and 64-deep k blocks: 96 or more output
+// channels and 128 or more input channels, or 64 input channels over 65536 pixels (ResNet-50's
+// res2_1x1_up); on the rest of nhwc (few output or input channels) variants 6 and 10 were as fast
+// or up to 1.6x faster.
+bool engine_1x1_preferred(const Problem& p) {
+  const std::int64_t pixels = std::int64_t(p.mb) * p.oh() * p.ow();
+  if (p.layout == Layout::nchw) return p.oc >= 24;
+  return p.oc >= 96 && (p.ic >= 128 || (p.ic >= 64 && pixels >= 65536));
+}
+
 }  // namespace
 
 VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
@@ -99,7 +115,7 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
   if (indexable && p.g == p.ic && depthwise_supported(g))
     return {Variant::depthwise, "depthwise (groups = input channels, OC/G <= " +
                                     std::to_string(kDepthwiseMaxMultiplier) + ")"};
-  if (device.engine && gemm_1x1_unsupported_reason(p).empty())
+  if (device.engine && gemm_1x1_unsupported_reason(p).empty() && engine_1x1_preferred(p))
     return {Variant::gemm_1x1,
             "a 1x1 filter, stride 1, one group: the GEMM engine on the tensors as they lie"};
   if (indexable && tensor_core_wide_1x1(p, g, device)) {
