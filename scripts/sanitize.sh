@@ -4,7 +4,11 @@
 # runs the unit tests, the parser and command-line fuzzers, and a myconv sweep of the tails shape
 # set through every CPU backend under them. Any sanitizer report fails the job. scripts/test.sh
 # runs it after the main tests (CI); GPU code is checked by compute-sanitizer on a GPU host
-# instead (scripts/gpu_sanitize.sh).
+# instead (scripts/gpu_sanitize.sh). The build leaves LibTorch out: its headers are most of a
+# sanitized build's time and its code is not ours. So mymlp and mytransformer (LibTorch programs)
+# run in the main tests only; their parsers (mlp_core, transformer_io: config.json, safetensors)
+# are built here and fuzzed under the sanitizers by test_parsers_fuzz, and the command-line checks
+# they share with myconv and myops (core/) run here through those two.
 #
 #   scripts/sanitize.sh [--build-dir DIR] [--full]
 #     --build-dir DIR   build folder (default build-sanitize/)
@@ -30,7 +34,8 @@ mapfile -t args < <(myconv_cmake_args)
 # of -O2 -g's build time here).
 cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DMYCONV_WITH_CUDA=OFF -DMYCONV_SANITIZE=address,undefined -DMYCONV_WERROR=ON >/dev/null
+  -DMYCONV_WITH_CUDA=OFF -DMYCONV_WITH_TORCH=OFF -DMYCONV_SANITIZE=address,undefined \
+  -DMYCONV_WERROR=ON >/dev/null
 cmake --build "$build_dir" -j "$(myconv_jobs)"
 
 # Every error stops the program with a non-zero status (the build adds -fno-sanitize-recover);
