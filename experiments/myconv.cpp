@@ -78,11 +78,11 @@ int run(const Options& o, const std::string& command_prefix) {
     return conv::memory_need(p, e.device == "cuda");
   };
   // Where each problem's float64 reference runs: MYCONV_REFERENCE=auto (default: on the GPU where
-  // the run has a GPU backend and the build has CUDA), cpu or gpu.
-  conv::DeviceReferenceConv device_reference = nullptr;
+  // the run has a GPU backend, the build has CUDA and a device is usable), cpu or gpu. Checked
+  // here; chosen once the session knows whether a device is usable.
+  const char* reference_env = std::getenv("MYCONV_REFERENCE");
   try {
-    device_reference = conv::choose_reference(std::getenv("MYCONV_REFERENCE"), any_gpu_backend,
-                                              conv::device_reference());
+    (void)conv::choose_reference(reference_env, any_gpu_backend, conv::device_reference());
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -94,6 +94,8 @@ int run(const Options& o, const std::string& command_prefix) {
   bench::Session session;
   bench::start_session(session, c, any_gpu_backend, command_prefix);
   bench::ResultSet& set = session.set;
+  const conv::DeviceReferenceConv device_reference = conv::choose_reference(
+      reference_env, session.device_services != nullptr, conv::device_reference());
   for (const auto* e : selected)
     if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
 
