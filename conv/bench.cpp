@@ -85,8 +85,13 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
       record_phases(static_cast<Instance&>(base).time_phases(kPhaseCalls), r);
     };
   }
-  bench::CaseRun run =
-      bench::run_case(make_result(backend_name, device, p, options), hooks, options);
+  bench::Result record = make_result(backend_name, device, p, options);
+  // Where the float64 reference this case is checked against ran (results/README.md).
+  if (!data.ref.empty()) {
+    record.extra["reference_device"] = data.ref_device;
+    if (!data.ref_fallback.empty()) record.extra["reference_fallback"] = data.ref_fallback;
+  }
+  bench::CaseRun run = bench::run_case(std::move(record), hooks, options);
   out.result = std::move(run.result);
   out.trace = std::move(run.trace);
   return out;

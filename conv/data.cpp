@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <thread>
 
 #include "conv/indexing.hpp"
@@ -13,7 +14,20 @@ std::uint64_t problem_seed(const Problem& p, std::uint64_t user_seed) {
   return bench::descriptor_seed(p.str(), user_seed);
 }
 
-HostData make_host_data(const Problem& p, std::uint64_t user_seed) {
+DeviceReferenceConv choose_reference(const char* value, bool uses_gpu, DeviceReferenceConv device) {
+  const std::string v = value ? value : "";
+  if (v == "cpu") return nullptr;
+  if (v == "gpu") {
+    if (!device)
+      throw std::invalid_argument(
+          "MYCONV_REFERENCE=gpu: this build has no GPU reference (no CUDA)");
+    return device;
+  }
+  if (v.empty() || v == "auto") return uses_gpu ? device : nullptr;
+  throw std::invalid_argument("MYCONV_REFERENCE='" + v + "': expected auto, cpu or gpu");
+}
+
+HostData make_host_data(const Problem& p, std::uint64_t user_seed, DeviceReferenceConv device) {
   HostData d;
   const std::uint64_t seed = problem_seed(p, user_seed);
   d.src.resize(static_cast<std::size_t>(p.src_elements()));
@@ -21,7 +35,11 @@ HostData make_host_data(const Problem& p, std::uint64_t user_seed) {
   fill_random(d.src, seed, p.dtype);
   fill_random(d.wei, seed ^ 0x5851f42d4c957f2dULL, p.dtype);
   d.ref.resize(static_cast<std::size_t>(p.dst_elements()));
-  reference_conv(p, d.src.data(), d.wei.data(), d.ref.data());
+  if (device) {
+    d.ref_fallback = device(p, d.src.data(), d.wei.data(), d.ref.data());
+    if (d.ref_fallback.empty()) d.ref_device = "cuda";
+  }
+  if (d.ref_device == "cpu") reference_conv(p, d.src.data(), d.wei.data(), d.ref.data());
   d.ref_rms = bench::rms(d.ref.data(), d.ref.size());
   return d;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "conv/problem.hpp"
@@ -16,7 +17,23 @@ struct HostData {
   std::vector<float> wei;
   std::vector<double> ref;  // float64 reference output, problem layout
   double ref_rms = 0;
+  std::string ref_device = "cpu";  // where ref was computed: "cpu" or "cuda"
+  std::string ref_fallback;        // why the device reference was asked for and not used, else ""
 };
+
+// A float64 reference on a device with reference_conv's semantics (same inputs, each product and
+// the sum in double, dst in p's layout): fills dst and returns "", or returns why it could not
+// (dst then holds nothing usable) and leaves the device without a pending error. Never throws.
+// conv_core is CPU-only: the CUDA one (conv/cuda/reference_conv_cuda.hpp) reaches the suite
+// through the registry (device_reference()), not through a link of conv_core.
+using DeviceReferenceConv = std::string (*)(const Problem& p, const float* src, const float* wei,
+                                            double* dst);
+
+// The reference to use from MYCONV_REFERENCE's value (null or empty = "auto"): "cpu" gives
+// nullptr; "gpu" gives device (std::invalid_argument when it is nullptr, not built); "auto" gives
+// device where uses_gpu (the run has a GPU backend), else nullptr. Any other value:
+// std::invalid_argument with a one-line message.
+DeviceReferenceConv choose_reference(const char* value, bool uses_gpu, DeviceReferenceConv device);
 
 using bench::fill_random;  // core/random.hpp
 
@@ -24,8 +41,10 @@ using bench::fill_random;  // core/random.hpp
 // every problem gets its own inputs and the same problem always gets the same ones.
 std::uint64_t problem_seed(const Problem& p, std::uint64_t user_seed);
 
-// Makes src and wei for p and computes the reference.
-HostData make_host_data(const Problem& p, std::uint64_t user_seed);
+// Makes src and wei for p and computes the reference: with device (not null) there, else, or when
+// device fails (ref_fallback says why), with reference_conv on the host.
+HostData make_host_data(const Problem& p, std::uint64_t user_seed,
+                        DeviceReferenceConv device = nullptr);
 
 // Direct convolution in float64 (each product and the sum in double) over p's layout.
 // Runs on all hardware threads.

@@ -4,6 +4,7 @@
 //   myconv --input_size 64 --kernel_size 5
 //   myconv --problem mb32ic64ih56oc64kh3ph1 --dtype fp32 --dtype bf16 --json out.json
 //   myconv --shapes experiments/shapes/resnet50.txt --backend onednn_cpu
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -76,6 +77,15 @@ int run(const Options& o, const std::string& command_prefix) {
   auto need_of = [](const conv::Problem& p, const conv::RegistryEntry& e) {
     return conv::memory_need(p, e.device == "cuda");
   };
+  // Where each problem's float64 reference runs: MYCONV_REFERENCE=auto (default: on the GPU where
+  // the run has a GPU backend, the build has CUDA and a device is usable), cpu or gpu. Checked
+  // here; chosen once the session knows whether a device is usable.
+  const char* reference_env = std::getenv("MYCONV_REFERENCE");
+  try {
+    (void)conv::choose_reference(reference_env, any_gpu_backend, conv::device_reference());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   const bench::MemoryGate memory = bench::gate_cases(
       c.list_cases, any_gpu_backend, problems, selected,
       [](const conv::Problem& p) { return p.str_with_name(); }, need_of);
@@ -84,6 +94,8 @@ int run(const Options& o, const std::string& command_prefix) {
   bench::Session session;
   bench::start_session(session, c, any_gpu_backend, command_prefix);
   bench::ResultSet& set = session.set;
+  const conv::DeviceReferenceConv device_reference = conv::choose_reference(
+      reference_env, session.device_services != nullptr, conv::device_reference());
   for (const auto* e : selected)
     if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
 
@@ -102,6 +114,7 @@ int run(const Options& o, const std::string& command_prefix) {
             << set.system["host"].get<std::string>() << ", "
             << set.system["cpu_model"].get<std::string>() << "\n";
   std::cout << problems.size() << " problem(s) x " << selected.size() << " backend(s)\n";
+  bool said_fallback = false;
   for (const auto& p : problems) {
     // A problem no backend here runs gets no inputs or reference: its cases are unsupported.
     const bool runnable = p.unsupported_reason().empty();
@@ -122,8 +135,15 @@ int run(const Options& o, const std::string& command_prefix) {
     const bool host_fits =
         bench::memory_shortfall(conv::memory_need(p, false), memory.available()).empty();
     const bool make_data = runnable && host_fits;
-    const conv::HostData data = bench::timed_reference(
-        session, [&] { return make_data ? conv::make_host_data(p, c.seed) : conv::HostData{}; });
+    const conv::HostData data = bench::timed_reference(session, [&] {
+      return make_data ? conv::make_host_data(p, c.seed, device_reference) : conv::HostData{};
+    });
+    // The GPU reference failed (each record says why in extra.reference_fallback): said once.
+    if (!data.ref_fallback.empty() && !said_fallback) {
+      std::cerr << "myconv: note: float64 reference on the CPU: the GPU one failed: "
+                << data.ref_fallback << "\n";
+      said_fallback = true;
+    }
     if (make_data && !o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
     for (const auto* e : selected) {
       const bench::MemoryNeed need = need_of(p, *e);

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -315,6 +317,62 @@ TEST(GpuBackends, AutoAndSearchStateTheirChoice) {
           }
         }
   }
+}
+
+// The float64 reference on the GPU (device_reference(): conv/cuda/reference_conv_cuda.hpp)
+// against reference_conv on this file's fixed and random problems (grouped, depthwise, strided,
+// dilated, padded, asymmetric, batch > 1), both layouts, fp32 and fp16 inputs. The kernel performs
+// the host loop's operations in its order (no fused multiply-add), so the two agree to the last
+// bit unless the host compiler contracts a multiply-add; the bound, 1e-12 of the output's rms,
+// allows that (one rounding of a product is ~1e-16 of it, summed over at most a few thousand
+// terms here) and still catches any wrong index, tap or group, which moves an output by a whole
+// product (~1e-2 of the rms or more).
+TEST(GpuReference, MatchesTheCpuReference) {
+  const DeviceReferenceConv device = device_reference();
+  if (!device) {
+    GTEST_SKIP() << "built without CUDA: no GPU reference";
+  }
+  if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  for (Problem p : gpu_problems())
+    for (DataType dt : {DataType::fp32, DataType::fp16})
+      for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+        p.dtype = dt;
+        p.layout = layout;
+        const HostData cpu = make_host_data(p, 11);
+        const HostData gpu = make_host_data(p, 11, device);
+        SCOPED_TRACE(p.str());
+        ASSERT_EQ(gpu.ref_fallback, "");
+        ASSERT_EQ(gpu.ref_device, "cuda");
+        ASSERT_EQ(gpu.src, cpu.src);
+        ASSERT_EQ(gpu.ref.size(), cpu.ref.size());
+        ASSERT_GT(cpu.ref_rms, 0.0);
+        const double bound = 1e-12 * cpu.ref_rms;
+        for (std::size_t i = 0; i < cpu.ref.size(); ++i)
+          ASSERT_LE(std::abs(gpu.ref[i] - cpu.ref[i]), bound) << "at " << i;
+      }
+}
+
+// A problem whose tensors cannot be allocated on the device: the GPU reference says why and
+// leaves no pending error, so make_host_data falls back to the CPU and the next GPU call works.
+TEST(GpuReference, AllocationFailureIsReportedAndCleared) {
+  const DeviceReferenceConv device = device_reference();
+  if (!device) {
+    GTEST_SKIP() << "built without CUDA: no GPU reference";
+  }
+  if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  Problem huge = parse_problem("mb1ic1024ih1024oc1kh1");
+  huge.mb = std::int64_t{1} << 20;  // 2^50 input elements: 4 PiB, allocated (and failing) first
+  const float one = 1;
+  double out = 0;
+  const std::string why = device(huge, &one, &one, &out);
+  EXPECT_FALSE(why.empty());
+  const Problem small = parse_problem("g2mb2ic4ih7oc6kh3ph1nhwc");
+  const HostData gpu = make_host_data(small, 5, device);
+  EXPECT_EQ(gpu.ref_device, "cuda") << gpu.ref_fallback;
 }
 
 TEST(GpuBackends, UnknownSettingsAreUsageErrors) {

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <set>
+#include <stdexcept>
+#include <string>
 
 #include "conv/indexing.hpp"
 
@@ -146,6 +148,50 @@ TEST(HostData, InputsAreRandomAndReferenceIsNotConstant) {
   EXPECT_NE(d.src[0], d.src[1]);
   EXPECT_NE(d.ref[0], d.ref[1]);
   EXPECT_GT(host_bytes_needed(p), 8.0 * p.dst_elements());
+}
+
+// Stand-ins for the GPU reference (conv/cuda/reference_conv_cuda.hpp): one that fails, one that
+// computes the reference on the host but marks its output, so the test sees which one ran.
+std::string failing_device_reference(const Problem&, const float*, const float*, double*) {
+  return "out of memory";
+}
+std::string working_device_reference(const Problem& p, const float* src, const float* wei,
+                                     double* dst) {
+  reference_conv(p, src, wei, dst);
+  dst[0] += 1000;
+  return "";
+}
+
+TEST(ReferenceChoice, ParsesTheVariableAndFollowsTheRun) {
+  const DeviceReferenceConv gpu = &working_device_reference;
+  EXPECT_EQ(choose_reference(nullptr, true, gpu), gpu);  // unset = auto
+  EXPECT_EQ(choose_reference("", true, gpu), gpu);
+  EXPECT_EQ(choose_reference("auto", true, gpu), gpu);
+  EXPECT_EQ(choose_reference("auto", false, gpu), nullptr);     // no GPU backend: the CPU
+  EXPECT_EQ(choose_reference("auto", true, nullptr), nullptr);  // built without CUDA
+  EXPECT_EQ(choose_reference("cpu", true, gpu), nullptr);
+  EXPECT_EQ(choose_reference("gpu", false, gpu), gpu);
+  EXPECT_THROW(choose_reference("gpu", true, nullptr), std::invalid_argument);
+  EXPECT_THROW(choose_reference("GPU", true, gpu), std::invalid_argument);
+  EXPECT_THROW(choose_reference("cuda", true, gpu), std::invalid_argument);
+}
+
+TEST(ReferenceChoice, DeviceReferenceIsUsedAndAFailureFallsBackToTheCpu) {
+  const Problem p = parse_problem("g2mb2ic4ih7oc6kh3ph1");
+  const HostData cpu = make_host_data(p, 3);
+  EXPECT_EQ(cpu.ref_device, "cpu");
+  EXPECT_EQ(cpu.ref_fallback, "");
+
+  const HostData dev = make_host_data(p, 3, &working_device_reference);
+  EXPECT_EQ(dev.ref_device, "cuda");
+  EXPECT_EQ(dev.ref_fallback, "");
+  EXPECT_EQ(dev.ref[0], cpu.ref[0] + 1000);  // the device function's output was kept
+
+  const HostData fell = make_host_data(p, 3, &failing_device_reference);
+  EXPECT_EQ(fell.ref_device, "cpu");
+  EXPECT_EQ(fell.ref_fallback, "out of memory");
+  EXPECT_EQ(fell.ref, cpu.ref);
+  EXPECT_EQ(fell.ref_rms, cpu.ref_rms);
 }
 
 }  // namespace

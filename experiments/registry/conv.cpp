@@ -4,6 +4,7 @@
 
 #include "baselines/conv/backends.hpp"
 #include "conv/cuda/im2col_gemm_cuda.hpp"
+#include "conv/cuda/reference_conv_cuda.hpp"
 
 namespace conv {
 
@@ -39,7 +40,8 @@ const Known kKnown[] = {
 #else
      nullptr, MYCONV_WHY_NO_CUDA},
 #endif
-    {"cudnn", "cuda", "cuDNN: graph API (default) or cudnnConvolutionForward; heuristic, searched or fixed",
+    {"cudnn", "cuda",
+     "cuDNN: graph API (default) or cudnnConvolutionForward; heuristic, searched or fixed",
 #if MYCONV_HAVE_CUDNN
      &make_cudnn_backend, ""},
 #else
@@ -65,6 +67,14 @@ const Known kKnown[] = {
 
 std::vector<RegistryEntry> make_registry(const BackendOptions& options) {
   return bench::make_entries(kKnown, options);
+}
+
+DeviceReferenceConv device_reference() {
+#if MYCONV_HAVE_CUDA
+  return &reference_conv_cuda;
+#else
+  return nullptr;
+#endif
 }
 
 std::vector<std::string> known_backend_names() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "conv/backend.hpp"
+#include "conv/data.hpp"
 #include "core/registry.hpp"
 
 namespace conv {
@@ -16,6 +17,10 @@ using RegistryEntry = bench::RegistryEntry<Backend>;
 
 // All known backends in report order; see conv.cpp for what each needs.
 std::vector<RegistryEntry> make_registry(const BackendOptions& options);
+
+// The float64 reference on the GPU for make_host_data (conv/cuda/reference_conv_cuda.hpp), or
+// nullptr when built without CUDA.
+DeviceReferenceConv device_reference();
 
 // Names of all known backends (built or not), in report order.
 std::vector<std::string> known_backend_names();
