@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # The sanitizer job: builds the CPU path with AddressSanitizer + UndefinedBehaviorSanitizer (leak
 # checks on) in its own folder, proves the sanitizers stop a program (tests/sanitizer_canary.cpp),
-# runs the unit tests, the parser and command-line fuzzers, and a myconv sweep of the tails shape
-# set through every CPU backend under them. Any sanitizer report fails the job. scripts/test.sh
-# runs it after the main tests (CI); GPU code is checked by compute-sanitizer on a GPU host
-# instead (scripts/gpu_sanitize.sh). The build leaves LibTorch out: its headers are most of a
-# sanitized build's time and its code is not ours. So mymlp and mytransformer (LibTorch programs)
-# run in the main tests only; their parsers (mlp_core, transformer_io: config.json, safetensors)
-# are built here and fuzzed under the sanitizers by test_parsers_fuzz, and the command-line checks
-# they share with myconv and myops (core/) run here through those two.
+# runs the unit tests of our CPU code, the parser and command-line fuzzers, and a myconv sweep of
+# the tails shape set through every CPU backend under them. Any sanitizer report fails the job.
+# scripts/test.sh runs it after the main tests (CI); GPU code is checked by compute-sanitizer on
+# a GPU host instead (scripts/gpu_sanitize.sh). The build leaves LibTorch out: its headers are
+# most of a sanitized build's time and its code is not ours. So mytransformer runs in the main
+# tests only and mymlp here without its LibTorch backends; their parsers (mlp_core,
+# transformer_io: config.json, safetensors) are built here and fuzzed by test_parsers_fuzz.
 #
 #   scripts/sanitize.sh [--build-dir DIR] [--full]
 #     --build-dir DIR   build folder (default build-sanitize/)
-#     --full            every test, the slow ones too (Halide's autoschedulers, the runner scripts)
+#     --full            every target and every test, the slow ones too (Halide's autoschedulers,
+#                       the runner scripts)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     --build-dir) [ $# -ge 2 ] || { echo "sanitize.sh: error: --build-dir needs a folder" >&2; exit 2; }
       build_dir=$2; shift 2 ;;
     --full) full=1; shift ;;
-    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "sanitize.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -36,7 +36,24 @@ cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DCMAKE_BUILD_TYPE=RelWithD
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DMYCONV_WITH_CUDA=OFF -DMYCONV_WITH_TORCH=OFF -DMYCONV_SANITIZE=address,undefined \
   -DMYCONV_WERROR=ON >/dev/null
-cmake --build "$build_dir" -j "$(myconv_jobs)"
+# What is built and run (all of it with --full): the programs whose command lines are fuzzed
+# (myconv, myops, mymlp) and the test programs of our own CPU code: the core, the conv and op
+# problems and data, the parsers, the CPU backends through the case runner, oneDNN's glue. Left
+# out: the index-math and kernel-emulation tests (arithmetic the main tests check), the Halide
+# tests (Halide's own, uninstrumented JIT; halide_cpu still runs here through test_backends_cpu
+# and the tails sweep), the GPU-only test programs and core_overhead: a third of the build.
+targets=(myconv myops mymlp sanitizer_canary test_core test_conv test_ops test_ops_backends
+         test_parsers_fuzz test_backends_cpu test_mlp test_onednn_cpu test_ops_onednn_cpu)
+if [ $full -eq 0 ] && command -v ninja >/dev/null 2>&1 && [ -f "$build_dir/build.ninja" ]; then
+  known=$(ninja -C "$build_dir" -t targets all)
+  built=()
+  for t in "${targets[@]}"; do  # those this configuration has (oneDNN's where it was found)
+    if grep -q "^$t:" <<<"$known"; then built+=("$t"); fi
+  done
+  cmake --build "$build_dir" -j "$(myconv_jobs)" --target "${built[@]}"
+else
+  cmake --build "$build_dir" -j "$(myconv_jobs)"
+fi
 
 # Every error stops the program with a non-zero status (the build adds -fno-sanitize-recover);
 # leaks are errors too.
@@ -49,8 +66,9 @@ export MYCONV_FUZZ_RUNS=${MYCONV_FUZZ_RUNS:-5} MYCONV_FUZZ_CORE_ONCE=${MYCONV_FU
 exclude='^$'
 # Halide's autoscheduler test spends minutes inside Halide's own (uninstrumented) library; the
 # runner-script, report, sweep and Slurm tests exercise Python and shell, not this build.
+# Test programs left unbuilt show as NAME_NOT_BUILT; smoke_core_overhead runs core_overhead.
 [ $full -eq 1 ] ||
-  exclude='HalideCpu.AutoschedulersPassOrSayWhy|run_all_|remote_run|analyze_results|committed_reports|results_schema|ops_report|transformer_report|shard_split|slurm|myops_cli'
+  exclude='_NOT_BUILT|smoke_core_overhead|HalideCpu.AutoschedulersPassOrSayWhy|run_all_|remote_run|analyze_results|committed_reports|results_schema|ops_report|transformer_report|shard_split|slurm|myops_cli'
 ctest --test-dir "$build_dir" --output-on-failure -j "$(myconv_jobs)" -E "$exclude"
 
 # The tails set (odd sizes, dilation, strides, asymmetric kernels, groups) through every CPU
