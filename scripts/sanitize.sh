@@ -4,10 +4,7 @@
 # runs the unit tests of our CPU code, the parser and command-line fuzzers, and a myconv sweep of
 # the tails shape set through every CPU backend under them. Any sanitizer report fails the job.
 # scripts/test.sh runs it after the main tests (CI); GPU code is checked by compute-sanitizer on
-# a GPU host instead (scripts/gpu_sanitize.sh). The build leaves LibTorch out: its headers are
-# most of a sanitized build's time and its code is not ours. So mytransformer runs in the main
-# tests only and mymlp here without its LibTorch backends; their parsers (mlp_core,
-# transformer_io: config.json, safetensors) are built here and fuzzed by test_parsers_fuzz.
+# a GPU host instead (scripts/gpu_sanitize.sh).
 #
 #   scripts/sanitize.sh [--build-dir DIR] [--full]
 #     --build-dir DIR   build folder (default build-sanitize/)
@@ -23,7 +20,7 @@ while [ $# -gt 0 ]; do
     --build-dir) [ $# -ge 2 ] || { echo "sanitize.sh: error: --build-dir needs a folder" >&2; exit 2; }
       build_dir=$2; shift 2 ;;
     --full) full=1; shift ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "sanitize.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -34,16 +31,17 @@ mapfile -t args < <(myconv_cmake_args)
 # of -O2 -g's build time here).
 cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DMYCONV_WITH_CUDA=OFF -DMYCONV_WITH_TORCH=OFF -DMYCONV_SANITIZE=address,undefined \
+  -DMYCONV_WITH_CUDA=OFF -DMYCONV_WITH_TORCH=ON -DMYCONV_SANITIZE=address,undefined \
   -DMYCONV_WERROR=ON >/dev/null
 # What is built and run (all of it with --full): the programs whose command lines are fuzzed
-# (myconv, myops, mymlp) and the test programs of our own CPU code: the core, the conv and op
-# problems and data, the parsers, the CPU backends through the case runner, oneDNN's glue. Left
-# out: the index-math and kernel-emulation tests (arithmetic the main tests check), the Halide
-# tests (Halide's own, uninstrumented JIT; halide_cpu still runs here through test_backends_cpu
-# and the tails sweep), the GPU-only test programs and core_overhead: a third of the build.
-targets=(myconv myops mymlp sanitizer_canary test_core test_conv test_ops test_ops_backends
-         test_parsers_fuzz test_backends_cpu test_mlp test_onednn_cpu test_ops_onednn_cpu)
+# (myconv, myops, mymlp, mytransformer) and the test programs of our own CPU code: the core, the
+# conv and op problems and data, the parsers, the CPU backends through the case runner, oneDNN's
+# glue. Left out: the index-math and kernel-emulation tests (arithmetic the main tests check),
+# the Halide tests (Halide's own, uninstrumented JIT; halide_cpu still runs here through
+# test_backends_cpu and the tails sweep), the GPU-only test programs and core_overhead.
+targets=(myconv myops mymlp mytransformer sanitizer_canary test_core test_conv test_ops
+         test_ops_backends test_parsers_fuzz test_backends_cpu test_mlp test_onednn_cpu
+         test_ops_onednn_cpu)
 if [ $full -eq 0 ] && command -v ninja >/dev/null 2>&1 && [ -f "$build_dir/build.ninja" ]; then
   known=$(ninja -C "$build_dir" -t targets all)
   built=()
