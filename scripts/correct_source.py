@@ -6,8 +6,9 @@ kept.
   scripts/correct_source.py --commit REV [--dirty yes|no|unknown] --reason TEXT FILE...
 
 Sets `system.git_commit` (12 hex digits, "-dirty" with --dirty yes) and `system.source` (results/
-README.md) with `origin: "corrected"`, `recorded_git_commit` (what the file said) and
-`correction` (TEXT: how the source was established). --dirty yes: the tree differed from REV and
+README.md), and those of each part's `systems[].system` in a merged run, with
+`origin: "corrected"`, `recorded_git_commit` (what the file said) and `correction` (TEXT: how the
+source was established). --dirty yes: the tree differed from REV and
 the difference was not kept (`diff_lost`); unknown: the evidence names REV but cannot say whether
 the tree differed (`dirty` null); no (the default): the tree was REV's. REV must name a commit of this repository. Idempotent:
 a file already corrected to the same record is left as it is. Exit codes: 0 done; 2 bad input.
@@ -20,6 +21,23 @@ import subprocess
 import sys
 
 PROG = "correct_source.py"
+
+
+def correct(system, full, short, dirty, reason):
+    """Sets one `system`'s git_commit and source to the corrected record; False where it already
+    holds it."""
+    old = system.get("source") or {}
+    source = {"commit": full, "commit_short": short, "dirty": dirty, "origin": "corrected",
+              "diff_sha256": None, "diff_bytes": None, "diff_file": None}
+    if dirty:
+        source["diff_lost"] = True
+    source["recorded_git_commit"] = old.get("recorded_git_commit", system.get("git_commit"))
+    source["correction"] = reason
+    if system.get("git_commit") == short and old == source:
+        return False
+    system["git_commit"] = short
+    system["source"] = source
+    return True
 
 
 def main(argv=None):
@@ -48,18 +66,13 @@ def main(argv=None):
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"{PROG}: error: '{path}' is not a result file: {e}", file=sys.stderr)
             return 2
-        old = system.get("source") or {}
-        recorded = old.get("recorded_git_commit", system.get("git_commit"))
-        source = {"commit": full, "commit_short": short, "dirty": dirty, "origin": "corrected",
-                  "diff_sha256": None, "diff_bytes": None, "diff_file": None}
-        if dirty:
-            source["diff_lost"] = True
-        source["recorded_git_commit"] = recorded
-        source["correction"] = a.reason
-        if system.get("git_commit") == short and old == source:
+        # A merged run (--gpus, shards) keeps each part's own system in `systems`: each named
+        # the same build, so each is corrected alike.
+        parts = [system] + [part["system"] for part in doc.get("systems") or []
+                            if isinstance(part, dict) and isinstance(part.get("system"), dict)]
+        changes = [correct(part, full, short, dirty, a.reason) for part in parts]  # each part
+        if not any(changes):
             continue
-        system["git_commit"] = short
-        system["source"] = source
         lines = text.splitlines()
         indent = len(lines[1]) - len(lines[1].lstrip(" ")) if len(lines) > 1 else None
         tmp = f"{path}.tmp.{os.getpid()}"

@@ -146,14 +146,21 @@ class CorrectSource(unittest.TestCase):
             path = os.path.join(d, "r.json")
             with open(path, "w") as f:
                 json.dump({"schema_version": 2, "system": {"git_commit": "0123abcd-dirty"},
+                           "systems": [{"part": "gpu0", "system": {"git_commit": "0123abcd-dirty"}},
+                                       {"part": "gpu1", "system": {"git_commit": "0123abcd-dirty"}}],
                            "results": []}, f, indent=2)
             run = lambda *a: subprocess.run([sys.executable, script, *a], capture_output=True,
                                             text=True, timeout=60)
             p = run("--commit", head, "--reason", "the README says so", path)
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(path) as f:
-                system = json.load(f)["system"]
+                doc = json.load(f)
+            system = doc["system"]
             self.assertEqual(system["git_commit"], head[:12])
+            # Each part of a merged run is corrected alike.
+            for part in doc["systems"]:
+                self.assertEqual(part["system"]["git_commit"], head[:12])
+                self.assertEqual(part["system"]["source"]["recorded_git_commit"], "0123abcd-dirty")
             src = system["source"]
             self.assertEqual((src["commit"], src["origin"], src["dirty"]), (head, "corrected", False))
             self.assertEqual(src["recorded_git_commit"], "0123abcd-dirty")
