@@ -8,9 +8,9 @@
 // presets, models and cases: test_transformer_settings.cpp.)
 #include <gtest/gtest.h>
 
-#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
 
 #include <cmath>
 #include <filesystem>
@@ -618,12 +618,65 @@ TEST(TransformerOwnDecode, SplitSoftmaxMergeEqualsTheDirectSoftmax) {
 }
 
 #if MYCONV_HAVE_TORCH_CUDA
-// own_cuda's decode step against libtorch_eager on the tiny checkpoints (nonzero biases, norm
-// weights off 1), a Qwen2 layout with an odd KV head count and two wider models: in fp32 the
-// greedy tokens are eager's and the last logits a full recompute's within float32 rounding; in
-// fp16 and bf16 the last logits are the recompute's within the suite's check (atol = rel x rms,
-// rtol = rel); batch 1 and 3 (the SIMT GEMV), 8 and 17 (fp16 and bf16: the tensor-core GEMV; 17
-// past one 16-row pass), a cache of two attention splits (in 40).
+struct OwnShape {
+  std::int64_t b, in, out;
+};
+
+// own_cuda's decode step against libtorch_eager for config c (random weights from a
+// checkpoint: nonzero biases, norm weights off 1) in each dtype and shape: in fp32 the greedy
+// tokens are eager's and the last logits a full recompute's within float32 rounding; in fp16 and
+// bf16 the last logits are the recompute's within the suite's check (atol = rel x rms, rtol =
+// rel) and the returned tokens their argmax.
+void expect_own_decode_matches_eager(const ModelConfig& c, std::vector<at::ScalarType> types,
+                                     std::vector<OwnShape> shapes) {
+  const c10::NoGradGuard no_grad;
+  const auto dev = at::Device(at::kCUDA, 0);
+  TempDir dir;
+  write_checkpoint(dir.path(), c, random_weights(c, 31));
+  const Checkpoint ckpt(dir.path().string());
+  for (at::ScalarType t : types) {
+    const Model m = Model::from_checkpoint(c, ckpt, t, dev);
+    for (const OwnShape s : shapes) {
+      const std::string what = c.name + " " + c10::toString(t) + " batch " + std::to_string(s.b) +
+                               " in " + std::to_string(s.in);
+      std::string why;
+      ASSERT_TRUE(own_decode_supported(c, t, s.b, &why)) << what << ": " << why;
+      Generator eager(m, s.b, s.in, s.out, Sampling{}, DecodeMode::eager, 3);
+      Generator own(m, s.b, s.in, s.out, Sampling{}, DecodeMode::own, 3);
+      eager.run();
+      eager.finish();
+      own.prepare();
+      own.run();
+      own.finish();
+      const at::Tensor full =
+          recompute_last_logits(m, own.prompt(), own.generated(), s.out - 1).to(at::kDouble).cpu();
+      const at::Tensor got = own.last_logits().to(at::kDouble).cpu();
+      ASSERT_EQ(got.sizes(), full.sizes()) << what;
+      ASSERT_FALSE(at::isnan(got).any().item<bool>()) << what;
+      if (t == at::kFloat) {
+        EXPECT_TRUE(at::equal(own.generated(), eager.generated())) << what << "\nown\n"
+                                                                   << own.generated() << "\neager\n"
+                                                                   << eager.generated();
+        EXPECT_LT(max_abs_diff(got, full), 1e-4 * std::max(1.0, full.abs().max().item<double>()))
+            << what;
+      } else {
+        const double rel = t == at::kHalf ? 5e-2 : 1.5e-1;
+        const double rms = std::sqrt(full.pow(2).mean().item<double>());
+        const at::Tensor bad = (got - full).abs() > rel * std::max(rms, 1e-6) + rel * full.abs();
+        EXPECT_EQ(bad.sum().item<std::int64_t>(), 0)
+            << what << ": max |diff| " << max_abs_diff(got, full) << ", rms " << rms;
+        // The tokens the graph's argmax gave are the argmax of the logits it returned.
+        EXPECT_TRUE(at::equal(own.generated().select(1, s.out - 1).cpu(),
+                              own.last_logits().to(at::kFloat).argmax(-1).cpu()))
+            << what;
+      }
+    }
+  }
+}
+
+// On the tiny checkpoints, a Qwen2 layout with an odd KV head count and two wider models, fp32,
+// fp16 and bf16: batch 1 and 3 (the SIMT GEMV), 8 and 17 (fp16 and bf16: the tensor-core GEMV;
+// 17 past one 16-row pass), a cache of several attention splits (in 40).
 TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
   const ModelConfig odd = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
@@ -642,54 +695,31 @@ TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
       "vocab_size": 97, "n_embd": 384, "n_layer": 2, "n_head": 6, "n_positions": 64,
       "layer_norm_epsilon": 1e-5})"),
                                                 "small-gpt2-wide");
-  const c10::NoGradGuard no_grad;
-  const auto dev = at::Device(at::kCUDA, 0);
-  for (const ModelConfig& c : {tiny_gpt2(), tiny_qwen2(), tiny_llama(), odd, wide, wide_gpt2}) {
-    TempDir dir;
-    write_checkpoint(dir.path(), c, random_weights(c, 31));
-    const Checkpoint ckpt(dir.path().string());
-    for (at::ScalarType t : {at::kFloat, at::kHalf, at::kBFloat16}) {
-      const Model m = Model::from_checkpoint(c, ckpt, t, dev);
-      struct Shape {
-        std::int64_t b, in, out;
-      };
-      for (const Shape s : {Shape{1, 9, 10}, Shape{3, 40, 10}, Shape{8, 40, 10}, Shape{17, 5, 4}}) {
-        const std::string what = c.name + " " + c10::toString(t) + " batch " +
-                                 std::to_string(s.b) + " in " + std::to_string(s.in);
-        std::string why;
-        ASSERT_TRUE(own_decode_supported(c, t, s.b, &why)) << what << ": " << why;
-        Generator eager(m, s.b, s.in, s.out, Sampling{}, DecodeMode::eager, 3);
-        Generator own(m, s.b, s.in, s.out, Sampling{}, DecodeMode::own, 3);
-        eager.run();
-        eager.finish();
-        own.prepare();
-        own.run();
-        own.finish();
-        const at::Tensor full = recompute_last_logits(m, own.prompt(), own.generated(), s.out - 1)
-                                    .to(at::kDouble)
-                                    .cpu();
-        const at::Tensor got = own.last_logits().to(at::kDouble).cpu();
-        ASSERT_EQ(got.sizes(), full.sizes()) << what;
-        ASSERT_FALSE(at::isnan(got).any().item<bool>()) << what;
-        if (t == at::kFloat) {
-          EXPECT_TRUE(at::equal(own.generated(), eager.generated()))
-              << what << "\nown\n" << own.generated() << "\neager\n" << eager.generated();
-          EXPECT_LT(max_abs_diff(got, full), 1e-4 * std::max(1.0, full.abs().max().item<double>()))
-              << what;
-        } else {
-          const double rel = t == at::kHalf ? 5e-2 : 1.5e-1;
-          const double rms = std::sqrt(full.pow(2).mean().item<double>());
-          const at::Tensor bad = (got - full).abs() > rel * std::max(rms, 1e-6) + rel * full.abs();
-          EXPECT_EQ(bad.sum().item<std::int64_t>(), 0)
-              << what << ": max |diff| " << max_abs_diff(got, full) << ", rms " << rms;
-          // The tokens the graph's argmax gave are the argmax of the logits it returned.
-          EXPECT_TRUE(at::equal(own.generated().select(1, s.out - 1).cpu(),
-                                own.last_logits().to(at::kFloat).argmax(-1).cpu()))
-              << what;
-        }
-      }
-    }
-  }
+  for (const ModelConfig& c : {tiny_gpt2(), tiny_qwen2(), tiny_llama(), odd, wide, wide_gpt2})
+    expect_own_decode_matches_eager(c, {at::kFloat, at::kHalf, at::kBFloat16},
+                                    {{1, 9, 10}, {3, 40, 10}, {8, 40, 10}, {17, 5, 4}});
+}
+
+// A few cases of the same check, short enough for compute-sanitizer (memcheck, racecheck): the
+// GEMV's k split over several warps (k 2816) and over one (k 320), grouped-query attention, and
+// a split longer than the attention's 64-position shared-memory tile (8 KV heads at batch 17,
+// 100 positions: the running softmax over two tiles).
+TEST(TransformerCuda, OwnCudaDecodeSmall) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
+  const ModelConfig wide = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
+      "vocab_size": 1000, "hidden_size": 320, "intermediate_size": 2816, "num_hidden_layers": 1,
+      "num_attention_heads": 5, "num_key_value_heads": 1, "max_position_embeddings": 64,
+      "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true})"),
+                                           "small-qwen2-wide-1layer");
+  const ModelConfig long_kv = parse_hf_config(nlohmann::json::parse(R"({"model_type": "llama",
+      "vocab_size": 89, "hidden_size": 64, "head_dim": 8, "intermediate_size": 40,
+      "num_hidden_layers": 1, "num_attention_heads": 8, "num_key_value_heads": 8,
+      "max_position_embeddings": 256, "rms_norm_eps": 1e-5, "rope_theta": 500.0,
+      "tie_word_embeddings": true})"),
+                                              "tiny-llama-long-kv");
+  expect_own_decode_matches_eager(wide, {at::kFloat, at::kBFloat16}, {{1, 9, 4}});
+  expect_own_decode_matches_eager(long_kv, {at::kFloat, at::kBFloat16},
+                                  {{1, 100, 4}, {17, 100, 4}});
 }
 #endif
 

@@ -5,7 +5,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -31,12 +33,12 @@ bool elem_of(at::ScalarType t, cuda::Elem* e) {
   }
 }
 
-// Positions a split of the attention covers: 32, more where the cache is long (at most 256
-// splits, so that the merge stays short).
-int attention_chunk(std::int64_t max_len) {
-  const std::int64_t splits_at_32 = (max_len + 31) / 32;
-  if (splits_at_32 <= 256) return 32;
-  return static_cast<int>(((max_len + 255) / 256 + 31) / 32 * 32);
+// The kernel variant (own_decode_kernels.hpp's `kernels`): 2 unless MYCONV_OWN_CUDA_KERNELS=1
+// asks for the first ones (an A/B comparison); 0 for any other value.
+int kernels_variant() {
+  const char* env = std::getenv("MYCONV_OWN_CUDA_KERNELS");
+  if (!env || std::string(env).empty() || std::string(env) == "2") return 2;
+  return std::string(env) == "1" ? 1 : 0;
 }
 
 const void* ptr(const at::Tensor& t) {
@@ -50,7 +52,10 @@ struct StepShapes {
   cuda::AttentionArgs attention;
 };
 
-StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t max_len) {
+// sms: the device's multiprocessors (the attention's split count is sized on them; 1 gives the
+// longest splits, the most shared memory: what the support check assumes).
+StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t max_len, int kernels,
+                       int sms) {
   const bool gpt2 = c.arch == Arch::gpt2;
   const int h = static_cast<int>(c.hidden_size), nq = static_cast<int>(c.num_heads),
             nkv = static_cast<int>(c.num_kv_heads), d = static_cast<int>(c.head_dim),
@@ -65,6 +70,7 @@ StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t ma
     a.norm = nk;
     a.eps = static_cast<float>(c.norm_eps);
     a.epilogue = e;
+    a.kernels = kernels;
     return a;
   };
   s.qkv = gemv((nq + 2 * nkv) * d, h, norm, cuda::Epilogue::rope_kv);
@@ -83,13 +89,15 @@ StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t ma
   at.nkv = nkv;
   at.d = d;
   at.max_len = max_len;
-  at.chunk = attention_chunk(max_len);
+  at.kernels = kernels;
+  at.chunk = cuda::attention_chunk(max_len, kernels, batch * nkv, sms);
   return s;
 }
 
 class OwnDecodeGraph final : public DecodeGraph {
  public:
-  OwnDecodeGraph(const Model& model, KvCache& cache, bool pdl) : batch_(cache.batch), pdl_(pdl) {
+  OwnDecodeGraph(const Model& model, KvCache& cache, bool pdl, int kernels)
+      : batch_(cache.batch), pdl_(pdl), kernels_(kernels) {
     const ModelConfig& c = model.config();
     BENCH_CHECK(elem_of(model.dtype(), &elem_), "own_cuda: no kernels for this dtype");
     const bool gpt2 = c.arch == Arch::gpt2;
@@ -105,7 +113,8 @@ class OwnDecodeGraph final : public DecodeGraph {
     logits_ = at::zeros({b, c.vocab_size}, act);
     tokens_ = at::zeros({b}, on.dtype(at::kLong));
     keys_ = at::zeros({b}, on.dtype(at::kLong));
-    shapes_ = step_shapes(c, b, cache.max_len);
+    sms_ = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+    shapes_ = step_shapes(c, b, cache.max_len, kernels_, sms_);
     cuda::AttentionArgs& a = shapes_.attention;
     const int splits = cuda::attention_splits(a);
     partial_o_ = at::zeros({b * c.num_heads * splits * c.head_dim}, on.dtype(at::kFloat));
@@ -122,6 +131,9 @@ class OwnDecodeGraph final : public DecodeGraph {
       const Model::Layer& l = layers[i];
       BENCH_CHECK(cache.k[i].is_contiguous() && cache.v[i].is_contiguous(),
                   "own_cuda: the KV cache must be contiguous");
+      BENCH_CHECK(reinterpret_cast<std::uintptr_t>(cache.k[i].data_ptr()) % 16 == 0 &&
+                      reinterpret_cast<std::uintptr_t>(cache.v[i].data_ptr()) % 16 == 0,
+                  "own_cuda: the KV cache must be 16-byte aligned (16-byte copies)");
       Launches L;
       L.qkv = shapes_.qkv;
       L.qkv.w = ptr(l.qkv_w);
@@ -171,7 +183,6 @@ class OwnDecodeGraph final : public DecodeGraph {
     head_.norm_w = ptr(model.final_norm_weight());
     head_.norm_b = ptr(model.final_norm_bias());
     head_.out = logits_.data_ptr();
-    sms_ = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
 
     // As torch.cuda.graph: one eager step on a side stream (launch errors surface here, with the
     // call's text), then the capture.
@@ -200,7 +211,8 @@ class OwnDecodeGraph final : public DecodeGraph {
   at::Tensor greedy_tokens() override { return tokens_; }
   std::string description() const override {
     return std::string("own kernels, ") + std::to_string(launches()) + " launches a step" +
-           (pdl_ ? ", programmatic dependent launch" : ", plain launches");
+           (pdl_ ? ", programmatic dependent launch" : ", plain launches") + ", kernels v" +
+           std::to_string(kernels_);
   }
 
  private:
@@ -228,6 +240,7 @@ class OwnDecodeGraph final : public DecodeGraph {
 
   std::int64_t batch_;
   bool pdl_;
+  int kernels_;
   cuda::Elem elem_ = cuda::Elem::f32;
   int sms_ = 1;
   StepShapes shapes_;
@@ -253,7 +266,13 @@ bool own_decode_supported(const ModelConfig& cfg, at::ScalarType dtype, std::int
     if (why) *why = "own_cuda needs num_heads a multiple of num_key_value_heads";
     return false;
   }
-  const StepShapes s = step_shapes(cfg, batch, static_cache_len(cfg.max_position_embeddings));
+  const int kernels = kernels_variant();
+  if (kernels == 0) {
+    if (why) *why = "own_cuda: MYCONV_OWN_CUDA_KERNELS must be 1 or 2";
+    return false;
+  }
+  const StepShapes s =
+      step_shapes(cfg, batch, static_cache_len(cfg.max_position_embeddings), kernels, 1);
   for (const cuda::GemvArgs* a : {&s.qkv, &s.o, &s.up, &s.down, &s.head}) {
     const char* w = nullptr;
     if (!cuda::gemv_supported(*a, e, &w)) {
@@ -261,8 +280,9 @@ bool own_decode_supported(const ModelConfig& cfg, at::ScalarType dtype, std::int
       return false;
     }
   }
-  if (cuda::attention_shared_bytes(s.attention) > 48 * 1024) {
-    if (why) *why = "own_cuda: the attention's block needs more than 48 KiB of shared memory";
+  const char* w = nullptr;
+  if (!cuda::attention_supported(s.attention, e, &w)) {
+    if (why) *why = std::string("own_cuda: ") + w;
     return false;
   }
   return true;
@@ -285,14 +305,14 @@ std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& 
   std::string first = "off (MYCONV_OWN_CUDA_PDL=0)";
   if (!env || std::string(env) != "0") {
     try {
-      return std::make_unique<OwnDecodeGraph>(model, cache, true);
+      return std::make_unique<OwnDecodeGraph>(model, cache, true, kernels_variant());
     } catch (const std::exception& e) {
       first = e.what();
     }
   }
   (void)cudaGetLastError();  // a launch error of the first try is not the second's
   try {
-    return std::make_unique<OwnDecodeGraph>(model, cache, false);
+    return std::make_unique<OwnDecodeGraph>(model, cache, false, kernels_variant());
   } catch (const std::exception& e) {
     if (why)
       *why = std::string("own_cuda: the decode step failed or its capture did: ") + e.what() +

@@ -4,43 +4,19 @@
 #include <cmath>
 #include <type_traits>
 
-#include "core/cuda/cuda_check.hpp"
-#include "models/transformer/elem.cuh"
+#include "models/transformer/own_decode_device.cuh"
 #include "models/transformer/own_decode_math.hpp"
 
 namespace transformer::cuda {
 namespace {
+
+using namespace own_device;
 
 // Rows of the batch one pass of a warp carries (more rows: another pass over the same weight rows,
 // from L2); 16-byte loads each lane keeps in flight per weight row.
 constexpr int kBatchTile = 16;
 constexpr int kUnroll = 4;
 constexpr int kMaxWarps = 8;
-constexpr int kAttentionThreads = 128;
-
-template <typename T>
-__host__ __device__ constexpr int vec_elems() {
-  return 16 / static_cast<int>(sizeof(T));
-}
-
-template <typename T>
-__device__ __forceinline__ void unpack(const uint4& u, float* f) {
-  const T* e = reinterpret_cast<const T*>(&u);
-#pragma unroll
-  for (int i = 0; i < vec_elems<T>(); ++i) f[i] = to_f(e[i]);
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 __host__ __device__ inline int pairs_of(const GemvArgs& a) {
   return a.epilogue == Epilogue::rope_kv || a.epilogue == Epilogue::swiglu ? a.n / 2
@@ -61,25 +37,6 @@ __device__ __forceinline__ void rows_of(const GemvArgs& a, int pair, int& r0, in
     r0 = 2 * pair;
     r1 = r0 + 1 < a.n ? r0 + 1 : -1;
   }
-}
-
-// Programmatic dependent launch (sm_90): what a kernel does before wait() reads nothing an
-// earlier kernel writes (only weights); wait() returns once the kernels before it are complete
-// and their writes visible (a no-op when launched without the attribute); launch_dependents()
-// lets the next kernel's blocks be scheduled once every block of this one has started.
-__device__ __forceinline__ void wait_for_previous() {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-__device__ __forceinline__ void launch_dependents() {
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-}
-
-// Pulls the first `bytes` of a weight row into L2 (one 128-byte line a lane at a time): issued
-// before wait_for_previous(), the row's DRAM latency overlaps the previous kernel's tail.
-__device__ __forceinline__ void prefetch_l2(const void* row, std::size_t bytes, int lane) {
-  const char* p = static_cast<const char*>(row);
-  for (std::size_t off = std::size_t(lane) * 128; off < bytes; off += 32 * 128)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
 }
 
 // Sum of v over the `g` warps of a group (group-major warps), through red[warps]: every thread
@@ -219,8 +176,10 @@ __device__ void finish_rows(const GemvArgs& a, int b, int pair, int r0, int r1, 
   }
 }
 
+// Variant 1 of the SIMT GEMV (MYCONV_OWN_CUDA_KERNELS=1): a warp a row pair, k over its lanes
+// in rounds of kUnroll vectors, the first rows prefetched into L2 before the wait.
 template <typename T>
-__global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel(GemvArgs a) {
+__global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v1(GemvArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr int V = vec_elems<T>();
   const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -232,8 +191,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel(GemvArgs a) {
     rows_of(a, blockIdx.x * warps + warp, r0, r1);
     const std::size_t row_bytes = std::size_t(a.k) * sizeof(T);
     const std::size_t bytes = row_bytes < 16384 ? row_bytes : 16384;
-    prefetch_l2(W + std::size_t(r0) * a.k, bytes, lane);
-    if (r1 >= 0) prefetch_l2(W + std::size_t(r1) * a.k, bytes, lane);
+    prefetch_l2(W + std::size_t(r0) * a.k, bytes, std::size_t(lane) * 128, 32 * 128);
+    if (r1 >= 0) prefetch_l2(W + std::size_t(r1) * a.k, bytes, std::size_t(lane) * 128, 32 * 128);
   }
   launch_dependents();
   wait_for_previous();
@@ -294,6 +253,161 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel(GemvArgs a) {
         }
       }
       if (lane < nb) finish_rows<T>(a, b0 + lane, pair, r0, r1, s0, s1);
+    }
+  }
+}
+
+// Variant 2 of the SIMT GEMV (the default; MYCONV_OWN_CUDA_KERNELS=1 selects variant 1 above).
+// A group of g warps (g a power of two, the same for the block) owns a row pair; thread t of the
+// group holds vectors v = t + j * 32 g of both rows, so that where a row's share is at most
+// kUnroll2 vectors a thread (g chosen for it on the host: up to k = 6144 in fp16 and bf16) every
+// load of the pair goes out at once, in one round. Then the group's first pair is loaded into
+// registers before wait_for_previous() (weights only: no earlier kernel writes them) and each
+// next pair's loads are issued before the current pair is summed (two register buffers). Longer
+// rows go in rounds of kUnroll2 vectors as variant 1. Sums: warp shuffles, then shared memory over
+// the group's warps; finish_rows as variant 1. kBatchTile2 batch rows a pass.
+constexpr int kBatchTile2 = 4;
+constexpr int kUnroll2 = 3;
+
+// Thread t's vectors j0 .. j0 + kUnroll2 - 1 of the pair's rows r0, r1 (zero past the row's end
+// and where r1 < 0).
+template <typename T>
+__device__ __forceinline__ void load_rows(const GemvArgs& a, int pair, int t, int j0, int stride,
+                                          int kvec, uint4* wa, uint4* wb) {
+  int r0, r1;
+  rows_of(a, pair, r0, r1);
+  const T* W = static_cast<const T*>(a.w);
+  const uint4* w0 = reinterpret_cast<const uint4*>(W + std::size_t(r0) * a.k);
+  const uint4* w1 = reinterpret_cast<const uint4*>(W + std::size_t(r1 < 0 ? r0 : r1) * a.k);
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+#pragma unroll
+  for (int u = 0; u < kUnroll2; ++u) {
+    const int v = t + (j0 + u) * stride;
+    wa[u] = v < kvec ? __ldcs(w0 + v) : zero;
+    wb[u] = v < kvec && r1 >= 0 ? __ldcs(w1 + v) : zero;
+  }
+}
+
+// acc0[bb], acc1[bb] += the loaded vectors of rows r0, r1 times x row b0 + bb's.
+template <typename T>
+__device__ __forceinline__ void fma_rows(const uint4* wa, const uint4* wb, const T* x, int k,
+                                         int b0, int nb, int t, int j0, int stride, int kvec,
+                                         float* acc0, float* acc1) {
+  constexpr int V = vec_elems<T>();
+#pragma unroll
+  for (int u = 0; u < kUnroll2; ++u) {
+    const int v = t + (j0 + u) * stride;
+    if (v >= kvec) break;
+    float fa[V], fb[V];
+    unpack<T>(wa[u], fa);
+    unpack<T>(wb[u], fb);
+#pragma unroll
+    for (int bb = 0; bb < kBatchTile2; ++bb) {
+      if (bb >= nb) break;
+      const uint4 xv =
+          *reinterpret_cast<const uint4*>(x + std::size_t(b0 + bb) * k + std::size_t(v) * V);
+      float fx[V];
+      unpack<T>(xv, fx);
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        acc0[bb] = fmaf(fa[i], fx[i], acc0[bb]);
+        acc1[bb] = fmaf(fb[i], fx[i], acc1[bb]);
+      }
+    }
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v2(GemvArgs a, int g) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ float red[kMaxWarps][2][kBatchTile2];
+  constexpr int V = vec_elems<T>();
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int groups = warps / g, group = warp / g, lead = warp % g == 0;
+  const int t = (warp % g) * 32 + lane, stride = 32 * g;
+  const int pairs = pairs_of(a), kvec = a.k / V;
+  const int per = (kvec + stride - 1) / stride;  // vectors of a row a thread
+  const bool one_round = per <= kUnroll2;
+  const int first = blockIdx.x * groups, step = gridDim.x * groups;
+  uint4 wa[kUnroll2], wb[kUnroll2];  // one_round: the current pair's weights
+  if (first + group < pairs) {       // while the previous kernel ends
+    if (one_round) {
+      load_rows<T>(a, first + group, t, 0, stride, kvec, wa, wb);
+    } else {
+      int r0, r1;
+      rows_of(a, first + group, r0, r1);
+      const T* W = static_cast<const T*>(a.w);
+      const std::size_t row_bytes = std::size_t(a.k) * sizeof(T);
+      const std::size_t bytes = row_bytes < 16384 ? row_bytes : 16384;
+      const std::size_t from = std::size_t(t) * 128, by = std::size_t(stride) * 128;
+      prefetch_l2(W + std::size_t(r0) * a.k, bytes, from, by);
+      if (r1 >= 0) prefetch_l2(W + std::size_t(r1) * a.k, bytes, from, by);
+    }
+  }
+  launch_dependents();
+  wait_for_previous();
+  const T* x = static_cast<const T*>(a.x);
+  if (a.norm != NormKind::none || a.ids) {
+    T* xs = reinterpret_cast<T*>(smem);
+    stage_input<T>(a, xs);
+    x = xs;
+  }
+  for (int base = first; base < pairs; base += step) {  // the same trips for the whole block
+    const int pair = base + group;
+    const bool valid = pair < pairs;
+    int r0 = 0, r1 = -1;
+    if (valid) rows_of(a, pair, r0, r1);
+    uint4 na[kUnroll2], nb[kUnroll2];  // one_round: the next pair's, in flight during the sums
+    if (one_round && pair + step < pairs) load_rows<T>(a, pair + step, t, 0, stride, kvec, na, nb);
+    for (int b0 = 0; b0 < a.batch; b0 += kBatchTile2) {
+      const int nbt = min(kBatchTile2, a.batch - b0);
+      float acc0[kBatchTile2], acc1[kBatchTile2];
+#pragma unroll
+      for (int bb = 0; bb < kBatchTile2; ++bb) acc0[bb] = acc1[bb] = 0;
+      if (valid) {
+        if (one_round) {
+          fma_rows<T>(wa, wb, x, a.k, b0, nbt, t, 0, stride, kvec, acc0, acc1);
+        } else {
+          for (int j0 = 0; j0 < per; j0 += kUnroll2) {
+            uint4 ca[kUnroll2], cb[kUnroll2];
+            load_rows<T>(a, pair, t, j0, stride, kvec, ca, cb);
+            fma_rows<T>(ca, cb, x, a.k, b0, nbt, t, j0, stride, kvec, acc0, acc1);
+          }
+        }
+      }
+      float s0 = 0, s1 = 0;  // lane bb keeps batch row b0 + bb's sums
+#pragma unroll
+      for (int bb = 0; bb < kBatchTile2; ++bb) {
+        if (bb >= nbt) break;
+        const float t0 = warp_sum(acc0[bb]), t1 = warp_sum(acc1[bb]);
+        if (lane == bb) {
+          s0 = t0;
+          s1 = t1;
+        }
+      }
+      if (g > 1) {  // the group's warps: through shared memory
+        if (lane < nbt) {
+          red[warp][0][lane] = s0;
+          red[warp][1][lane] = s1;
+        }
+        __syncthreads();
+        if (lead && lane < nbt) {
+          s0 = s1 = 0;
+          for (int w = 0; w < g; ++w) {
+            s0 += red[warp + w][0][lane];
+            s1 += red[warp + w][1][lane];
+          }
+        }
+        __syncthreads();  // red is read before the next pass writes it
+      }
+      if (valid && lead && lane < nbt) finish_rows<T>(a, b0 + lane, pair, r0, r1, s0, s1);
+    }
+    if (one_round) {
+#pragma unroll
+      for (int u = 0; u < kUnroll2; ++u) {
+        wa[u] = na[u];
+        wb[u] = nb[u];
+      }
     }
   }
 }
@@ -428,141 +542,6 @@ __global__ void __launch_bounds__(kMmaWarps * 32) mma_gemv_kernel(GemvArgs a) {
   }
 }
 
-// Grid (splits, kv heads, batch): a block scores its chunk of positions for the rep = nq / nkv
-// query heads of its KV head (each K row read once for them), keeps the split's softmax partial
-// (max, sum, unnormalized output) in float32, and the last block of the KV head to finish merges
-// the splits (own::merge_split_softmax) into out, rounded once, and zeroes the counter.
-template <typename T>
-__global__ void __launch_bounds__(kAttentionThreads) attention_kernel(AttentionArgs a) {
-  extern __shared__ float sm[];
-  __shared__ bool is_last;
-  const int split = blockIdx.x, g = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
-  const int rep = a.nq / a.nkv, d = a.d, chunk = a.chunk;
-  const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  float* qs = sm;                // [rep][d]
-  float* ps = qs + rep * d;      // [rep][chunk]: scores, then exp(score - max)
-  float* ml = ps + rep * chunk;  // [rep][2]
-  launch_dependents();
-  wait_for_previous();
-  const std::int64_t pos = *a.pos, t0 = std::int64_t(split) * chunk;
-  const std::int64_t left = pos + 1 - t0;  // positions of this split at or before pos
-  const int count = left <= 0 ? 0 : left < chunk ? static_cast<int>(left) : chunk;
-  const float scale = 1.0f / sqrtf(float(d));
-  const T* q = static_cast<const T*>(a.q) + (std::size_t(b) * a.nq + std::size_t(g) * rep) * d;
-  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) qs[i] = to_f(q[i]);
-  __syncthreads();
-  const std::size_t head_base = (std::size_t(b) * a.nkv + g) * a.max_len * d;
-  const T* K = static_cast<const T*>(a.cache_k) + head_base + t0 * d;
-  const T* Vc = static_cast<const T*>(a.cache_v) + head_base + t0 * d;
-  for (int t = warp; t < count; t += warps) {
-    const T* krow = K + std::size_t(t) * d;
-    for (int h = 0; h < rep; ++h) {
-      float s = 0;
-      for (int e = lane; e < d; e += 32) s += qs[h * d + e] * to_f(krow[e]);
-      s = warp_sum(s);
-      if (lane == 0) ps[h * chunk + t] = s * scale;
-    }
-  }
-  __syncthreads();
-  for (int h = warp; h < rep; h += warps) {
-    float m = -INFINITY;
-    for (int t = lane; t < count; t += 32) m = fmaxf(m, ps[h * chunk + t]);
-    m = warp_max(m);
-    float l = 0;
-    for (int t = lane; t < count; t += 32) {
-      const float p = expf(ps[h * chunk + t] - m);
-      ps[h * chunk + t] = p;
-      l += p;
-    }
-    l = warp_sum(l);
-    if (lane == 0) {
-      ml[2 * h] = m;
-      ml[2 * h + 1] = l;
-    }
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
-    const int h = i / d, e = i % d;
-    float o = 0;
-    for (int t = 0; t < count; ++t) o += ps[h * chunk + t] * to_f(Vc[std::size_t(t) * d + e]);
-    const std::size_t part = (std::size_t(b) * a.nq + std::size_t(g) * rep + h) * splits + split;
-    a.partial_o[part * d + e] = o;
-    if (e == 0) {
-      a.partial_ml[2 * part] = ml[2 * h];
-      a.partial_ml[2 * part + 1] = ml[2 * h + 1];
-    }
-  }
-  __threadfence();  // the partials are visible before the count says so
-  __syncthreads();
-  if (threadIdx.x == 0)
-    is_last = atomicAdd(a.counters + b * a.nkv + g, 1u) == static_cast<unsigned>(splits - 1);
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  T* out = static_cast<T*>(a.out) + (std::size_t(b) * a.nq + std::size_t(g) * rep) * d;
-  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
-    const int h = i / d, e = i % d;
-    const std::size_t first = (std::size_t(b) * a.nq + std::size_t(g) * rep + h) * splits;
-    const float* part_ml = a.partial_ml + 2 * first;
-    const float* part_o = a.partial_o + first * d + e;
-    // Other blocks wrote them: read from L2 (__ldcg), never a stale L1 line.
-    out[i] = from_f<T>(own::merge_split_softmax(
-        splits, [&](int s) { return __ldcg(part_ml + 2 * s); },
-        [&](int s) { return __ldcg(part_ml + 2 * s + 1); },
-        [&](int s) { return __ldcg(part_o + std::size_t(s) * d); }));
-  }
-  if (threadIdx.x == 0) a.counters[b * a.nkv + g] = 0;
-}
-
-// A launch on s, with programmatic stream serialization where pdl is set (the kernel may start
-// while the previous one ends; its wait_for_previous() keeps the order of the data).
-template <typename... Params, typename... Args>
-void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared, bool pdl,
-            cudaStream_t s, Args... args) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = shared;
-  config.stream = s;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = pdl ? 1 : 0;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
-}
-
-template <typename F>
-void dispatch(Elem e, F&& f) {
-  switch (e) {
-    case Elem::f32:
-      f(float{});
-      break;
-    case Elem::f16:
-      f(__half{});
-      break;
-    case Elem::bf16:
-      f(__nv_bfloat16{});
-      break;
-  }
-}
-
-std::size_t elem_bytes(Elem e) {
-  return e == Elem::f32 ? 4 : 2;
-}
-
-constexpr std::size_t kMaxShared = 200 * 1024;
-
-// Raises a kernel's dynamic shared memory limit past the default 48 KiB once per size (the
-// eager step before a capture raises it: the capture then makes no such call).
-template <typename K>
-void allow_shared(K kernel, std::size_t bytes, std::size_t& allowed) {
-  if (bytes <= 48 * 1024 || bytes <= allowed) return;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(bytes)));
-  allowed = bytes;
-}
-
 template <typename T>
 std::size_t& gemv_allowed() {
   static std::size_t bytes = 0;
@@ -570,13 +549,13 @@ std::size_t& gemv_allowed() {
 }
 
 template <typename T>
-std::size_t& mma_allowed() {
+std::size_t& gemv_v2_allowed() {
   static std::size_t bytes = 0;
   return bytes;
 }
 
 template <typename T>
-std::size_t& attention_allowed() {
+std::size_t& mma_allowed() {
   static std::size_t bytes = 0;
   return bytes;
 }
@@ -627,36 +606,32 @@ void norm_gemv(const GemvArgs& a, Elem e, int sms, bool pdl, cudaStream_t s) {
     CUDA_CHECK(cudaGetLastError());
     return;
   }
-  int warps = kMaxWarps;  // fewer warps a block where there are too few rows to fill every SM
-  while (warps > 1 && (pairs + warps - 1) / warps < sms) warps /= 2;
-  const int cap = staged ? 2 * sms : 8 * sms;  // a staged block's prologue is paid per block
-  const int blocks = std::max(1, std::min((pairs + warps - 1) / warps, cap));
   const std::size_t shared = gemv_shared_bytes(a, e);
+  const int cap = staged ? 2 * sms : 8 * sms;  // a staged block's prologue is paid per block
+  if (a.kernels == 1) {
+    int warps = kMaxWarps;  // fewer warps a block where there are too few rows to fill every SM
+    while (warps > 1 && (pairs + warps - 1) / warps < sms) warps /= 2;
+    const int blocks = std::max(1, std::min((pairs + warps - 1) / warps, cap));
+    dispatch(e, [&](auto t) {
+      using T = decltype(t);
+      allow_shared(norm_gemv_kernel_v1<T>, shared, gemv_allowed<T>());
+      launch(norm_gemv_kernel_v1<T>, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
+    });
+    CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  // Warps a row pair: the fewest that hold a row in one round of kUnroll2 16-byte loads a thread.
+  const int kvec = a.k / static_cast<int>(16 / elem_bytes(e));
+  int g = 1;
+  while (g < kMaxWarps && (kvec + 32 * g - 1) / (32 * g) > kUnroll2) g *= 2;
+  int warps = kMaxWarps;  // fewer pairs a block where there are too few to fill every SM
+  while (warps > g && (pairs + warps / g - 1) / (warps / g) < sms) warps /= 2;
+  const int groups = warps / g;
+  const int blocks = std::max(1, std::min((pairs + groups - 1) / groups, cap));
   dispatch(e, [&](auto t) {
     using T = decltype(t);
-    allow_shared(norm_gemv_kernel<T>, shared, gemv_allowed<T>());
-    launch(norm_gemv_kernel<T>, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
-  });
-  CUDA_CHECK(cudaGetLastError());
-}
-
-int attention_splits(const AttentionArgs& a) {
-  return static_cast<int>((a.max_len + a.chunk - 1) / a.chunk);
-}
-
-std::size_t attention_shared_bytes(const AttentionArgs& a) {
-  const int rep = a.nq / a.nkv;
-  return sizeof(float) * std::size_t(rep) * std::size_t(a.d + a.chunk + 2);
-}
-
-void split_kv_attention(const AttentionArgs& a, Elem e, bool pdl, cudaStream_t s) {
-  const dim3 grid(static_cast<unsigned>(attention_splits(a)), static_cast<unsigned>(a.nkv),
-                  static_cast<unsigned>(a.batch));
-  const std::size_t shared = attention_shared_bytes(a);
-  dispatch(e, [&](auto t) {
-    using T = decltype(t);
-    allow_shared(attention_kernel<T>, shared, attention_allowed<T>());
-    launch(attention_kernel<T>, grid, dim3(kAttentionThreads), shared, pdl, s, a);
+    allow_shared(norm_gemv_kernel_v2<T>, shared, gemv_v2_allowed<T>());
+    launch(norm_gemv_kernel_v2<T>, dim3(blocks), dim3(warps * 32), shared, pdl, s, a, g);
   });
   CUDA_CHECK(cudaGetLastError());
 }

@@ -1,17 +1,20 @@
 // own_cuda's decode step (own_decode.cpp) as our own kernels on raw device pointers: five launches
 // per layer and one for the head, every one on the caller's stream (a graph capture takes them
-// in). The GEMV (norm_gemv) streams a weight [n][k] (nn.Linear's row-major layout) once for every
-// row of the batch: 16-byte loads, each warp two output rows, warp-shuffle sums, float32
-// accumulation (from batch 4 on in fp16 and bf16: mma.sync tiles of 16 weight rows x 8 batch
-// rows, k split over a block's warps); its prologue makes the input rows in shared memory
+// in). The GEMV (norm_gemv, own_decode_kernels.cu) streams a weight [n][k] (nn.Linear's row-major
+// layout) once for every row of the batch: 16-byte loads, each group of warps two output rows (k
+// split over the group's lanes so that a row's loads go out at once; the first rows' weights
+// loaded before the wait on the previous kernel, the next rows' before the current rows' sums),
+// float32 accumulation (from batch 4 on in fp16 and bf16: mma.sync tiles of 16 weight rows x 8
+// batch rows, k split over a block's warps); its prologue makes the input rows in shared memory
 // (embedding, RMSNorm or LayerNorm of the residual stream, recomputed by every block: the rows are
 // small), its epilogue does what follows the GEMV (bias, RoPE and the KV-cache write, SwiGLU or
-// gelu_new, the residual add). The attention is split-KV (flash-decoding) over the static cache
-// with the grouped-query heads of one KV head in one block, positions past *pos skipped, and the
-// splits merged by the last block of each KV head (no second launch). Roundings to the element type
-// follow transformers' eager order (what Model::forward does). Every kernel waits for the kernels
-// before it (griddepcontrol.wait) before it reads their output, so each may be launched with
-// programmatic dependent launch.
+// gelu_new, the residual add). The attention (own_attention_kernels.cu) is split-KV
+// (flash-decoding) over the static cache with the grouped-query heads of one KV head in one
+// block: the split's K and V rows staged in shared memory, positions past *pos skipped, the
+// splits merged by the last block of each KV head (no second launch). Roundings to the element
+// type follow transformers' eager order (what Model::forward does). Every kernel waits for the
+// kernels before it (griddepcontrol.wait) before it reads their output, so each may be launched
+// with programmatic dependent launch.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -53,6 +56,9 @@ struct GemvArgs {
   void* cache_v = nullptr;
   int nq = 0, nkv = 0, d = 0;
   std::int64_t max_len = 0;
+  // Which SIMT kernel (batch 1 to 3 in fp16 and bf16, every batch in float32): 2 (k split over
+  // a group of warps, loads issued ahead as above), 1 (a warp a row pair, k over its lanes).
+  int kernels = 2;
 };
 
 // Shared memory the GEMV's prologue needs (0 without a norm or embedding), and whether the
@@ -76,11 +82,19 @@ struct AttentionArgs {
   float* partial_o = nullptr;    // [batch][nq][splits][d]
   float* partial_ml = nullptr;   // [batch][nq][splits][2]
   unsigned* counters = nullptr;  // [batch][nkv], zero before the first launch (left zero)
+  // Which kernel: 2 (the split's K and V rows staged in shared memory, all scores at once), 1
+  // (each warp walks its positions one by one).
+  int kernels = 2;
 };
 
+// Positions a split covers for `kernels`' variant: for 2, about one block (batch x KV heads =
+// blocks_per_split, times the splits) per multiprocessor, 16 positions at least, at most 256
+// splits; for 1, 32 (more where the cache is long).
+int attention_chunk(std::int64_t max_len, int kernels, std::int64_t blocks_per_split, int sms);
 int attention_splits(const AttentionArgs& a);
-// Shared memory of the attention's block; whether it runs the shape.
-std::size_t attention_shared_bytes(const AttentionArgs& a);
+// Shared memory of the attention's block; whether it runs the shape (why not, where it does not).
+std::size_t attention_shared_bytes(const AttentionArgs& a, Elem e);
+bool attention_supported(const AttentionArgs& a, Elem e, const char** why);
 void split_kv_attention(const AttentionArgs& a, Elem e, bool pdl, cudaStream_t s);
 
 }  // namespace transformer::cuda

@@ -1,0 +1,315 @@
+#include "models/transformer/own_decode_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "models/transformer/own_decode_device.cuh"
+#include "models/transformer/own_decode_math.hpp"
+
+namespace transformer::cuda {
+namespace {
+
+using namespace own_device;
+
+constexpr int kAttentionThreads = 128;
+
+// The last block of KV head (b, g) to finish merges the splits' partials
+// (own::merge_split_softmax) into out, rounded once, and zeroes the counter for the next launch.
+// Every thread of the block calls it after writing its partials.
+template <typename T>
+__device__ void merge_if_last(const AttentionArgs& a, int g, int b, int rep, int splits) {
+  __shared__ bool is_last;
+  const int d = a.d;
+  __threadfence();  // the partials are visible before the count says so
+  __syncthreads();
+  if (threadIdx.x == 0)
+    is_last = atomicAdd(a.counters + b * a.nkv + g, 1u) == static_cast<unsigned>(splits - 1);
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  T* out = static_cast<T*>(a.out) + (std::size_t(b) * a.nq + std::size_t(g) * rep) * d;
+  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
+    const int h = i / d, e = i % d;
+    const std::size_t first = (std::size_t(b) * a.nq + std::size_t(g) * rep + h) * splits;
+    const float* part_ml = a.partial_ml + 2 * first;
+    const float* part_o = a.partial_o + first * d + e;
+    // Other blocks wrote them: read from L2 (__ldcg), never a stale L1 line.
+    out[i] = from_f<T>(own::merge_split_softmax(
+        splits, [&](int s) { return __ldcg(part_ml + 2 * s); },
+        [&](int s) { return __ldcg(part_ml + 2 * s + 1); },
+        [&](int s) { return __ldcg(part_o + std::size_t(s) * d); }));
+  }
+  if (threadIdx.x == 0) a.counters[b * a.nkv + g] = 0;
+}
+
+// Variant 1 (MYCONV_OWN_CUDA_KERNELS=1). Grid (splits, kv heads, batch): a block scores its
+// chunk of positions for the rep = nq / nkv query heads of its KV head (each K row read once for
+// them), keeps the split's softmax partial (max, sum, unnormalized output) in float32, and the last
+// block of the KV head merges the splits (merge_if_last). Each warp walks its positions one by one.
+template <typename T>
+__global__ void __launch_bounds__(kAttentionThreads) attention_kernel_v1(AttentionArgs a) {
+  extern __shared__ float sm[];
+  const int split = blockIdx.x, g = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
+  const int rep = a.nq / a.nkv, d = a.d, chunk = a.chunk;
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float* qs = sm;                // [rep][d]
+  float* ps = qs + rep * d;      // [rep][chunk]: scores, then exp(score - max)
+  float* ml = ps + rep * chunk;  // [rep][2]
+  launch_dependents();
+  wait_for_previous();
+  const std::int64_t pos = *a.pos, t0 = std::int64_t(split) * chunk;
+  const std::int64_t left = pos + 1 - t0;  // positions of this split at or before pos
+  const int count = left <= 0 ? 0 : left < chunk ? static_cast<int>(left) : chunk;
+  const float scale = 1.0f / sqrtf(float(d));
+  const T* q = static_cast<const T*>(a.q) + (std::size_t(b) * a.nq + std::size_t(g) * rep) * d;
+  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) qs[i] = to_f(q[i]);
+  __syncthreads();
+  const std::size_t head_base = (std::size_t(b) * a.nkv + g) * a.max_len * d;
+  const T* K = static_cast<const T*>(a.cache_k) + head_base + t0 * d;
+  const T* Vc = static_cast<const T*>(a.cache_v) + head_base + t0 * d;
+  for (int t = warp; t < count; t += warps) {
+    const T* krow = K + std::size_t(t) * d;
+    for (int h = 0; h < rep; ++h) {
+      float s = 0;
+      for (int e = lane; e < d; e += 32) s += qs[h * d + e] * to_f(krow[e]);
+      s = warp_sum(s);
+      if (lane == 0) ps[h * chunk + t] = s * scale;
+    }
+  }
+  __syncthreads();
+  for (int h = warp; h < rep; h += warps) {
+    float m = -INFINITY;
+    for (int t = lane; t < count; t += 32) m = fmaxf(m, ps[h * chunk + t]);
+    m = warp_max(m);
+    float l = 0;
+    for (int t = lane; t < count; t += 32) {
+      const float p = expf(ps[h * chunk + t] - m);
+      ps[h * chunk + t] = p;
+      l += p;
+    }
+    l = warp_sum(l);
+    if (lane == 0) {
+      ml[2 * h] = m;
+      ml[2 * h + 1] = l;
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
+    const int h = i / d, e = i % d;
+    float o = 0;
+    for (int t = 0; t < count; ++t) o += ps[h * chunk + t] * to_f(Vc[std::size_t(t) * d + e]);
+    const std::size_t part = (std::size_t(b) * a.nq + std::size_t(g) * rep + h) * splits + split;
+    a.partial_o[part * d + e] = o;
+    if (e == 0) {
+      a.partial_ml[2 * part] = ml[2 * h];
+      a.partial_ml[2 * part + 1] = ml[2 * h + 1];
+    }
+  }
+  merge_if_last<T>(a, g, b, rep, splits);
+}
+
+// Variant 2 (the default). Grid (splits, kv heads, batch), kAttentionThreads2 threads. Before the
+// wait the block pulls its split's K and V rows into L2 (a fixed range inside the cache: no
+// value of an earlier kernel is read). After it, the split's positions at or before *pos go
+// through shared memory in tiles of kAttentionTile positions: the tile's K and V rows are copied
+// with 16-byte cp.async, every copy issued before any is used; the scores of all (head,
+// position) pairs are computed at once, one thread each, from shared memory; a warp per head
+// keeps the running max and sum (one tile: the plain softmax partial of variant 1); the output,
+// one thread per (head, element), sums the tile's V rows from shared memory. The split's
+// partial (max, sum, unnormalized output) in float32 goes to partial_ml / partial_o and the last
+// block of the KV head merges them (merge_if_last).
+constexpr int kAttentionThreads2 = 256;
+constexpr int kAttentionTile = 64;
+
+__host__ __device__ inline int attention_tile(const AttentionArgs& a) {
+  return a.chunk < kAttentionTile ? a.chunk : kAttentionTile;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kAttentionThreads2) attention_kernel_v2(AttentionArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int VE = vec_elems<T>();
+  const int split = blockIdx.x, g = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
+  const int rep = a.nq / a.nkv, d = a.d, chunk = a.chunk, tile = attention_tile(a);
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  T* ks = reinterpret_cast<T*>(smem);                                // [tile][d]
+  T* vs = ks + std::size_t(tile) * d;                                // [tile][d]
+  float* qs = reinterpret_cast<float*>(vs + std::size_t(tile) * d);  // [rep][d]
+  float* os = qs + rep * d;     // [rep][d]: the running output, thread i owns element i
+  float* ps = os + rep * d;     // [rep][tile]: scores, then exp(score - max)
+  float* ml = ps + rep * tile;  // [rep][2]: running max and sum
+  float* fs = ml + 2 * rep;     // [rep]: a tile's rescale of the running numbers
+  const std::int64_t t0 = std::int64_t(split) * chunk;
+  const std::size_t head_base = (std::size_t(b) * a.nkv + g) * a.max_len * d;
+  const T* K = static_cast<const T*>(a.cache_k) + head_base + t0 * d;
+  const T* Vc = static_cast<const T*>(a.cache_v) + head_base + t0 * d;
+  {  // the split's whole range, whatever *pos is: inside the cache's max_len rows
+    const std::int64_t rows = a.max_len - t0 < chunk ? a.max_len - t0 : chunk;
+    const std::size_t bytes = std::size_t(rows) * d * sizeof(T);
+    prefetch_l2(K, bytes, std::size_t(threadIdx.x) * 128, std::size_t(blockDim.x) * 128);
+    prefetch_l2(Vc, bytes, std::size_t(threadIdx.x) * 128, std::size_t(blockDim.x) * 128);
+  }
+  launch_dependents();
+  wait_for_previous();
+  const std::int64_t pos = *a.pos;
+  const std::int64_t left = pos + 1 - t0;  // positions of this split at or before pos
+  const int count = left <= 0 ? 0 : left < chunk ? static_cast<int>(left) : chunk;
+  const float scale = 1.0f / sqrtf(float(d));
+  const T* q = static_cast<const T*>(a.q) + (std::size_t(b) * a.nq + std::size_t(g) * rep) * d;
+  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
+    qs[i] = to_f(q[i]);
+    os[i] = 0;
+  }
+  for (int h = threadIdx.x; h < rep; h += blockDim.x) {
+    ml[2 * h] = -INFINITY;
+    ml[2 * h + 1] = 0;
+  }
+  const int chunks = d / VE;  // 16-byte pieces of a row
+  for (int base = 0; base < count; base += tile) {
+    const int n = count - base < tile ? count - base : tile;
+    __syncthreads();  // the previous tile's K, V and ps are read (and qs, ml written)
+    const uint4* ksrc = reinterpret_cast<const uint4*>(K + std::size_t(base) * d);
+    const uint4* vsrc = reinterpret_cast<const uint4*>(Vc + std::size_t(base) * d);
+    uint4* kdst = reinterpret_cast<uint4*>(ks);
+    uint4* vdst = reinterpret_cast<uint4*>(vs);
+    for (int i = threadIdx.x; i < n * chunks; i += blockDim.x) {
+      cp_async16(kdst + i, ksrc + i);
+      cp_async16(vdst + i, vsrc + i);
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    for (int i = threadIdx.x; i < rep * n; i += blockDim.x) {
+      const int h = i / n, t = i % n;
+      const float* qh = qs + h * d;
+      const uint4* kt = reinterpret_cast<const uint4*>(ks + std::size_t(t) * d);
+      float s = 0;
+      for (int c0 = 0; c0 < chunks; ++c0) {
+        const int c = (c0 + t) % chunks;  // neighbouring positions start on different banks
+        float kf[VE];
+        unpack<T>(kt[c], kf);
+#pragma unroll
+        for (int j = 0; j < VE; ++j) s = fmaf(qh[c * VE + j], kf[j], s);
+      }
+      ps[h * tile + t] = s * scale;
+    }
+    __syncthreads();
+    for (int h = warp; h < rep; h += warps) {
+      float m = -INFINITY;
+      for (int t = lane; t < n; t += 32) m = fmaxf(m, ps[h * tile + t]);
+      m = warp_max(m);
+      const float m_old = ml[2 * h], m_new = fmaxf(m_old, m);
+      float l = 0;
+      for (int t = lane; t < n; t += 32) {
+        const float p = expf(ps[h * tile + t] - m_new);
+        ps[h * tile + t] = p;
+        l += p;
+      }
+      l = warp_sum(l);
+      if (lane == 0) {
+        const float f = expf(m_old - m_new);  // 0 on the first tile (m_old = -inf)
+        fs[h] = f;
+        ml[2 * h] = m_new;
+        ml[2 * h + 1] = ml[2 * h + 1] * f + l;
+      }
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
+      const int h = i / d, e = i % d;
+      const float* p = ps + h * tile;
+      float o = 0;
+      for (int t = 0; t < n; ++t) o = fmaf(p[t], to_f(vs[std::size_t(t) * d + e]), o);
+      os[i] = os[i] * fs[h] + o;
+    }
+  }
+  __syncthreads();  // ml is final (and written where count is 0)
+  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
+    const int h = i / d, e = i % d;
+    const std::size_t part = (std::size_t(b) * a.nq + std::size_t(g) * rep + h) * splits + split;
+    a.partial_o[part * d + e] = os[i];
+    if (e == 0) {
+      a.partial_ml[2 * part] = ml[2 * h];
+      a.partial_ml[2 * part + 1] = ml[2 * h + 1];
+    }
+  }
+  merge_if_last<T>(a, g, b, rep, splits);
+}
+
+std::size_t attention_v2_shared_bytes(const AttentionArgs& a, Elem e) {
+  const std::size_t rep = std::size_t(a.nq / a.nkv), d = std::size_t(a.d),
+                    tile = std::size_t(attention_tile(a));
+  return 2 * tile * d * elem_bytes(e) + sizeof(float) * (2 * rep * d + rep * tile + 3 * rep);
+}
+
+template <typename T>
+std::size_t& attention_allowed_v2() {
+  static std::size_t bytes = 0;
+  return bytes;
+}
+
+}  // namespace
+
+int attention_splits(const AttentionArgs& a) {
+  return static_cast<int>((a.max_len + a.chunk - 1) / a.chunk);
+}
+
+int attention_chunk(std::int64_t max_len, int kernels, std::int64_t blocks_per_split, int sms) {
+  if (kernels == 1) {  // 32 positions, more where the cache is long (at most 256 splits)
+    const std::int64_t splits_at_32 = (max_len + 31) / 32;
+    if (splits_at_32 <= 256) return 32;
+    return static_cast<int>(((max_len + 255) / 256 + 31) / 32 * 32);
+  }
+  // About one block per multiprocessor (batch x KV heads x splits), at least 16 positions a
+  // split (a block's fixed costs: the wait, the merge), at most 256 splits (the merge's loop).
+  const std::int64_t per = blocks_per_split > 0 ? blocks_per_split : 1;
+  const std::int64_t want = (max_len * per + sms - 1) / std::max(sms, 1);
+  const std::int64_t at_most_256 = (max_len + 255) / 256;
+  const std::int64_t chunk = std::max<std::int64_t>({16, want, at_most_256});
+  return static_cast<int>((chunk + 15) / 16 * 16);
+}
+
+std::size_t attention_shared_bytes(const AttentionArgs& a, Elem e) {
+  if (a.kernels == 1) {
+    const int rep = a.nq / a.nkv;
+    return sizeof(float) * std::size_t(rep) * std::size_t(a.d + a.chunk + 2);
+  }
+  return attention_v2_shared_bytes(a, e);
+}
+
+bool attention_supported(const AttentionArgs& a, Elem e, const char** why) {
+  const auto fail = [&](const char* w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (a.nkv <= 0 || a.nq % a.nkv != 0)
+    return fail("the attention needs num_heads a multiple of num_key_value_heads");
+  if (a.kernels == 1 && attention_shared_bytes(a, e) > 48 * 1024)
+    return fail("the attention's block needs more than 48 KiB of shared memory");
+  if (a.kernels != 1) {
+    if (std::size_t(a.d) * elem_bytes(e) % 16 != 0)
+      return fail(
+          "the attention copies K and V rows in 16-byte pieces: head_dim x element "
+          "size must be a multiple of 16 bytes");
+    if (attention_shared_bytes(a, e) > kMaxShared)
+      return fail("the attention's block needs more than 200 KiB of shared memory");
+  }
+  return true;
+}
+
+void split_kv_attention(const AttentionArgs& a, Elem e, bool pdl, cudaStream_t s) {
+  const dim3 grid(static_cast<unsigned>(attention_splits(a)), static_cast<unsigned>(a.nkv),
+                  static_cast<unsigned>(a.batch));
+  const std::size_t shared = attention_shared_bytes(a, e);
+  dispatch(e, [&](auto t) {
+    using T = decltype(t);
+    if (a.kernels == 1) {
+      launch(attention_kernel_v1<T>, grid, dim3(kAttentionThreads), shared, pdl, s, a);
+    } else {
+      allow_shared(attention_kernel_v2<T>, shared, attention_allowed_v2<T>());
+      launch(attention_kernel_v2<T>, grid, dim3(kAttentionThreads2), shared, pdl, s, a);
+    }
+  });
+  CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace transformer::cuda

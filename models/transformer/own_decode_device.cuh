@@ -1,0 +1,122 @@
+// What own_cuda's decode kernels (own_decode_kernels.cu: the GEMVs, own_attention_kernels.cu: the
+// split-KV attention) share: 16-byte vectors of the element type, warp reductions, programmatic
+// dependent launch, asynchronous copies to shared memory and the host's launch helpers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "core/cuda/cuda_check.hpp"
+#include "models/transformer/decode_kernels.hpp"
+#include "models/transformer/elem.cuh"
+
+namespace transformer::cuda::own_device {
+
+template <typename T>
+__host__ __device__ constexpr int vec_elems() {
+  return 16 / static_cast<int>(sizeof(T));
+}
+
+template <typename T>
+__device__ __forceinline__ void unpack(const uint4& u, float* f) {
+  const T* e = reinterpret_cast<const T*>(&u);
+#pragma unroll
+  for (int i = 0; i < vec_elems<T>(); ++i) f[i] = to_f(e[i]);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Programmatic dependent launch (sm_90): what a kernel does before wait() reads nothing an
+// earlier kernel writes (only weights); wait() returns once the kernels before it are complete
+// and their writes visible (a no-op when launched without the attribute); launch_dependents()
+// lets the next kernel's blocks be scheduled once every block of this one has started.
+__device__ __forceinline__ void wait_for_previous() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+__device__ __forceinline__ void launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+}
+
+// Pulls bytes [first, bytes) of p into L2, one 128-byte line every `step` bytes (first and step
+// multiples of 128): issued before wait_for_previous(), the DRAM latency overlaps the previous
+// kernel's tail. A prefetch never faults and returns nothing.
+__device__ __forceinline__ void prefetch_l2(const void* p, std::size_t bytes, std::size_t first,
+                                            std::size_t step) {
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t off = first; off < bytes; off += step)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(c + off));
+}
+
+// 16 bytes global -> shared without a register round trip (sm_80+), cached in L2 only; every
+// copy a thread issued is complete after cp_async_wait_all() (then a barrier makes all threads'
+// copies visible to the block).
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+// A launch on s, with programmatic stream serialization where pdl is set (the kernel may start
+// while the previous one ends; its wait_for_previous() keeps the order of the data).
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared, bool pdl,
+            cudaStream_t s, Args... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = s;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = pdl ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+}
+
+template <typename F>
+void dispatch(Elem e, F&& f) {
+  switch (e) {
+    case Elem::f32:
+      f(float{});
+      break;
+    case Elem::f16:
+      f(__half{});
+      break;
+    case Elem::bf16:
+      f(__nv_bfloat16{});
+      break;
+  }
+}
+
+inline std::size_t elem_bytes(Elem e) {
+  return e == Elem::f32 ? 4 : 2;
+}
+
+// The most dynamic shared memory a block of ours asks for (an H100 allows 227 KiB).
+constexpr std::size_t kMaxShared = 200 * 1024;
+
+// Raises a kernel's dynamic shared memory limit past the default 48 KiB once per size (the
+// eager step before a capture raises it: the capture then makes no such call).
+template <typename K>
+void allow_shared(K kernel, std::size_t bytes, std::size_t& allowed) {
+  if (bytes <= 48 * 1024 || bytes <= allowed) return;
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(bytes)));
+  allowed = bytes;
+}
+
+}  // namespace transformer::cuda::own_device
