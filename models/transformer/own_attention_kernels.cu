@@ -264,8 +264,8 @@ int attention_chunk(std::int64_t max_len, int kernels, std::int64_t blocks_per_s
   const std::int64_t per = blocks_per_split > 0 ? blocks_per_split : 1;
   const std::int64_t want = (max_len * per + sms - 1) / std::max(sms, 1);
   const std::int64_t at_most_256 = (max_len + 255) / 256;
-  const std::int64_t chunk = std::max<std::int64_t>({16, want, at_most_256});
-  return static_cast<int>((chunk + 15) / 16 * 16);
+  const std::int64_t chunk = std::min(std::max<std::int64_t>({16, want, at_most_256}), max_len);
+  return static_cast<int>((std::max<std::int64_t>(chunk, 1) + 15) / 16 * 16);
 }
 
 std::size_t attention_shared_bytes(const AttentionArgs& a, Elem e) {

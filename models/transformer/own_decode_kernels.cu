@@ -268,6 +268,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v1(GemvArgs a
 // the group's warps; finish_rows as variant 1. kBatchTile2 batch rows a pass.
 constexpr int kBatchTile2 = 4;
 constexpr int kUnroll2 = 3;
+// Warps of norm_gemv_kernel_v2 a multiprocessor holds: 121-127 registers a thread (ptxas, sm_90)
+// x 256 threads = two blocks of kMaxWarps in 64 K registers.
+constexpr int kResidentWarps2 = 16;
 
 // Thread t's vectors j0 .. j0 + kUnroll2 - 1 of the pair's rows r0, r1 (zero past the row's end
 // and where r1 < 0).
@@ -607,8 +610,8 @@ void norm_gemv(const GemvArgs& a, Elem e, int sms, bool pdl, cudaStream_t s) {
     return;
   }
   const std::size_t shared = gemv_shared_bytes(a, e);
-  const int cap = staged ? 2 * sms : 8 * sms;  // a staged block's prologue is paid per block
   if (a.kernels == 1) {
+    const int cap = staged ? 2 * sms : 8 * sms;  // a staged block's prologue is paid per block
     int warps = kMaxWarps;  // fewer warps a block where there are too few rows to fill every SM
     while (warps > 1 && (pairs + warps - 1) / warps < sms) warps /= 2;
     const int blocks = std::max(1, std::min((pairs + warps - 1) / warps, cap));
@@ -627,7 +630,11 @@ void norm_gemv(const GemvArgs& a, Elem e, int sms, bool pdl, cudaStream_t s) {
   int warps = kMaxWarps;  // fewer pairs a block where there are too few to fill every SM
   while (warps > g && (pairs + warps / g - 1) / (warps / g) < sms) warps /= 2;
   const int groups = warps / g;
-  const int blocks = std::max(1, std::min((pairs + groups - 1) / groups, cap));
+  // No more blocks than fit at once (kResidentWarps2 a multiprocessor): a group then walks
+  // several pairs with the next one's loads in flight, and every block's first loads overlap the
+  // previous kernel, where a second wave of blocks would start only as the first one ends.
+  const int resident = sms * std::max(1, kResidentWarps2 / warps);
+  const int blocks = std::max(1, std::min((pairs + groups - 1) / groups, resident));
   dispatch(e, [&](auto t) {
     using T = decltype(t);
     allow_shared(norm_gemv_kernel_v2<T>, shared, gemv_v2_allowed<T>());
