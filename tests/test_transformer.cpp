@@ -701,9 +701,10 @@ TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
 }
 
 // A few cases of the same check, short enough for compute-sanitizer (memcheck, racecheck): the
-// GEMV's k split over several warps (k 2816) and over one (k 320), grouped-query attention, and
-// a split longer than the attention's 64-position shared-memory tile (8 KV heads at batch 17,
-// 100 positions: the running softmax over two tiles).
+// GEMV's k split over several warps (k 2816) and over one (k 320), grouped-query attention with
+// an attention split past *pos (a cache of 32 positions, 9 to 18 filled), and a split longer
+// than the attention's 64-position shared-memory tile (8 KV heads at batch 17, 100 positions:
+// the running softmax over two tiles).
 TEST(TransformerCuda, OwnCudaDecodeSmall) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
   const ModelConfig wide = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
@@ -717,7 +718,7 @@ TEST(TransformerCuda, OwnCudaDecodeSmall) {
       "max_position_embeddings": 256, "rms_norm_eps": 1e-5, "rope_theta": 500.0,
       "tie_word_embeddings": true})"),
                                               "tiny-llama-long-kv");
-  expect_own_decode_matches_eager(wide, {at::kFloat, at::kBFloat16}, {{1, 9, 4}});
+  expect_own_decode_matches_eager(wide, {at::kFloat, at::kBFloat16}, {{1, 9, 10}});
   expect_own_decode_matches_eager(long_kv, {at::kFloat, at::kBFloat16},
                                   {{1, 100, 4}, {17, 100, 4}});
 }
