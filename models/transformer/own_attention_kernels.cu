@@ -259,10 +259,12 @@ int attention_chunk(std::int64_t max_len, int kernels, std::int64_t blocks_per_s
     if (splits_at_32 <= 256) return 32;
     return static_cast<int>(((max_len + 255) / 256 + 31) / 32 * 32);
   }
-  // About one block per multiprocessor (batch x KV heads x splits), at least 16 positions a
-  // split (a block's fixed costs: the wait, the merge), at most 256 splits (the merge's loop).
+  // About four blocks a multiprocessor (batch x KV heads x splits: one tile each where the
+  // batch is large; at batch 1 the 16-position floor decides), at least 16 positions a split (a
+  // block's fixed costs: the wait, the merge), at most 256 splits (the merge's loop).
   const std::int64_t per = blocks_per_split > 0 ? blocks_per_split : 1;
-  const std::int64_t want = (max_len * per + sms - 1) / std::max(sms, 1);
+  const std::int64_t blocks = 4 * std::int64_t(std::max(sms, 1));
+  const std::int64_t want = (max_len * per + blocks - 1) / blocks;
   const std::int64_t at_most_256 = (max_len + 255) / 256;
   const std::int64_t chunk = std::min(std::max<std::int64_t>({16, want, at_most_256}), max_len);
   return static_cast<int>((std::max<std::int64_t>(chunk, 1) + 15) / 16 * 16);

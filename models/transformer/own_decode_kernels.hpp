@@ -87,9 +87,9 @@ struct AttentionArgs {
   int kernels = 2;
 };
 
-// Positions a split covers for `kernels`' variant: for 2, about one block (batch x KV heads =
-// blocks_per_split, times the splits) per multiprocessor, 16 positions at least, at most 256
-// splits; for 1, 32 (more where the cache is long).
+// Positions a split covers for `kernels`' variant: for 2, about four blocks (batch x KV heads =
+// blocks_per_split, times the splits) a multiprocessor, 16 positions at least, at most 256
+// splits, at most max_len (rounded up to 16); for 1, 32 (more where the cache is long).
 int attention_chunk(std::int64_t max_len, int kernels, std::int64_t blocks_per_split, int sms);
 int attention_splits(const AttentionArgs& a);
 // Shared memory of the attention's block; whether it runs the shape (why not, where it does not).
