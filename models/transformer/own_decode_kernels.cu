@@ -261,14 +261,15 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v1(GemvArgs a
 // A group of g warps (g a power of two, the same for the block) owns a row pair; thread t of the
 // group holds vectors v = t + j * 32 g of both rows, so that where a row's share is at most
 // kUnroll2 vectors a thread (g chosen for it on the host: up to k = 6144 in fp16 and bf16) every
-// load of the pair goes out at once, in one round. Then the group's first pair is loaded into
-// registers before wait_for_previous() (weights only: no earlier kernel writes them) and each
-// next pair's loads are issued before the current pair is summed (two register buffers). Longer
+// load of the pair goes out at once, in one round. Then the group's first two pairs are loaded
+// into registers before wait_for_previous() (weights only: no earlier kernel writes them), and
+// each of the two register buffers takes the pair two steps on as soon as its last FMA is issued:
+// that pair's loads are in flight during the current pair's sums and the next pair's FMAs. Longer
 // rows go in rounds of kUnroll2 vectors as variant 1. Sums: warp shuffles, then shared memory over
 // the group's warps; finish_rows as variant 1. kBatchTile2 batch rows a pass.
 constexpr int kBatchTile2 = 4;
 constexpr int kUnroll2 = 3;
-// Warps of norm_gemv_kernel_v2 a multiprocessor holds: 121-127 registers a thread (ptxas, sm_90)
+// Warps of norm_gemv_kernel_v2 a multiprocessor holds: 119-128 registers a thread (ptxas, sm_90)
 // x 256 threads = two blocks of kMaxWarps in 64 K registers.
 constexpr int kResidentWarps2 = 16;
 
@@ -332,10 +333,14 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v2(GemvArgs a
   const int per = (kvec + stride - 1) / stride;  // vectors of a row a thread
   const bool one_round = per <= kUnroll2;
   const int first = blockIdx.x * groups, step = gridDim.x * groups;
-  uint4 wa[kUnroll2], wb[kUnroll2];  // one_round: the current pair's weights
-  if (first + group < pairs) {       // while the previous kernel ends
+  // one_round: the weights of the group's pairs base + group (wa, wb) and base + step + group
+  // (na, nb); a buffer takes the pair two steps on as soon as its last FMA is issued.
+  uint4 wa[kUnroll2], wb[kUnroll2], na[kUnroll2], nb[kUnroll2];
+  if (first + group < pairs) {  // while the previous kernel ends
     if (one_round) {
       load_rows<T>(a, first + group, t, 0, stride, kvec, wa, wb);
+      if (first + group + step < pairs)
+        load_rows<T>(a, first + group + step, t, 0, stride, kvec, na, nb);
     } else {
       int r0, r1;
       rows_of(a, first + group, r0, r1);
@@ -355,13 +360,13 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v2(GemvArgs a
     stage_input<T>(a, xs);
     x = xs;
   }
-  for (int base = first; base < pairs; base += step) {  // the same trips for the whole block
+  // The group's pair base + group, its weights in ca, cb where one_round. Every thread of the
+  // block calls it for the same bases (the barriers of the group sums).
+  const auto one_pair = [&](int base, uint4* ca, uint4* cb) {
     const int pair = base + group;
     const bool valid = pair < pairs;
     int r0 = 0, r1 = -1;
     if (valid) rows_of(a, pair, r0, r1);
-    uint4 na[kUnroll2], nb[kUnroll2];  // one_round: the next pair's, in flight during the sums
-    if (one_round && pair + step < pairs) load_rows<T>(a, pair + step, t, 0, stride, kvec, na, nb);
     for (int b0 = 0; b0 < a.batch; b0 += kBatchTile2) {
       const int nbt = min(kBatchTile2, a.batch - b0);
       float acc0[kBatchTile2], acc1[kBatchTile2];
@@ -369,15 +374,19 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v2(GemvArgs a
       for (int bb = 0; bb < kBatchTile2; ++bb) acc0[bb] = acc1[bb] = 0;
       if (valid) {
         if (one_round) {
-          fma_rows<T>(wa, wb, x, a.k, b0, nbt, t, 0, stride, kvec, acc0, acc1);
+          fma_rows<T>(ca, cb, x, a.k, b0, nbt, t, 0, stride, kvec, acc0, acc1);
         } else {
           for (int j0 = 0; j0 < per; j0 += kUnroll2) {
-            uint4 ca[kUnroll2], cb[kUnroll2];
-            load_rows<T>(a, pair, t, j0, stride, kvec, ca, cb);
-            fma_rows<T>(ca, cb, x, a.k, b0, nbt, t, j0, stride, kvec, acc0, acc1);
+            uint4 ra[kUnroll2], rb[kUnroll2];
+            load_rows<T>(a, pair, t, j0, stride, kvec, ra, rb);
+            fma_rows<T>(ra, rb, x, a.k, b0, nbt, t, j0, stride, kvec, acc0, acc1);
           }
         }
       }
+      // After the last pass's FMAs: the buffer's next pair, in flight during the sums below
+      // and the other buffer's pair.
+      if (one_round && b0 + kBatchTile2 >= a.batch && pair + 2 * step < pairs)
+        load_rows<T>(a, pair + 2 * step, t, 0, stride, kvec, ca, cb);
       float s0 = 0, s1 = 0;  // lane bb keeps batch row b0 + bb's sums
 #pragma unroll
       for (int bb = 0; bb < kBatchTile2; ++bb) {
@@ -405,13 +414,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v2(GemvArgs a
       }
       if (valid && lead && lane < nbt) finish_rows<T>(a, b0 + lane, pair, r0, r1, s0, s1);
     }
-    if (one_round) {
-#pragma unroll
-      for (int u = 0; u < kUnroll2; ++u) {
-        wa[u] = na[u];
-        wb[u] = nb[u];
-      }
-    }
+  };
+  for (int base = first; base < pairs; base += 2 * step) {  // the same trips for the block
+    one_pair(base, wa, wb);
+    if (base + step < pairs) one_pair(base + step, na, nb);
   }
 }
 
