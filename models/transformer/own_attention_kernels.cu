@@ -43,6 +43,56 @@ __device__ void merge_if_last(const AttentionArgs& a, int g, int b, int rep, int
   if (threadIdx.x == 0) a.counters[b * a.nkv + g] = 0;
 }
 
+// merge_if_last with the loads in parallel: a warp a head reads the splits' (max, sum) across its
+// lanes and keeps each split's weight exp(m_s - max) in ws [rep][splits] (0 for a split with no
+// position) and the denominator sum_s l_s w_s in den [rep]; then a thread a (head, element)
+// sums o_s w_s over the splits, kMergeUnroll loads in flight, and rounds num / den once (the
+// arithmetic of own::merge_split_softmax, its sums in another order).
+constexpr int kMergeUnroll = 8;
+
+template <typename T>
+__device__ void merge_if_last_v2(const AttentionArgs& a, int g, int b, int rep, int splits,
+                                 float* ws, float* den) {
+  __shared__ bool is_last;
+  const int d = a.d, warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __threadfence();  // the partials are visible before the count says so
+  __syncthreads();
+  if (threadIdx.x == 0)
+    is_last = atomicAdd(a.counters + b * a.nkv + g, 1u) == static_cast<unsigned>(splits - 1);
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  const std::size_t head0 = std::size_t(b) * a.nq + std::size_t(g) * rep;
+  for (int h = warp; h < rep; h += warps) {
+    // Other blocks wrote them: read from L2 (__ldcg), never a stale L1 line.
+    const float* part_ml = a.partial_ml + 2 * (head0 + h) * splits;
+    float big = -INFINITY;
+    for (int s = lane; s < splits; s += 32) big = fmaxf(big, __ldcg(part_ml + 2 * s));
+    big = warp_max(big);
+    float sum = 0;
+    for (int s = lane; s < splits; s += 32) {
+      const float l = __ldcg(part_ml + 2 * s + 1);
+      const float w = l == 0 ? 0.0f : expf(__ldcg(part_ml + 2 * s) - big);
+      ws[h * splits + s] = w;
+      sum += l * w;
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) den[h] = sum;
+  }
+  __syncthreads();
+  T* out = static_cast<T*>(a.out) + head0 * d;
+  for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
+    const int h = i / d, e = i % d;
+    const float* part_o = a.partial_o + (head0 + h) * splits * d + e;
+    const float* w = ws + h * splits;
+    float num = 0;
+#pragma unroll kMergeUnroll
+    for (int s = 0; s < splits; ++s) num += __ldcg(part_o + std::size_t(s) * d) * w[s];
+    out[i] = from_f<T>(num / den[h]);
+  }
+  if (threadIdx.x == 0) a.counters[b * a.nkv + g] = 0;
+}
+
 // Variant 1 (MYCONV_OWN_CUDA_KERNELS=1). Grid (splits, kv heads, batch): a block scores its
 // chunk of positions for the rep = nq / nkv query heads of its KV head (each K row read once for
 // them), keeps the split's softmax partial (max, sum, unnormalized output) in float32, and the last
@@ -118,7 +168,7 @@ __global__ void __launch_bounds__(kAttentionThreads) attention_kernel_v1(Attenti
 // keeps the running max and sum (one tile: the plain softmax partial of variant 1); the output,
 // one thread per (head, element), sums the tile's V rows from shared memory. The split's
 // partial (max, sum, unnormalized output) in float32 goes to partial_ml / partial_o and the last
-// block of the KV head merges them (merge_if_last).
+// block of the KV head merges them (merge_if_last_v2).
 constexpr int kAttentionThreads2 = 256;
 constexpr int kAttentionTile = 64;
 
@@ -136,10 +186,12 @@ __global__ void __launch_bounds__(kAttentionThreads2) attention_kernel_v2(Attent
   T* ks = reinterpret_cast<T*>(smem);                                // [tile][d]
   T* vs = ks + std::size_t(tile) * d;                                // [tile][d]
   float* qs = reinterpret_cast<float*>(vs + std::size_t(tile) * d);  // [rep][d]
-  float* os = qs + rep * d;     // [rep][d]: the running output, thread i owns element i
-  float* ps = os + rep * d;     // [rep][tile]: scores, then exp(score - max)
-  float* ml = ps + rep * tile;  // [rep][2]: running max and sum
-  float* fs = ml + 2 * rep;     // [rep]: a tile's rescale of the running numbers
+  float* os = qs + rep * d;        // [rep][d]: the running output, thread i owns element i
+  float* ps = os + rep * d;        // [rep][tile]: scores, then exp(score - max)
+  float* ml = ps + rep * tile;     // [rep][2]: running max and sum
+  float* fs = ml + 2 * rep;        // [rep]: a tile's rescale of the running numbers
+  float* ws = fs + rep;            // [rep][splits]: the merge's weights (merge_if_last_v2)
+  float* den = ws + rep * splits;  // [rep]: the merge's denominators
   const std::int64_t t0 = std::int64_t(split) * chunk;
   const std::size_t head_base = (std::size_t(b) * a.nkv + g) * a.max_len * d;
   const T* K = static_cast<const T*>(a.cache_k) + head_base + t0 * d;
@@ -232,13 +284,15 @@ __global__ void __launch_bounds__(kAttentionThreads2) attention_kernel_v2(Attent
       a.partial_ml[2 * part + 1] = ml[2 * h + 1];
     }
   }
-  merge_if_last<T>(a, g, b, rep, splits);
+  merge_if_last_v2<T>(a, g, b, rep, splits, ws, den);
 }
 
 std::size_t attention_v2_shared_bytes(const AttentionArgs& a, Elem e) {
   const std::size_t rep = std::size_t(a.nq / a.nkv), d = std::size_t(a.d),
                     tile = std::size_t(attention_tile(a));
-  return 2 * tile * d * elem_bytes(e) + sizeof(float) * (2 * rep * d + rep * tile + 3 * rep);
+  const std::size_t splits = std::size_t((a.max_len + a.chunk - 1) / a.chunk);
+  return 2 * tile * d * elem_bytes(e) +
+         sizeof(float) * (2 * rep * d + rep * tile + 4 * rep + rep * splits);
 }
 
 template <typename T>
@@ -292,7 +346,10 @@ bool attention_supported(const AttentionArgs& a, Elem e, const char** why) {
       return fail(
           "the attention copies K and V rows in 16-byte pieces: head_dim x element "
           "size must be a multiple of 16 bytes");
-    if (attention_shared_bytes(a, e) > kMaxShared)
+    AttentionArgs worst = a;  // a full tile and the most splits attention_chunk makes
+    worst.chunk = kAttentionTile;
+    worst.max_len = std::int64_t(256) * kAttentionTile;
+    if (attention_shared_bytes(worst, e) > kMaxShared)
       return fail("the attention's block needs more than 200 KiB of shared memory");
   }
   return true;
