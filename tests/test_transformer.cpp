@@ -701,11 +701,11 @@ TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
 }
 
 // A few cases of the same check, short enough for compute-sanitizer (memcheck, racecheck): the
-// GEMV's k split over several warps (k 2816) and over one (k 320), grouped-query attention with
-// an attention split past *pos (a cache of 32 positions, 9 to 18 filled), and a split longer
-// than the attention's 64-position shared-memory tile (16 KV heads at batch 17, 200 positions:
-// splits of 112 positions on a GPU of at most 132 multiprocessors, the running softmax over two
-// tiles).
+// GEMV's k split over several warps (k 2816) and over one (k 320), k in several rounds (6400),
+// grouped-query attention with an attention split past *pos (a cache of 32 positions, 9 to 18
+// filled), and a split longer than the attention's 64-position shared-memory tile (16 KV heads
+// at batch 17, 200 positions: splits of 112 positions on a GPU of at most 132 multiprocessors,
+// the running softmax over two tiles).
 TEST(TransformerCuda, OwnCudaDecodeSmall) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
   const ModelConfig wide = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
@@ -714,7 +714,7 @@ TEST(TransformerCuda, OwnCudaDecodeSmall) {
       "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true})"),
                                            "small-qwen2-wide-1layer");
   const ModelConfig long_kv = parse_hf_config(nlohmann::json::parse(R"({"model_type": "llama",
-      "vocab_size": 89, "hidden_size": 128, "head_dim": 8, "intermediate_size": 40,
+      "vocab_size": 89, "hidden_size": 128, "head_dim": 8, "intermediate_size": 6400,
       "num_hidden_layers": 1, "num_attention_heads": 16, "num_key_value_heads": 16,
       "max_position_embeddings": 256, "rms_norm_eps": 1e-5, "rope_theta": 500.0,
       "tie_word_embeddings": true})"),
