@@ -36,7 +36,7 @@ class Row:
         self.r = r
         self.source = source
         self.backend = r["backend"]
-        self.label = f"{self.backend} #{source + 1}" if multi else self.backend
+        self.label = f"{self.backend} #{source + 1}" if self.backend in multi else self.backend
         self.device = device_of(r)
         self.status = r["status"]
         self.time, self.figure = primary(r) if passed(r) else (None, None)
@@ -45,7 +45,13 @@ class Row:
 
 
 def group_problems(inputs):
-    multi = len(inputs) > 1
+    # A backend found in several inputs is labelled by its input's number (#1, #2); one found in a
+    # single input (an external reference's file beside results.json) keeps its name.
+    seen = {}
+    for i, doc in enumerate(inputs):
+        for r in doc["results"]:
+            seen.setdefault(r["backend"], set()).add(i)
+    multi = {b for b, files in seen.items() if len(files) > 1}
     groups = {}
     for i, doc in enumerate(inputs):
         for r in doc["results"]:
