@@ -178,6 +178,24 @@ class ReportLabels(unittest.TestCase):
                         for row in rows)
         self.assertEqual(labels, ["cudnn #1", "cudnn #2", "halide_cuda", "torch_inductor"])
 
+    def test_ratio_columns_for_inductor_only_where_it_is(self):
+        def rec(backend, ms):
+            return dict(CASES[0], backend=backend, status="passed", gpu_time_ms={"median": ms})
+
+        ours = {"results": [rec("cudnn", 2.0), rec("halide_cuda", 4.0)]}
+        theirs = {"results": [rec("torch_inductor", 1.0),
+                              dict(CASES[0], backend="torch_inductor_max_autotune")]}
+        text = "\n".join(conv_report.ratio_section(conv_report.group_problems([ours, theirs])))
+        header = next(line for line in text.splitlines() if line.startswith("| problem"))
+        self.assertIn("Inductor/cuDNN", header)
+        self.assertIn("Inductor max-autotune/cuDNN", header)
+        row = next(line for line in text.splitlines() if "mb2ic4ih6oc3kh3ph1" in line)
+        self.assertIn("| 2 |", row)  # Halide 4 / cuDNN 2
+        self.assertIn("| 0.5 |", row)  # Inductor 1 / cuDNN 2
+        self.assertIn("skipped", row)
+        text = "\n".join(conv_report.ratio_section(conv_report.group_problems([ours])))
+        self.assertNotIn("Inductor", text)
+
 
 class WithTorch(unittest.TestCase):
     """One problem on the CPU through run_problem, where this Python has torch. The stand-in for
