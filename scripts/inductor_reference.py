@@ -317,7 +317,8 @@ def compare(torch, out, ref, tol):
     elif mistrusted:
         msg = f"output is constant ({float(got[0])}) while the reference is not: mistrusted"
     elif mismatches:
-        msg = f"{mismatches} of {n} outputs outside atol {tol['atol']:g} + rtol {tol['rtol']:g}*|ref|"
+        msg = (f"{mismatches} of {n} outputs outside atol {tol['atol']:g} + rtol "
+               f"{tol['rtol']:g}*|ref|")
     else:
         msg = "ok"
     return {"passed": n > 0 and mismatches == 0 and not mistrusted, "max_abs_err": max_abs,
