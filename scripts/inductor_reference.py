@@ -337,9 +337,12 @@ def set_math_flags(torch, dtype):
 
 
 def reference_of(torch, prob, x, w):
-    """The float64 conv of the inputs (TF32 cannot apply) and its rms."""
+    """The float64 conv of the inputs (TF32 cannot apply) and its rms; on NCHW copies, the layout
+    every float64 conv path of PyTorch takes."""
     stride, pad, dil, g = conv_args(prob["params"])
-    ref = torch.nn.functional.conv2d(x.double(), w.double(), None, stride, pad, dil, g)
+    x64 = x.double().contiguous()
+    w64 = w.double().contiguous()
+    ref = torch.nn.functional.conv2d(x64, w64, None, stride, pad, dil, g)
     return ref, math.sqrt(float((ref * ref).mean())) if ref.numel() else 0.0
 
 
