@@ -2,7 +2,7 @@
 Inductor (scripts/inductor_reference.py, one Python process over the run's GPU conv problems, the
 same seed and sampling options) into RUN/inductor_reference/torch_inductor.json, as the HF
 reference of the transformer suite is run (reference.py). What it did, or why not, is kept in
-RUN/inductor_reference/status.json (--resume runs it again unless it finished), said in the log,
+RUN/inductor_reference/status.json (--resume runs it again unless it is `done`), said in the log,
 in results.json's `run.inductor_reference`; the report reads the records beside results.json.
 Where its Python ($MYCONV_PYTHON, else python3) has no torch with torch.compile or no GPU, the
 script records every problem `skipped` with the reason. A mixin of session.Runner, on its state:
@@ -120,8 +120,9 @@ class InductorMixin:
         elif proc.returncode == 0:
             status.update(status="done", reason="")
             skipped = [line for line in tail if "inductor_reference.py: skipped:" in line]
-            if skipped:  # the script ran and recorded every problem skipped
-                status["reason"] = skipped[-1].split("skipped:", 1)[1].strip()
+            if skipped:  # every problem recorded skipped: --resume tries again
+                status.update(status="skipped",
+                              reason=skipped[-1].split("skipped:", 1)[1].strip())
         else:
             status.update(status="failed", reason=f"exit {proc.returncode}: {last}")
         self.write_inductor_status(status)
