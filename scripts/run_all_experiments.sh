@@ -38,6 +38,12 @@
 #     --trust-check               after the cases, scripts/trust_check.py times a sample of the
 #                                 libtorch_cuda cases again in Python PyTorch on the same GPU
 #                                 (RUN/trust.json, trust.md; a section of the report)
+#   conv suite:
+#     --inductor-reference        after the cases, scripts/inductor_reference.py runs
+#                                 torch.compile (default and max-autotune) on each GPU problem
+#                                 (RUN/inductor_reference/; rows torch_inductor and
+#                                 torch_inductor_max_autotune in the report; compiles take
+#                                 seconds to a minute per problem, hence asked for)
 #     --quick                     tiny random models (experiments/transformer/configs/), preset
 #                                 quick_test
 #   every suite:
@@ -96,7 +102,7 @@ suite="" preset="" shapes=() backends="" dtypes="" layouts="" quick=0 timeout=""
 resume="" commit=0 build_dir="$MYCONV_ROOT/build" bundle="" verbose=0 extra=()
 shard="" gpus="" cost_from="" plan=0 isolate=0
 sizes="" ops_files=() categories="" ops=""
-models="" device="" hf_reference=1 trust_check=0
+models="" device="" hf_reference=1 trust_check=0 inductor_reference=0
 while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
@@ -136,6 +142,7 @@ while [ $# -gt 0 ]; do
     --isolate) isolate=1; shift ;;
     --no-hf-reference) hf_reference=0; shift ;;
     --trust-check) trust_check=1; shift ;;
+    --inductor-reference) inductor_reference=1; shift ;;
     --) shift; extra=("$@"); break ;;
     -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) usage_error "unknown option '$opt'" ;;
@@ -178,6 +185,8 @@ if [ -z "$resume" ] && [ "$suite" != transformer ] &&
 fi
 [ $trust_check -eq 0 ] || [ -n "$resume" ] || [[ "${suite:-conv}" =~ ^(conv|ops|all)$ ]] ||
   usage_error "--trust-check belongs to the conv and op suites"
+[ $inductor_reference -eq 0 ] || [ -n "$resume" ] || [[ "${suite:-conv}" =~ ^(conv|all)$ ]] ||
+  usage_error "--inductor-reference belongs to the conv suite"
 [ -z "$device" ] || [[ "$device" =~ ^(auto|cpu|cuda)$ ]] ||
   usage_error "--device: expected auto, cpu or cuda; got '$device'"
 [ -z "$models" ] || [ -n "${models//,/}" ] || usage_error "--models: empty list"
@@ -257,7 +266,7 @@ if [ -n "$resume" ]; then
   if [ -n "$suite$preset$backends$dtypes$layouts$out_root$ops_opts$models$device" ] ||
     [ ${#shapes[@]} -gt 0 ] || [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ] ||
     [ -n "$shard$gpus$cost_from" ] || [ $plan -eq 1 ] || [ $hf_reference -eq 0 ] ||
-    [ $trust_check -eq 1 ] || [ $isolate -eq 1 ]; then
+    [ $trust_check -eq 1 ] || [ $inductor_reference -eq 1 ] || [ $isolate -eq 1 ]; then
     usage_error "--resume takes the run's own settings (run.json); give only --timeout," \
       "--commit, --build-dir, --from-bundle, --verbose"
   fi
@@ -469,6 +478,7 @@ runner_of() {
   [ "$s" = conv ] || runner+=(--suite "$s")
   [ $quick -eq 0 ] || runner+=(--quick)
   if [ $trust_check -eq 1 ] && [[ "$s" =~ ^(conv|ops)$ ]]; then runner+=(--trust-check); fi
+  if [ $inductor_reference -eq 1 ] && [ "$s" = conv ]; then runner+=(--inductor-reference); fi
   if [ "$s" = ops ]; then
     for f in "${ops_grid[@]}"; do runner+=("--grid-arg=$f"); done
     [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")

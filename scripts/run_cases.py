@@ -7,7 +7,7 @@ set-up and the build (users call that script, whose --help has the options).
                [--grid-arg=ARG ...] [--extra-arg=ARG ...] [--quick] [--timeout S] [--label TEXT]
                [--commit] [--verbose] [--prepare-only] [--plan] [--shard I/N]
                [--cost-from RESULTS.json] [--gpus all|N|LIST] [--isolate] [--no-report]
-               [--hf-reference]
+               [--hf-reference] [--trust-check] [--inductor-reference]
   run_cases.py --run-dir RUN --myconv BIN --resume|--prepared [--timeout S] [--commit] [--verbose]
   run_cases.py --run-dir RUN --merge-only        rebuild results.json/csv from RUN/cases/
 (--myconv names the suite's program, myops too; --prepare-only writes run.json and cases.jsonl
@@ -64,6 +64,9 @@ def main(argv=None):
     p.add_argument("--trust-check", action="store_true",
                    help="a new conv or op run: after the cases, scripts/trust_check.py times a "
                         "sample of the libtorch_cuda cases in Python PyTorch (runner/reference.py)")
+    p.add_argument("--inductor-reference", action="store_true",
+                   help="a new conv run: after the cases, scripts/inductor_reference.py runs "
+                        "torch.compile on its GPU problems (runner/inductor.py)")
     args = p.parse_args(argv)
     if sys.stdout is not None:
         sys.stdout.reconfigure(line_buffering=True)
@@ -72,6 +75,9 @@ def main(argv=None):
         return 2
     if args.trust_check and (args.suite or "conv") not in ("conv", "ops"):
         print(f"{PROG}: error: --trust-check belongs to the conv and op suites", file=sys.stderr)
+        return 2
+    if args.inductor_reference and (args.suite or "conv") != "conv":
+        print(f"{PROG}: error: --inductor-reference belongs to the conv suite", file=sys.stderr)
         return 2
     if not args.merge_only and not args.myconv:
         print(f"{PROG}: error: no program given (--myconv)", file=sys.stderr)

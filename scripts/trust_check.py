@@ -100,10 +100,12 @@ def _unary(fn):
     return lambda t, p, new: (lambda x: (lambda: fn(t, x, p)))(new(p["shape"]))
 
 
-def _binary(fn):
+def _binary(fn, divisor=False):
     def make(t, p, new):
         a = new(p["shape"])
         b = new(p.get("rhs") or p["shape"])
+        if divisor:  # magnitude in [0.5, 1.5), as ops/data.cpp makes divisors
+            b = t.where(b < 0, b - 0.5, b + 0.5)
         return lambda: fn(a, b)
     return make
 
@@ -148,7 +150,7 @@ OP_CALLS = {
     "add": _binary(lambda a, b: a + b),
     "sub": _binary(lambda a, b: a - b),
     "mul": _binary(lambda a, b: a * b),
-    "div": _binary(lambda a, b: a / b),
+    "div": _binary(lambda a, b: a / b, divisor=True),
     "relu": _unary(lambda t, x, p: t.relu(x)),
     "sigmoid": _unary(lambda t, x, p: t.sigmoid(x)),
     "tanh": _unary(lambda t, x, p: t.tanh(x)),
@@ -181,13 +183,17 @@ def math_flags(t, record):
 
 
 def build_call(t, record, generator):
-    """A callable of no arguments doing the record's work on the GPU, with fresh random inputs."""
+    """A callable of no arguments doing the record's work on the GPU, with fresh random inputs
+    drawn as ours are (core/random.cpp fill_random): uniform in [-1, 1), rounded to the dtype. The
+    values matter to the time: a large fp16/bf16 matmul runs at the card's power limit, and its
+    power depends on the operands' bits (normal inputs had been used here)."""
     p = record["params"]
     dtype = getattr(t, TORCH_DTYPES[record.get("dtype", p.get("dtype", "fp32"))])
 
     def new(shape):
-        return t.randn([int(s) for s in shape], generator=generator, device="cuda",
-                       dtype=t.float32).to(dtype)
+        u = t.rand([int(s) for s in shape], generator=generator, device="cuda",
+                   dtype=t.float32)
+        return (u * 2 - 1).to(dtype)
 
     if record["suite"] == "ops":
         return OP_CALLS[p["op"]](t, p, new)
@@ -248,19 +254,50 @@ def time_call(t, fn, record, samples):
     return times
 
 
+def loaded_library(stem):
+    """The path of the shared library `stem`* this process has mapped (Linux), else None: which
+    cuBLASLt Python's torch runs, to set beside the one our programs load (`ldd myops`)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            for line in f:
+                path = line.split()[-1]
+                if os.path.basename(path).startswith(stem + ".so"):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+def python_math(t):
+    """The cuBLAS math switches Python's torch runs with (our LibTorch keeps ATen's defaults for
+    the reduced-precision reductions; the record's extra names TF32)."""
+    m = t.backends.cuda.matmul
+    out = {}
+    for name in ("allow_tf32", "allow_fp16_reduced_precision_reduction",
+                 "allow_bf16_reduced_precision_reduction"):
+        try:
+            out[name] = bool(getattr(m, name))
+        except (AttributeError, AssertionError):  # older torch: not a switch there
+            out[name] = None
+    return out
+
+
 def check(records, samples, seed, log=print):
     import torch as t  # imported here: the rest of the module runs without torch
 
     generator = t.Generator(device="cuda")
     generator.manual_seed(seed)
     device = t.cuda.get_device_name(0)
+    t.ones(2, 2, device="cuda") @ t.ones(2, 2, device="cuda")  # loads cuBLAS and cuBLASLt
+    cublaslt = loaded_library("libcublasLt")
     rows = []
     for i, r in enumerate(records):
         row = {"suite": r["suite"], "problem": r.get("problem"), "dtype": r.get("dtype"),
                "layout": (r.get("params") or {}).get("layout", ""),
                "timing_mode": r.get("timing_mode"), "runs_per_sample": r.get("runs_per_sample"),
                "ours_gpu_median_ms": r["gpu_time_ms"]["median"], "device": device,
-               "torch_version": t.__version__}
+               "torch_version": t.__version__, "python_cublaslt": cublaslt,
+               "python_math": python_math(t)}
         try:
             math_flags(t, r)
             fn = build_call(t, r, generator)
@@ -288,7 +325,9 @@ def markdown(rows, source):
     lines = ["# Trust check: our LibTorch figures against Python PyTorch's", "",
              f"Source: `{source}`; device: {rows[0]['device'] if rows else 'n/a'}; "
              f"torch {rows[0]['torch_version'] if rows else 'n/a'}. Ratio = our GPU median / "
-             f"Python's, in the record's timing mode; flagged outside {LOW}-{HIGH}.", "",
+             f"Python's, in the record's timing mode; flagged outside {LOW}-{HIGH}. Python's "
+             f"cuBLASLt: `{rows[0].get('python_cublaslt') if rows else 'n/a'}` (ours: `ldd` of "
+             f"the program).", "",
              summary + f"{len(flagged)} flagged.", ""]
     lines += ["| suite | problem | dtype | layout | timing | ours ms | python ms | ratio | flag |",
               "| --- | --- | --- | --- | --- | ---: | ---: | ---: | --- |"]

@@ -22,6 +22,7 @@ expect_usage_error "bad preset" --preset nosuch
 expect_usage_error "missing value" --shapes
 expect_usage_error "missing shape file" --shapes "$work/nonexistent.txt"
 expect_usage_error "bad dtype" --shapes "$work/tiny.txt" --dtypes fp32,fp64
+expect_usage_error "--inductor-reference with the op suite" --suite ops --inductor-reference
 expect_usage_error "bad layout" --shapes "$work/tiny.txt" --layouts chwn
 expect_usage_error "bad timeout" --shapes "$work/tiny.txt" --timeout soon
 expect_usage_error "unknown backend (myconv's check)" --shapes "$work/tiny.txt" --backends nosuch
@@ -99,7 +100,7 @@ fi
 
 # The quick run.
 if "$runner" --quick --shapes "$work/tiny.txt" --backends "$backends" --dtypes fp32,bf16 \
-    --trust-check --output-dir "$work/out" >"$work/console" 2>&1; then
+    --trust-check --inductor-reference --output-dir "$work/out" >"$work/console" 2>&1; then
   ok "quick run exited 0"
 else
   fail "quick run exited non-zero"
@@ -117,6 +118,11 @@ run=${runs[0]%/}
 # --trust-check in the conv suite (its default): nothing to time on the CPU, said in one line
 grep -q "trust check skipped: " "$work/console" && ok "--trust-check taken by the conv suite" ||
   fail "--trust-check's skip not logged in the conv suite"
+# --inductor-reference: no GPU conv problem on the CPU, said in the log and in its status file
+grep -q "Inductor reference skipped: the run holds no GPU conv case" "$work/console" &&
+  grep -q '"status": "skipped"' "$run/inductor_reference/status.json" &&
+  ok "--inductor-reference skipped with its reason (log, status.json)" ||
+  fail "--inductor-reference's skip not logged or not in inductor_reference/status.json"
 for f in all_experiments.txt results.json results.csv; do
   [ -s "$run/$f" ] && ok "$f written" || fail "$f missing or empty"
 done

@@ -72,6 +72,11 @@ class TrustCheck(unittest.TestCase):
         self.assertEqual([r["params"]["shape"][0] for r in firsts], [64, 512])
         self.assertEqual(tc.sample(rs, 6), tc.sample(list(reversed(rs)), 6))  # deterministic
 
+    def test_loaded_library_names_a_mapped_file(self):
+        path = tc.loaded_library("libc")  # every Python on Linux maps its C library
+        self.assertTrue(path and os.path.isfile(path), path)
+        self.assertIsNone(tc.loaded_library("libnosuchlibrary"))
+
     def run_script(self, *args):
         return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
                               timeout=60)

@@ -1,4 +1,5 @@
-"""The conv suite's report (myconv results): report.md with the system and versions, the cases
+"""The conv suite's report (myconv results, and scripts/inductor_reference.py's torch_inductor
+records given beside them): report.md with the system and versions, the cases
 that need attention, winners, per problem a table of backends (medians, compile time, first run,
 speed-up vs LibTorch on the same device, correctness), compile overhead, ratios against cuDNN and
 the roofline ceilings; plots/ with a heatmap, times, compile times and a roofline. Every number is
@@ -23,6 +24,9 @@ REFERENCE = {"cuda": "libtorch_cuda", "cpu": "libtorch_cpu"}
 RATIO_BASE = "cudnn"
 RATIO_BACKENDS = [("ours/cuDNN", "im2col_gemm_cuda"), ("Halide/cuDNN", "halide_cuda"),
                   ("LibTorch/cuDNN", "libtorch_cuda")]
+# Columns shown only where the inputs hold the backend (scripts/inductor_reference.py's records).
+RATIO_BACKENDS_IF_PRESENT = [("Inductor/cuDNN", "torch_inductor"),
+                             ("Inductor max-autotune/cuDNN", "torch_inductor_max_autotune")]
 ATTENTION_STATUSES = ("incorrect", "failed", "timeout")
 PLOT_FILES = ["heatmap.png", "times.png", "compile_times.png", "roofline.png"]
 
@@ -36,7 +40,7 @@ class Row:
         self.r = r
         self.source = source
         self.backend = r["backend"]
-        self.label = f"{self.backend} #{source + 1}" if multi else self.backend
+        self.label = f"{self.backend} #{source + 1}" if self.backend in multi else self.backend
         self.device = device_of(r)
         self.status = r["status"]
         self.time, self.figure = primary(r) if passed(r) else (None, None)
@@ -45,7 +49,13 @@ class Row:
 
 
 def group_problems(inputs):
-    multi = len(inputs) > 1
+    # A backend found in several inputs is labelled by its input's number (#1, #2); one found in a
+    # single input (an external reference's file beside results.json) keeps its name.
+    seen = {}
+    for i, doc in enumerate(inputs):
+        for r in doc["results"]:
+            seen.setdefault(r["backend"], set()).add(i)
+    multi = {b for b, files in seen.items() if len(files) > 1}
     groups = {}
     for i, doc in enumerate(inputs):
         for r in doc["results"]:
@@ -342,17 +352,19 @@ def ratio_section(groups):
         by_dtype.setdefault(key[2], []).append((key, group))
     dtypes = [d for d in DTYPE_ORDER if d in by_dtype] + sorted(d for d in by_dtype
                                                                  if d not in DTYPE_ORDER)
+    held = {o.backend for group in groups.values() for o in group}
+    compared = RATIO_BACKENDS + [(t, b) for t, b in RATIO_BACKENDS_IF_PRESENT if b in held]
     any_table = False
     for dt in dtypes:
-        rows, ratios = [], {title: [] for title, _ in RATIO_BACKENDS}
+        rows, ratios = [], {title: [] for title, _ in compared}
         for key, group in by_dtype[dt]:
             base = [o for o in group if o.backend == RATIO_BASE]
             base_gpu = median(base[0].r, "gpu_time_ms") if base and passed(base[0].r) else None
-            present = [o for o in group if o.backend in dict((b, t) for t, b in RATIO_BACKENDS)]
+            present = [o for o in group if o.backend in dict((b, t) for t, b in compared)]
             if not base and not present:
                 continue
             row = [cell_label(key, group), key[1]]
-            for title, backend in RATIO_BACKENDS:
+            for title, backend in compared:
                 mine = [o for o in group if o.backend == backend]
                 if not mine:
                     row.append("-")
@@ -371,12 +383,12 @@ def ratio_section(groups):
             continue
         any_table = True
         geo = ["geometric mean", ""]
-        for title, _ in RATIO_BACKENDS:
+        for title, _ in compared:
             v = ratios[title]
             geo.append(f"{fmt(math.exp(sum(map(math.log, v)) / len(v)))} (of {len(v)})" if v
                        else "n/a")
         out += [f"### {dt}", ""] + md_table(["problem", "descriptor"] +
-                                            [t for t, _ in RATIO_BACKENDS], rows + [geo]) + [""]
+                                            [t for t, _ in compared], rows + [geo]) + [""]
     if not any_table:
         out += ["No case of cuDNN or of the compared backends.", ""]
     return out

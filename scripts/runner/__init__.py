@@ -53,6 +53,9 @@ Design (why it is built this way):
   cases, once per model and dtype, only where its Python imports transformers and torch, into
   RUN/hf_reference/ with a status file that --resume reads (what finished is not run again); the
   report reads its files beside results.json. Skipped, it says why, in the log and the report.
+  The conv suite's PyTorch Inductor reference (--inductor-reference, scripts/inductor_reference.py)
+  is run the same way (runner/inductor.py): one Python process over the run's GPU problems after
+  the cases, into RUN/inductor_reference/ with its status file; the report reads its records.
 
 The modules import each other as `runner.X` (and results_schema from scripts/): run_cases.py puts
 its own folder on sys.path, which works in the source tree and in an install

@@ -168,6 +168,8 @@ class CasesMixin:
             self.config["hf_reference"] = True
         if a.trust_check:  # Python PyTorch beside our LibTorch figures, after the cases
             self.config["trust_check"] = True
+        if a.inductor_reference:  # PyTorch Inductor on the GPU conv problems, after the cases
+            self.config["inductor_reference"] = True
         if shard:
             self.config["shard"] = shard
         if a.plan:

@@ -100,6 +100,8 @@ class OutputMixin:
             run["limits_file"] = "limits.json"
         if self.reference_status():
             run["hf_reference"] = self.reference_status()
+        if self.inductor_status():
+            run["inductor_reference"] = self.inductor_status()
         doc = {"schema_version": self.schema_version, "system": system, "run": run,
                "results": results}
         write_atomic(os.path.join(self.run_dir, "results.json"),

@@ -4,7 +4,8 @@
 run settings, resume checks), limits.py (the op suite's limits), isolation.py (the program's
 processes, per-case limit, crash and OOM records), output.py (run.json, cases.jsonl,
 results.json, results.csv), workers.py (--gpus: parallel workers, merged by merge.py),
-reference.py (the transformer suite's Hugging Face reference, after the cases)."""
+reference.py (the transformer suite's Hugging Face reference, after the cases), inductor.py
+(the conv suite's PyTorch Inductor reference, after the cases)."""
 
 import collections
 import fcntl
@@ -21,6 +22,7 @@ from results_schema import SCHEMA_VERSION
 
 from runner.cases import CasesMixin, case_key
 from runner.common import PROGRAMS, Log, Stopped, UsageError, hms, read_json_results, shown
+from runner.inductor import InductorMixin
 from runner.isolation import IsolationMixin
 from runner.limits import LimitsMixin
 from runner.output import OutputMixin
@@ -61,7 +63,7 @@ def make_report(run_dir, log, references=()):
 
 
 class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
-             QueueMixin, ReferenceMixin):
+             QueueMixin, ReferenceMixin, InductorMixin):
     def __init__(self, args):
         self.args = args
         self.run_dir = os.path.abspath(args.run_dir)
@@ -198,6 +200,17 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
                 self.write_results()
         if not a.no_report and not failed and self.config.get("trust_check"):
             self.run_trust_check()
+        if not a.no_report and not failed and self.config.get("inductor_reference"):
+            self.run_inductor_reference()
+            if self.stop_signal is not None:
+                name = signal.Signals(self.stop_signal).name
+                self.log.say(f"[myconv] stopped by {name} in the Inductor reference; finish "
+                             f"with: scripts/run_all_experiments.sh --resume {rel}")
+                return 128 + self.stop_signal
+            if workers:
+                self.merge_workers()
+            else:
+                self.write_results()
         if not a.no_report:
             self.report()
         try:  # the lock stays held (on the open file) until exit; the folder is left clean
@@ -250,7 +263,7 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
                      f"{case} {rec.get('backend')}: {what}{where}")
 
     def report(self):
-        make_report(self.run_dir, self.log, self.reference_files())
+        make_report(self.run_dir, self.log, self.reference_files() + self.inductor_files())
 
     def commit(self, summary):
         def git(*args):

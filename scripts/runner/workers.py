@@ -221,4 +221,6 @@ class WorkersMixin:
             run["shard"] = self.config["shard"]
         if self.reference_status():
             run["hf_reference"] = self.reference_status()
+        if self.inductor_status():
+            run["inductor_reference"] = self.inductor_status()
         write_merged(self.run_dir, self.cases, parts, run)
