@@ -258,6 +258,7 @@ __global__ void __launch_bounds__(kAttentionThreads2) attention_kernel_v2(Attent
         l += p;
       }
       l = warp_sum(l);
+      __syncwarp();  // every lane has read ml[2 h] (m_old) before lane 0 rewrites it
       if (lane == 0) {
         const float f = expf(m_old - m_new);  // 0 on the first tile (m_old = -inf)
         fs[h] = f;
