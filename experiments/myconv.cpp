@@ -156,8 +156,9 @@ int run(const Options& o, const std::string& command_prefix) {
                            nullptr);
         continue;
       }
-      conv::CaseOutput out = conv::run_case(e->backend.get(), e->name, e->device, e->why_missing, p,
-                                            data, session.case_options);
+      conv::CaseOutput out =
+          conv::run_case(e->backend.get(), e->name, e->device, e->why_missing, p, data,
+                         session.case_options, /*keep_output=*/!o.save_tensors_dir.empty());
       if (!o.save_tensors_dir.empty() && !out.output.empty())
         bench::write_npy(
             (std::filesystem::path(o.save_tensors_dir) / p.str() / (e->name + ".npy")).string(),
