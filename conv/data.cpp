@@ -14,6 +14,13 @@ std::uint64_t problem_seed(const Problem& p, std::uint64_t user_seed) {
   return bench::descriptor_seed(p.str(), user_seed);
 }
 
+bool host_check_forced(const char* value) {
+  const std::string v = value ? value : "";
+  if (v.empty() || v == "auto") return false;
+  if (v == "host") return true;
+  throw std::invalid_argument("MYCONV_CHECK='" + v + "': expected auto or host");
+}
+
 DeviceReferenceConv choose_reference(const char* value, bool uses_gpu, DeviceReferenceConv device) {
   const std::string v = value ? value : "";
   if (v == "cpu") return nullptr;

@@ -55,6 +55,12 @@ using DeviceReferenceConv = std::string (*)(const Problem& p, const float* src, 
 // std::invalid_argument with a one-line message.
 DeviceReferenceConv choose_reference(const char* value, bool uses_gpu, DeviceReferenceConv device);
 
+// Where a GPU backend's output is checked, from MYCONV_CHECK's value (null or empty = "auto"):
+// "auto" checks it on the device where its float64 reference is kept there (else on the host);
+// "host" always on the host (the check before the device one, for comparison). true for "host";
+// any other value: std::invalid_argument with a one-line message.
+bool host_check_forced(const char* value);
+
 using bench::fill_random;  // core/random.hpp
 
 // Seed of a problem's inputs: the user's seed mixed with a hash of the descriptor, so that

@@ -83,6 +83,7 @@ int run(const Options& o, const std::string& command_prefix) {
   const char* reference_env = std::getenv("MYCONV_REFERENCE");
   try {
     (void)conv::choose_reference(reference_env, any_gpu_backend, conv::device_reference());
+    (void)conv::host_check_forced(std::getenv("MYCONV_CHECK"));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -179,6 +179,15 @@ TEST(ReferenceChoice, ParsesTheVariableAndFollowsTheRun) {
   EXPECT_THROW(choose_reference("cuda", true, gpu), std::invalid_argument);
 }
 
+TEST(ReferenceChoice, CheckVariableForcesTheHostCheckOrIsRefused) {
+  EXPECT_FALSE(host_check_forced(nullptr));
+  EXPECT_FALSE(host_check_forced(""));
+  EXPECT_FALSE(host_check_forced("auto"));
+  EXPECT_TRUE(host_check_forced("host"));
+  EXPECT_THROW(host_check_forced("cpu"), std::invalid_argument);
+  EXPECT_THROW(host_check_forced("HOST"), std::invalid_argument);
+}
+
 TEST(ReferenceChoice, DeviceReferenceIsUsedAndAFailureFallsBackToTheCpu) {
   const Problem p = parse_problem("g2mb2ic4ih7oc6kh3ph1");
   const HostData cpu = make_host_data(p, 3);
