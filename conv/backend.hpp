@@ -3,9 +3,10 @@
 //
 // Life of one case (core/runner.hpp drives it; conv/bench.cpp gives it the conv hooks):
 //   check_support(p) -> prepare(p, data) [untimed: allocate, upload] -> compile() [timed as
-//   compile_time_ms] -> poison_output(), run(), sync() [timed as first_run_ms], read_output()
-//   [checked] -> run()/sync() samples [timed] -> second check -> time_phases() [after sampling,
-//   untimed: a phase split where the implementation has one] -> destructor [teardown].
+//   compile_time_ms] -> poison_output(), run(), sync() [timed as first_run_ms], device_output()
+//   or read_output() [checked] -> run()/sync() samples [timed] -> second check -> time_phases()
+//   [after sampling, untimed: a phase split where the implementation has one] -> destructor
+//   [teardown].
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,10 @@ class Instance : public bench::Instance {
  public:
   // Copies the output to dst as float, in the problem's layout (dst_elements() values).
   virtual void read_output(float* dst) = 0;
+  // The output where it lies in device memory, in the problem's layout and its dtype's storage
+  // type (core/compare.hpp), for the check on the device; none (the default) where it is not so
+  // (a CPU backend, another layout or type): then the check reads it with read_output.
+  virtual std::optional<bench::DeviceValues> device_output() { return std::nullopt; }
   // Logical output dimensions the implementation produced: {N, C, H, W}.
   virtual std::vector<std::int64_t> output_dims() const = 0;
   // Times `calls` single calls with each phase apart; no names where the implementation has no

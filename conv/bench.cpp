@@ -1,6 +1,8 @@
 #include "conv/bench.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 #include "core/compare.hpp"
 #include "core/stats.hpp"
@@ -48,9 +50,28 @@ static std::string dims_text(const std::vector<std::int64_t>& d) {
   return s;
 }
 
+// The check of the output on the device (data.device_check): "" with r.correctness filled, or why
+// it was not done there (then the caller checks on the host).
+static std::string check_on_device(Instance& inst, const HostData& data,
+                                   const bench::Tolerance& tol, bool keep_output,
+                                   bench::Result& r) {
+  if (keep_output) return "--save-tensors reads the output to the host";
+  static const bool host_forced = host_check_forced(std::getenv("MYCONV_CHECK"));
+  if (host_forced) return "MYCONV_CHECK=host";
+  if (!data.device_check)
+    return data.device_check_none.empty() ? "the float64 reference is on the host only"
+                                          : data.device_check_none;
+  const std::optional<bench::DeviceValues> out = inst.device_output();
+  if (!out) return "the backend's output is not on the device in the problem's layout and type";
+  bench::Correctness c;
+  const std::string why = data.device_check->compare(*out, tol, &c);
+  if (why.empty()) r.correctness = std::move(c);
+  return why;
+}
+
 CaseOutput run_case(const Backend* backend, const std::string& backend_name,
                     const std::string& device, const std::string& why_missing, const Problem& p,
-                    const HostData& data, const CaseOptions& options) {
+                    const HostData& data, const CaseOptions& options, bool keep_output) {
   CaseOutput out;
   bench::CaseHooks hooks;
   hooks.built = backend != nullptr;
@@ -66,16 +87,25 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
     hooks.prepare = [backend, &p, &data]() -> std::unique_ptr<bench::Instance> {
       return backend->prepare(p, data);
     };
-    hooks.check = [&p, &data, &out](bench::Instance& base, bench::Result& r, bool after_sampling) {
+    hooks.check = [&p, &data, &out, keep_output](bench::Instance& base, bench::Result& r,
+                                                 bool after_sampling) {
       auto& inst = static_cast<Instance&>(base);  // prepare() made it
-      std::vector<float> got(static_cast<std::size_t>(p.dst_elements()), 0.0f);
-      inst.read_output(got.data());
       const std::vector<std::int64_t> expected = {p.mb, p.oc, p.oh(), p.ow()};
       r.shape_ok = inst.output_dims() == expected;
-      r.correctness =
-          bench::compare(got.data(), data.ref.data(), got.size(),
-                         bench::dot_tolerance(p.dtype, p.reduction_length(), data.ref_rms));
-      if (!after_sampling) out.output = std::move(got);
+      const bench::Tolerance tol =
+          bench::dot_tolerance(p.dtype, p.reduction_length(), data.ref_rms);
+      const std::string on_device = *r.shape_ok ? check_on_device(inst, data, tol, keep_output, r)
+                                                : "the output's shape is wrong";
+      if (!on_device.empty()) {
+        std::vector<float> got(static_cast<std::size_t>(p.dst_elements()), 0.0f);
+        inst.read_output(got.data());
+        r.correctness = bench::compare(got.data(), data.ref.data(), got.size(), tol);
+        if (keep_output && !after_sampling) out.output = std::move(got);
+      }
+      if (!after_sampling) {
+        r.extra["check_device"] = on_device.empty() ? "cuda" : "cpu";
+        if (!on_device.empty() && r.device == "cuda") r.extra["check_fallback"] = on_device;
+      }
       if (!*r.shape_ok)
         return bench::CheckOutcome{false, "output shape " + dims_text(inst.output_dims()) +
                                               ", expected " + dims_text(expected)};

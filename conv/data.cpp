@@ -14,6 +14,13 @@ std::uint64_t problem_seed(const Problem& p, std::uint64_t user_seed) {
   return bench::descriptor_seed(p.str(), user_seed);
 }
 
+bool host_check_forced(const char* value) {
+  const std::string v = value ? value : "";
+  if (v.empty() || v == "auto") return false;
+  if (v == "host") return true;
+  throw std::invalid_argument("MYCONV_CHECK='" + v + "': expected auto or host");
+}
+
 DeviceReferenceConv choose_reference(const char* value, bool uses_gpu, DeviceReferenceConv device) {
   const std::string v = value ? value : "";
   if (v == "cpu") return nullptr;
@@ -36,10 +43,15 @@ HostData make_host_data(const Problem& p, std::uint64_t user_seed, DeviceReferen
   fill_random(d.wei, seed ^ 0x5851f42d4c957f2dULL, p.dtype);
   d.ref.resize(static_cast<std::size_t>(p.dst_elements()));
   if (device) {
-    d.ref_fallback = device(p, d.src.data(), d.wei.data(), d.ref.data());
+    d.ref_fallback =
+        device(p, d.src.data(), d.wei.data(), d.ref.data(), &d.device_check, &d.device_check_none);
     if (d.ref_fallback.empty()) d.ref_device = "cuda";
   }
-  if (d.ref_device == "cpu") reference_conv(p, d.src.data(), d.wei.data(), d.ref.data());
+  if (d.ref_device == "cpu") {
+    d.device_check.reset();
+    d.device_check_none.clear();
+    reference_conv(p, d.src.data(), d.wei.data(), d.ref.data());
+  }
   d.ref_rms = bench::rms(d.ref.data(), d.ref.size());
   return d;
 }

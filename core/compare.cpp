@@ -26,36 +26,47 @@ double rms(const double* values, std::size_t n) {
 }
 
 Correctness compare(const float* out, const double* ref, std::size_t n, const Tolerance& tol) {
-  Correctness c;
-  c.tolerance = tol;
-  c.elements = n;
-  double err2 = 0, ref2 = 0;
-  bool out_constant = true, ref_constant = true;
+  CompareSums s;
+  s.elements = n;
+  if (n > 0) s.first_out = out[0];
   for (std::size_t i = 0; i < n; ++i) {
     const double got = out[i], expected = ref[i];
-    ref2 += expected * expected;
+    s.ref2 += expected * expected;
     if (i > 0) {
       // Bitwise compare so that NaN (e.g. a poisoned, unwritten buffer) counts as constant too.
-      out_constant = out_constant && (out[i] == out[0] || (std::isnan(got) && std::isnan(out[0])));
-      ref_constant = ref_constant && expected == ref[0];
+      s.out_constant =
+          s.out_constant && (out[i] == out[0] || (std::isnan(got) && std::isnan(out[0])));
+      s.ref_constant = s.ref_constant && expected == ref[0];
     }
     if (!std::isfinite(got)) {
-      ++c.non_finite;
-      ++c.mismatches;
-      if (c.first_mismatches.size() < 5) c.first_mismatches.push_back({i, got, expected});
+      ++s.non_finite;
+      ++s.mismatches;
+      if (s.first_mismatches.size() < 5) s.first_mismatches.push_back({i, got, expected});
       continue;
     }
     const double diff = std::fabs(got - expected);
-    err2 += diff * diff;
-    c.max_abs_err = std::max(c.max_abs_err, diff);
+    s.err2 += diff * diff;
+    s.max_abs_err = std::max(s.max_abs_err, diff);
     if (diff > tol.atol + tol.rtol * std::fabs(expected)) {
-      ++c.mismatches;
-      if (c.first_mismatches.size() < 5) c.first_mismatches.push_back({i, got, expected});
+      ++s.mismatches;
+      if (s.first_mismatches.size() < 5) s.first_mismatches.push_back({i, got, expected});
     }
   }
-  c.rel_l2_err = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  return finish_compare(s, tol);
+}
+
+Correctness finish_compare(const CompareSums& s, const Tolerance& tol) {
+  Correctness c;
+  c.tolerance = tol;
+  c.elements = s.elements;
+  c.max_abs_err = s.max_abs_err;
+  c.mismatches = s.mismatches;
+  c.non_finite = s.non_finite;
+  c.first_mismatches = s.first_mismatches;
+  const std::size_t n = s.elements;
+  c.rel_l2_err = s.ref2 > 0 ? std::sqrt(s.err2 / s.ref2) : std::sqrt(s.err2);
   if (c.non_finite > 0) c.rel_l2_err = INFINITY, c.max_abs_err = INFINITY;
-  c.mistrusted = n > 1 && out_constant && !ref_constant;
+  c.mistrusted = n > 1 && s.out_constant && !s.ref_constant;
 
   std::ostringstream msg;
   if (n == 0) {
@@ -63,7 +74,7 @@ Correctness compare(const float* out, const double* ref, std::size_t n, const To
   } else if (c.non_finite > 0) {
     msg << c.non_finite << " of " << n << " outputs are NaN or Inf";
   } else if (c.mistrusted) {
-    msg << "output is constant (" << out[0] << ") while the reference is not: mistrusted";
+    msg << "output is constant (" << s.first_out << ") while the reference is not: mistrusted";
   } else if (c.mismatches > 0) {
     msg << c.mismatches << " of " << n << " outputs outside atol " << tol.atol << " + rtol "
         << tol.rtol << "*|ref|";

@@ -48,6 +48,35 @@ struct Correctness {
 // Compares out[i] with ref[i] for i < n.
 Correctness compare(const float* out, const double* ref, std::size_t n, const Tolerance& tol);
 
+// What a pass over the elements gathers, the whole input of the decision (finish_compare): the host
+// loop (compare) and the device reduction (core/cuda/compare_cuda.hpp) fill the same fields with
+// the same per-element arithmetic; only the order of the two sums differs.
+struct CompareSums {
+  std::size_t elements = 0;
+  double err2 = 0;  // sum of (out - ref)^2 over the finite outputs
+  double ref2 = 0;  // sum of ref^2
+  double max_abs_err = 0;
+  std::size_t mismatches = 0;  // outside atol + rtol*|ref|, non-finite ones included
+  std::size_t non_finite = 0;
+  bool out_constant = true;  // every out[i] equals out[0] (NaN counts as equal to NaN)
+  bool ref_constant = true;
+  float first_out = 0;                     // out[0], for the message of a constant output
+  std::vector<Mismatch> first_mismatches;  // up to 5, in index order
+};
+
+// The decision and its message from the sums: passed, the error figures, mistrusted.
+Correctness finish_compare(const CompareSums& sums, const Tolerance& tol);
+
+// An output still in device memory, as a backend stores it: `count` values of `dtype`'s storage
+// type (float for fp32 and tf32, the 16-bit patterns for fp16 and bf16) in the problem's layout,
+// written by work on `stream` (a cudaStream_t; null: the legacy default stream).
+struct DeviceValues {
+  const void* data = nullptr;
+  DataType dtype = DataType::fp32;
+  std::size_t count = 0;
+  void* stream = nullptr;
+};
+
 // sqrt(mean(ref^2)).
 double rms(const double* values, std::size_t n);
 

@@ -83,6 +83,7 @@ int run(const Options& o, const std::string& command_prefix) {
   const char* reference_env = std::getenv("MYCONV_REFERENCE");
   try {
     (void)conv::choose_reference(reference_env, any_gpu_backend, conv::device_reference());
+    (void)conv::host_check_forced(std::getenv("MYCONV_CHECK"));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -156,8 +157,9 @@ int run(const Options& o, const std::string& command_prefix) {
                            nullptr);
         continue;
       }
-      conv::CaseOutput out = conv::run_case(e->backend.get(), e->name, e->device, e->why_missing, p,
-                                            data, session.case_options);
+      conv::CaseOutput out =
+          conv::run_case(e->backend.get(), e->name, e->device, e->why_missing, p, data,
+                         session.case_options, /*keep_output=*/!o.save_tensors_dir.empty());
       if (!o.save_tensors_dir.empty() && !out.output.empty())
         bench::write_npy(
             (std::filesystem::path(o.save_tensors_dir) / p.str() / (e->name + ".npy")).string(),

@@ -19,7 +19,14 @@
 #include "tests/random_problems.hpp"
 
 #if MYCONV_HAVE_CUDA
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "core/compare.hpp"
+#include "core/cuda/compare_cuda.hpp"
 #include "core/cuda/cuda_info.hpp"
+#include "core/cuda/cuda_raii.hpp"
 #endif
 
 namespace conv {
@@ -368,12 +375,178 @@ TEST(GpuReference, AllocationFailureIsReportedAndCleared) {
   huge.mb = std::int64_t{1} << 20;  // 2^50 input elements: 4 PiB, allocated (and failing) first
   const float one = 1;
   double out = 0;
-  const std::string why = device(huge, &one, &one, &out);
+  const std::string why = device(huge, &one, &one, &out, nullptr, nullptr);
   EXPECT_FALSE(why.empty());
   const Problem small = parse_problem("g2mb2ic4ih7oc6kh3ph1nhwc");
   const HostData gpu = make_host_data(small, 5, device);
   EXPECT_EQ(gpu.ref_device, "cuda") << gpu.ref_fallback;
 }
+
+#if MYCONV_HAVE_CUDA
+// A stored output value that the float conversions cannot make: NaN or Inf in dt's storage.
+void store_special(std::vector<unsigned char>& bytes, DataType dt, std::size_t i, bool nan) {
+  if (dt == DataType::fp16 || dt == DataType::bf16) {
+    const std::uint16_t bits =
+        dt == DataType::fp16 ? (nan ? 0x7E00 : 0x7C00) : (nan ? 0x7FC0 : 0xFF80);
+    std::memcpy(bytes.data() + 2 * i, &bits, 2);
+  } else {
+    const float v = nan ? std::numeric_limits<float>::quiet_NaN() : -INFINITY;
+    std::memcpy(bytes.data() + 4 * i, &v, 4);
+  }
+}
+
+// The check on the device (core/cuda/compare_cuda.hpp) against the host check (core/compare.hpp)
+// on the very same stored outputs, fp32, fp16 and bf16: correct ones, ones scattered across the
+// tolerance bound (many elements close to it, so that a difference in the per-element arithmetic
+// shows), one element far off, more mismatches than are listed, NaN, Inf,
+// a constant output, a poisoned (all-NaN) one, and none. The counts, the maximum, the first
+// mismatches, the message and the decision must be equal; rel_l2_err equal within rounding.
+TEST(GpuCheck, DecidesAsTheHostCheck) {
+  if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  constexpr std::size_t n = 300001;  // more than the reduction's 1024 blocks of 256 cover at once
+  std::mt19937_64 rng(30);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> spread(-1.3, 1.3);
+  std::vector<double> ref(n);
+  for (double& v : ref) v = normal(rng);
+  bench::DeviceBuffer<double> d_ref(n);
+  d_ref.upload_async(ref.data(), nullptr);
+  for (DataType dt : {DataType::fp32, DataType::fp16, DataType::bf16}) {
+    const bench::Tolerance tol = bench::dot_tolerance(dt, 576, bench::rms(ref.data(), n));
+    std::vector<float> exact(n), near(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      exact[i] = bench::round_to(dt, static_cast<float>(ref[i]));
+      const double bound = tol.atol + tol.rtol * std::fabs(ref[i]);
+      near[i] = bench::round_to(dt, static_cast<float>(ref[i] + spread(rng) * bound));
+    }
+    struct Output {
+      std::string label;
+      std::vector<unsigned char> bytes;
+    };
+    std::vector<Output> outputs;
+    outputs.push_back({"in tolerance", bench::to_storage_bytes(exact, dt)});
+    outputs.push_back({"across the bound", bench::to_storage_bytes(near, dt)});
+    std::vector<float> one_off = exact;
+    one_off[123457] = bench::round_to(dt, static_cast<float>(ref[123457] + 0.5));
+    outputs.push_back({"one element off", bench::to_storage_bytes(one_off, dt)});
+    std::vector<float> many_off = exact;
+    for (std::size_t i : {299999, 7, 1000, 262144, 262143, 5, 150000})
+      many_off[i] = bench::round_to(dt, static_cast<float>(ref[i] - 1.0));
+    outputs.push_back({"seven off", bench::to_storage_bytes(many_off, dt)});
+    Output with_nan{"NaN", bench::to_storage_bytes(exact, dt)};
+    store_special(with_nan.bytes, dt, 0, true);
+    store_special(with_nan.bytes, dt, 200000, true);
+    outputs.push_back(with_nan);
+    Output with_inf{"Inf", bench::to_storage_bytes(one_off, dt)};
+    store_special(with_inf.bytes, dt, n - 1, false);
+    outputs.push_back(with_inf);
+    outputs.push_back({"constant", bench::to_storage_bytes(std::vector<float>(n, 0.5f), dt)});
+    outputs.push_back(
+        {"poisoned", std::vector<unsigned char>(exact.size() * bench::storage_bytes(dt), 0xFF)});
+    outputs.push_back({"empty", {}});
+
+    for (const Output& o : outputs) {
+      SCOPED_TRACE(bench::to_string(dt) + ", " + o.label);
+      const std::size_t count = o.bytes.size() / bench::storage_bytes(dt);
+      std::vector<float> got(count);
+      bench::from_storage_bytes(o.bytes.data(), count, dt, got.data());
+      const bench::Correctness host = bench::compare(got.data(), ref.data(), count, tol);
+      bench::DeviceBuffer<unsigned char> d_out(o.bytes.size());
+      d_out.upload_async(o.bytes.data(), nullptr);
+      bench::Correctness dev;
+      ASSERT_EQ(
+          bench::compare_on_device({d_out.data(), dt, count, nullptr}, d_ref.data(), tol, &dev),
+          "");
+      EXPECT_EQ(dev.passed, host.passed);
+      EXPECT_EQ(dev.message, host.message);
+      EXPECT_EQ(dev.elements, host.elements);
+      EXPECT_EQ(dev.mismatches, host.mismatches);
+      EXPECT_EQ(dev.non_finite, host.non_finite);
+      EXPECT_EQ(dev.mistrusted, host.mistrusted);
+      EXPECT_EQ(dev.max_abs_err, host.max_abs_err);
+      if (std::isfinite(host.rel_l2_err))
+        EXPECT_NEAR(dev.rel_l2_err, host.rel_l2_err, 1e-12 * host.rel_l2_err + 1e-300);
+      else
+        EXPECT_EQ(dev.rel_l2_err, host.rel_l2_err);
+      ASSERT_EQ(dev.first_mismatches.size(), host.first_mismatches.size());
+      for (std::size_t i = 0; i < host.first_mismatches.size(); ++i) {
+        EXPECT_EQ(dev.first_mismatches[i].index, host.first_mismatches[i].index);
+        EXPECT_EQ(dev.first_mismatches[i].expected, host.first_mismatches[i].expected);
+        const double a = dev.first_mismatches[i].got, b = host.first_mismatches[i].got;
+        EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << a << " vs " << b;
+      }
+    }
+    // The expected outcomes, so that the comparison above is of the cases it names.
+    std::vector<float> got(n);
+    bench::from_storage_bytes(outputs[0].bytes.data(), n, dt, got.data());
+    EXPECT_TRUE(bench::compare(got.data(), ref.data(), n, tol).passed);
+    bench::from_storage_bytes(outputs[1].bytes.data(), n, dt, got.data());
+    const bench::Correctness across = bench::compare(got.data(), ref.data(), n, tol);
+    EXPECT_GT(across.mismatches, n / 20);
+    EXPECT_LT(across.mismatches, n / 2);
+    bench::from_storage_bytes(outputs[3].bytes.data(), n, dt, got.data());
+    EXPECT_EQ(bench::compare(got.data(), ref.data(), n, tol).mismatches, 7u);
+  }
+}
+
+// Cases of the backends that hand out their output (im2col_gemm_cuda, cudnn, libtorch_cuda) with
+// the reference on the device: the status and counts of the host check, and the check on the device
+// (extra.check_device "cuda"; libtorch_cuda where ATen's output is in the problem's layout, else
+// on the host with extra.check_fallback saying why).
+TEST(GpuCheck, BackendsAreCheckedOnTheDevice) {
+  const DeviceReferenceConv device = device_reference();
+  if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  CaseOptions options;
+  options.measure.warmup_iters = 0;
+  options.measure.min_iters = 1;
+  options.measure.min_time_ms = 0;
+  options.measure.max_time_ms = 1;
+  options.measure.max_iters = 2;
+  int on_device = 0;
+  const auto registry = make_registry(BackendOptions{});
+  for (const auto& e : registry) {
+    if (e.name != "im2col_gemm_cuda" && e.name != "cudnn" && e.name != "libtorch_cuda") continue;
+    if (!e.backend) continue;
+    for (Problem p :
+         {parse_problem("mb2ic16ih14oc32kh3ph1"), parse_problem("g8mb2ic8ih10oc8kh3ph1")})
+      for (DataType dt : {DataType::fp32, DataType::fp16, DataType::bf16})
+        for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+          p.dtype = dt;
+          p.layout = layout;
+          const HostData with = make_host_data(p, 5, device);
+          ASSERT_NE(with.device_check, nullptr) << with.ref_fallback << with.device_check_none;
+          const bench::Result dev =
+              run_case(e.backend.get(), e.name, e.device, "", p, with, options).result;
+          const bench::Result host =
+              run_case(e.backend.get(), e.name, e.device, "", p, make_host_data(p, 5), options)
+                  .result;
+          SCOPED_TRACE(e.name + " " + p.str() + ": " + bench::to_string(dev.status) + " " +
+                       dev.reason);
+          EXPECT_EQ(dev.status, host.status);
+          if (!dev.correctness) continue;
+          ASSERT_TRUE(host.correctness.has_value());
+          EXPECT_EQ(dev.correctness->mismatches, host.correctness->mismatches);
+          EXPECT_EQ(dev.correctness->passed, host.correctness->passed);
+          EXPECT_EQ(host.extra.value("check_device", ""), "cpu");
+          const std::string where = dev.extra.value("check_device", "");
+          if (where == "cuda") {
+            ++on_device;
+            EXPECT_FALSE(dev.extra.contains("check_fallback"));
+          } else {
+            EXPECT_EQ(e.name, "libtorch_cuda")
+                << "checked on the host: " << dev.extra.value("check_fallback", "");
+            EXPECT_EQ(where, "cpu");
+            EXPECT_TRUE(dev.extra.contains("check_fallback"));
+          }
+        }
+  }
+  EXPECT_GT(on_device, 0) << "no backend's output was checked on the device";
+}
+#endif
 
 TEST(GpuBackends, UnknownSettingsAreUsageErrors) {
   BackendOptions o;

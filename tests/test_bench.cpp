@@ -5,6 +5,10 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -51,6 +55,10 @@ class FakeInstance final : public Instance {
     return nlohmann::ordered_json::object();
   }
   void read_output(float* dst) override { std::copy(out_.begin(), out_.end(), dst); }
+  // Host memory standing for the device's: only FakeDeviceCheck reads it.
+  std::optional<bench::DeviceValues> device_output() override {
+    return bench::DeviceValues{out_.data(), DataType::fp32, out_.size(), nullptr};
+  }
   std::vector<std::int64_t> output_dims() const override {
     if (b_ == Behaviour::wrong_shape) return {p_.mb, p_.oc, p_.oh() + 1, p_.ow()};
     return {p_.mb, p_.oc, p_.oh(), p_.ow()};
@@ -91,6 +99,26 @@ class FakeBackend final : public Backend {
   Support avail_, sup_;
 };
 
+// A stand-in for the reference kept on the device (conv/cuda/reference_conv_cuda.cu): compares the
+// fake's "device" output (host floats) with the host check and marks the message, or fails.
+class FakeDeviceCheck final : public DeviceCheck {
+ public:
+  FakeDeviceCheck(const HostData& d, std::string failure) : ref_(d.ref), failure_(failure) {}
+  std::string compare(const bench::DeviceValues& out, const bench::Tolerance& tol,
+                      bench::Correctness* result) const override {
+    ++calls;
+    if (!failure_.empty()) return failure_;
+    *result = bench::compare(static_cast<const float*>(out.data), ref_.data(), out.count, tol);
+    result->message = "on the device: " + result->message;
+    return "";
+  }
+  mutable int calls = 0;
+
+ private:
+  std::vector<double> ref_;
+  std::string failure_;
+};
+
 class RunCase : public testing::Test {
  protected:
   RunCase() : p_(parse_problem("mb2ic3ih9oc4kh3")), data_(make_host_data(p_, 5)) {
@@ -100,6 +128,10 @@ class RunCase : public testing::Test {
   }
   bench::Result run(const Backend* b, const std::string& why_missing = "") {
     return run_case(b, "fake", "cpu", why_missing, p_, data_, options_).result;
+  }
+  // A case recorded as a GPU backend's (device "cuda"; the fake still runs on the host).
+  CaseOutput run_as_gpu(const Backend* b, bool keep_output = false) {
+    return run_case(b, "fake", "cuda", "", p_, data_, options_, keep_output);
   }
   Problem p_;
   HostData data_;
@@ -210,6 +242,51 @@ TEST_F(RunCase, CheckSupportAndAvailabilityAndMissingBackend) {
   const bench::Result missing = run(nullptr, "LibFoo not found");
   EXPECT_EQ(missing.status, bench::Status::skipped);
   EXPECT_EQ(missing.reason, "not built: LibFoo not found");
+}
+
+// The check runs where the reference is kept on the device and the backend hands out its output
+// there (both checks), and on the host otherwise: for CPU backends, with --save-tensors
+// (keep_output, which returns the output), and when the device check fails. extra.check_device
+// says which; extra.check_fallback why a GPU case was checked on the host.
+TEST_F(RunCase, CheckRunsOnTheDeviceWhereTheReferenceIsKept) {
+  FakeBackend correct(Behaviour::correct), wrong(Behaviour::wrong_value);
+  const bench::Result host = run(&correct);
+  EXPECT_EQ(host.extra.value("check_device", ""), "cpu");
+  EXPECT_FALSE(host.extra.contains("check_fallback"));
+  const CaseOutput no_reference = run_as_gpu(&correct);
+  EXPECT_EQ(no_reference.result.extra.value("check_fallback", ""),
+            "the float64 reference is on the host only");
+
+  auto device = std::make_shared<FakeDeviceCheck>(data_, "");
+  data_.device_check = device;
+  const CaseOutput on_device = run_as_gpu(&correct);
+  EXPECT_EQ(on_device.result.status, bench::Status::passed) << on_device.result.reason;
+  EXPECT_EQ(on_device.result.extra.value("check_device", ""), "cuda");
+  EXPECT_FALSE(on_device.result.extra.contains("check_fallback"));
+  EXPECT_EQ(on_device.result.correctness->message, "on the device: ok");
+  EXPECT_EQ(device->calls, 2);  // the first check and the one after sampling
+  EXPECT_TRUE(on_device.output.empty());
+
+  const CaseOutput wrong_on_device = run_as_gpu(&wrong);
+  EXPECT_EQ(wrong_on_device.result.status, bench::Status::incorrect);
+  EXPECT_EQ(wrong_on_device.result.reason.rfind("on the device: 1 of ", 0), 0u)
+      << wrong_on_device.result.reason;
+
+  device->calls = 0;
+  const CaseOutput kept = run_as_gpu(&correct, true);
+  EXPECT_EQ(kept.result.status, bench::Status::passed) << kept.result.reason;
+  EXPECT_EQ(kept.result.extra.value("check_device", ""), "cpu");
+  EXPECT_EQ(kept.result.extra.value("check_fallback", ""),
+            "--save-tensors reads the output to the host");
+  EXPECT_EQ(kept.output.size(), std::size_t(p_.dst_elements()));
+  EXPECT_EQ(device->calls, 0);
+
+  data_.device_check = std::make_shared<FakeDeviceCheck>(data_, "device check failed");
+  const CaseOutput fell = run_as_gpu(&wrong);
+  EXPECT_EQ(fell.result.status, bench::Status::incorrect);
+  EXPECT_EQ(fell.result.extra.value("check_device", ""), "cpu");
+  EXPECT_EQ(fell.result.extra.value("check_fallback", ""), "device check failed");
+  EXPECT_EQ(fell.result.reason.rfind("1 of ", 0), 0u) << fell.result.reason;  // the host's
 }
 
 TEST_F(RunCase, WrongShapeIsIncorrect) {

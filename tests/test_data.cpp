@@ -152,13 +152,16 @@ TEST(HostData, InputsAreRandomAndReferenceIsNotConstant) {
 
 // Stand-ins for the GPU reference (conv/cuda/reference_conv_cuda.hpp): one that fails, one that
 // computes the reference on the host but marks its output, so the test sees which one ran.
-std::string failing_device_reference(const Problem&, const float*, const float*, double*) {
+std::string failing_device_reference(const Problem&, const float*, const float*, double*,
+                                     std::shared_ptr<const DeviceCheck>*, std::string*) {
   return "out of memory";
 }
 std::string working_device_reference(const Problem& p, const float* src, const float* wei,
-                                     double* dst) {
+                                     double* dst, std::shared_ptr<const DeviceCheck>*,
+                                     std::string* why_not_kept) {
   reference_conv(p, src, wei, dst);
   dst[0] += 1000;
+  if (why_not_kept) *why_not_kept = "kept nowhere";
   return "";
 }
 
@@ -176,6 +179,15 @@ TEST(ReferenceChoice, ParsesTheVariableAndFollowsTheRun) {
   EXPECT_THROW(choose_reference("cuda", true, gpu), std::invalid_argument);
 }
 
+TEST(ReferenceChoice, CheckVariableForcesTheHostCheckOrIsRefused) {
+  EXPECT_FALSE(host_check_forced(nullptr));
+  EXPECT_FALSE(host_check_forced(""));
+  EXPECT_FALSE(host_check_forced("auto"));
+  EXPECT_TRUE(host_check_forced("host"));
+  EXPECT_THROW(host_check_forced("cpu"), std::invalid_argument);
+  EXPECT_THROW(host_check_forced("HOST"), std::invalid_argument);
+}
+
 TEST(ReferenceChoice, DeviceReferenceIsUsedAndAFailureFallsBackToTheCpu) {
   const Problem p = parse_problem("g2mb2ic4ih7oc6kh3ph1");
   const HostData cpu = make_host_data(p, 3);
@@ -186,6 +198,8 @@ TEST(ReferenceChoice, DeviceReferenceIsUsedAndAFailureFallsBackToTheCpu) {
   EXPECT_EQ(dev.ref_device, "cuda");
   EXPECT_EQ(dev.ref_fallback, "");
   EXPECT_EQ(dev.ref[0], cpu.ref[0] + 1000);  // the device function's output was kept
+  EXPECT_EQ(dev.device_check, nullptr);
+  EXPECT_EQ(dev.device_check_none, "kept nowhere");  // why the check runs on the host
 
   const HostData fell = make_host_data(p, 3, &failing_device_reference);
   EXPECT_EQ(fell.ref_device, "cpu");

@@ -187,6 +187,11 @@ class CudnnInstance : public Instance {
     bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
   }
 
+  std::optional<bench::DeviceValues> device_output() override {
+    return bench::DeviceValues{dst_.data(), p_.dtype, std::size_t(p_.dst_elements()),
+                               stream_.get()};
+  }
+
   std::vector<std::int64_t> output_dims() const override { return dims_; }
   std::optional<std::int64_t> workspace_bytes() const override {
     return std::int64_t(workspace_.bytes());

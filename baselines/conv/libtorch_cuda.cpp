@@ -155,6 +155,17 @@ class LibtorchCudaInstance final : public Instance {
     libtorch::copy_to_host(dst_, p_.layout, dst);
   }
 
+  // The tensor as ATen left it, where its memory order is the problem's layout and its type the
+  // dtype's storage type (else none, and the check reads it with read_output).
+  std::optional<bench::DeviceValues> device_output() override {
+    if (!dst_.defined() || !dst_.is_cuda() ||
+        dst_.scalar_type() != libtorch::scalar_type(p_.dtype) || dst_.numel() != p_.dst_elements())
+      return std::nullopt;
+    if (!dst_.is_contiguous(libtorch::memory_format(p_.layout))) return std::nullopt;
+    return bench::DeviceValues{dst_.data_ptr(), p_.dtype, std::size_t(dst_.numel()),
+                               stream_.stream()};
+  }
+
   std::vector<std::int64_t> output_dims() const override { return dst_.sizes().vec(); }
 
   std::string algorithm() const override {

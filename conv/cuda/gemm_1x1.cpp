@@ -83,6 +83,11 @@ class Gemm1x1Instance final : public Instance {
     bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
   }
 
+  std::optional<bench::DeviceValues> device_output() override {
+    return bench::DeviceValues{dst_.data(), p_.dtype, std::size_t(p_.dst_elements()),
+                               stream_.get()};
+  }
+
   std::vector<std::int64_t> output_dims() const override {
     return {p_.mb, p_.oc, p_.oh(), p_.ow()};
   }

@@ -16,6 +16,7 @@
 #include <exception>
 
 #include "conv/indexing.hpp"
+#include "core/cuda/compare_cuda.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
 
@@ -73,9 +74,28 @@ __global__ void reference_conv_kernel(RefGeometry g, const float* __restrict__ s
   }
 }
 
+// The reference left on the device and the check against it.
+class KeptReference final : public DeviceCheck {
+ public:
+  explicit KeptReference(bench::DeviceBuffer<double> ref) : ref_(std::move(ref)) {}
+  std::string compare(const bench::DeviceValues& out, const bench::Tolerance& tol,
+                      bench::Correctness* result) const override {
+    if (out.count != ref_.size())
+      return "the output has " + std::to_string(out.count) + " values, the reference " +
+             std::to_string(ref_.size());
+    return bench::compare_on_device(out, ref_.data(), tol, result);
+  }
+
+ private:
+  bench::DeviceBuffer<double> ref_;
+};
+
 }  // namespace
 
-std::string reference_conv_cuda(const Problem& p, const float* src, const float* wei, double* dst) {
+std::string reference_conv_cuda(const Problem& p, const float* src, const float* wei, double* dst,
+                                std::shared_ptr<const DeviceCheck>* keep,
+                                std::string* why_not_kept) {
+  if (keep) keep->reset();
   try {
     int devices = 0;
     CUDA_CHECK(cudaGetDeviceCount(&devices));
@@ -98,6 +118,19 @@ std::string reference_conv_cuda(const Problem& p, const float* src, const float*
       CUDA_CHECK_LAST_LAUNCH();
     }
     CUDA_CHECK(cudaMemcpy(dst, d_dst.data(), d_dst.bytes(), cudaMemcpyDeviceToHost));
+    if (keep && dst_count > 0) {
+      d_src = {};
+      d_wei = {};
+      std::size_t free_bytes = 0, total_bytes = 0;
+      CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+      if (d_dst.bytes() <= free_bytes / 4) {
+        *keep = std::make_shared<const KeptReference>(std::move(d_dst));
+      } else if (why_not_kept) {
+        *why_not_kept = "the float64 reference (" + std::to_string(d_dst.bytes() >> 20) +
+                        " MiB) takes more than a quarter of the device's free memory (" +
+                        std::to_string(free_bytes >> 20) + " MiB)";
+      }
+    }
     return "";
   } catch (const std::exception& e) {
     // A failed allocation or copy leaves its error pending: clear it, so that it does not surface

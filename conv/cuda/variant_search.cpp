@@ -92,6 +92,9 @@ class ChosenInstance final : public Instance {
   void run() override { chosen_.instance->run(); }
   void sync() override { chosen_.instance->sync(); }
   void read_output(float* dst) override { chosen_.instance->read_output(dst); }
+  std::optional<bench::DeviceValues> device_output() override {
+    return chosen_.instance->device_output();
+  }
   std::vector<std::int64_t> output_dims() const override { return chosen_.instance->output_dims(); }
   PhaseTimes time_phases(int calls) override { return chosen_.instance->time_phases(calls); }
   std::string algorithm() const override {
