@@ -15,7 +15,7 @@ from analysis.common import (DTYPE_ORDER, command_line, correctness, device_of, 
                              fmt_x, gpu_info, gpu_models_note, intensity, md_table, median, number,
                              output_folders, passed, plot_note, plots_markdown, primary,
                              problem_key, remove_stale_plots, save_figure, shorten,
-                             system_section, write_atomic, trust_section)
+                             system_section, write_atomic, write_report, trust_section)
 from analysis.slots import time_split_section
 
 # The reference each backend's speed-up is taken against: LibTorch on the same device.
@@ -608,6 +608,4 @@ def report_main(inputs, paths, output_dir):
     plots, points = make_plots(inputs, plot_dir, bandwidth, peaks) if note is None else ([], 0)
     remove_stale_plots(plot_dir, PLOT_FILES, [p for p, _ in plots])
     report = build_report(inputs, note, plots, bandwidth, peaks, gpu, points)
-    path = os.path.join(out_dir, "report.md")
-    write_atomic(path, report)
-    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+    write_report(out_dir, report, plot_dir, len(plots))

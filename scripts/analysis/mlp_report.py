@@ -17,7 +17,7 @@ import os
 
 from analysis.common import (command_line, fmt, md_table, number, output_folders, passed,
                              plot_note, plots_markdown, primary, save_figure, system_section,
-                             write_atomic, remove_stale_plots)
+                             write_atomic, write_report, remove_stale_plots)
 from analysis.slots import time_split_section
 
 SUMMARY = ("report.md holds the example's table, the matmul dims, each scaling study with its "
@@ -267,6 +267,4 @@ def report_main(inputs, paths, output_dir):
     plots = make_plots(results, studies(results), plot_dir) if note is None else []
     remove_stale_plots(plot_dir, [f"scaling_{p}.png" for p in PARAMETERS] + ["matmul_tflops.png"],
                        [n for n, _ in plots])
-    path = os.path.join(out_dir, "report.md")
-    write_atomic(path, build_report(inputs, note, plots))
-    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+    write_report(out_dir, build_report(inputs, note, plots), plot_dir, len(plots))

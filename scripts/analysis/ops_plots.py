@@ -8,7 +8,7 @@ import math
 import os
 import re
 
-from analysis.common import DTYPE_ORDER, save_figure
+from analysis.common import DTYPE_ORDER, OPTIONS, save_figure
 from analysis.ops_model import OP_ORDER, SIZE_CLASSES, geomean
 
 PLOT_NAMES = ["efficiency.png", "speedup_<backend>.png", "matmul_roofline.png"]
@@ -20,7 +20,10 @@ def file_name(label):
 
 
 def remove_stale(plot_dir, made):
-    """Plots of an earlier op report that this one did not make would pass for its own."""
+    """Plots of an earlier op report that this one did not make would pass for its own
+    (--report-only leaves plots/ alone)."""
+    if OPTIONS["report_only"]:
+        return
     for name in os.listdir(plot_dir):
         if name not in made and (name in ("efficiency.png", "matmul_roofline.png") or
                                  re.fullmatch(r"speedup_.+\.png", name)):

@@ -15,7 +15,7 @@ from results_schema import SCHEMA_VERSION
 from analysis import ops_plots
 from analysis.common import (command_line, correctness, fmt, gpu_info, gpu_models_note, md_table,
                              number, output_folders, passed, plot_note, plots_markdown, shorten,
-                             system_section, write_atomic, trust_section)
+                             system_section, write_atomic, write_report, trust_section)
 from analysis.slots import time_split_section
 from analysis.ops_model import (BAND_ORDER, BANDWIDTH_BOUND, CATEGORIES, COMPUTE_BOUND,
                                 LAUNCH_IDEAL_MS, LAUNCH_MS, OP_ORDER, SIZE_CLASSES, SMALL_BYTES,
@@ -322,6 +322,4 @@ def report_main(inputs, paths, output_dir):
     plots = ops_plots.make_plots(rows, limits, plot_dir) if note is None else []
     ops_plots.remove_stale(plot_dir, [name for name, _ in plots])
     report = build_report(inputs, rows, limits, note, plots)
-    path = os.path.join(out_dir, "report.md")
-    write_atomic(path, report)
-    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+    write_report(out_dir, report, plot_dir, len(plots))

@@ -16,7 +16,7 @@ import os
 
 from analysis.common import (command_line, fmt, md_table, number, output_folders, passed, plot_note,
                              plots_markdown, remove_stale_plots, save_figure, shorten,
-                             system_section, write_atomic)
+                             system_section, write_atomic, write_report)
 from analysis.slots import time_split_section
 
 PLOT_NAMES = ["ttft_vs_input_length.png", "decode_ms_per_token_vs_batch.png",
@@ -442,9 +442,7 @@ def report_main(inputs, paths, output_dir):
     lines += ["## System", ""]
     for doc in inputs:
         lines += system_section(doc)
-    path = os.path.join(out_dir, "report.md")
-    write_atomic(path, "\n".join(lines) + "\n")
-    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+    write_report(out_dir, "\n".join(lines) + "\n", plot_dir, len(plots))
 
 
 
