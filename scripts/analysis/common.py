@@ -236,6 +236,20 @@ def trust_section(inputs):
     return out
 
 
+NOT_RUN = ("skipped", "unsupported")
+
+
+def not_run_lines(items):
+    """Backends that could not run here, one line per backend, status and reason with the number
+    of its cases (items: (backend, status, reason) of the cases skipped or unsupported), so that
+    a CPU run's skipped GPU backends take a line each, not one row per case."""
+    groups = {}
+    for backend, status, reason in items:
+        key = (backend, status, shorten(reason or "no reason", 200))
+        groups[key] = groups.get(key, 0) + 1
+    return [f"- `{b}` {s}, {n} case(s): {reason}" for (b, s, reason), n in sorted(groups.items())]
+
+
 def command_line():
     return shlex.join(["python3"] + sys.argv)
 

@@ -15,7 +15,8 @@ from analysis.common import (DTYPE_ORDER, command_line, correctness, device_of, 
                              fmt_x, gpu_info, gpu_models_note, intensity, md_table, median, number,
                              output_folders, passed, plot_note, plots_markdown, primary,
                              problem_key, remove_stale_plots, save_figure, shorten,
-                             system_section, write_atomic, write_report, trust_section)
+                             system_section, write_atomic, write_report, trust_section, NOT_RUN,
+                             not_run_lines)
 from analysis.slots import time_split_section
 
 # The reference each backend's speed-up is taken against: LibTorch on the same device.
@@ -346,6 +347,14 @@ def ratio_section(groups):
            "and layout (below 1: faster than cuDNN). A cell names the status when the backend did "
            "not pass; n/a when it or cuDNN has no GPU time. Geometric mean over the cells that "
            "have a ratio.", ""]
+    compared = [o for group in groups.values() for o in group
+                if o.backend == RATIO_BASE or o.backend in [b for _, b in RATIO_BACKENDS]]
+    if compared and not any(passed(o.r) for o in compared if o.backend == RATIO_BASE):
+        # cuDNN never ran here (a CPU run): no ratio, one line per backend instead of a table
+        # of skipped cells.
+        return out[:1] + [f"No ratio: `{RATIO_BASE}` has no passed case in these files.", ""] + \
+            not_run_lines([(o.backend, o.status, o.r.get("reason")) for o in compared
+                           if o.status in NOT_RUN]) + [""]
     out += gpu_models_note([o.r for group in groups.values() for o in group])
     by_dtype = {}
     for key, group in groups.items():
@@ -588,9 +597,9 @@ def make_plots(inputs, plot_dir, bandwidth, peaks):
             ax.set_title("GPU backends (no ceilings recorded in system.gpus)")
         else:
             ax.set_title("Roofline, GPU backends")
-    else:
-        ax.text(0.5, 0.5, "no passed GPU case", transform=ax.transAxes, ha="center")
-        ax.set_title("Roofline, GPU backends")
+    else:  # no passed GPU case: no empty frame (the Roofline section says why)
+        plt.close(fig)
+        return made, points
     ax.set_xlabel("arithmetic intensity, FLOP/byte (flop / bytes)")
     ax.set_ylabel("achieved TFLOP/s (flop / GPU median)")
     save_figure(fig, os.path.join(plot_dir, "roofline.png"))

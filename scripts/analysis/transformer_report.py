@@ -16,7 +16,8 @@ import os
 
 from analysis.common import (command_line, fmt, md_table, number, output_folders, passed, plot_note,
                              plots_markdown, remove_stale_plots, save_figure, shorten,
-                             system_section, write_atomic, write_report)
+                             system_section, write_atomic, write_report, NOT_RUN,
+                             not_run_lines)
 from analysis.slots import time_split_section
 
 from analysis.transformer_ops import section as operations_section
@@ -305,10 +306,16 @@ def prefill_target(rows):
 
 def not_passed(rows):
     bad = [[r.impl, "/".join(r.group()), r.case(), r.r.get("status"),
-            shorten(r.r.get("reason", ""), 160)] for r in rows if not passed(r.r)]
+            shorten(r.r.get("reason", ""), 160)] for r in rows
+           if not passed(r.r) and r.r.get("status") not in NOT_RUN]
+    not_run = [(r.impl, r.r.get("status"), r.r.get("reason")) for r in rows
+               if r.r.get("status") in NOT_RUN]
     out = ["## Cases that did not pass", ""]
+    if not_run:
+        out += ["Could not run here (one line per implementation and reason):", ""]
+        out += not_run_lines(not_run) + [""]
     if not bad:
-        return out + ["Every case passed.", ""]
+        return out + ["Every case that ran passed." if not_run else "Every case passed.", ""]
     return out + md_table(["impl", "model/device/dtype", "case", "status", "reason"], bad) + [""]
 
 
