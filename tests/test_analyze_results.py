@@ -175,6 +175,38 @@ class Report(unittest.TestCase):
             self.assertGreater(os.path.getsize(path), 1000, name)
             self.assertIn(f"(plots/{name})", self.report)
 
+    def test_index_html_shows_every_plot_in_a_browser(self):
+        """index.html loaded by headless Chromium (Debian's chromium, scripts/setup.sh
+        --tests): every image of the page decoded (naturalWidth > 0). A copy of the page with a
+        small script that writes each image's naturalWidth into the DOM once the page loaded;
+        --dump-dom prints it."""
+        if "No plots: matplotlib is not importable" in self.report:
+            self.skipTest("matplotlib is not installed (python3-matplotlib)")
+        browser = shutil.which("chromium") or shutil.which("chromium-browser")
+        if not browser:
+            self.skipTest("chromium is not installed (Debian: apt-get install chromium)")
+        page = read(os.path.join(self.dir, "index.html"))
+        n_img = page.count("<img ")
+        self.assertEqual(n_img, self.report.count("!["))
+        self.assertGreater(n_img, 0)
+        probe = os.path.join(self.dir, "probe.html")
+        with open(probe, "w", encoding="utf-8") as f:
+            f.write(page.replace("</body>", "<script>window.addEventListener('load', () => "
+                                 "document.body.setAttribute('data-widths', Array.from("
+                                 "document.images).map(i => i.naturalWidth).join(',')));"
+                                 "</script></body>"))
+        with tempfile.TemporaryDirectory() as profile:
+            p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                                f"--user-data-dir={profile}", "--allow-file-access-from-files",
+                                "--virtual-time-budget=10000", "--dump-dom",
+                                "file://" + probe], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        m = re.search(r'data-widths="([^"]*)"', p.stdout)
+        self.assertIsNotNone(m, "the page's load event did not run: " + p.stdout[:300])
+        widths = [int(w) for w in m.group(1).split(",") if w]
+        self.assertEqual(len(widths), n_img)
+        self.assertTrue(all(w > 0 for w in widths), f"images not loaded: {widths}")
+
     def test_no_temporary_files_left(self):
         for folder in (self.dir, os.path.join(self.dir, "plots")):
             self.assertEqual([f for f in os.listdir(folder) if f.endswith(".tmp")], [])
