@@ -240,6 +240,27 @@ class EdgeCases(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("No passed case", read(os.path.join(out, "report.md")))
 
+    def test_a_run_without_a_gpu_is_not_padded(self):
+        """The fixture as a CPU-only host would record it: every GPU backend skipped. The ratios
+        against cuDNN collapse to one line per backend, no empty roofline frame is drawn, and
+        the page carries no image of it."""
+        doc = load(FIXTURE)
+        for r in doc["results"]:
+            if r.get("device") == "cuda":
+                r.update(status="skipped", reason="no NVIDIA driver found", gpu_time_ms=None)
+        path = self.write("results.json", json.dumps(doc))
+        proc = run(path)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        report = read(os.path.join(self.dir, "report.md"))
+        s = section(report, "## Ratios against cuDNN")
+        self.assertIn("No ratio: `cudnn` has no passed case in these files.", s)
+        self.assertIn("- `cudnn` skipped, 3 case(s): no NVIDIA driver found", s)
+        self.assertNotIn("| ", s)
+        if "No plots: matplotlib is not importable" not in report:
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "plots", "roofline.png")))
+            self.assertNotIn("plots/roofline.png", report)
+            self.assertNotIn("roofline.png", read(os.path.join(self.dir, "index.html")))
+
     def test_without_matplotlib_the_report_says_so(self):
         # A matplotlib that fails to import, and no second try with /usr/bin/python3.
         fake = os.path.join(self.dir, "fake", "matplotlib")

@@ -292,7 +292,7 @@ def build_report(inputs, note, plots):
                if r["status"] in NOT_RUN]
     out += ["## Cases that did not pass", ""]
     if not_run:
-        out += ["Could not run here (one line per backend and reason):", ""]
+        out += ["Not run: skipped or unsupported (one line per backend and reason):", ""]
         out += not_run_lines(not_run) + [""]
     out += (md_table(["problem", "name", "backend", "status", "reason"],
                      [[r["problem"], r.get("name", ""), r["backend"], r["status"],

@@ -30,6 +30,14 @@ def remove_stale(plot_dir, made):
             os.unlink(os.path.join(plot_dir, name))
 
 
+def readable_log(axis):
+    """Ticks at 1, 2 and 5 of each decade, labelled as plain numbers (1e+06 beyond 10^5)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def ordered_ops(rows):
     ops = {o.op for o in rows}
     return [op for op in OP_ORDER if op in ops] + sorted(ops - set(OP_ORDER))
@@ -63,6 +71,7 @@ def efficiency_plot(plt, rows, limits, plot_dir):
                             color=colours[label])
         ax.axhline(100, ls="--", lw=1, color="k")
         ax.set_xscale("log")
+        readable_log(ax.xaxis)
         ax.set_title(op, fontsize=9)
         ax.tick_params(which="both", labelsize=7)
         ax.set_ylim(bottom=0)
@@ -82,9 +91,12 @@ def efficiency_plot(plt, rows, limits, plot_dir):
     else:
         axes.flat[0].text(0.5, 0.5, "no efficiency: no passed case with a measured bandwidth",
                           transform=axes.flat[0].transAxes, ha="center", fontsize=8)
+    cached = any(100 * o.eff > 150 for o in points)
     fig.suptitle("Bandwidth efficiency against size (markers: every case; line: the best case "
                  "per size; dashed: the measured copy bandwidth, "
-                 + (", ".join(peaks) or "not measured") + ")", fontsize=10)
+                 + (", ".join(peaks) or "not measured") + ")"
+                 + ("\nabove 100%: the inputs fit in a cache faster than the measured copy"
+                    if cached else ""), fontsize=10)
     fig.tight_layout()
     save_figure(fig, os.path.join(plot_dir, "efficiency.png"))
     plt.close(fig)
@@ -157,6 +169,8 @@ def roofline_plot(plt, rows, limits, plot_dir):
                         label=f"{dt} ceiling {top:.4g} TFLOP/s")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        readable_log(ax.xaxis)
+        readable_log(ax.yaxis)
         ax.legend(fontsize=6, loc="lower right")
     else:
         ax.text(0.5, 0.5, "no passed matmul case", transform=ax.transAxes, ha="center")

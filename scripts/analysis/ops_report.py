@@ -228,7 +228,7 @@ def failures_section(rows):
     table = []
     not_run = [(o.label, o.status, o.r.get("reason")) for o in rows if o.status in NOT_RUN]
     if not_run:
-        out += ["Could not run here (one line per backend and reason):", ""]
+        out += ["Not run: skipped or unsupported (one line per backend and reason):", ""]
         out += not_run_lines(not_run) + [""]
     for o in rows:
         if o.status == "passed" or o.status in NOT_RUN:

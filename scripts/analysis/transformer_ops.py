@@ -111,25 +111,28 @@ def section(inputs):
             "per prefill and per decode step over the counted calls. Share of a generation = "
             "the kind's time in one prefill plus all its decode steps over the device time of "
             "the whole generation.", ""]
+    host_only = []
     for t in traces:
         c = t["case"]
         title = f"### {c.get('name')} {c.get('backend')} {c.get('device')} {c.get('dtype')} " \
                 f"`{c.get('problem')}`"
-        out += [title, "", f"`{os.path.basename(t['path'])}`: {t['calls']} counted call(s), "
+        head = [title, "", f"`{os.path.basename(t['path'])}`: {t['calls']} counted call(s), "
                 f"{t['count']['prefill']} prefill and {t['count']['decode step']} decode-step "
                 f"ranges; device activity: {shorten(t['activity'], 100)}.", ""]
         if not any(t["count"].values()):
-            out += ["No `prefill` or `decode step` range in this trace (made by a mytransformer "
-                    "that did not mark them): nothing to split.", ""]
+            out += head + ["No `prefill` or `decode step` range in this trace (made by a "
+                           "mytransformer that did not mark them): nothing to split.", ""]
             continue
         n_pre = max(t["count"]["prefill"], 1)
         n_dec = max(t["count"]["decode step"], 1)
         if not t["device_events"]:
-            out += [f"No device work in the traced calls (host ranges only): one prefill took "
-                    f"{t['host_us']['prefill'] / n_pre / 1e3:.3f} ms and one decode step "
-                    f"{t['host_us']['decode step'] / n_dec / 1e3:.3f} ms on the host clock.",
-                    ""]
+            host_only.append([f"{c.get('name')} {c.get('backend')} {c.get('device')} "
+                              f"{c.get('dtype')}", f"`{c.get('problem')}`",
+                              f"{t['host_us']['prefill'] / n_pre / 1e3:.3f}",
+                              f"{t['host_us']['decode step'] / n_dec / 1e3:.3f}",
+                              f"{t['calls']}", shorten(t["activity"], 60)])
             continue
+        out += head
         pre, dec = t["device_us"]["prefill"], t["device_us"]["decode step"]
         steps_per_call = t["count"]["decode step"] / max(t["calls"], 1)
         whole = {k: pre.get(k, 0) / n_pre + dec.get(k, 0) / n_dec * steps_per_call
@@ -152,4 +155,11 @@ def section(inputs):
         out += ["", "Optimisation priorities (largest share of a generation first): " +
                 "; ".join(f"{i + 1}. {k} ({100 * whole[k] / total:.0f}%)"
                           for i, k in enumerate(top)) + ".", ""]
+    if host_only:
+        out += ["### Traces without device work", "",
+                "Host ranges only (a CPU case: the transformer suite records no operator "
+                "profile on the host), so no split by kind of operation: the mean host time of "
+                "one prefill and one decode step in the traced calls.", ""]
+        out += md_table(["model impl device dtype", "case", "prefill ms", "decode step ms",
+                         "traced calls", "device activity"], host_only) + [""]
     return out

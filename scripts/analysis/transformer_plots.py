@@ -156,7 +156,7 @@ def time_breakdown(gen, plot_dir):
     ax.set_xlabel("time per generation (ms, mean over runs)")
     title = "Where a generation's time goes: prefill and decode"
     ax.set_title(title)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(True, axis="x", alpha=0.3)
     ax.set_xlim(0, max(p + d for p, d in zip(pre, dec)) * 1.18)
     save_figure(fig, os.path.join(plot_dir, "time_breakdown.png"))
@@ -230,9 +230,10 @@ def memory(gen, plot_dir):
     ax.invert_yaxis()
     ax.set_xlabel("MiB")
     title = ("Peak GPU memory per case, measured and predicted" if gpu else
-             "Peak host memory (RSS) per case")
+             "Peak host memory per case (the process's peak RSS, libraries included)")
     ax.set_title(title)
-    ax.legend(fontsize=8, loc="lower right")
+    if has_pred:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.grid(True, axis="x", alpha=0.3)
     save_figure(fig, os.path.join(plot_dir, "memory_usage.png"))
     plt.close(fig)

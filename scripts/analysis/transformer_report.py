@@ -312,7 +312,7 @@ def not_passed(rows):
                if r.r.get("status") in NOT_RUN]
     out = ["## Cases that did not pass", ""]
     if not_run:
-        out += ["Could not run here (one line per implementation and reason):", ""]
+        out += ["Not run: skipped or unsupported (one line per implementation and reason):", ""]
         out += not_run_lines(not_run) + [""]
     if not bad:
         return out + ["Every case that ran passed." if not_run else "Every case passed.", ""]
