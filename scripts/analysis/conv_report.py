@@ -479,6 +479,10 @@ def backend_order(groups):
     return order
 
 
+# Above this many problems the heatmap and bar plots run down the page (a row per problem).
+TALL_PLOT_PROBLEMS = 40
+
+
 def make_plots(inputs, plot_dir, bandwidth, peaks):
     """Writes the plots; returns ([(file, caption)], number of roofline points)."""
     import matplotlib.pyplot as plt
@@ -501,33 +505,54 @@ def make_plots(inputs, plot_dir, bandwidth, peaks):
         return None
 
     # Heatmap: primary time per backend x problem, log colour scale.
+    # Many problems: one row per problem (labels stay horizontal and readable), else one column.
+    tall = len(keys) > TALL_PLOT_PROBLEMS
     data = np.array([[value(k, b, "time") or np.nan for k in keys] for b in backends], float)
-    fig, ax = plt.subplots(figsize=(min(40, max(6, 0.6 * len(keys) + 3)),
-                                    max(2.5, 0.5 * len(backends) + 1.5)))
+    if tall:
+        data = data.T
+        fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(backends) + 4), 0.17 * len(keys) + 2))
+    else:
+        fig, ax = plt.subplots(figsize=(min(40, max(6, 0.6 * len(keys) + 3)),
+                                        max(2.5, 0.5 * len(backends) + 1.5)))
     masked = np.ma.masked_invalid(data)
     cmap = plt.get_cmap("viridis").copy()
     cmap.set_bad("lightgrey")
     lo, hi = np.nanmin(data), np.nanmax(data)
     im = ax.imshow(masked, aspect="auto", cmap=cmap,
                    norm=LogNorm(vmin=lo, vmax=hi if hi > lo else lo * 1.0001))
-    ax.set_xticks(range(len(keys)), labels, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(len(backends)), backends, fontsize=8)
+    if tall:
+        ax.set_yticks(range(len(keys)), labels, fontsize=7)
+        ax.set_xticks(range(len(backends)), backends, rotation=30, ha="right", fontsize=8)
+        ax.xaxis.tick_top()
+        plt.setp(ax.get_xticklabels(), rotation=30, ha="left")
+    else:
+        ax.set_xticks(range(len(keys)), labels, rotation=60, ha="right", fontsize=8)
+        ax.set_yticks(range(len(backends)), backends, fontsize=8)
     if data.size <= 400:
-        for i in range(len(backends)):
-            for j in range(len(keys)):
+        for i in range(data.shape[0]):
+            for j in range(data.shape[1]):
                 if not np.isnan(data[i, j]):
                     light = im.norm(data[i, j]) > 0.6  # viridis is light at the top
                     ax.text(j, i, f"{data[i, j]:.3g}", ha="center", va="center", fontsize=6,
                             color="black" if light else "white")
-    fig.colorbar(im, ax=ax, label="ms (GPU median, else total median)")
+    bar = fig.colorbar(im, ax=ax, label="ms (GPU median, else total median)",
+                       **({"shrink": min(1.0, 6 / (0.17 * len(keys) + 2)), "anchor": (0, 1)}
+                          if tall else {}))
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    bar.ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_title("Time per call, passed cases (grey: not passed or not run)")
     save_figure(fig, os.path.join(plot_dir, "heatmap.png"))
     plt.close(fig)
     made.append(("heatmap.png", "Time per backend and problem (log colour scale)"))
 
     def grouped_bars(what, ylabel, title, name, caption):
-        fig, ax = plt.subplots(figsize=(min(40, max(6, 0.25 * len(keys) * len(backends) + 3)),
-                                        4.5))
+        if tall:  # one row of bars per problem
+            fig, ax = plt.subplots(figsize=(9, 0.09 * len(keys) * max(2, len(backends)) + 2))
+        else:
+            fig, ax = plt.subplots(figsize=(min(40, max(6, 0.25 * len(keys) * len(backends)
+                                                        + 3)), 4.5))
         width = 0.8 / max(1, len(backends))
         x = np.arange(len(keys))
         drawn = False
@@ -536,13 +561,29 @@ def make_plots(inputs, plot_dir, bandwidth, peaks):
             vals = [v if v is not None and v > 0 else np.nan for v in vals]
             if all(np.isnan(v) for v in vals):
                 continue
-            ax.bar(x + (i - (len(backends) - 1) / 2) * width, vals, width, label=b)
+            at = x + (i - (len(backends) - 1) / 2) * width
+            if tall:
+                ax.barh(at, vals, width, label=b)
+            else:
+                ax.bar(at, vals, width, label=b)
             drawn = True
         if drawn:
-            ax.set_yscale("log")
+            (ax.set_xscale if tall else ax.set_yscale)("log")
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
         else:
             ax.text(0.5, 0.5, "no values", transform=ax.transAxes, ha="center")
+        if tall:
+            ax.set_yticks(x, labels, fontsize=7)
+            ax.set_ylim(len(keys) - 0.5, -0.5)
+            ax.set_xlabel(ylabel)
+            ax.xaxis.tick_top()
+            ax.xaxis.set_label_position("top")
+            ax.grid(True, axis="x", alpha=0.3)
+            ax.set_title(title, pad=30)
+            save_figure(fig, os.path.join(plot_dir, name))
+            plt.close(fig)
+            made.append((name, caption))
+            return
         ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=8)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
