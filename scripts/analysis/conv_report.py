@@ -347,13 +347,13 @@ def ratio_section(groups):
            "and layout (below 1: faster than cuDNN). A cell names the status when the backend did "
            "not pass; n/a when it or cuDNN has no GPU time. Geometric mean over the cells that "
            "have a ratio.", ""]
-    compared = [o for group in groups.values() for o in group
-                if o.backend == RATIO_BASE or o.backend in [b for _, b in RATIO_BACKENDS]]
-    if compared and not any(passed(o.r) for o in compared if o.backend == RATIO_BASE):
+    in_ratios = {RATIO_BASE} | {b for _, b in RATIO_BACKENDS + RATIO_BACKENDS_IF_PRESENT}
+    cases = [o for group in groups.values() for o in group if o.backend in in_ratios]
+    if cases and not any(passed(o.r) for o in cases if o.backend == RATIO_BASE):
         # cuDNN never ran here (a CPU run): no ratio, one line per backend instead of a table
         # of skipped cells.
         return out[:1] + [f"No ratio: `{RATIO_BASE}` has no passed case in these files.", ""] + \
-            not_run_lines([(o.backend, o.status, o.r.get("reason")) for o in compared
+            not_run_lines([(o.backend, o.status, o.r.get("reason")) for o in cases
                            if o.status in NOT_RUN]) + [""]
     out += gpu_models_note([o.r for group in groups.values() for o in group])
     by_dtype = {}
