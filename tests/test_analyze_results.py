@@ -152,8 +152,10 @@ class Report(unittest.TestCase):
         self.assertEqual(table_rows(fp32, "in64_k5 fp32")[0][2:], ["0.5", "unsupported", "0.625"])
         self.assertEqual(table_rows(fp32, "res2_3x3 fp32")[0][2:], ["incorrect", "1.5", "1.2"])
         fp16 = section(self.report, "### fp16")
-        self.assertEqual(table_rows(fp16, "res2_3x3 fp16 nhwc")[0][2:],
-                         ["unsupported", "timeout", "1.25"])
+        # ours (im2col_gemm_cuda) ran no fp16 problem: a line under the table, not a column.
+        self.assertEqual(table_rows(fp16, "res2_3x3 fp16 nhwc")[0][2:], ["timeout", "1.25"])
+        self.assertIn("- `im2col_gemm_cuda` unsupported, 1 case(s): not implemented yet: fp16",
+                      fp16)
         self.assertNotIn("### tf32", self.report)
 
     def test_roofline_ceilings_from_system(self):
@@ -260,6 +262,22 @@ class EdgeCases(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(self.dir, "plots", "roofline.png")))
             self.assertNotIn("plots/roofline.png", report)
             self.assertNotIn("roofline.png", read(os.path.join(self.dir, "index.html")))
+
+    def test_a_backend_not_run_on_any_problem_is_a_line_not_a_column(self):
+        doc = load(FIXTURE)
+        n = 0  # halide_cuda's fp32 cases
+        for r in doc["results"]:
+            if r["backend"] == "halide_cuda":
+                r.update(status="skipped", reason="built without Halide", gpu_time_ms=None)
+                n += r.get("dtype", "fp32") == "fp32"
+        path = self.write("results.json", json.dumps(doc))
+        proc = run(path, "--report-only")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        s = section(read(os.path.join(self.dir, "report.md")), "## Ratios against cuDNN")
+        s = section(s, "### fp32")
+        self.assertIn("| problem | descriptor | ours/cuDNN | LibTorch/cuDNN |", s)
+        self.assertNotIn("Halide/cuDNN", s)
+        self.assertIn(f"- `halide_cuda` skipped, {n} case(s): built without Halide", s)
 
     def test_without_matplotlib_the_report_says_so(self):
         # A matplotlib that fails to import, and no second try with /usr/bin/python3.

@@ -396,8 +396,20 @@ def ratio_section(groups):
             v = ratios[title]
             geo.append(f"{fmt(math.exp(sum(map(math.log, v)) / len(v)))} (of {len(v)})" if v
                        else "n/a")
+        # A backend that could not run on any problem of this dtype: a line, not a column.
+        gone = [j for j in range(len(compared))
+                if all(row[2 + j] in NOT_RUN + ("-",) for row in rows)
+                and any(row[2 + j] in NOT_RUN for row in rows)]
+        keep = [j for j in range(len(compared)) if j not in gone]
+        lines = not_run_lines([(o.backend, o.status, o.r.get("reason"))
+                               for key, group in by_dtype[dt] for o in group
+                               if o.backend in {compared[j][1] for j in gone}
+                               and o.status in NOT_RUN])
+        table = [row[:2] + [row[2 + j] for j in keep] for row in rows + [geo]]
         out += [f"### {dt}", ""] + md_table(["problem", "descriptor"] +
-                                            [t for t, _ in compared], rows + [geo]) + [""]
+                                            [compared[j][0] for j in keep], table) + [""]
+        if lines:
+            out += ["Not run on any of these problems:", ""] + lines + [""]
     if not any_table:
         out += ["No case of cuDNN or of the compared backends.", ""]
     return out
