@@ -113,9 +113,19 @@ void Tracer::stop_device_activity() {
   if (!warning.empty()) trace_->device_activity_note = warning;
 }
 
+namespace {
+thread_local Tracer* g_traced_call_tracer = nullptr;
+}  // namespace
+
+Tracer* traced_call_tracer() { return g_traced_call_tracer; }
+
 void trace_calls(Tracer& tracer, const std::function<void()>& run,
                  const std::function<void()>& sync) {
   TraceRange all(&tracer, "traced calls");
+  struct Current {  // traced_call_tracer() while the traced calls run, also when one throws
+    explicit Current(Tracer* t) { g_traced_call_tracer = t; }
+    ~Current() { g_traced_call_tracer = nullptr; }
+  } current(&tracer);
   tracer.start_device_activity();
   try {
     if (tracer.device_active())

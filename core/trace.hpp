@@ -160,4 +160,9 @@ auto in_range(Tracer* tracer, const std::string& name, F&& body) -> decltype(bod
 void trace_calls(Tracer& tracer, const std::function<void()>& run,
                  const std::function<void()>& sync);
 
+// The tracer of the traced calls running on this thread (inside trace_calls), else null: lets a
+// backend mark the parts of one call (a generation's "prefill" and "decode step" ranges) in the
+// traced calls only, never in a timed one.
+Tracer* traced_call_tracer();
+
 }  // namespace bench

@@ -3,8 +3,10 @@
 as it is read: scripts/results_schema.py) and writes a Markdown report with plots, or compares
 two result files case by case.
 
-  analyze_results.py RESULTS.json [RESULTS.json ...] [--output-dir DIR]
-      writes DIR/report.md and DIR/plots/*.png (DIR defaults to the folder of the first file)
+  analyze_results.py RESULTS.json [RESULTS.json ...] [--output-dir DIR] [--report-only]
+      writes DIR/report.md, DIR/index.html (the report as a page showing its plots) and
+      DIR/plots/*.png (DIR defaults to the folder of the first file); --report-only writes the
+      report and the page without plots, plots/ left as it is
   analyze_results.py --compare OLD.json NEW.json [--threshold 0.05] [--output FILE]
       prints a Markdown table (faster / slower / same per case) to stdout, and to FILE
 
@@ -30,8 +32,8 @@ import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from analysis import conv_report, mlp_report, ops_report, transformer_report  # noqa: E402
-from analysis.common import (PROG, InputError, load, maybe_reexec_for_matplotlib,  # noqa: E402
-                             suite_of_inputs)
+from analysis.common import (OPTIONS, PROG, InputError, load,  # noqa: E402
+                             maybe_reexec_for_matplotlib, suite_of_inputs)
 from analysis.compare import COMPARE_RULE, compare_main  # noqa: E402
 
 REPORTS = {"conv": conv_report, "ops": ops_report, "mlp": mlp_report,
@@ -74,6 +76,8 @@ def main(argv=None):
                         help="result files of one suite (schema_version 1 or 2)")
     parser.add_argument("--output-dir", metavar="DIR",
                         help="where report.md and plots/ go (default: folder of the first file)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="write report.md and index.html without plots (every suite)")
     parser.add_argument("--compare", nargs=2, metavar=("OLD.json", "NEW.json"),
                         help="compare two result files case by case instead of writing a report")
     parser.add_argument("--threshold", type=float, default=0.05,
@@ -84,8 +88,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.compare:
-            if args.inputs or args.output_dir:
-                parser.error("--compare takes exactly two files and no --output-dir")
+            if args.inputs or args.output_dir or args.report_only:
+                parser.error("--compare takes exactly two files and no --output-dir or "
+                             "--report-only")
             if not args.threshold >= 0:
                 parser.error("--threshold must be 0 or more")
             compare_main(args.compare[0], args.compare[1], args.threshold, args.output)
@@ -94,7 +99,9 @@ def main(argv=None):
                 parser.error("give at least one results file, or --compare OLD NEW")
             if args.output:
                 parser.error("--output belongs to --compare; use --output-dir for a report")
-            maybe_reexec_for_matplotlib()
+            OPTIONS["report_only"] = args.report_only
+            if not args.report_only:
+                maybe_reexec_for_matplotlib()
             report_main(args.inputs, args.output_dir)
     except InputError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

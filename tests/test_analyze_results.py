@@ -152,8 +152,10 @@ class Report(unittest.TestCase):
         self.assertEqual(table_rows(fp32, "in64_k5 fp32")[0][2:], ["0.5", "unsupported", "0.625"])
         self.assertEqual(table_rows(fp32, "res2_3x3 fp32")[0][2:], ["incorrect", "1.5", "1.2"])
         fp16 = section(self.report, "### fp16")
-        self.assertEqual(table_rows(fp16, "res2_3x3 fp16 nhwc")[0][2:],
-                         ["unsupported", "timeout", "1.25"])
+        # ours (im2col_gemm_cuda) ran no fp16 problem: a line under the table, not a column.
+        self.assertEqual(table_rows(fp16, "res2_3x3 fp16 nhwc")[0][2:], ["timeout", "1.25"])
+        self.assertIn("- `im2col_gemm_cuda` unsupported, 1 case(s): not implemented yet: fp16",
+                      fp16)
         self.assertNotIn("### tf32", self.report)
 
     def test_roofline_ceilings_from_system(self):
@@ -174,6 +176,38 @@ class Report(unittest.TestCase):
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", name)
             self.assertGreater(os.path.getsize(path), 1000, name)
             self.assertIn(f"(plots/{name})", self.report)
+
+    def test_index_html_shows_every_plot_in_a_browser(self):
+        """index.html loaded by headless Chromium (Debian's chromium, scripts/setup.sh
+        --tests): every image of the page decoded (naturalWidth > 0). A copy of the page with a
+        small script that writes each image's naturalWidth into the DOM once the page loaded;
+        --dump-dom prints it."""
+        if "No plots: matplotlib is not importable" in self.report:
+            self.skipTest("matplotlib is not installed (python3-matplotlib)")
+        browser = shutil.which("chromium") or shutil.which("chromium-browser")
+        if not browser:
+            self.skipTest("chromium is not installed (Debian: apt-get install chromium)")
+        page = read(os.path.join(self.dir, "index.html"))
+        n_img = page.count("<img ")
+        self.assertEqual(n_img, self.report.count("!["))
+        self.assertGreater(n_img, 0)
+        probe = os.path.join(self.dir, "probe.html")
+        with open(probe, "w", encoding="utf-8") as f:
+            f.write(page.replace("</body>", "<script>window.addEventListener('load', () => "
+                                 "document.body.setAttribute('data-widths', Array.from("
+                                 "document.images).map(i => i.naturalWidth).join(',')));"
+                                 "</script></body>"))
+        with tempfile.TemporaryDirectory() as profile:
+            p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                                f"--user-data-dir={profile}", "--allow-file-access-from-files",
+                                "--virtual-time-budget=10000", "--dump-dom",
+                                "file://" + probe], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        m = re.search(r'data-widths="([^"]*)"', p.stdout)
+        self.assertIsNotNone(m, "the page's load event did not run: " + p.stdout[:300])
+        widths = [int(w) for w in m.group(1).split(",") if w]
+        self.assertEqual(len(widths), n_img)
+        self.assertTrue(all(w > 0 for w in widths), f"images not loaded: {widths}")
 
     def test_no_temporary_files_left(self):
         for folder in (self.dir, os.path.join(self.dir, "plots")):
@@ -207,6 +241,43 @@ class EdgeCases(unittest.TestCase):
         proc = run(empty, "--output-dir", out)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("No passed case", read(os.path.join(out, "report.md")))
+
+    def test_a_run_without_a_gpu_is_not_padded(self):
+        """The fixture as a CPU-only host would record it: every GPU backend skipped. The ratios
+        against cuDNN collapse to one line per backend, no empty roofline frame is drawn, and
+        the page carries no image of it."""
+        doc = load(FIXTURE)
+        for r in doc["results"]:
+            if r.get("device") == "cuda":
+                r.update(status="skipped", reason="no NVIDIA driver found", gpu_time_ms=None)
+        path = self.write("results.json", json.dumps(doc))
+        proc = run(path)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        report = read(os.path.join(self.dir, "report.md"))
+        s = section(report, "## Ratios against cuDNN")
+        self.assertIn("No ratio: `cudnn` has no passed case in these files.", s)
+        self.assertIn("- `cudnn` skipped, 3 case(s): no NVIDIA driver found", s)
+        self.assertNotIn("| ", s)
+        if "No plots: matplotlib is not importable" not in report:
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "plots", "roofline.png")))
+            self.assertNotIn("plots/roofline.png", report)
+            self.assertNotIn("roofline.png", read(os.path.join(self.dir, "index.html")))
+
+    def test_a_backend_not_run_on_any_problem_is_a_line_not_a_column(self):
+        doc = load(FIXTURE)
+        n = 0  # halide_cuda's fp32 cases
+        for r in doc["results"]:
+            if r["backend"] == "halide_cuda":
+                r.update(status="skipped", reason="built without Halide", gpu_time_ms=None)
+                n += r.get("dtype", "fp32") == "fp32"
+        path = self.write("results.json", json.dumps(doc))
+        proc = run(path, "--report-only")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        s = section(read(os.path.join(self.dir, "report.md")), "## Ratios against cuDNN")
+        s = section(s, "### fp32")
+        self.assertIn("| problem | descriptor | ours/cuDNN | LibTorch/cuDNN |", s)
+        self.assertNotIn("Halide/cuDNN", s)
+        self.assertIn(f"- `halide_cuda` skipped, {n} case(s): built without Halide", s)
 
     def test_without_matplotlib_the_report_says_so(self):
         # A matplotlib that fails to import, and no second try with /usr/bin/python3.

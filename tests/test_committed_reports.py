@@ -7,7 +7,8 @@ command and its inputs):
   the --output-dir in the "Made by" line differs; its plots are built, not drawn:
   MYCONV_REPORT_NO_PNG), and every plot the report shows is committed beside it, non-empty;
 - independently of the script, every result in the JSON has its row in the report's per-problem
-  table with its status and its medians (GPU, CPU, total: `.4g` of the JSON's value).
+  table with its status and its medians (GPU, CPU, total: `.4g` of the JSON's value);
+- index.html beside it is the report as scripts/analysis/html.py renders it, its images present.
 
 Skipped with the reason where git tracks reports the work tree lacks (a copy without results/).
 Run: python3 tests/test_committed_reports.py (CTest: committed_reports).
@@ -108,6 +109,20 @@ class CommittedReports(unittest.TestCase):
                 for png in re.findall(r"\]\((plots/[^)]+\.png)\)", text):
                     f = os.path.join(os.path.dirname(path), png)
                     self.assertTrue(os.path.isfile(f) and os.path.getsize(f) > 0, png)
+
+    def test_each_index_html_is_its_report_as_a_page(self):
+        """index.html beside each report.md is that report through scripts/analysis/html.py,
+        and every image it shows is committed."""
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        from analysis.html import report_page
+        for path in reports():
+            with self.subTest(report=os.path.relpath(path, ROOT)):
+                page = os.path.join(os.path.dirname(path), "index.html")
+                self.assertTrue(os.path.isfile(page), "no index.html beside the report")
+                self.assertEqual(read(page), report_page(read(path)))
+                for src in re.findall(r'<img src="([^"]+)"', read(page)):
+                    self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(path), src)),
+                                    src)
 
     def test_every_result_has_its_row_with_the_json_medians(self):
         for path in reports():

@@ -123,6 +123,29 @@ TEST(Tracer, DeviceActivityIsNotStartedForHostCases) {
   EXPECT_TRUE(trace->device_activity_source.empty());
 }
 
+TEST(Tracer, TracedCallTracerIsSetOnlyInsideTheTracedCalls) {
+  TraceConfig config;
+  auto trace = std::make_shared<Trace>();
+  Tracer tracer(trace, config, false);
+  EXPECT_EQ(traced_call_tracer(), nullptr);
+  int seen = 0;
+  trace_calls(
+      tracer,
+      [&] {
+        seen += traced_call_tracer() == &tracer;
+        TraceRange part(traced_call_tracer(), "prefill");  // a backend's part of one call
+      },
+      [] {});
+  EXPECT_EQ(seen, 3);
+  EXPECT_EQ(traced_call_tracer(), nullptr);
+  ASSERT_TRUE(find(*trace, "prefill"));
+  EXPECT_EQ(find(*trace, "prefill")->depth, 3);  // traced calls > call i > run > prefill
+  EXPECT_THROW(trace_calls(
+                   tracer, [] { throw std::runtime_error("x"); }, [] {}),
+               std::runtime_error);
+  EXPECT_EQ(traced_call_tracer(), nullptr);
+}
+
 TEST(Tracer, AFailedStartIsNotedWithItsReason) {
   FakeSource source;
   source.fail_start = true;

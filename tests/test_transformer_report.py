@@ -42,17 +42,102 @@ class TransformerReport(unittest.TestCase):
         self.assertIn("### tiny, cpu, fp32", md)
         # The graph record against eager on the same case: decode twice as fast.
         self.assertRegex(md, r"\| libtorch_graph \| tiny/cpu/fp32 \| mb1in4out4 \| 2 \|")
-        self.assertRegex(md, r"mb4in8out4 \| skipped \| batch x input length = 32 exceeds")
+        # A case that could not run: one line per implementation and reason.
+        self.assertIn("- `libtorch_eager` skipped, 1 case(s): batch x input length = 32 exceeds "
+                      "max_batch_input_product 16", md)
+        self.assertIn("Every case that ran passed.", md)
         # Records without the prediction: shown as such, never recomputed here.
         self.assertRegex(md, r"\| mb1in4out4 \| passed \|.*\| not recorded \| n/a \|  \|")
         self.assertIn("- Peak memory within 10% of the prediction from the config: not recorded",
                       md)
+        self.assertIn("No transformer Chrome trace in `traces/` beside the inputs", md)
         plots = os.path.join(self.dir, "plots")
         if "No plots:" not in md:
-            for name in ("ttft_vs_input_length.png", "decode_ms_per_token_vs_batch.png",
-                         "decode_tokens_per_s_vs_batch.png", "peak_memory_vs_batch_input.png",
+            # The seed tool's plots (performance_comparison: the graph and eager records share
+            # mb1in4out4) and the distribution; each one the report shows.
+            for name in ("latency_heatmap.png", "throughput_heatmap.png",
+                         "batch_size_scaling.png", "input_length_scaling.png",
+                         "time_breakdown.png", "performance_comparison.png", "memory_usage.png",
                          "decode_step_distribution.png"):
                 self.assertTrue(os.path.exists(os.path.join(plots, name)), name)
+                self.assertIn(f"(plots/{name})", md)
+        with open(os.path.join(self.dir, "index.html")) as f:
+            page = f.read()
+        self.assertIn("<title>mytransformer report</title>", page)
+        self.assertEqual(page.count("<img "), md.count("!["))
+
+    def test_report_only(self):
+        os.makedirs(os.path.join(self.dir, "plots"))
+        kept = os.path.join(self.dir, "plots", "latency_heatmap.png")
+        open(kept, "w").close()
+        p = subprocess.run([sys.executable, SCRIPT, FIXTURE, "--output-dir", self.dir,
+                            "--report-only"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.dir, "report.md")) as f:
+            md = f.read()
+        self.assertIn("No plots: made with `--report-only`.", md)
+        self.assertNotIn("](plots/", md)
+        self.assertTrue(os.path.exists(kept))  # plots/ left as it is
+        self.assertEqual(os.listdir(os.path.join(self.dir, "plots")), ["latency_heatmap.png"])
+
+    def test_operations_from_a_trace(self):
+        """A Chrome trace as core/trace_report.cpp writes it: one set-up call (not counted) and
+        two counted calls, each a prefill and two decode steps, kernels launched from them."""
+        events, corr = [], [0]
+
+        def host(name, ts, dur):
+            events.append({"ph": "X", "cat": "host_range", "name": name, "pid": 1, "tid": 7,
+                           "ts": ts, "dur": dur, "args": {}})
+
+        def kernel(name, launch_ts, dur):
+            corr[0] += 1
+            events.append({"ph": "X", "cat": "cuda_api", "name": "cudaLaunchKernel", "pid": 1,
+                           "tid": 7, "ts": launch_ts, "dur": 1,
+                           "args": {"correlation": corr[0]}})
+            # the GPU runs it later, outside the range that launched it
+            events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 100, "tid": 3,
+                           "ts": launch_ts + 500, "dur": dur,
+                           "args": {"name": name, "correlation": corr[0]}})
+
+        def generation(t0):
+            host("prefill", t0, 100)
+            kernel("nvjet_sm90_hsh_64x8_TNT", t0 + 10, 60)      # matmul
+            kernel("cudnn_sdpa_flash_fprop", t0 + 20, 30)       # attention
+            for s in range(2):
+                ts = t0 + 100 + 100 * s
+                host("decode step", ts, 100)
+                kernel("gemv2T_kernel_val", ts + 10, 8)         # matmul
+                kernel("vectorized_layer_norm_kernel", ts + 20, 2)  # normalization
+
+        host("set-up call (not counted)", 0, 400)
+        generation(0)
+        for i, t0 in enumerate((1000, 2000)):
+            host(f"call {i + 1}", t0, 400)
+            generation(t0)
+        doc = {"traceEvents": events, "otherData": {
+            "suite": "transformer", "backend": "libtorch_graph", "device": "cuda",
+            "problem": "mb1in4out3", "name": "tiny", "dtype": "fp16",
+            "device_activity": "CUPTI (fake)"}}
+        os.makedirs(os.path.join(self.dir, "traces"))
+        with open(os.path.join(self.dir, "traces", "libtorch_graph.mb1in4out3.tiny.json"),
+                  "w") as f:
+            json.dump(doc, f)
+        shutil.copy(FIXTURE, os.path.join(self.dir, "results.json"))
+        p = subprocess.run([sys.executable, SCRIPT, os.path.join(self.dir, "results.json"),
+                            "--report-only"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.dir, "report.md")) as f:
+            md = f.read()
+        self.assertIn("### tiny libtorch_graph cuda fp16 `mb1in4out3`", md)
+        self.assertIn("2 counted call(s), 2 prefill and 4 decode-step ranges", md)
+        # Per prefill: matmul 60 + attention 30 us; per decode step: matmul 8 + norm 2 us. A
+        # generation (1 prefill + 2 steps): matmul 76, attention 30, normalization 4 of 110 us.
+        self.assertIn("| matmul (GEMM/GEMV) | 60.0 | 66.7% | 8.0 | 80.0% | 69.1% |", md)
+        self.assertIn("| attention | 30.0 | 33.3% | 0.0 | 0.0% | 27.3% |", md)
+        self.assertIn("| normalization | 0.0 | 0.0% | 2.0 | 20.0% | 3.6% |", md)
+        self.assertIn("Optimisation priorities (largest share of a generation first): "
+                      "1. matmul (GEMM/GEMV) (69%); 2. attention (27%); 3. normalization (4%).",
+                      md)
 
     def memory_report(self, ratios):
         """The report of the fixture with its first passed eager records made CUDA records whose

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
 #include "models/transformer/decode_cuda.hpp"
 #include "models/transformer/own_decode.hpp"
@@ -170,15 +171,46 @@ at::Tensor Generator::decode(const at::Tensor& ids, std::int64_t pos) {
   return {};
 }
 
+namespace {
+
+// The open host range of a traced call's phase (prefill, then each decode step), closed when
+// the next begins or the call ends, also by an exception; nothing without a tracer.
+class Phase {
+ public:
+  Phase(bench::Tracer* tracer, const char* name) : tracer_(tracer) {
+    if (tracer_) tracer_->push(name);
+  }
+  ~Phase() {
+    if (tracer_) tracer_->pop();
+  }
+  Phase(const Phase&) = delete;
+  Phase& operator=(const Phase&) = delete;
+  void next(const char* name) {
+    if (!tracer_) return;
+    tracer_->pop();
+    tracer_->push(name);
+  }
+
+ private:
+  bench::Tracer* tracer_;
+};
+
+}  // namespace
+
 void Generator::run() {
   const c10::NoGradGuard no_grad;
   if (!sampling_.greedy()) seed_default_generator(model_.device(), sampling_.seed);
+  // In a traced call (--trace-dir, --debug) the prefill and each decode step are host ranges, so
+  // the trace's device work splits by phase (scripts/analysis/transformer_ops.py); timed calls
+  // have no tracer here and pay one pointer test per step.
+  Phase phase(bench::traced_call_tracer(), "prefill");
   clock_->start();
   at::Tensor logits = model_.forward(prompt_, 0, &cache_, true).select(1, 0);
   at::Tensor next = next_tokens(logits, sampling_);
   generated_.select(1, 0).copy_(next);
   clock_->mark();  // time to first token
   for (std::int64_t i = 1; i < output_len_; ++i) {
+    phase.next("decode step");
     logits = decode(next, input_len_ + i - 1);
     const at::Tensor in_graph =
         graph_ && sampling_.greedy() ? graph_->greedy_tokens() : at::Tensor();

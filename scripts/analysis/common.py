@@ -18,6 +18,11 @@ from results_schema import SCHEMA_VERSION, DescriptorError, upgrade
 
 PROG = "analyze_results.py"
 DTYPE_ORDER = ["fp32", "tf32", "fp16", "bf16"]
+# Each suite's program, the name its version and log lines carry.
+PROGRAM_OF_SUITE = {"conv": "myconv", "ops": "myops", "mlp": "mymlp",
+                    "transformer": "mytransformer"}
+# analyze_results.py --report-only: the report's text without plots (plots/ left as it is).
+OPTIONS = {"report_only": False}
 
 
 class InputError(Exception):
@@ -231,6 +236,20 @@ def trust_section(inputs):
     return out
 
 
+NOT_RUN = ("skipped", "unsupported")
+
+
+def not_run_lines(items):
+    """Backends that could not run here, one line per backend, status and reason with the number
+    of its cases (items: (backend, status, reason) of the cases skipped or unsupported), so that
+    a CPU run's skipped GPU backends take a line each, not one row per case."""
+    groups = {}
+    for backend, status, reason in items:
+        key = (backend, status, shorten(reason or "no reason", 200))
+        groups[key] = groups.get(key, 0) + 1
+    return [f"- `{b}` {s}, {n} case(s): {reason}" for (b, s, reason), n in sorted(groups.items())]
+
+
 def command_line():
     return shlex.join(["python3"] + sys.argv)
 
@@ -280,14 +299,27 @@ def save_figure(fig, path):
         raise
 
 
+def write_report(out_dir, text, plot_dir, n_plots):
+    """Writes report.md and index.html (the report as a page that shows its plots,
+    scripts/analysis/html.py) in out_dir, and says so on stdout."""
+    from analysis.html import report_page
+    path = os.path.join(out_dir, "report.md")
+    write_atomic(path, text)
+    write_atomic(os.path.join(out_dir, "index.html"), report_page(text))
+    where = "" if OPTIONS["report_only"] else f" and {n_plots} plot(s) in {plot_dir}"
+    print(f"wrote {path}, index.html{where}")
+
+
 # ---- system --------------------------------------------------------------------------------
 
 def system_section(doc):
     """The Markdown table of one input's `system`: host, versions, source, libraries, GPUs."""
     s = doc["system"]
     out = [f"### `{doc['path']}`", ""]
+    suites = {suite_of(r) for r in doc["results"]} or {doc["run"].get("suite") or "conv"}
+    program = PROGRAM_OF_SUITE.get(suites.pop(), "myconv") if len(suites) == 1 else "myconv"
     fields = [("host", "host"), ("run started (UTC)", "utc_time"),
-              ("myconv version", "project_version"), ("git commit", "git_commit"),
+              (f"{program} version", "project_version"), ("git commit", "git_commit"),
               ("CPU", "cpu_model"), ("logical cores", "cpu_logical_cores"),
               ("host memory, bytes", "host_memory_bytes"), ("OS", "os"), ("kernel", "kernel"),
               ("compiler", "compiler"), ("load average 1/5/15 min", "load_average_1_5_15min")]
@@ -408,6 +440,8 @@ def maybe_reexec_for_matplotlib():
 
 def plot_note(any_passed):
     """None when plots can be made, else the report's line saying why not (and a warning)."""
+    if OPTIONS["report_only"]:
+        return "No plots: made with `--report-only`."
     if not any_passed:
         return "No plots: no passed case."
     mpl, why = matplotlib_or_reason()
@@ -423,14 +457,17 @@ def output_folders(paths, output_dir):
     out_dir = output_dir or os.path.dirname(paths[0]) or "."
     plot_dir = os.path.join(out_dir, "plots")
     try:
-        os.makedirs(plot_dir, exist_ok=True)
+        os.makedirs(out_dir if OPTIONS["report_only"] else plot_dir, exist_ok=True)
     except OSError as e:
         raise InputError(f"cannot create '{plot_dir}': {e.strerror or e}")
     return out_dir, plot_dir
 
 
 def remove_stale_plots(plot_dir, names, made):
-    """Plots of an earlier report that this one did not make would be mistaken for its own."""
+    """Plots of an earlier report that this one did not make would be mistaken for its own
+    (--report-only leaves plots/ alone: it makes none by choice)."""
+    if OPTIONS["report_only"]:
+        return
     for name in names:
         if name not in made and os.path.exists(os.path.join(plot_dir, name)):
             os.unlink(os.path.join(plot_dir, name))

@@ -15,7 +15,8 @@ from analysis.common import (DTYPE_ORDER, command_line, correctness, device_of, 
                              fmt_x, gpu_info, gpu_models_note, intensity, md_table, median, number,
                              output_folders, passed, plot_note, plots_markdown, primary,
                              problem_key, remove_stale_plots, save_figure, shorten,
-                             system_section, write_atomic, trust_section)
+                             system_section, write_atomic, write_report, trust_section, NOT_RUN,
+                             not_run_lines)
 from analysis.slots import time_split_section
 
 # The reference each backend's speed-up is taken against: LibTorch on the same device.
@@ -346,6 +347,14 @@ def ratio_section(groups):
            "and layout (below 1: faster than cuDNN). A cell names the status when the backend did "
            "not pass; n/a when it or cuDNN has no GPU time. Geometric mean over the cells that "
            "have a ratio.", ""]
+    in_ratios = {RATIO_BASE} | {b for _, b in RATIO_BACKENDS + RATIO_BACKENDS_IF_PRESENT}
+    cases = [o for group in groups.values() for o in group if o.backend in in_ratios]
+    if cases and not any(passed(o.r) for o in cases if o.backend == RATIO_BASE):
+        # cuDNN never ran here (a CPU run): no ratio, one line per backend instead of a table
+        # of skipped cells.
+        return out[:1] + [f"No ratio: `{RATIO_BASE}` has no passed case in these files.", ""] + \
+            not_run_lines([(o.backend, o.status, o.r.get("reason")) for o in cases
+                           if o.status in NOT_RUN]) + [""]
     out += gpu_models_note([o.r for group in groups.values() for o in group])
     by_dtype = {}
     for key, group in groups.items():
@@ -387,8 +396,20 @@ def ratio_section(groups):
             v = ratios[title]
             geo.append(f"{fmt(math.exp(sum(map(math.log, v)) / len(v)))} (of {len(v)})" if v
                        else "n/a")
+        # A backend that could not run on any problem of this dtype: a line, not a column.
+        gone = [j for j in range(len(compared))
+                if all(row[2 + j] in NOT_RUN + ("-",) for row in rows)
+                and any(row[2 + j] in NOT_RUN for row in rows)]
+        keep = [j for j in range(len(compared)) if j not in gone]
+        lines = not_run_lines([(o.backend, o.status, o.r.get("reason"))
+                               for key, group in by_dtype[dt] for o in group
+                               if o.backend in {compared[j][1] for j in gone}
+                               and o.status in NOT_RUN])
+        table = [row[:2] + [row[2 + j] for j in keep] for row in rows + [geo]]
         out += [f"### {dt}", ""] + md_table(["problem", "descriptor"] +
-                                            [t for t, _ in compared], rows + [geo]) + [""]
+                                            [compared[j][0] for j in keep], table) + [""]
+        if lines:
+            out += ["Not run on any of these problems:", ""] + lines + [""]
     if not any_table:
         out += ["No case of cuDNN or of the compared backends.", ""]
     return out
@@ -470,6 +491,10 @@ def backend_order(groups):
     return order
 
 
+# Above this many problems the heatmap and bar plots run down the page (a row per problem).
+TALL_PLOT_PROBLEMS = 40
+
+
 def make_plots(inputs, plot_dir, bandwidth, peaks):
     """Writes the plots; returns ([(file, caption)], number of roofline points)."""
     import matplotlib.pyplot as plt
@@ -492,33 +517,54 @@ def make_plots(inputs, plot_dir, bandwidth, peaks):
         return None
 
     # Heatmap: primary time per backend x problem, log colour scale.
+    # Many problems: one row per problem (labels stay horizontal and readable), else one column.
+    tall = len(keys) > TALL_PLOT_PROBLEMS
     data = np.array([[value(k, b, "time") or np.nan for k in keys] for b in backends], float)
-    fig, ax = plt.subplots(figsize=(min(40, max(6, 0.6 * len(keys) + 3)),
-                                    max(2.5, 0.5 * len(backends) + 1.5)))
+    if tall:
+        data = data.T
+        fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(backends) + 4), 0.17 * len(keys) + 2))
+    else:
+        fig, ax = plt.subplots(figsize=(min(40, max(6, 0.6 * len(keys) + 3)),
+                                        max(2.5, 0.5 * len(backends) + 1.5)))
     masked = np.ma.masked_invalid(data)
     cmap = plt.get_cmap("viridis").copy()
     cmap.set_bad("lightgrey")
     lo, hi = np.nanmin(data), np.nanmax(data)
     im = ax.imshow(masked, aspect="auto", cmap=cmap,
                    norm=LogNorm(vmin=lo, vmax=hi if hi > lo else lo * 1.0001))
-    ax.set_xticks(range(len(keys)), labels, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(len(backends)), backends, fontsize=8)
+    if tall:
+        ax.set_yticks(range(len(keys)), labels, fontsize=7)
+        ax.set_xticks(range(len(backends)), backends, rotation=30, ha="right", fontsize=8)
+        ax.xaxis.tick_top()
+        plt.setp(ax.get_xticklabels(), rotation=30, ha="left")
+    else:
+        ax.set_xticks(range(len(keys)), labels, rotation=60, ha="right", fontsize=8)
+        ax.set_yticks(range(len(backends)), backends, fontsize=8)
     if data.size <= 400:
-        for i in range(len(backends)):
-            for j in range(len(keys)):
+        for i in range(data.shape[0]):
+            for j in range(data.shape[1]):
                 if not np.isnan(data[i, j]):
                     light = im.norm(data[i, j]) > 0.6  # viridis is light at the top
                     ax.text(j, i, f"{data[i, j]:.3g}", ha="center", va="center", fontsize=6,
                             color="black" if light else "white")
-    fig.colorbar(im, ax=ax, label="ms (GPU median, else total median)")
+    bar = fig.colorbar(im, ax=ax, label="ms (GPU median, else total median)",
+                       **({"shrink": min(1.0, 6 / (0.17 * len(keys) + 2)), "anchor": (0, 1)}
+                          if tall else {}))
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    bar.ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_title("Time per call, passed cases (grey: not passed or not run)")
     save_figure(fig, os.path.join(plot_dir, "heatmap.png"))
     plt.close(fig)
     made.append(("heatmap.png", "Time per backend and problem (log colour scale)"))
 
     def grouped_bars(what, ylabel, title, name, caption):
-        fig, ax = plt.subplots(figsize=(min(40, max(6, 0.25 * len(keys) * len(backends) + 3)),
-                                        4.5))
+        if tall:  # one row of bars per problem
+            fig, ax = plt.subplots(figsize=(9, 0.09 * len(keys) * max(2, len(backends)) + 2))
+        else:
+            fig, ax = plt.subplots(figsize=(min(40, max(6, 0.25 * len(keys) * len(backends)
+                                                        + 3)), 4.5))
         width = 0.8 / max(1, len(backends))
         x = np.arange(len(keys))
         drawn = False
@@ -527,13 +573,29 @@ def make_plots(inputs, plot_dir, bandwidth, peaks):
             vals = [v if v is not None and v > 0 else np.nan for v in vals]
             if all(np.isnan(v) for v in vals):
                 continue
-            ax.bar(x + (i - (len(backends) - 1) / 2) * width, vals, width, label=b)
+            at = x + (i - (len(backends) - 1) / 2) * width
+            if tall:
+                ax.barh(at, vals, width, label=b)
+            else:
+                ax.bar(at, vals, width, label=b)
             drawn = True
         if drawn:
-            ax.set_yscale("log")
+            (ax.set_xscale if tall else ax.set_yscale)("log")
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
         else:
             ax.text(0.5, 0.5, "no values", transform=ax.transAxes, ha="center")
+        if tall:
+            ax.set_yticks(x, labels, fontsize=7)
+            ax.set_ylim(len(keys) - 0.5, -0.5)
+            ax.set_xlabel(ylabel)
+            ax.xaxis.tick_top()
+            ax.xaxis.set_label_position("top")
+            ax.grid(True, axis="x", alpha=0.3)
+            ax.set_title(title, pad=30)
+            save_figure(fig, os.path.join(plot_dir, name))
+            plt.close(fig)
+            made.append((name, caption))
+            return
         ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=8)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
@@ -588,9 +650,9 @@ def make_plots(inputs, plot_dir, bandwidth, peaks):
             ax.set_title("GPU backends (no ceilings recorded in system.gpus)")
         else:
             ax.set_title("Roofline, GPU backends")
-    else:
-        ax.text(0.5, 0.5, "no passed GPU case", transform=ax.transAxes, ha="center")
-        ax.set_title("Roofline, GPU backends")
+    else:  # no passed GPU case: no empty frame (the Roofline section says why)
+        plt.close(fig)
+        return made, points
     ax.set_xlabel("arithmetic intensity, FLOP/byte (flop / bytes)")
     ax.set_ylabel("achieved TFLOP/s (flop / GPU median)")
     save_figure(fig, os.path.join(plot_dir, "roofline.png"))
@@ -608,6 +670,4 @@ def report_main(inputs, paths, output_dir):
     plots, points = make_plots(inputs, plot_dir, bandwidth, peaks) if note is None else ([], 0)
     remove_stale_plots(plot_dir, PLOT_FILES, [p for p, _ in plots])
     report = build_report(inputs, note, plots, bandwidth, peaks, gpu, points)
-    path = os.path.join(out_dir, "report.md")
-    write_atomic(path, report)
-    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+    write_report(out_dir, report, plot_dir, len(plots))

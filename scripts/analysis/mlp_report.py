@@ -17,7 +17,8 @@ import os
 
 from analysis.common import (command_line, fmt, md_table, number, output_folders, passed,
                              plot_note, plots_markdown, primary, save_figure, system_section,
-                             write_atomic, remove_stale_plots)
+                             write_atomic, write_report, remove_stale_plots, NOT_RUN,
+                             not_run_lines)
 from analysis.slots import time_split_section
 
 SUMMARY = ("report.md holds the example's table, the matmul dims, each scaling study with its "
@@ -66,26 +67,59 @@ def studies(results):
     return out
 
 
+def base_size(results):
+    """The base case's size as text ("dim 512, num_layers 4, ..."), or None."""
+    for r in results:
+        if r.get("name") == "base":
+            p = r.get("params") or {}
+            return ", ".join(f"{k} {p[k]}" for k in ("dim", "num_layers", "batch_size",
+                                                     "num_steps") if k in p)
+    return None
+
+
 def make_plots(results, groups, plot_dir):
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     made = []
+    base = base_size(results)
     for param in PARAMETERS:
         lines = {k: v for k, v in groups.items() if k[2] == param}
         if not lines:
             continue
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for (backend, dtype, _), pts in sorted(lines.items()):
-            ax.plot([f for f, _ in pts], [t for _, t in pts], marker="o", label=f"{backend} {dtype}")
+        fig, ax = plt.subplots(figsize=(7, 4.8))
+        cmap = plt.get_cmap("tab10")
+        for i, ((backend, dtype, _), pts) in enumerate(sorted(lines.items())):
+            colour = cmap(i % 10)
+            f = fit(pts)
+            label = f"{backend} {dtype}" + (f", fitted exponent {f[0]:.2f}" if f else "")
+            ax.plot([x for x, _ in pts], [t for _, t in pts], "o", color=colour, label=label)
+            if f:  # the least-squares line of log t on log factor
+                lx = [math.log(x) for x, t in pts if x > 0 and t and t > 0]
+                ly = [math.log(t) for x, t in pts if x > 0 and t and t > 0]
+                log_a = sum(ly) / len(ly) - f[0] * sum(lx) / len(lx)
+                xs = sorted(x for x, _ in pts)
+                ax.plot(xs, [math.exp(log_a) * x ** f[0] for x in xs], "-", color=colour,
+                        alpha=0.7)
+        factors = sorted({x for pts in lines.values() for x, _ in pts})
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(f"factor on {param}")
-        ax.set_ylabel("time per run_mlp call, ms")
-        ax.set_title(f"scaling {param} (expected exponent {EXPECTED[param]})")
+        ax.set_xticks(factors)
+        ax.set_xticklabels([f"{x:g}x" for x in factors])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(f"factor on {param} (1x = the base case)")
+        ax.set_ylabel("time per run_mlp call (ms)")
+        ax.set_title(f"Scaling {param}: time against factor, log-log (expected exponent "
+                     f"{EXPECTED[param]})" + (f"\nbase: {base}" if base else ""), fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=7)
         name = f"scaling_{param}.png"
         save_figure(fig, os.path.join(plot_dir, name))
         plt.close(fig)
-        made.append((name, f"Time against the factor on {param}, log-log"))
+        made.append((name, f"Time against the factor on {param}, log-log, points and the "
+                           f"fitted line" + (f" (base: {base})" if base else "")))
     mm = {}
     for r in results:
         p = r.get("params") or {}
@@ -98,8 +132,14 @@ def make_plots(results, groups, plot_dir):
             pts.sort()
             ax.plot([n for n, _ in pts], [t for _, t in pts], marker="o", label=f"{backend} {dtype}")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("n (square matmul)")
-        ax.set_ylabel("TFLOP/s")
+        ns = sorted({n for pts in mm.values() for n, _ in pts})
+        ax.set_xticks(ns)
+        ax.set_xticklabels([str(n) for n in ns])
+        ax.minorticks_off()
+        ax.set_xlabel("n (square n x n x n matmul)")
+        ax.set_ylabel("achieved TFLOP/s (metrics.tflops)")
+        ax.set_title("Matmul throughput against n")
+        ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
         save_figure(fig, os.path.join(plot_dir, "matmul_tflops.png"))
         plt.close(fig)
@@ -247,11 +287,17 @@ def build_report(inputs, note, plots):
     out += ["## Targets (issue 12)", ""]
     out += (md_table(["target", "case", "figures", "verdict"], rows) if rows else
             ["None of the targets' cases is in the inputs."]) + [""]
-    bad = [r for r in results if r["status"] != "passed"]
+    bad = [r for r in results if r["status"] not in ("passed",) + NOT_RUN]
+    not_run = [(r["backend"], r["status"], r.get("reason")) for r in results
+               if r["status"] in NOT_RUN]
     out += ["## Cases that did not pass", ""]
+    if not_run:
+        out += ["Not run: skipped or unsupported (one line per backend and reason):", ""]
+        out += not_run_lines(not_run) + [""]
     out += (md_table(["problem", "name", "backend", "status", "reason"],
                      [[r["problem"], r.get("name", ""), r["backend"], r["status"],
-                       r.get("reason", "")] for r in bad]) if bad else ["None."]) + [""]
+                       r.get("reason", "")] for r in bad]) if bad else
+            ["Every case that ran passed." if not_run else "None."]) + [""]
     out += time_split_section(inputs)
     out += plots_markdown(note, plots)
     out += ["## System", ""]
@@ -267,6 +313,4 @@ def report_main(inputs, paths, output_dir):
     plots = make_plots(results, studies(results), plot_dir) if note is None else []
     remove_stale_plots(plot_dir, [f"scaling_{p}.png" for p in PARAMETERS] + ["matmul_tflops.png"],
                        [n for n, _ in plots])
-    path = os.path.join(out_dir, "report.md")
-    write_atomic(path, build_report(inputs, note, plots))
-    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+    write_report(out_dir, build_report(inputs, note, plots), plot_dir, len(plots))

@@ -8,7 +8,7 @@ import math
 import os
 import re
 
-from analysis.common import DTYPE_ORDER, save_figure
+from analysis.common import DTYPE_ORDER, OPTIONS, save_figure
 from analysis.ops_model import OP_ORDER, SIZE_CLASSES, geomean
 
 PLOT_NAMES = ["efficiency.png", "speedup_<backend>.png", "matmul_roofline.png"]
@@ -20,11 +20,22 @@ def file_name(label):
 
 
 def remove_stale(plot_dir, made):
-    """Plots of an earlier op report that this one did not make would pass for its own."""
+    """Plots of an earlier op report that this one did not make would pass for its own
+    (--report-only leaves plots/ alone)."""
+    if OPTIONS["report_only"]:
+        return
     for name in os.listdir(plot_dir):
         if name not in made and (name in ("efficiency.png", "matmul_roofline.png") or
                                  re.fullmatch(r"speedup_.+\.png", name)):
             os.unlink(os.path.join(plot_dir, name))
+
+
+def readable_log(axis):
+    """Ticks at 1, 2 and 5 of each decade, labelled as plain numbers (1e+06 beyond 10^5)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def ordered_ops(rows):
@@ -48,11 +59,19 @@ def efficiency_plot(plt, rows, limits, plot_dir):
                                  if o.label == label and o.dtype == dt and o.elements),
                                 key=lambda p: p[0])
                 if series:
-                    ax.plot([p[0] for p in series], [p[1] for p in series], lw=0.8,
+                    # Every case a marker; the line joins the best case per element count only
+                    # (variants of one op, such as the reduced axis, share an element count).
+                    ax.plot([p[0] for p in series], [p[1] for p in series], lw=0,
                             marker=MARKERS.get(dt, "x"), ms=4, color=colours[label],
                             label=f"{label} {dt}")
+                    best = {}
+                    for x, y in series:
+                        best[x] = max(best.get(x, y), y)
+                    ax.plot(sorted(best), [best[x] for x in sorted(best)], lw=0.8,
+                            color=colours[label])
         ax.axhline(100, ls="--", lw=1, color="k")
         ax.set_xscale("log")
+        readable_log(ax.xaxis)
         ax.set_title(op, fontsize=9)
         ax.tick_params(which="both", labelsize=7)
         ax.set_ylim(bottom=0)
@@ -66,14 +85,18 @@ def efficiency_plot(plt, rows, limits, plot_dir):
                 if n not in names:
                     handles.append(h)
                     names.append(n)
-        fig.legend(handles, names, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        fig.legend(handles, names, fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.supxlabel("elements (input; log)", fontsize=9)
         fig.supylabel("% of the measured copy bandwidth", fontsize=9)
     else:
         axes.flat[0].text(0.5, 0.5, "no efficiency: no passed case with a measured bandwidth",
                           transform=axes.flat[0].transAxes, ha="center", fontsize=8)
-    fig.suptitle("Bandwidth efficiency against size (dashed: the measured copy bandwidth, "
-                 + (", ".join(peaks) or "not measured") + ")", fontsize=10)
+    cached = any(100 * o.eff > 150 for o in points)
+    fig.suptitle("Bandwidth efficiency against size (markers: every case; line: the best case "
+                 "per size; dashed: the measured copy bandwidth, "
+                 + (", ".join(peaks) or "not measured") + ")"
+                 + ("\nabove 100%: the inputs fit in a cache faster than the measured copy"
+                    if cached else ""), fontsize=10)
     fig.tight_layout()
     save_figure(fig, os.path.join(plot_dir, "efficiency.png"))
     plt.close(fig)
@@ -146,6 +169,8 @@ def roofline_plot(plt, rows, limits, plot_dir):
                         label=f"{dt} ceiling {top:.4g} TFLOP/s")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        readable_log(ax.xaxis)
+        readable_log(ax.yaxis)
         ax.legend(fontsize=6, loc="lower right")
     else:
         ax.text(0.5, 0.5, "no passed matmul case", transform=ax.transAxes, ha="center")

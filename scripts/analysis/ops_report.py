@@ -15,7 +15,8 @@ from results_schema import SCHEMA_VERSION
 from analysis import ops_plots
 from analysis.common import (command_line, correctness, fmt, gpu_info, gpu_models_note, md_table,
                              number, output_folders, passed, plot_note, plots_markdown, shorten,
-                             system_section, write_atomic, trust_section)
+                             system_section, write_atomic, write_report, trust_section, NOT_RUN,
+                             not_run_lines)
 from analysis.slots import time_split_section
 from analysis.ops_model import (BAND_ORDER, BANDWIDTH_BOUND, CATEGORIES, COMPUTE_BOUND,
                                 LAUNCH_IDEAL_MS, LAUNCH_MS, OP_ORDER, SIZE_CLASSES, SMALL_BYTES,
@@ -225,8 +226,12 @@ def best_worst_section(rows):
 def failures_section(rows):
     out = ["## Cases that did not pass", ""]
     table = []
+    not_run = [(o.label, o.status, o.r.get("reason")) for o in rows if o.status in NOT_RUN]
+    if not_run:
+        out += ["Not run: skipped or unsupported (one line per backend and reason):", ""]
+        out += not_run_lines(not_run) + [""]
     for o in rows:
-        if o.status == "passed":
+        if o.status == "passed" or o.status in NOT_RUN:
             continue
         c = correctness(o.r)
         detail = []
@@ -238,7 +243,8 @@ def failures_section(rows):
             detail.append(shorten(o.r["reason"]))
         table.append([o.label, o.problem, o.dtype, o.status, "; ".join(detail) or "no reason"])
     if not table:
-        return out + ["None: every case passed.", ""]
+        return out + (["Every case that ran passed." if not_run else "None: every case passed.",
+                       ""])
     return out + md_table(["backend", "problem", "dtype", "status", "reason"], table) + [""]
 
 
@@ -322,6 +328,4 @@ def report_main(inputs, paths, output_dir):
     plots = ops_plots.make_plots(rows, limits, plot_dir) if note is None else []
     ops_plots.remove_stale(plot_dir, [name for name, _ in plots])
     report = build_report(inputs, rows, limits, note, plots)
-    path = os.path.join(out_dir, "report.md")
-    write_atomic(path, report)
-    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+    write_report(out_dir, report, plot_dir, len(plots))

@@ -166,6 +166,25 @@ BANDWIDTH_HINTS = {
 }
 
 
+# The same advice for a CPU backend: caches, SIMD and threads, no GPU terms.
+CPU_BANDWIDTH_HINTS = {
+    "transpose": "block it in cache-sized tiles so that both the reads and the writes stream",
+    "permute": "block the two axes that swap in cache-sized tiles",
+    "copy": "use wide SIMD loads and stores and split the buffer over the threads",
+    "concat": "copy each input with wide SIMD loads, the inputs split over the threads",
+    "element": "vectorize (SIMD, several elements per iteration) and split over the threads",
+    "activation": "vectorize (SIMD, several elements per iteration) and split over the threads",
+    "reduction": "reduce in SIMD lanes with several accumulators, rows split over the threads",
+    "normalization": "read each row once: fuse the passes (online softmax, Welford mean and "
+                     "variance) while the row is in cache",
+}
+
+
+def bandwidth_hint(o, op):
+    hints = CPU_BANDWIDTH_HINTS if o.device == "cpu" else BANDWIDTH_HINTS
+    return hints.get(op, hints.get(o.category, "profile it"))
+
+
 def launch_hint(o):
     if o.device == "cpu":
         return "the per-call overhead dominates: run small tensors on fewer threads"
@@ -198,7 +217,7 @@ def suggestions(rows, metric_notes):
         ref = f"PyTorch {pct(w.ref.eff)}, ratio {w.ratio:.3g}x ({w.band})" if w.ratio else \
             "no PyTorch time"
         more = f"; {len(group)} such cases, the worst shown" if len(group) > 1 else ""
-        hint = BANDWIDTH_HINTS.get(op, BANDWIDTH_HINTS.get(w.category, "profile it"))
+        hint = bandwidth_hint(w, op)
         out.append(f"{label} {op} reaches {pct(w.eff)} of the measured copy bandwidth at "
                    f"{w.shape} {w.dtype} ({ref}{more}): {hint}.")
     # Below PyTorch where the call is too short for its bytes to matter.
@@ -215,7 +234,9 @@ def suggestions(rows, metric_notes):
                 o.backend != VENDOR_MATMUL:
             v = vendor_ratio(o, rows)
             vend = f", {v:.3g}x {VENDOR_MATMUL}" if v is not None else ""
-            hint = ("register blocking and vectorized shared-memory loads (no tensor cores in "
+            hint = ("cache blocking with a SIMD register-tile micro-kernel, tiles split over "
+                    "the threads" if o.device == "cpu" else
+                    "register blocking and vectorized shared-memory loads (no tensor cores in "
                     "fp32)" if o.dtype == "fp32" else
                     "tensor cores (mma) fed by a multi-stage cp.async pipeline, larger tiles")
             out.append(f"{o.label} matmul {o.shape} {o.dtype} reaches {pct(o.compute_eff)} of the "

@@ -4,9 +4,9 @@ every generation (TTFT, decode per token, throughputs, memory: the measured peak
 prediction from the config), the decode step's bytes and bandwidth (against the measured copy
 bandwidth), the implementations against each other on the same case
 (libtorch_graph and hf_transformers against libtorch_eager), the training steps, the issue's
-memory target, and the cases that did not pass with their reasons; plots/ with TTFT against
-input length, decode time per token and decode throughput against batch size, peak memory
-against batch x input length, and the distribution of the decode steps. Figures are read from
+memory target, the cases that did not pass with their reasons, and the operations inside a
+prefill and a decode step from the run's Chrome traces (scripts/analysis/transformer_ops.py);
+plots/ as scripts/analysis/transformer_plots.py draws them. Figures are read from
 the records' `metrics` (results/README.md names them), recomputed only where a ratio is shown;
 the memory prediction is never recomputed (records without it say "not recorded").
 """
@@ -16,12 +16,16 @@ import os
 
 from analysis.common import (command_line, fmt, md_table, number, output_folders, passed, plot_note,
                              plots_markdown, remove_stale_plots, save_figure, shorten,
-                             system_section, write_atomic)
+                             system_section, write_atomic, write_report, NOT_RUN,
+                             not_run_lines)
 from analysis.slots import time_split_section
 
-PLOT_NAMES = ["ttft_vs_input_length.png", "decode_ms_per_token_vs_batch.png",
-              "decode_tokens_per_s_vs_batch.png", "peak_memory_vs_batch_input.png",
-              "decode_step_distribution.png"]
+from analysis.transformer_ops import section as operations_section
+from analysis.transformer_plots import PLOT_NAMES, make_plots
+
+# Plots of earlier versions of this report, removed with the stale ones.
+OLD_PLOT_NAMES = ["ttft_vs_input_length.png", "decode_ms_per_token_vs_batch.png",
+                  "decode_tokens_per_s_vs_batch.png", "peak_memory_vs_batch_input.png"]
 SUMMARY = ("report.md holds the system and the model, a table per model, device and dtype of "
            "every generation (TTFT, decode per token, throughputs, memory measured and "
            "predicted), the implementations compared on the same cases, the training steps, the "
@@ -302,79 +306,17 @@ def prefill_target(rows):
 
 def not_passed(rows):
     bad = [[r.impl, "/".join(r.group()), r.case(), r.r.get("status"),
-            shorten(r.r.get("reason", ""), 160)] for r in rows if not passed(r.r)]
+            shorten(r.r.get("reason", ""), 160)] for r in rows
+           if not passed(r.r) and r.r.get("status") not in NOT_RUN]
+    not_run = [(r.impl, r.r.get("status"), r.r.get("reason")) for r in rows
+               if r.r.get("status") in NOT_RUN]
     out = ["## Cases that did not pass", ""]
+    if not_run:
+        out += ["Not run: skipped or unsupported (one line per implementation and reason):", ""]
+        out += not_run_lines(not_run) + [""]
     if not bad:
-        return out + ["Every case passed.", ""]
+        return out + ["Every case that ran passed." if not_run else "Every case passed.", ""]
     return out + md_table(["impl", "model/device/dtype", "case", "status", "reason"], bad) + [""]
-
-
-def make_plots(rows, plot_dir):
-    import matplotlib.pyplot as plt
-
-    gen = [r for r in rows if r.task == "generate" and passed(r.r)]
-    made = []
-
-    def series(key_x, key_y, split):
-        lines = {}
-        for r in gen:
-            x, y = key_x(r), r.m(key_y)
-            if x is None or y is None:
-                continue
-            lines.setdefault(split(r), []).append((x, y))
-        return {k: sorted(v) for k, v in lines.items()}
-
-    def line_plot(name, title, xlabel, ylabel, lines, logx=True):
-        if not lines:
-            return
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for label, pts in sorted(lines.items()):
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-        if logx:
-            ax.set_xscale("log", base=2)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-        save_figure(fig, os.path.join(plot_dir, name))
-        plt.close(fig)
-        made.append((name, title))
-
-    label = lambda r, extra: f"{r.model} {r.impl} {r.device} {r.dtype} {extra}"
-    line_plot(PLOT_NAMES[0], "Time to first token against input length", "input length (tokens)",
-              "TTFT (ms)", series(lambda r: r.input, "ttft_ms",
-                                  lambda r: label(r, f"batch {r.batch}")))
-    line_plot(PLOT_NAMES[1], "Decode time per token (median) against batch size", "batch size",
-              "ms per token", series(lambda r: r.batch, "decode_ms_per_token_median",
-                                     lambda r: label(r, f"input {r.input}")))
-    line_plot(PLOT_NAMES[2], "Decode throughput against batch size", "batch size",
-              "decode tokens/s", series(lambda r: r.batch, "decode_tokens_per_s",
-                                        lambda r: label(r, f"input {r.input}")))
-    mem_key = "peak_allocated_bytes" if any(r.m("peak_allocated_bytes") for r in gen) \
-        else "host_peak_rss_bytes"
-    lines = {}
-    for r in gen:
-        if r.batch and r.input and r.m(mem_key) is not None:
-            lines.setdefault(label(r, ""), []).append((r.batch * r.input, r.m(mem_key) / 2**20))
-    line_plot(PLOT_NAMES[3], f"Peak memory ({mem_key}) against batch x input length",
-              "batch x input length", "MiB", {k: sorted(v) for k, v in lines.items()})
-    # The distribution of the decode steps of up to 8 cases (every timed step of every run).
-    dist = [(f"{r.model} {r.impl}\n{r.dtype} {r.case()}",
-             [s for run in (r.r.get("extra") or {}).get("decode_step_ms_runs", []) for s in run])
-            for r in gen][:8]
-    dist = [(k, v) for k, v in dist if v]
-    if dist:
-        fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(dist)), 4.5))
-        ax.boxplot([v for _, v in dist])
-        ax.set_xticks(range(1, len(dist) + 1))
-        ax.set_xticklabels([k for k, _ in dist], fontsize=6)
-        ax.set_ylabel("ms per decode step")
-        ax.set_title("Decode steps (every timed step of every run)")
-        save_figure(fig, os.path.join(plot_dir, PLOT_NAMES[4]))
-        plt.close(fig)
-        made.append((PLOT_NAMES[4], "Decode steps (every timed step of every run)"))
-    return made
 
 
 def model_section(inputs):
@@ -426,7 +368,7 @@ def report_main(inputs, paths, output_dir):
     rows = [Row(r) for doc in inputs for r in doc["results"]]
     note = plot_note(any(passed(r.r) for r in rows))
     plots = make_plots(rows, plot_dir) if note is None else []
-    remove_stale_plots(plot_dir, PLOT_NAMES, [name for name, _ in plots])
+    remove_stale_plots(plot_dir, PLOT_NAMES + OLD_PLOT_NAMES, [name for name, _ in plots])
     n_pass = sum(passed(r.r) for r in rows)
     lines = ["# mytransformer report", "", f"Made by `{command_line()}` from:", ""]
     lines += [f"- `{p}`" for p in paths] + [""]
@@ -437,14 +379,13 @@ def report_main(inputs, paths, output_dir):
     lines += (bandwidth(rows) + comparison(rows) + training(rows) + targets(rows) +
               not_passed(rows) +
               reference_section(inputs))
+    lines += operations_section(inputs)
     lines += time_split_section(inputs)
     lines += plots_markdown(note, plots)
     lines += ["## System", ""]
     for doc in inputs:
         lines += system_section(doc)
-    path = os.path.join(out_dir, "report.md")
-    write_atomic(path, "\n".join(lines) + "\n")
-    print(f"wrote {path} and {len(plots)} plot(s) in {plot_dir}")
+    write_report(out_dir, "\n".join(lines) + "\n", plot_dir, len(plots))
 
 
 
