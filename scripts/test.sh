@@ -47,7 +47,9 @@ if [ -z "${CUDAARCHS:-}" ] && [ -z "$(myconv_local_cuda_archs)" ]; then export C
 mapfile -t args < <(myconv_cmake_args)
 stage configure cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DMYCONV_WERROR=ON "${extra[@]}"
 stage build cmake --build "$build_dir" -j "$(myconv_jobs)"
-stage ctest ctest --test-dir "$build_dir" --output-on-failure -j "$(myconv_jobs)"
+# One test more than cores: the runner, Slurm and ssh tests spend much of their time waiting on
+# processes they started (time limits, daemons), and the extra slot keeps the cores busy then.
+stage ctest ctest --test-dir "$build_dir" --output-on-failure -j "$(( $(myconv_jobs) + 1 ))"
 # Programs built against a bundle prefix start bare (env -i) and install (cmake --install); 77:
 # skipped, with the reason, where no bundle can be had.
 bundle_check() { "$MYCONV_ROOT/scripts/check_bundle_install.sh" || [ $? -eq 77 ]; }
