@@ -11,10 +11,8 @@ args, config, cases, run_dir, log, timeout, stop_signal, child."""
 import json
 import os
 import shlex
-import time
 
 from runner.common import utc_now, write_atomic
-from runner.isolation import POLL_S
 from runner.reference import hf_python, option_values
 
 INDUCTOR_DIR = "inductor_reference"
@@ -96,35 +94,23 @@ class InductorMixin:
         self.log.say(f"[myconv] Inductor reference: {problems} GPU problem(s) x {MODES} modes "
                      f"into {INDUCTOR_DIR}/{RESULTS_FILE}")
         self.log.detail(f"$ {status['command']}")
-        start = time.monotonic()
-        proc, reader, tail = self.start_child(cmd, 8)
-        timed_out = False
-        while proc.poll() is None:
-            if self.stop_signal is not None:  # runs again on --resume
-                self.kill_child(proc)
-                reader.join(2)
-                self.child = None
-                return
-            if limit and time.monotonic() - start > limit:
-                timed_out = True
-                self.kill_child(proc)
-                break
-            time.sleep(POLL_S)
-        reader.join(5)
-        self.child = None
-        status.update(seconds=round(time.monotonic() - start, 1), exit=proc.returncode)
+        watched = self.watch_reference(cmd, limit)
+        if watched is None:  # stopped: runs again on --resume
+            return
+        timed_out, code, tail, seconds = watched
+        status.update(seconds=seconds, exit=code)
         last = next((line.strip() for line in reversed(tail) if line.strip()), "")
         if timed_out:
             status.update(status="timeout", reason=f"no end within {limit:g} s (the per-case "
                                                    "limit for each problem and mode); killed")
-        elif proc.returncode == 0:
+        elif code == 0:
             status.update(status="done", reason="")
             skipped = [line for line in tail if "inductor_reference.py: skipped:" in line]
             if skipped:  # every problem recorded skipped: --resume tries again
                 status.update(status="skipped",
                               reason=skipped[-1].split("skipped:", 1)[1].strip())
         else:
-            status.update(status="failed", reason=f"exit {proc.returncode}: {last}")
+            status.update(status="failed", reason=f"exit {code}: {last}")
         self.write_inductor_status(status)
         self.log.say(f"[myconv] Inductor reference: {status['status']}"
                      + (f": {status['reason']}" if status["reason"] else "")

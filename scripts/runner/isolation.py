@@ -130,6 +130,29 @@ class IsolationMixin:
         reader.start()
         return proc, reader, tail
 
+    def watch_reference(self, cmd, limit):
+        """Runs a reference script (the HF or Inductor reference) as self.child, its output in the
+        log, until it ends, its limit (seconds; None: none) passes or the run is stopped: None
+        when stopped (killed; it runs again on --resume), else (timed out, exit status, the
+        output's last lines, seconds)."""
+        start = time.monotonic()
+        proc, reader, tail = self.start_child(cmd, 8)
+        timed_out = False
+        while proc.poll() is None:
+            if self.stop_signal is not None:
+                self.kill_child(proc)
+                reader.join(2)
+                self.child = None
+                return None
+            if limit and time.monotonic() - start > limit:
+                timed_out = True
+                self.kill_child(proc)
+                break
+            time.sleep(POLL_S)
+        reader.join(5)
+        self.child = None
+        return timed_out, proc.returncode, list(tail), round(time.monotonic() - start, 1)
+
     def kill_child(self, proc):
         try:
             os.killpg(proc.pid, signal.SIGTERM)

@@ -13,10 +13,8 @@ import os
 import re
 import shlex
 import subprocess
-import time
 
 from runner.common import utc_now, write_atomic
-from runner.isolation import POLL_S
 
 HF_DIR = "hf_reference"
 STATUS_FILE = "status.json"
@@ -203,32 +201,20 @@ class ReferenceMixin:
         self.log.say(f"[myconv] HF reference {name} {dtype} {device}: {problems} case(s) x "
                      f"{METHODS} methods into {HF_DIR}/{entry['file']}")
         self.log.detail(f"$ {entry['command']}")
-        start = time.monotonic()
-        proc, reader, tail = self.start_child(cmd, 8)
-        timed_out = False
-        while proc.poll() is None:
-            if self.stop_signal is not None:
-                self.kill_child(proc)
-                reader.join(2)
-                self.child = None
-                return None
-            if limit and time.monotonic() - start > limit:
-                timed_out = True
-                self.kill_child(proc)
-                break
-            time.sleep(POLL_S)
-        reader.join(5)
-        self.child = None
-        entry["seconds"] = round(time.monotonic() - start, 1)
-        entry["exit"] = proc.returncode
+        watched = self.watch_reference(cmd, limit)
+        if watched is None:  # stopped: runs again on --resume
+            return None
+        timed_out, code, tail, seconds = watched
+        entry["seconds"] = seconds
+        entry["exit"] = code
         last = next((line.strip() for line in reversed(tail) if line.strip()), "")
         if timed_out:
             entry.update(status="timeout", reason=f"no end within {limit:g} s (the per-case "
                                                   "limit for each case and method); killed")
-        elif proc.returncode == 0:
+        elif code == 0:
             entry.update(status="done", reason="")
         else:
-            entry.update(status="failed", reason=f"exit {proc.returncode}: {last}")
+            entry.update(status="failed", reason=f"exit {code}: {last}")
         if not os.path.isfile(out):
             entry["file"] = None
         self.log.say(f"[myconv] HF reference {name} {dtype}: {entry['status']}"
