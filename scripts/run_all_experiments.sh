@@ -110,6 +110,7 @@ canonical_option() {
   echo "$n"
 }
 while [ $# -gt 0 ]; do
+  case "$1" in --?*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;; esac  # --name=value
   opt=$1
   case "$opt" in --?*) opt=$(canonical_option "$opt") ;; esac
   case "$opt" in
@@ -430,7 +431,7 @@ for s in "${suites[@]}"; do
 done
 for s in "${suites[@]}"; do
   [ -z "$(prebuilt_of "$s")" ] ||
-    echo "[myconv] $(bin_var_of "$s")=$(prebuilt_of "$s"):" \
+    echo "[$(program_of "$s")] $(bin_var_of "$s")=$(prebuilt_of "$s"):" \
       "no set-up, no build" >>"$log"
 done
 # step WHAT COMMAND...: one set-up or build step, its output in the log only; a failure stops the
@@ -512,25 +513,25 @@ runner_of() {
 # The MLP suite's Python reference (scripts/mlp_reference.py: the lecture's code in Python
 # PyTorch) on the grid's example in its dtypes, on the GPU where Python's torch sees one (else the
 # CPU), measured before the cases into RUN/references/python_reference.json: the report holds C++
-# libtorch_eager to it. Skipped, with the reason in the log, where python3 has no torch.
+# libtorch_cpu/libtorch_cuda to it. Skipped, with the reason in the log, where python3 has no torch.
 python_reference() {
   local run_dir=$1 bin=$2 device ref_log=$1/all_experiments.txt
   local ref=(--config mlp:d128l16b128s5)
   [ $quick -eq 0 ] || ref=(--config mlp:d16l2b8s2 --num_trials 5)
   if ! device=$(python3 -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")' \
     2>/dev/null); then
-    myconv_log "Python reference skipped: python3 has no torch"
-    echo "[myconv] Python reference skipped: python3 has no torch" >>"$ref_log"
+    echo "[mymlp] Python reference skipped: python3 has no torch"
+    echo "[mymlp] Python reference skipped: python3 has no torch" >>"$ref_log"
     return 0
   fi
   [ "$device" = cpu ] || ref+=(--graph)
   mkdir -p "$run_dir/references"
-  myconv_log "Python reference (scripts/mlp_reference.py, $device) into $run_dir/references/"
+  echo "[mymlp] Python reference (scripts/mlp_reference.py, $device) into $run_dir/references/"
   {
     echo "== Python reference, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     python3 "$MYCONV_ROOT/scripts/mlp_reference.py" "${ref[@]}" --dtype "$mlp_dtypes" \
       --device "$device" --mymlp "$bin" --json "$run_dir/references/python_reference.json"
-  } >>"$ref_log" 2>&1 || myconv_log "Python reference failed (see $ref_log); the cases go on"
+  } >>"$ref_log" 2>&1 || echo "[mymlp] Python reference failed (see $ref_log); the cases go on"
 }
 if [ -z "$resume" ] && [ $plan -eq 0 ]; then
   for i in "${!suites[@]}"; do

@@ -537,9 +537,10 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             done = []
             for i, path in enumerate(programs):
-                sub = os.path.join(work, f"p{i}")
+                sub, grammar = os.path.join(work, f"p{i}"), os.path.join(work, f"g{i}")
                 os.mkdir(sub)
-                done.append(pool.submit(run_grammar, path, Fixtures(sub)))
+                os.mkdir(grammar)
+                done.append(pool.submit(run_grammar, path, Fixtures(grammar)))
                 done.append(pool.submit(run_hostile, path, Fixtures(sub)))
             for fut in done:
                 n, bad = fut.result()
