@@ -232,8 +232,8 @@ for arg in "${extra[@]}"; do
       --categories | --op | --ops | --ops-file)
       usage_error "'$arg' after --: the grid comes from --preset/--shapes, --size/--ops-file," \
         "--dtype, --layout, --backend" ;;
-    --json | --csv | --markdown | --list-cases | --list-backends | --list-ops | --help | -h | \
-      --version)
+    --json | --csv | --markdown | --format | --list-cases | --list-backends | --list-ops | \
+      --help | -h | --version)
       usage_error "'$arg' after --: the runner sets the outputs itself" ;;
     --no-peaks)
       usage_error "'$arg' after --: the runner has the limits measured once per run" ;;
