@@ -522,7 +522,7 @@ int run(Options& o, CLI::App& app) {
   const Row times = train ? Row{"forward ms", "backward ms", "step ms", "tokens/s"}
                           : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s",
                                 "decode GB/s", "weights/copy"};
-  bench::Table t(join(join({"model", "impl", "dtype", "case", "status"}, times),
+  bench::Table t(join(join({"model", "backend", "dtype", "case", "status"}, times),
                       {"peak MiB", "predicted MiB", "peak/pred"}));
   for (const auto& r : set.results) {
     const auto& m = r.metrics;
