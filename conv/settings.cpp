@@ -13,9 +13,9 @@ namespace {
 std::string join_options(std::int64_t mb, std::int64_t ic, std::int64_t oc, std::int64_t in,
                          std::int64_t k, std::int64_t st, std::int64_t pad, std::int64_t dil,
                          std::int64_t g) {
-  return "--batch_size " + std::to_string(mb) + " --in_channels " + std::to_string(ic) +
-         " --out_channels " + std::to_string(oc) + " --input_size " + std::to_string(in) +
-         " --kernel_size " + std::to_string(k) + " --stride " + std::to_string(st) + " --padding " +
+  return "--batch-size " + std::to_string(mb) + " --in-channels " + std::to_string(ic) +
+         " --out-channels " + std::to_string(oc) + " --input-size " + std::to_string(in) +
+         " --kernel-size " + std::to_string(k) + " --stride " + std::to_string(st) + " --padding " +
          std::to_string(pad) + " --dilation " + std::to_string(dil) + " --groups " +
          std::to_string(g);
 }

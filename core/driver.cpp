@@ -12,8 +12,10 @@
 
 #include <unistd.h>
 
+#include "core/cpu_threads.hpp"
 #include "core/crash_report.hpp"
 #include "core/error.hpp"
+#include "core/grammar.hpp"
 #include "core/option_checks.hpp"
 #include "core/paths.hpp"
 #include "core/printers.hpp"
@@ -61,6 +63,9 @@ double process_age_ms() {
 const Clock::time_point g_program_start = Clock::now();
 const double g_process_age_at_start_ms = process_age_ms();
 double g_device_context_ms = 0;  // CUDA initialization and context, wherever it happened first
+// --format other than table: stdout's own buffer while std::cout writes to stderr.
+std::streambuf* g_stdout = nullptr;
+std::string g_format = "table";
 
 }  // namespace
 
@@ -68,7 +73,7 @@ std::chrono::steady_clock::time_point program_start() {
   return g_program_start;
 }
 
-void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both) {
+void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both, bool device_index) {
   std::vector<std::string> modes = {"real", "pure"};
   if (allow_both) modes.push_back("both");
   app.add_option("--timing", o.timing,
@@ -136,19 +141,58 @@ void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both) {
                  "Traced calls per case for --debug and --trace-dir, after the timed sampling")
       ->capture_default_str()
       ->check(integer_in(1, 1000000));
+  // Set at parse time, so that every backend made after it (the registries) sees it.
+  app.add_option("--threads", o.threads,
+                 "Threads of the CPU backends (default: each library's own): LibTorch "
+                 "(at::set_num_threads), oneDNN (its OpenMP runtime), Halide (HL_NUM_THREADS); "
+                 "recorded in each CPU result (extra.threads_asked)")
+      ->check(integer_in(1, 4096))
+      ->each([](const std::string& v) { set_cpu_threads(std::stoi(v)); });
+  app.add_option("--format", o.format,
+                 "What stdout carries: table (the console report), md, csv, json or jsonl (the "
+                 "results; the console report then goes to stderr)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"table", "md", "csv", "json", "jsonl"}))
+      ->each([](const std::string& v) { g_format = v; });
+  if (device_index)
+    app.add_option("--device", o.device, "The CUDA device index (default 0)")
+        ->check(integer_in(0, 1023));
+  app.add_flag("--available-only", o.available_only,
+               "Leave out the backends that cannot run here (not built, no device) instead of "
+               "recording them skipped");
+}
+
+void select_cuda_device(int index) {
+#if MYCONV_HAVE_CUDA
+  const CudaAvailability a = cuda_device_available();
+  if (!a.ok) throw UsageError("--device " + std::to_string(index) + ": " + a.reason);
+  const int count = cuda_device_count();
+  if (index >= count)
+    throw UsageError("--device " + std::to_string(index) + ": no such CUDA device (" +
+                     std::to_string(count) + " here, 0 to " + std::to_string(count - 1) + ")");
+  cuda_set_device(index);
+#else
+  throw UsageError("--device " + std::to_string(index) +
+                   ": this build has no CUDA (a CPU-only build runs no GPU backend)");
+#endif
 }
 
 int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
-             const std::function<int()>& body) {
+             const std::function<int()>& body, const OptionAliases& aliases) {
   install_crash_report(program.c_str());
   // One line of at most ~300 characters, whatever the input echoed in it.
   auto say = [&](const std::string& kind, const std::string& what, const std::string& tail) {
     const std::string head = program + ": " + kind + ": ";
     std::cerr << head << one_line(what, kMaxErrorLine - head.size() - tail.size()) << tail << "\n";
   };
+  // The shared grammar (core/grammar.hpp): '_' for '-', plural for singular, as documented names.
+  const std::vector<std::string> args = canonical_arguments(app, argc, argv, aliases);
+  std::vector<const char*> arg_ptrs;
+  for (const auto& a : args) arg_ptrs.push_back(a.c_str());
+  const int n = static_cast<int>(arg_ptrs.size());
   try {
-    check_list_items(app, argc, argv);
-    app.parse(argc, argv);
+    check_list_items(app, n, arg_ptrs.data());
+    app.parse(n, arg_ptrs.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
@@ -172,10 +216,13 @@ std::string check_common_options(const CLI::App& app, const DriverOptions& o) {
   if (o.measure.min_time_ms > o.measure.max_time_ms)
     throw UsageError("--min-time-ms must not exceed --max-time-ms");
   check_common_paths(o);
+  if (o.device >= 0) select_cuda_device(o.device);
   std::string s;
   if (app.count("--seed")) s += " --seed " + std::to_string(o.seed);
   if (o.timing != "real") s += " --timing " + o.timing;
   if (o.no_graph) s += " --no-graph";
+  if (o.threads > 0) s += " --threads " + std::to_string(o.threads);
+  if (o.device >= 0) s += " --device " + std::to_string(o.device);
   if (o.pure_runs > 0) s += " --pure-runs " + std::to_string(o.pure_runs);
   if (o.cold_cache) s += " --cold-cache";
   return s;
@@ -236,8 +283,11 @@ void start_session(Session& s, const DriverOptions& o, bool uses_gpu,
   s.case_options.pure_runs = o.pure_runs;
   s.case_options.cold_cache = o.cold_cache;
   if (o.list_cases) return;  // listing runs nothing and needs no system facts
+  // --format: from here on the console report goes to stderr, the results to stdout at the end.
+  if (o.format != "table" && !g_stdout) g_stdout = std::cout.rdbuf(std::cerr.rdbuf());
 
   s.set.system = collect_system_info();
+  s.set.system["cpu_threads"] = o.threads > 0 ? nlohmann::ordered_json(o.threads) : nullptr;
 #if MYCONV_HAVE_CUDA
   const Clock::time_point device_start = Clock::now();
   s.set.system["cuda"] = cuda_system_info();
@@ -314,6 +364,9 @@ void close_slot(Session& s, Result& result) {
 void finish_case(std::ostream& os, Session& s, Result result, const std::shared_ptr<Trace>& trace) {
   const DriverOptions& o = *s.options;
   close_slot(s, result);
+  // --threads on every CPU case (null: not given, each library's own default).
+  if (result.device == "cpu")
+    result.extra["threads_asked"] = o.threads > 0 ? nlohmann::ordered_json(o.threads) : nullptr;
   const Clock::time_point writing_start = Clock::now();
   print_result_block(os, result);
   if (trace) {
@@ -339,6 +392,26 @@ void write_results(const Session& s) {
   if (!s.options->csv_path.empty()) write_csv(s.options->csv_path, s.set.results);
 }
 
+void print_written(std::ostream& os, const Session& s,
+                   const std::vector<std::pair<std::string, std::string>>& extra) {
+  const DriverOptions& o = *s.options;
+  std::vector<std::pair<std::string, std::string>> files = {{o.json_path, "results, JSON"},
+                                                            {o.csv_path, "results, CSV"}};
+  if (!o.json_path.empty() && !o.no_source_diff && s.set.system.contains("source") &&
+      s.set.system["source"].value("diff_file", nlohmann::ordered_json()).is_string())
+    files.push_back({source_diff_path(o.json_path), "the built tree's difference from its commit"});
+  if (!o.trace_dir.empty()) files.push_back({o.trace_dir, "Chrome traces"});
+  files.insert(files.end(), extra.begin(), extra.end());
+  bool any = false;
+  for (const auto& [path, what] : files)
+    if (!path.empty()) {
+      if (!any) os << "\n";
+      os << "wrote " << path << " (" << what << ")\n";
+      any = true;
+    }
+  if (!any) os << "\nwrote no files (--json FILE, --csv FILE keep the results)\n";
+}
+
 int count_bad(const ResultSet& set) {
   int bad = 0;
   for (const auto& r : set.results)
@@ -349,6 +422,21 @@ int count_bad(const ResultSet& set) {
 int closing_status(std::ostream& os, const ResultSet& set, bool strict) {
   const int bad = count_bad(set);
   if (bad) os << "\n" << bad << " case(s) incorrect or failed\n";
+  if (g_stdout) {
+    os.flush();
+    std::cout.rdbuf(g_stdout);
+    g_stdout = nullptr;
+    if (g_format == "json") {
+      std::cout << to_json(set).dump(1) << "\n";
+    } else if (g_format == "jsonl") {
+      for (const auto& r : set.results) std::cout << to_json(r).dump() << "\n";
+    } else if (g_format == "csv") {
+      std::cout << results_to_csv(set.results);
+    } else if (g_format == "md") {
+      print_summary(std::cout, set.results, /*markdown=*/true);
+    }
+    std::cout.flush();
+  }
   return strict && bad ? 1 : 0;
 }
 

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/device.hpp"
+#include "core/grammar.hpp"
 #include "core/measure.hpp"
 #include "core/memory_fit.hpp"
 #include "core/result.hpp"
@@ -39,21 +40,34 @@ struct DriverOptions {
   bool debug = false;             // a [DEBUG] block after each case's result block
   std::string trace_dir;          // one Chrome trace JSON per case
   int trace_calls = 3;            // traced calls per case, after the timed sampling
+  int threads = 0;                // --threads: the CPU backends' threads (0: each library's own)
+  std::string format = "table";   // --format: what stdout carries (table, md, csv, json, jsonl)
+  int device = -1;                // --device: the CUDA device index (-1: not given, device 0)
+  bool available_only = false;    // --available-only: leave out backends that cannot run here
 };
 
 // Adds the shared options to app. allow_both: --timing also takes "both" (every case measured in
-// real and in pure mode).
-void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both = false);
+// real and in pure mode). device_index: --device N (the CUDA device index); false where the driver
+// has a --device of its own (mytransformer: auto, cpu, cuda or N).
+void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both = false,
+                        bool device_index = true);
+
+// --device N: makes CUDA device N current for everything after (the memory gate, the system
+// facts, the device services, every GPU backend); UsageError (exit 2) where there is no device N
+// (or no CUDA build, or no usable device at all, with the reason).
+void select_cuda_device(int index);
 
 // A driver's main() after its options are added: installs the fatal-signal report
 // (core/crash_report.hpp: a crash prints its backtrace before the program dies of the signal),
-// checks the lists' items (core/option_checks.hpp) and parses the command line (help and version
-// exit 0; a parse error is one line "PROGRAM: error: ... (see --help)" and exit 2), then runs
-// body: bench::UsageError -> one line "PROGRAM: error: ..." and exit 2; any other exception ->
+// rewrites the command line to the documented option names (core/grammar.hpp: '_' for '-', a
+// plural for a singular), checks the lists' items (core/option_checks.hpp) and parses it (help and
+// version exit 0; a parse error is one line "PROGRAM: error: ... (see --help)" and exit 2), then
+// runs body: bench::UsageError -> one line "PROGRAM: error: ..." and exit 2; any other exception ->
 // "PROGRAM: internal error: ..." and exit 1; else body's exit status. Every such line is at most
 // kMaxErrorLine characters (core/error.hpp one_line).
+// aliases: the program's other option names (core/grammar.hpp).
 int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
-             const std::function<int()>& body);
+             const std::function<int()>& body, const OptionAliases& aliases = {});
 
 // Checks the shared options after parsing (throws UsageError; their paths too), and returns the
 // part of each case's reproducing command they give (e.g. " --seed 7 --timing pure"), options left
@@ -148,11 +162,19 @@ void finish_case(std::ostream& os, Session& s, Result result, const std::shared_
 // Rewrites --json and --csv from the session's results.
 void write_results(const Session& s);
 
+// Where the run's files went, one line each: "wrote PATH (WHAT)" for --json, --csv, the source
+// difference beside the JSON, --trace-dir and the driver's own (extra: path, what; empty paths
+// left out); "wrote no files (--json FILE, --csv FILE keep the results)" when none.
+void print_written(std::ostream& os, const Session& s,
+                   const std::vector<std::pair<std::string, std::string>>& extra = {});
+
 // Cases incorrect or failed, for the closing line and --strict.
 int count_bad(const ResultSet& set);
 
 // A driver's last lines: how many cases were incorrect or failed (printed when any), and its exit
-// status: 1 with --strict when any were, else 0.
+// status: 1 with --strict when any were, else 0. With --format other than table, the console
+// report went to stderr (from start_session on) and stdout gets the results in that format here:
+// md (the summary table in Markdown), csv (as --csv), json (as --json), jsonl (a record a line).
 int closing_status(std::ostream& os, const ResultSet& set, bool strict);
 
 }  // namespace bench

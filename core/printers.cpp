@@ -47,6 +47,23 @@ void Table::print(std::ostream& os) const {
   os << std::left;
 }
 
+void Table::print_markdown(std::ostream& os) const {
+  auto line = [&](const std::vector<std::string>& row) {
+    os << "|";
+    for (const auto& cell : row) {
+      std::string c;
+      for (char ch : cell) c += ch == '|' ? std::string("\\|") : std::string(1, ch);
+      os << " " << c << " |";
+    }
+    os << '\n';
+  };
+  line(header_);
+  os << "|";
+  for (std::size_t i = 0; i < header_.size(); ++i) os << " --- |";
+  os << '\n';
+  for (const auto& row : rows_) line(row);
+}
+
 std::string format_ms(const std::optional<double>& ms, int digits) {
   if (!ms || !std::isfinite(*ms)) return "n/a";
   std::ostringstream os;
@@ -99,6 +116,21 @@ static std::string csv_number(double v) {
 
 static std::string csv_opt(const std::optional<double>& v) {
   return v ? csv_number(*v) : "";
+}
+
+std::string clock_hms(double seconds) {
+  if (!(seconds >= 0)) return "--:--:--";
+  const long s = static_cast<long>(seconds + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  return buf;
+}
+
+std::string progress_line(std::size_t done, std::size_t total, double elapsed_s,
+                          const std::string& what) {
+  const double eta = done ? elapsed_s / double(done) * double(total - done) : -1;
+  return "[" + std::to_string(done + 1) + "/" + std::to_string(total) + "] elapsed " +
+         clock_hms(elapsed_s) + " eta " + clock_hms(eta) + " " + what;
 }
 
 std::string results_to_csv(const std::vector<Result>& results) {
@@ -225,9 +257,10 @@ void print_result_block(std::ostream& os, const Result& r) {
 }
 
 void print_comparison(std::ostream& os, const std::vector<Result>& results,
-                      const std::string& cpu_reference, const std::string& gpu_reference) {
-  Table t({"problem", "dtype", "backend", "device", "status", "cpu_ms", "gpu_ms", "total_ms",
-           "compile_ms", "speedup", "correct"});
+                      const std::string& cpu_reference, const std::string& gpu_reference,
+                      bool markdown) {
+  Table t({"problem", "backend", "device", "dtype", "status", "cpu_ms", "gpu_ms", "total_ms",
+           "compile_ms", "vs_pytorch", "correct"});
   auto reference_time = [&](const Result& r) -> std::optional<double> {
     // GPU backends compare with the GPU reference when it ran, else with the CPU one.
     for (const std::string& name : r.device == "cpu"
@@ -250,13 +283,27 @@ void print_comparison(std::ostream& os, const std::vector<Result>& results,
     auto median = [](const std::optional<Summary>& s) {
       return s ? format_ms(s->median) : std::string("n/a");
     };
-    t.add_row({r.problem, r.dtype, r.backend, r.device, to_string(r.status), median(r.cpu_time_ms),
+    // correct: the output matched the reference, and its shape where the suite records one.
+    t.add_row({r.problem, r.backend, r.device, r.dtype, to_string(r.status), median(r.cpu_time_ms),
                median(r.gpu_time_ms), median(r.total_time_ms), format_ms(r.compile_time_ms),
                speedup,
-               r.correctness ? (r.correctness->passed && r.shape_ok.value_or(false) ? "yes" : "NO")
+               r.correctness ? (r.correctness->passed && r.shape_ok.value_or(true) ? "yes" : "NO")
                              : "-"});
   }
-  t.print(os);
+  if (markdown)
+    t.print_markdown(os);
+  else
+    t.print(os);
+}
+
+void print_summary(std::ostream& os, const std::vector<Result>& results, bool markdown) {
+  print_comparison(os, results, "libtorch_cpu", "libtorch_cuda", markdown);
+}
+
+void print_summary_section(std::ostream& os, const std::vector<Result>& results) {
+  os << "\n== Summary (medians in ms; vs_pytorch = LibTorch's time / the backend's, same problem "
+        "and device) ==\n";
+  print_summary(os, results);
 }
 
 }  // namespace bench

@@ -15,6 +15,8 @@ class Table {
   explicit Table(std::vector<std::string> header);
   void add_row(std::vector<std::string> row);
   void print(std::ostream& os) const;
+  // As a Markdown table ('|' in a cell escaped).
+  void print_markdown(std::ostream& os) const;
 
  private:
   std::vector<std::string> header_;
@@ -31,6 +33,13 @@ std::string format_fixed(double v, int digits);
 // partial file. Throws std::runtime_error on I/O failure.
 void write_file_atomic(const std::string& path, const std::string& text);
 
+// The progress line every program and the runner print, one per case:
+// "[k/N] elapsed HH:MM:SS eta HH:MM:SS <what>" (k = done + 1; eta "--:--:--" before a case ended).
+std::string progress_line(std::size_t done, std::size_t total, double elapsed_s,
+                          const std::string& what);
+// "HH:MM:SS" of a duration in seconds, "--:--:--" for a negative one (unknown).
+std::string clock_hms(double seconds);
+
 std::string results_to_csv(const std::vector<Result>& results);
 void write_json(const std::string& path, const ResultSet& set);
 void write_csv(const std::string& path, const std::vector<Result>& results);
@@ -43,10 +52,20 @@ namespace bench {
 // correctness, and the command that reproduces the case.
 void print_result_block(std::ostream& os, const Result& r);
 
-// One table over all results: problem, backend, times, speed-up against the reference backend of
-// the same problem and device (reference_for(device) names it; a missing reference, or one that
-// did not pass, leaves the column "n/a"), and whether the output was correct.
+// The summary table every program prints (one layout, the same column names): problem, backend,
+// device, dtype, status, cpu_ms, gpu_ms, total_ms, compile_ms (medians), vs_pytorch (the speed-up
+// against the reference backend of the same problem: cpu_reference on the CPU, gpu_reference
+// on a GPU, else the CPU one; a missing reference, or one that did not pass, leaves "n/a") and
+// correct. markdown: as a Markdown table (--format md).
 void print_comparison(std::ostream& os, const std::vector<Result>& results,
-                      const std::string& cpu_reference, const std::string& gpu_reference);
+                      const std::string& cpu_reference, const std::string& gpu_reference,
+                      bool markdown = false);
+
+// print_comparison against LibTorch on the same device (libtorch_cpu, libtorch_cuda: the eager
+// PyTorch call, by the one backend naming scheme every suite shares).
+void print_summary(std::ostream& os, const std::vector<Result>& results, bool markdown = false);
+
+// The summary section every program prints after its cases: one heading, print_summary's table.
+void print_summary_section(std::ostream& os, const std::vector<Result>& results);
 
 }  // namespace bench

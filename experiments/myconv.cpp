@@ -1,7 +1,7 @@
 // myconv: runs conv problems through every available backend and reports, per backend, the
 // GPU, CPU, total and compile times and the correctness against a float64 reference.
 //
-//   myconv --input_size 64 --kernel_size 5
+//   myconv --input-size 64 --kernel-size 5
 //   myconv --problem mb32ic64ih56oc64kh3ph1 --dtype fp32 --dtype bf16 --json out.json
 //   myconv --shapes experiments/shapes/resnet50.txt --backend onednn_cpu
 #include <cstdlib>
@@ -61,12 +61,8 @@ int run(const Options& o, const std::string& command_prefix) {
   // that --list-cases output stays JSON.
   for (const auto& n : notes) std::cerr << "myconv: note: " << n << "\n";
 
-  std::vector<const conv::RegistryEntry*> selected;
-  for (const auto& e : registry)
-    if (o.backends.empty()
-            ? e.backend != nullptr
-            : std::find(o.backends.begin(), o.backends.end(), e.name) != o.backends.end())
-      selected.push_back(&e);
+  std::vector<const conv::RegistryEntry*> selected =
+      bench::select_backends(registry, o.backends, c.available_only);
 
   const bool any_gpu_backend = std::any_of(selected.begin(), selected.end(), [](const auto* e) {
     return e->backend && e->device == "cuda";
@@ -168,10 +164,9 @@ int run(const Options& o, const std::string& command_prefix) {
     }
   }
 
-  std::cout << "\n== Comparison (speed-up against LibTorch on the same device) ==\n";
-  bench::print_comparison(std::cout, set.results, "libtorch_cpu", "libtorch_cuda");
+  bench::print_summary_section(std::cout, set.results);
   bench::write_results(session);
-
+  bench::print_written(std::cout, session, {{o.save_tensors_dir, "tensors, .npy"}});
   return bench::closing_status(std::cout, set, c.strict);
 }
 
@@ -185,19 +180,19 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version",
                        bench::project_version() + " (git " + bench::git_commit() + ")");
   auto& s = o.settings;
-  app.add_option("--input_size,--input-size", s.input_size, "Input height = width (list)")
+  app.add_option("--input-size", s.input_size, "Input height = width (list)")
       ->capture_default_str()
       ->delimiter(',');
-  app.add_option("--kernel_size,--kernel-size", s.kernel_size, "Kernel height = width (list)")
+  app.add_option("--kernel-size", s.kernel_size, "Kernel height = width (list)")
       ->capture_default_str()
       ->delimiter(',');
-  app.add_option("--batch_size,--batch-size", s.batch_size, "Batch size (list)")
+  app.add_option("--batch-size", s.batch_size, "Batch size (list)")
       ->capture_default_str()
       ->delimiter(',');
-  app.add_option("--in_channels,--in-channels", s.in_channels, "Input channels (list)")
+  app.add_option("--in-channels", s.in_channels, "Input channels (list)")
       ->capture_default_str()
       ->delimiter(',');
-  app.add_option("--out_channels,--out-channels", s.out_channels, "Output channels (list)")
+  app.add_option("--out-channels", s.out_channels, "Output channels (list)")
       ->capture_default_str()
       ->delimiter(',');
   app.add_option("--stride", s.stride, "Stride (list)")->capture_default_str()->delimiter(',');
@@ -265,9 +260,10 @@ int main(int argc, char** argv) {
                  "Write input, weights, reference and each backend's output as .npy under DIR");
 
   return bench::run_main(app, argc, argv, "myconv", [&] {
+    o.backends = bench::canonical_backend_names(o.backends);  // older names too
     const bool dims_given =
-        app.count("--input_size") + app.count("--kernel_size") + app.count("--batch_size") +
-            app.count("--in_channels") + app.count("--out_channels") + app.count("--stride") +
+        app.count("--input-size") + app.count("--kernel-size") + app.count("--batch-size") +
+            app.count("--in-channels") + app.count("--out-channels") + app.count("--stride") +
             app.count("--padding") + app.count("--dilation") + app.count("--groups") >
         0;
     if (dims_given && !(s.descriptors.empty() && s.shape_files.empty()))

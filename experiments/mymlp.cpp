@@ -5,7 +5,7 @@
 // ceiling, the peak memory, and the gradients checked against float64. Also the lecture's scaling
 // studies (--scale), square matmuls (--matmul) and profile (--profile).
 //
-//   mymlp --dim 128 --num_layers 16 --batch_size 128 --num_steps 5     the lecture's example
+//   mymlp --dim 128 --num-layers 16 --batch-size 128 --num-steps 5     the lecture's example
 //   mymlp --scale all --base dim=256,num_layers=4,batch_size=256,num_steps=2
 //   mymlp --matmul --dtype fp32,bf16
 //   mymlp --profile prof/
@@ -75,8 +75,8 @@ std::vector<mlp::Problem> expand(const Options& o, const CLI::App& app,
   auto add = [&](const mlp::Problem& p) {
     if (seen.insert(mlp::str_with_name(p)).second) out.push_back(p);
   };
-  const bool dims_given = app.count("--dim") || app.count("--num_layers") ||
-                          app.count("--batch_size") || app.count("--num_steps");
+  const bool dims_given = app.count("--dim") || app.count("--num-layers") ||
+                          app.count("--batch-size") || app.count("--num-steps");
   const bool run_example =
       o.example || dims_given || (o.problems.empty() && o.scale.empty() && !o.matmul);
   for (const auto dt : dtypes) {
@@ -217,7 +217,7 @@ void print_studies(std::ostream& os, const nlohmann::ordered_json& studies) {
   t.print(os);
 }
 
-void print_summary(std::ostream& os, const std::vector<bench::Result>& results) {
+void print_mlp_figures(std::ostream& os, const std::vector<bench::Result>& results) {
   bench::Table t({"problem", "name", "backend", "status", "ms/call", "fwd ms", "bwd ms", "TFLOP/s",
                   "% ceiling", "peak MiB"});
   for (const auto& r : results) {
@@ -259,12 +259,8 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
   }
   const std::vector<mlp::Problem> problems = expand(o, app, dtypes);
   if (!c.list_cases) bench::check_output_dir("--profile", o.profile_dir);
-  std::vector<const mlp::RegistryEntry*> selected;
-  for (const auto& e : registry)
-    if (o.backends.empty()
-            ? e.backend != nullptr
-            : std::find(o.backends.begin(), o.backends.end(), e.name) != o.backends.end())
-      selected.push_back(&e);
+  std::vector<const mlp::RegistryEntry*> selected =
+      bench::select_backends(registry, o.backends, c.available_only);
   const bool uses_gpu = std::any_of(selected.begin(), selected.end(), [](const auto* e) {
     return e->backend && e->device == "cuda";
   });
@@ -440,9 +436,11 @@ int run(const Options& o, const CLI::App& app, const std::string& command_prefix
   set.blocks["studies"] = mlp::studies_json(set.results);
   if (set.blocks["studies"].empty()) set.blocks.erase("studies");
   bench::write_results(session);
-  std::cout << "\n== Summary ==\n";
-  print_summary(std::cout, set.results);
+  bench::print_summary_section(std::cout, set.results);
+  std::cout << "\n== MLP figures (per call; forward and backward per step) ==\n";
+  print_mlp_figures(std::cout, set.results);
   if (set.blocks.contains("studies")) print_studies(std::cout, set.blocks["studies"]);
+  bench::print_written(std::cout, session, {{o.profile_dir, "profiles"}});
   return bench::closing_status(std::cout, set, c.strict);
 }
 
@@ -460,15 +458,15 @@ int main(int argc, char** argv) {
   // Sizes: integers from 1; the problem's own check bounds them (models/mlp/problem.hpp).
   const auto size = bench::integer_in(1, std::numeric_limits<std::int64_t>::max());
   app.add_option("--dim", o.dim, "Width of every Linear layer")->capture_default_str()->check(size);
-  app.add_option("--num_layers", o.num_layers, "Layers")->capture_default_str()->check(size);
-  app.add_option("--batch_size", o.batch_size, "Rows of the input")
+  app.add_option("--num-layers", o.num_layers, "Layers")->capture_default_str()->check(size);
+  app.add_option("--batch-size", o.batch_size, "Rows of the input")
       ->capture_default_str()
       ->check(size);
-  app.add_option("--num_steps", o.num_steps, "Steps (forward, loss, backward) per call")
+  app.add_option("--num-steps", o.num_steps, "Steps (forward, loss, backward) per call")
       ->capture_default_str()
       ->check(size);
   app.add_flag("--example", o.example,
-               "Also run the configuration of --dim/--num_layers/--batch_size/--num_steps with "
+               "Also run the configuration of --dim/--num-layers/--batch-size/--num-steps with "
                "--scale, --matmul or --problem (alone it runs by default)");
   app.add_option("--problem", o.problems,
                  "Descriptor, e.g. mlp:d128l16b128s5:bf16 or mm:n4096 (repeatable)");
@@ -488,10 +486,10 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--backend", o.backends, "Backends to run (list; default: all built)")
       ->delimiter(',');
-  app.add_option("--num_warmups", o.num_warmups,
+  app.add_option("--num-warmups", o.num_warmups,
                  "The lecture's fixed warm-up count (default: the core's --warmup)")
       ->check(bench::integer_in(0, std::numeric_limits<int>::max()));
-  app.add_option("--num_trials", o.num_trials,
+  app.add_option("--num-trials", o.num_trials,
                  "The lecture's fixed trial count: exactly this many samples, no adaptive stop")
       ->check(bench::integer_in(2, 1000000));
   app.add_option("--phase-steps", o.phase_steps, "Steps timed for the forward/backward split")
@@ -512,9 +510,10 @@ int main(int argc, char** argv) {
   bench::add_common_options(app, o.common);
 
   return bench::run_main(app, argc, argv, "mymlp", [&] {
+    o.backends = bench::canonical_backend_names(o.backends);  // older names too
     std::string prefix = "mymlp";
-    if (o.num_warmups >= 0) prefix += " --num_warmups " + std::to_string(o.num_warmups);
-    if (o.num_trials >= 0) prefix += " --num_trials " + std::to_string(o.num_trials);
+    if (o.num_warmups >= 0) prefix += " --num-warmups " + std::to_string(o.num_warmups);
+    if (o.num_trials >= 0) prefix += " --num-trials " + std::to_string(o.num_trials);
     prefix += bench::check_common_options(app, o.common);
     return run(o, app, prefix);
   });

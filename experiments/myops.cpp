@@ -102,7 +102,7 @@ void measure_limits(bench::ResultSet& set, bool cpu, bool gpu,
 // One line per passed case: time, GB/s, % of the measured peak, speed-up and band.
 void print_scores(std::ostream& os, const std::vector<bench::Result>& results) {
   bench::Table t(
-      {"problem", "backend", "timing", "status", "ms", "GB/s", "% peak", "vs PyTorch", "band"});
+      {"problem", "backend", "timing", "status", "ms", "GB/s", "% peak", "vs_pytorch", "band"});
   for (const auto& r : results) {
     const auto& m = r.metrics;
     auto num = [&](const char* key, double scale, int digits) {
@@ -174,12 +174,8 @@ int run(const Options& o, const std::string& command_prefix) {
 
   // Run order: PyTorch first on each device, so that every other backend's score is at hand
   // when its case ends.
-  std::vector<const ops::RegistryEntry*> selected;
-  for (const auto& e : registry)
-    if (o.backends.empty()
-            ? e.backend != nullptr
-            : std::find(o.backends.begin(), o.backends.end(), e.name) != o.backends.end())
-      selected.push_back(&e);
+  std::vector<const ops::RegistryEntry*> selected =
+      bench::select_backends(registry, o.backends, c.available_only);
   std::stable_sort(selected.begin(), selected.end(), [](const auto* a, const auto* b) {
     auto key = [](const ops::RegistryEntry* e) {
       return 2 * (e->device == "cuda") + (e->name != ops::reference_backend(e->device));
@@ -267,11 +263,13 @@ int run(const Options& o, const std::string& command_prefix) {
     }
   }
 
+  bench::print_summary_section(std::cout, set.results);
   std::cout << "\n== Scores (bandwidth against the measured copy bandwidth; speed-up = PyTorch "
                "time / backend time on the same device) ==\n";
   print_scores(std::cout, set.results);
   bench::write_results(session);
   if (!o.markdown_path.empty()) write_markdown(o.markdown_path, set);
+  bench::print_written(std::cout, session, {{o.markdown_path, "results, Markdown"}});
 
   return bench::closing_status(std::cout, set, c.strict);
 }
@@ -321,6 +319,7 @@ int main(int argc, char** argv) {
   bench::add_common_options(app, o.common, /*allow_both=*/true);
 
   return bench::run_main(app, argc, argv, "myops", [&] {
+    o.backends = bench::canonical_backend_names(o.backends);  // older names too
     if (app.count("--size") && !(s.descriptors.empty() && s.ops_files.empty()))
       throw UsageError("--problem/--ops-file replace --size; give one or the other");
     s.dtypes.clear();

@@ -5,12 +5,13 @@
 //
 //   mytransformer --model gpt2 --device auto                 the default preset
 //   mytransformer --model gpt2 --preset quick_test --device cpu
-//   mytransformer --model ./qwen2-ckpt --dtype bf16 --impl libtorch_graph --output-file out/run
+//   mytransformer --model ./qwen2-ckpt --dtype bf16 --backend libtorch_graph --output-file out/run
 //   mytransformer --model gpt2,qwen2-0.5b --preset small_scale --list-cases
 //   mytransformer --model gpt2,qwen2-0.5b --problem 'mb1in128out64:n"qwen2-0.5b"' --backend
-//       libtorch_eager      one case, as scripts/run_all_experiments.sh --suite transformer runs it
+//       libtorch_cuda       one case, as scripts/run_all_experiments.sh --suite transformer runs it
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -35,6 +36,7 @@
 #include "core/paths.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
+#include "core/torch/libtorch_common.hpp"
 #include "models/transformer/bench.hpp"
 #include "models/transformer/config.hpp"
 #include "models/transformer/registry.hpp"
@@ -60,22 +62,29 @@ struct Options {
   bool show_presets = false, show_config = false;
 };
 
-std::string clock_text(double seconds) {
-  const long s = static_cast<long>(seconds + 0.5);
-  std::ostringstream o;
-  o << s / 60 << ":" << std::setw(2) << std::setfill('0') << s % 60;
-  return o.str();
-}
+// --device: auto, cpu, cuda (device 0), or the CUDA device's index N (also cuda:N), as the
+// other programs' --device N.
 at::Device resolve_device(const std::string& d) {
   if (d == "cpu") return at::Device(at::kCPU);
-  if (d == "cuda" || d == "gpu") {
+  std::string index = d;
+  if (d.rfind("cuda:", 0) == 0) index = d.substr(5);
+  const bool numeric =
+      !index.empty() && index.size() <= 4 &&
+      std::all_of(index.begin(), index.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (d == "cuda" || d == "gpu" || numeric) {
     if (!cuda_available())
-      throw UsageError("--device cuda: LibTorch " TORCH_VERSION " finds no CUDA device" +
+      throw UsageError("--device " + d + ": LibTorch " TORCH_VERSION " finds no CUDA device" +
                        std::string(MYCONV_HAVE_TORCH_CUDA ? "" : " (this build is CPU-only)"));
-    return at::Device(at::kCUDA, 0);
+    const int n = numeric ? std::stoi(index) : 0;
+    const int count = static_cast<int>(at::getNumGPUs());
+    if (n >= count)
+      throw UsageError("--device " + d + ": no CUDA device " + std::to_string(n) + " (" +
+                       std::to_string(count) + " here)");
+    bench::select_cuda_device(n);  // the core's device facts, memory gate and services too
+    return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(n));
   }
   if (d == "auto") return cuda_available() ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
-  throw UsageError("--device: '" + d + "' is not a device (auto, cpu, cuda)");
+  throw UsageError("--device: '" + d + "' is not a device (auto, cpu, cuda, or a CUDA index N)");
 }
 
 void print_presets(const std::vector<Grid>& presets, const std::string& path) {
@@ -225,6 +234,7 @@ class ModelCache {
 int run(Options& o, CLI::App& app) {
   bench::DriverOptions& c = o.common;
   if (bench::handle_source_options(c)) return 0;
+  bench::libtorch::apply_cpu_threads();  // --threads
   Model::select_sdpa_backend(o.sdpa_backend);
   const std::string ppath = presets_path();
   if (o.show_presets) {
@@ -251,16 +261,17 @@ int run(Options& o, CLI::App& app) {
         "--timing: mytransformer times generations as they run (real); pure mode "
         "does not apply (libtorch_graph replays the decode steps from a CUDA graph)");
   try {
-    bench::check_backend_names(o.impls, known_implementation_names());
-  } catch (const UsageError& e) {  // --backend is --impl's other name (the runner's word)
+    bench::check_backend_names(bench::canonical_backend_names(o.impls),
+                               known_implementation_names());
+  } catch (const UsageError& e) {  // --impl is --backend's other name (the seed tool's word)
     std::string what = e.what();
-    throw UsageError("--impl/--backend" + what.substr(what.find(':')));
+    throw UsageError("--backend" + what.substr(what.find(':')));
   }
   if (!o.problems.empty() &&
-      (!o.batch_sizes.empty() || !o.input_lengths.empty() || app.count("--output_length")))
+      (!o.batch_sizes.empty() || !o.input_lengths.empty() || app.count("--output-length")))
     throw UsageError(
-        "--problem gives the cases themselves: give it or --batch_sizes, --input_lengths, "
-        "--output_length, not both");
+        "--problem gives the cases themselves: give it or --batch-size, --input-length, "
+        "--output-length, not both");
   Grid grid = find_preset(load_presets(ppath), o.preset.empty() ? "default" : o.preset);
   if (!o.config_file.empty()) {
     std::vector<std::string> ignored;
@@ -270,11 +281,11 @@ int run(Options& o, CLI::App& app) {
   }
   if (!o.batch_sizes.empty()) grid.batch_sizes = o.batch_sizes;
   if (!o.input_lengths.empty()) grid.input_lengths = o.input_lengths;
-  if (app.count("--output_length")) grid.output_length = o.output_length;
-  if (app.count("--num_runs")) grid.num_runs = o.num_runs;
+  if (app.count("--output-length")) grid.output_length = o.output_length;
+  if (app.count("--num-runs")) grid.num_runs = o.num_runs;
   if (app.count("--temperature")) grid.temperature = o.temperature;
-  if (app.count("--top_p")) grid.top_p = o.top_p;
-  if (app.count("--max_batch_input_product"))
+  if (app.count("--top-p")) grid.top_p = o.top_p;
+  if (app.count("--max-batch-input-product"))
     grid.max_batch_input_product = o.max_batch_input_product;
   check_grid(grid);
   if (!o.output_prefix.empty()) {
@@ -284,9 +295,16 @@ int run(Options& o, CLI::App& app) {
   }
   const at::Device device = resolve_device(o.device);
   const std::string device_name = device.is_cuda() ? "cuda" : "cpu";
+  o.impls = bench::canonical_backend_names(o.impls, device_name);  // older names too
   std::vector<bench::DataType> dtypes;
   if (o.dtypes.empty()) o.dtypes = {device.is_cuda() ? "fp16" : "fp32"};
-  for (const auto& d : o.dtypes) dtypes.push_back(bench::parse_data_type(d));
+  for (const auto& d : o.dtypes) {
+    dtypes.push_back(bench::parse_data_type(d));
+    if (dtypes.back() == bench::DataType::tf32)
+      throw UsageError(
+          "--dtype: tf32 is a math mode of fp32 matmuls, not a storage type; "
+          "mytransformer runs fp32, fp16, bf16");
+  }
   const std::vector<ModelSource> models =
       resolve_models(o.models, app.count("--model") > 0, o.problems, c.seed);
   if (o.show_config) {
@@ -320,21 +338,26 @@ int run(Options& o, CLI::App& app) {
           other_device = true;
       }
     if (o.impls.empty() ? !(entry && entry->backend) : !asked) continue;
+    if (c.available_only && !(entry && bench::runnable_here(*entry))) continue;
     if (entry)
       selected.push_back({name, entry->backend.get(), entry->why_missing});
     else if (other_device)
       selected.push_back({name, nullptr, name + " does not run on " + device_name});
   }
 
+  if (c.available_only && selected.empty())
+    throw UsageError("--available-only: none of the implementations asked can run on " +
+                     device_name + " here (--list-backends says why)");
+
   // Every case's reproducing command: the model, then the settings that are not the case's own.
   std::string settings_text;
   if (task == Task::train) settings_text += " --task train";
   if (grid.temperature > 0)
-    settings_text += " --temperature " + bench::format_fixed(grid.temperature, 3) + " --top_p " +
+    settings_text += " --temperature " + bench::format_fixed(grid.temperature, 3) + " --top-p " +
                      bench::format_fixed(grid.top_p, 3);
-  settings_text += " --num_runs " + std::to_string(grid.num_runs);
+  settings_text += " --num-runs " + std::to_string(grid.num_runs);
   if (grid.max_batch_input_product != kDefaultMaxBatchInputProduct)
-    settings_text += " --max_batch_input_product " + std::to_string(grid.max_batch_input_product);
+    settings_text += " --max-batch-input-product " + std::to_string(grid.max_batch_input_product);
   settings_text += bench::check_common_options(app, c);
   auto prefix_of = [&](const ModelSource& m) {
     return "mytransformer --model " + m.spec + settings_text;
@@ -456,11 +479,11 @@ int run(Options& o, CLI::App& app) {
       for (const auto& s : selected) {
         const double elapsed =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        std::cout << "\n[" << done + 1 << "/" << total << "] " << s.name << " " << device_name
-                  << " " << bench::to_string(p.dtype) << " " << p.str();
-        if (models.size() > 1) std::cout << " " << source.config.name;
-        std::cout << "  elapsed " << clock_text(elapsed) << ", ETA "
-                  << (done ? clock_text(elapsed / double(done) * double(total - done)) : "?")
+        // The runner's progress line (core/printers.hpp): case, then backend.
+        std::cout << "\n"
+                  << bench::progress_line(done, total, elapsed,
+                                          p.str() + " " + source.config.name + " " + s.name + " " +
+                                              device_name + " " + bench::to_string(p.dtype))
                   << std::endl;
         const bench::MemoryNeed need = s.impl ? need_of(source, p, *s.impl) : bench::MemoryNeed{};
         if (const std::string why = bench::memory_shortfall(need, memory.available());
@@ -485,7 +508,8 @@ int run(Options& o, CLI::App& app) {
       }
   }
 
-  std::cout << "\n== Summary (means over " << grid.num_runs << " run(s)) ==\n";
+  bench::print_summary_section(std::cout, set.results);
+  std::cout << "\n== Generation figures (means over " << grid.num_runs << " run(s)) ==\n";
   const bool train = task == Task::train;
   // Per case its times (a generation's: with the decode step's bandwidth, GB/s of its bytes and
   // its weight bytes' fraction of the measured copy bandwidth), then memory: the allocator's peak
@@ -498,7 +522,7 @@ int run(Options& o, CLI::App& app) {
   const Row times = train ? Row{"forward ms", "backward ms", "step ms", "tokens/s"}
                           : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s",
                                 "decode GB/s", "weights/copy"};
-  bench::Table t(join(join({"model", "impl", "dtype", "case", "status"}, times),
+  bench::Table t(join(join({"model", "backend", "dtype", "case", "status"}, times),
                       {"peak MiB", "predicted MiB", "peak/pred"}));
   for (const auto& r : set.results) {
     const auto& m = r.metrics;
@@ -520,8 +544,7 @@ int run(Options& o, CLI::App& app) {
   }
   t.print(std::cout);
   bench::write_results(session);
-  if (!c.json_path.empty()) std::cout << "results: " << c.json_path << "\n";
-  if (!c.csv_path.empty()) std::cout << "results: " << c.csv_path << "\n";
+  bench::print_written(std::cout, session);
   return bench::closing_status(std::cout, set, c.strict);
 }
 
@@ -543,7 +566,8 @@ int main(int argc, char** argv) {
   app.add_option("--problem", o.problems,
                  "A case instead of the grid, e.g. mb4in512out128 or train_mb4in512, with "
                  ":n\"MODEL\" for one model's (as --list-cases prints them; repeatable)");
-  app.add_option("--device", o.device, "auto, cpu or cuda")->capture_default_str();
+  app.add_option("--device", o.device, "auto, cpu, cuda, or the CUDA device index N (cuda:N)")
+      ->capture_default_str();
   app.add_option("--preset", o.preset,
                  "Grid preset: default quick_test small_scale medium_scale large_scale "
                  "batch_size_study input_length_study (--show-presets)");
@@ -557,25 +581,27 @@ int main(int argc, char** argv) {
   app.add_option("--output", o.create_output, "File --create writes");
   // Sizes of at most 9 digits, as the descriptors write them (models/transformer/problem.hpp).
   const auto size = bench::integer_in(1, 999999999);
-  app.add_option("--batch_sizes", o.batch_sizes, "Batch sizes (list)")->delimiter(',')->check(size);
-  app.add_option("--input_lengths", o.input_lengths, "Prompt lengths (list)")
+  app.add_option("--batch-size", o.batch_sizes, "Batch sizes (list)")->delimiter(',')->check(size);
+  app.add_option("--input-length", o.input_lengths, "Prompt lengths (list)")
       ->delimiter(',')
       ->check(size);
-  app.add_option("--output_length", o.output_length, "Tokens generated per row")->check(size);
-  app.add_option("--num_runs", o.num_runs, "Timed repetitions per config")
+  app.add_option("--output-length", o.output_length, "Tokens generated per row")->check(size);
+  app.add_option("--num-runs", o.num_runs, "Timed repetitions per config")
       ->check(bench::integer_in(1, 1000000));
   app.add_option("--temperature", o.temperature, "Sampling temperature (0: greedy)")
       ->check(bench::non_negative_number());
-  app.add_option("--top_p", o.top_p, "Nucleus sampling mass (with --temperature)")
+  app.add_option("--top-p", o.top_p, "Nucleus sampling mass (with --temperature)")
       ->check(bench::finite_number(0, 1, /*min_exclusive=*/true));
-  app.add_option("--max_batch_input_product", o.max_batch_input_product,
+  app.add_option("--max-batch-input-product", o.max_batch_input_product,
                  "Configs with batch x input length above this are skipped (default 131072)")
       ->check(bench::integer_in(1, std::numeric_limits<std::int64_t>::max()));
   app.add_option("--dtype", o.dtypes, "fp32 fp16 bf16 (list; default fp16 on cuda, fp32 on cpu)")
       ->delimiter(',');
-  app.add_option("--impl,--backend", o.impls,
-                 "Implementations: libtorch_eager libtorch_graph own_cuda hf_transformers (list; "
-                 "default every one built for the device)")
+  app.add_option(
+         "--backend", o.impls,
+         "Implementations: libtorch_cpu libtorch_cuda libtorch_graph own_cuda hf_transformers "
+         "(list; "
+         "default every one built for the device)")
       ->delimiter(',');
   app.add_option("--task", o.task, "generate (default) or train")->capture_default_str();
   app.add_option("--sdpa-backend", o.sdpa_backend,
@@ -589,14 +615,18 @@ int main(int argc, char** argv) {
                  "exit (scripts/hf_agreement.py)");
   // A generation is long: one warm-up run unless asked otherwise.
   o.common.measure.warmup_iters = 1;
-  bench::add_common_options(app, o.common);
+  bench::add_common_options(app, o.common, /*allow_both=*/false, /*device_index=*/false);
 
-  return bench::run_main(app, argc, argv, "mytransformer", [&] {
-    if (app.count("--num_runs") && o.num_runs < 1) throw UsageError("--num_runs must be positive");
-    if (!o.output_prefix.empty() && (!o.common.json_path.empty() || !o.common.csv_path.empty()))
-      throw UsageError("--output-file replaces --json and --csv; give one or the other");
-    if (!o.output_prefix.empty())  // the folder PREFIX_YYYYMMDD_HHMMSS.json and .csv go into
-      bench::check_output_file("--output-file", o.output_prefix + "_x.json");
-    return run(o, app);
-  });
+  return bench::run_main(
+      app, argc, argv, "mytransformer",
+      [&] {
+        if (app.count("--num-runs") && o.num_runs < 1)
+          throw UsageError("--num-runs must be positive");
+        if (!o.output_prefix.empty() && (!o.common.json_path.empty() || !o.common.csv_path.empty()))
+          throw UsageError("--output-file replaces --json and --csv; give one or the other");
+        if (!o.output_prefix.empty())  // the folder PREFIX_YYYYMMDD_HHMMSS.json and .csv go into
+          bench::check_output_file("--output-file", o.output_prefix + "_x.json");
+        return run(o, app);
+      },
+      {{"--impl", "--backend"}});
 }

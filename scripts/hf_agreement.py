@@ -65,8 +65,8 @@ def check(arch, args, torch, transformers, work):
 
     dump = os.path.join(work, arch + ".json")
     cmd = [args.mytransformer, "--model", folder, "--device", args.device, "--dtype", args.dtype,
-           "--batch_sizes", str(args.batch), "--input_lengths", str(args.input_length),
-           "--output_length", str(args.tokens), "--seed", str(args.seed), "--dump-logits", dump]
+           "--batch-size", str(args.batch), "--input-length", str(args.input_length),
+           "--output-length", str(args.tokens), "--seed", str(args.seed), "--dump-logits", dump]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(dump) as f:
         ours = json.load(f)

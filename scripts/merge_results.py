@@ -21,7 +21,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner.common import Log, UsageError, shown, utc_now, write_atomic  # noqa: E402
+from runner.common import PROGRAMS, Log, UsageError, shown, utc_now, write_atomic  # noqa: E402
 from runner.merge import Part, check_same_run, copy_source_diff, write_merged  # noqa: E402
 from runner.session import make_report  # noqa: E402
 
@@ -116,7 +116,7 @@ def merge(args):
     write_atomic(os.path.join(out, "cases.jsonl"), "".join(json.dumps(c) + "\n" for c in cases))
     write_atomic(os.path.join(out, "run.json"), json.dumps(config, indent=2) + "\n")
     copy_source_diff(shards, out)
-    program = "myops" if config.get("suite") == "ops" else "myconv"
+    program = PROGRAMS.get(config.get("suite", "conv"), "myconv")
     run = {"runner": "scripts/run_all_experiments.sh", "suite": config.get("suite", "conv"),
            "label": config.get("label"),
            f"{program}_args": config.get("grid_args", []) + config.get("extra_args", []),
@@ -133,17 +133,17 @@ def merge(args):
             pass
     write_atomic(os.path.join(out, "all_experiments.txt"), "".join(logs))
     run = write_merged(out, cases, shards, run, cases_total=total)
-    log = Log(os.path.join(out, "all_experiments.txt"), verbose=False)
+    log = Log(os.path.join(out, "all_experiments.txt"), verbose=False, tag=f"[{program}]")
     statuses = {}
     with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
         results = json.load(f)["results"]
     for r in results:
         statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     summary = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "none"
-    log.say(f"[myconv] merged {len(shards)} of {count} shard(s) into {shown(out)}: "
+    log.say(f"{log.tag} merged {len(shards)} of {count} shard(s) into {shown(out)}: "
             f"{run['recorded']} of {total} cases ({summary}); results.json, results.csv")
     for m in missing:
-        log.say(f"[myconv] partial: {m}")
+        log.say(f"{log.tag} partial: {m}")
     make_report(out, log)
     return 0
 

@@ -20,17 +20,17 @@
 #     --preset NAME|all           shapes: experiments/shapes/NAME.txt (seed, resnet50, vgg16, ...;
 #                                 --preset list names them), all = every file there
 #     --shapes FILE               a shape file instead (repeatable)
-#     --layouts LIST              nchw,nhwc (default nchw)
-#   op suite (myops; default: every op, --sizes all (every size class but xlarge), fp32,bf16):
-#     --sizes LIST                small,medium,large,xlarge,batched or all (experiments/ops/)
+#     --layout LIST               nchw,nhwc (default nchw)
+#   op suite (myops; default: every op, --size all (every size class but xlarge), fp32,bf16):
+#     --size LIST                 small,medium,large,xlarge,batched or all (experiments/ops/)
 #     --ops-file FILE             an op list instead (repeatable; one descriptor per line)
-#     --categories LIST           only these: element,activation,reduction,normalization,matmul,
+#     --category LIST             only these: element,activation,reduction,normalization,matmul,
 #                                 memory
-#     --ops LIST                  only these ops, e.g. add,softmax,transpose
+#     --op LIST                   only these ops, e.g. add,softmax,transpose
 #   transformer suite (mytransformer; default: gpt2, qwen2-0.5b and llama-3.2-1b, preset small_scale, every
 #   implementation built for the device, fp16 on a GPU, fp32 on the CPU; then the Hugging Face
 #   reference where transformers and torch import, into RUN/hf_reference/):
-#     --models LIST               built-in names, config.json files or checkpoint folders
+#     --model LIST                built-in names, config.json files or checkpoint folders
 #     --preset NAME               experiments/transformer/presets.json (--preset list names them)
 #     --device auto|cpu|cuda      default auto: the GPU where there is one
 #     --no-hf-reference           no Hugging Face reference (scripts/hf_reference.py)
@@ -47,12 +47,12 @@
 #     --quick                     tiny random models (experiments/transformer/configs/), preset
 #                                 quick_test
 #   every suite:
-#     --backends LIST             e.g. libtorch_cpu,onednn_cpu (default: every built backend;
+#     --backend LIST              e.g. libtorch_cpu,onednn_cpu (default: every built backend;
 #                                 with --suite all, names every suite knows)
-#     --dtypes LIST               fp32,tf32,fp16,bf16 (default: conv fp32; ops fp32,bf16);
+#     --dtype LIST                fp32,tf32,fp16,bf16 (default: conv fp32; ops fp32,bf16);
 #                                 transformer: one of fp32, fp16, bf16 (its cases' descriptors
 #                                 carry no dtype: one per run folder)
-#     --quick                     a smoke run: a few samples per case (ops: --sizes small, fp32
+#     --quick                     a smoke run: a few samples per case (ops: --size small, fp32
 #                                 unless given)
 #     --timeout SECONDS           per-case limit; a case that exceeds it is recorded as timeout
 #                                 (default 900; 0 = none)
@@ -75,9 +75,9 @@
 #                                 tree is refused: remove it or name a fresh one)
 #     --from-bundle DIR           set up from a package bundle (offline GPU host, see README)
 #     --verbose                   the program's full output on the console too (always in the log)
-#   e.g. scripts/run_all_experiments.sh --preset resnet50 --backends cudnn,im2col_gemm_cuda
-#        scripts/run_all_experiments.sh --suite ops --categories reduction --dtypes fp32
-#        scripts/run_all_experiments.sh --suite transformer --models gpt2 --preset quick_test
+#   e.g. scripts/run_all_experiments.sh --preset resnet50 --backend cudnn,im2col_gemm_cuda
+#        scripts/run_all_experiments.sh --suite ops --category reduction --dtype fp32
+#        scripts/run_all_experiments.sh --suite transformer --model gpt2 --preset quick_test
 #        nohup scripts/run_all_experiments.sh --suite all --preset all >run.log 2>&1 &
 # One progress line per case: [k/N] elapsed 00:01:23 eta 00:04:10 <problem> <backend>: <status>.
 # A case that fails, crashes or hangs is recorded with its status and the run goes on; results
@@ -103,35 +103,49 @@ resume="" commit=0 build_dir="$MYCONV_ROOT/build" bundle="" verbose=0 extra=()
 shard="" gpus="" cost_from="" plan=0 isolate=0
 sizes="" ops_files=() categories="" ops=""
 models="" device="" hf_reference=1 trust_check=0 inductor_reference=0
+# The programs' grammar (core/grammar.hpp): '_' for '-' in an option's name, and a list option's
+# plural for its documented singular.
+canonical_option() {
+  local n=${1//_/-}
+  case "$n" in
+    --backends | --dtypes | --layouts | --sizes | --ops | --models) n=${n%s} ;;
+    --categories) n=--category ;;
+    --shape) n=--shapes ;;
+    --ops-files) n=--ops-file ;;
+  esac
+  echo "$n"
+}
 while [ $# -gt 0 ]; do
+  case "$1" in --?*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;; esac  # --name=value
   opt=$1
+  case "$opt" in --?*) opt=$(canonical_option "$opt") ;; esac
   case "$opt" in
-    --preset | --shapes | --backends | --dtypes | --layouts | --timeout | --output-dir | \
-      --resume | --build-dir | --from-bundle | --suite | --sizes | --ops-file | --categories | \
-      --ops | --shard | --gpus | --cost-from | --models | --device)
+    --preset | --shapes | --backend | --dtype | --layout | --timeout | --output-dir | \
+      --resume | --build-dir | --from-bundle | --suite | --size | --ops-file | --category | \
+      --op | --shard | --gpus | --cost-from | --model | --device)
       [ $# -ge 2 ] && [ -n "$2" ] && [[ "$2" != --* ]] || usage_error "$opt needs a value"
       val=$2
       shift 2
       case "$opt" in
         --preset) preset=$val ;;
         --shapes) shapes+=("$val") ;;
-        --backends) backends=$val ;;
-        --dtypes) dtypes=$val ;;
-        --layouts) layouts=$val ;;
+        --backend) backends=$val ;;
+        --dtype) dtypes=$val ;;
+        --layout) layouts=$val ;;
         --timeout) timeout=$val ;;
         --output-dir) out_root=$val ;;
         --resume) resume=$val ;;
         --build-dir) build_dir=$val ;;
         --from-bundle) bundle=$val ;;
         --suite) suite=$val ;;
-        --sizes) sizes=$val ;;
+        --size) sizes=$val ;;
         --ops-file) ops_files+=("$val") ;;
-        --categories) categories=$val ;;
-        --ops) ops=$val ;;
+        --category) categories=$val ;;
+        --op) ops=$val ;;
         --shard) shard=$val ;;
         --gpus) gpus=$val ;;
         --cost-from) cost_from=$val ;;
-        --models) models=$val ;;
+        --model) models=$val ;;
         --device) device=$val ;;
       esac
       ;;
@@ -145,7 +159,7 @@ while [ $# -gt 0 ]; do
     --inductor-reference) inductor_reference=1; shift ;;
     --) shift; extra=("$@"); break ;;
     -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-    *) usage_error "unknown option '$opt'" ;;
+    *) usage_error "unknown option '$1'" ;;
   esac
 done
 
@@ -162,18 +176,18 @@ list_ok() {  # list_ok WHAT LIST ALLOWED...
 }
 [ -z "$suite" ] || [[ "$suite" =~ ^(conv|ops|mlp|transformer|all)$ ]] ||
   usage_error "--suite: expected conv, ops, mlp, transformer or all; got '$suite'"
-[ -z "$dtypes" ] || list_ok --dtypes "$dtypes" fp32 tf32 fp16 bf16
-[ -z "$layouts" ] || list_ok --layouts "$layouts" nchw nhwc
-[ -z "$sizes" ] || list_ok --sizes "$sizes" small medium large xlarge batched all
+[ -z "$dtypes" ] || list_ok --dtype "$dtypes" fp32 tf32 fp16 bf16
+[ -z "$layouts" ] || list_ok --layout "$layouts" nchw nhwc
+[ -z "$sizes" ] || list_ok --size "$sizes" small medium large xlarge batched all
 [ -z "$categories" ] ||
-  list_ok --categories "$categories" element activation reduction normalization matmul memory
-[ -z "$ops" ] || [ -n "${ops//,/}" ] || usage_error "--ops: empty list"
+  list_ok --category "$categories" element activation reduction normalization matmul memory
+[ -z "$ops" ] || [ -n "${ops//,/}" ] || usage_error "--op: empty list"
 conv_opts="$preset$layouts${shapes[*]}" ops_opts="$sizes$categories$ops${ops_files[*]}"
 case "${suite:-conv}" in
   conv) [ -z "$ops_opts" ] ||
-    usage_error "--sizes, --ops-file, --categories and --ops belong to --suite ops" ;;
+    usage_error "--size, --ops-file, --category and --op belong to --suite ops" ;;
   ops) [ -z "$conv_opts" ] ||
-    usage_error "--preset, --shapes and --layouts belong to --suite conv" ;;
+    usage_error "--preset, --shapes and --layout belong to --suite conv" ;;
   mlp) [ -z "$conv_opts$ops_opts" ] ||
     usage_error "--suite mlp takes none of the conv or op grid options" ;;
   transformer) [ -z "$layouts${shapes[*]}$ops_opts" ] ||
@@ -181,7 +195,7 @@ case "${suite:-conv}" in
 esac
 if [ -z "$resume" ] && [ "$suite" != transformer ] &&
   { [ -n "$models$device" ] || [ $hf_reference -eq 0 ]; }; then
-  usage_error "--models, --device and --no-hf-reference belong to --suite transformer"
+  usage_error "--model, --device and --no-hf-reference belong to --suite transformer"
 fi
 [ $trust_check -eq 0 ] || [ -n "$resume" ] || [[ "${suite:-conv}" =~ ^(conv|ops|all)$ ]] ||
   usage_error "--trust-check belongs to the conv and op suites"
@@ -189,14 +203,14 @@ fi
   usage_error "--inductor-reference belongs to the conv suite"
 [ -z "$device" ] || [[ "$device" =~ ^(auto|cpu|cuda)$ ]] ||
   usage_error "--device: expected auto, cpu or cuda; got '$device'"
-[ -z "$models" ] || [ -n "${models//,/}" ] || usage_error "--models: empty list"
+[ -z "$models" ] || [ -n "${models//,/}" ] || usage_error "--model: empty list"
 if [ "$suite" = transformer ] && [ -n "$dtypes" ]; then
   [[ "$dtypes" =~ ^(fp32|fp16|bf16)$ ]] ||
-    usage_error "--dtypes: the transformer suite takes one of fp32, fp16, bf16 (a run folder" \
+    usage_error "--dtype: the transformer suite takes one of fp32, fp16, bf16 (a run folder" \
       "per dtype: its cases' descriptors carry none); got '$dtypes'"
 fi
 [ ${#ops_files[@]} -eq 0 ] || [ -z "$sizes" ] ||
-  usage_error "give --sizes or --ops-file, not both (an op list replaces the size classes)"
+  usage_error "give --size or --ops-file, not both (an op list replaces the size classes)"
 # Input files: regular and readable (a FIFO or a folder is refused here, never opened).
 readable_file() { [ -f "$1" ] && [ -r "$1" ]; }
 for f in "${ops_files[@]}"; do
@@ -217,21 +231,25 @@ fi
   usage_error "--timeout: expected seconds (a number, 0 = none), got '$timeout'"
 prev=""
 for arg in "${extra[@]}"; do
-  case "${arg%%=*}" in
-    --shapes | --problem | --input_size | --input-size | --kernel_size | --kernel-size | \
-      --batch_size | --batch-size | --in_channels | --in-channels | --out_channels | \
-      --out-channels | --stride | --padding | --dilation | --groups | --dtype | --layout | \
-      --backend | --size | --category | --op | --ops-file)
-      usage_error "'$arg' after --: the grid comes from --preset/--shapes, --sizes/--ops-file," \
-        "--dtypes, --layouts, --backends" ;;
-    --json | --csv | --markdown | --list-cases | --list-backends | --list-ops | --help | -h | \
-      --version)
+  name=${arg%%=*}
+  case "$name" in --?*) name=${name//_/-} ;; esac
+  case "$name" in
+    --shapes | --problem | --input-size | --input-sizes | --kernel-size | --kernel-sizes | \
+      --batch-size | --batch-sizes | --in-channels | --out-channels | --stride | --strides | \
+      --padding | --paddings | --dilation | --dilations | --groups | --dtype | --dtypes | \
+      --layout | --layouts | --backend | --backends | --size | --sizes | --category | \
+      --categories | --op | --ops | --ops-file)
+      usage_error "'$arg' after --: the grid comes from --preset/--shapes, --size/--ops-file," \
+        "--dtype, --layout, --backend" ;;
+    --json | --csv | --markdown | --format | --list-cases | --list-backends | --list-ops | \
+      --help | -h | --version)
       usage_error "'$arg' after --: the runner sets the outputs itself" ;;
     --no-peaks)
       usage_error "'$arg' after --: the runner has the limits measured once per run" ;;
-    --model | --device | --impl | --preset | --batch_sizes | --input_lengths | --output_length)
-      usage_error "'$arg' after --: the transformer grid comes from --models, --device," \
-        "--backends, --preset" ;;
+    --model | --models | --device | --impl | --preset | --input-length | --input-lengths | \
+      --output-length)
+      usage_error "'$arg' after --: the transformer grid comes from --model, --device," \
+        "--backend, --preset" ;;
     --output-file | --dump-logits | --show-presets | --show-config | --create | --output)
       usage_error "'$arg' after --: the runner sets the outputs itself" ;;
   esac
@@ -353,7 +371,7 @@ if [ -z "$resume" ]; then
   # a tiny example, base and matmul in fp32.
   mlp_dtypes=${dtypes:-$([ $quick -eq 1 ] && echo fp32 || echo fp32,bf16)}
   if [ $quick -eq 1 ]; then
-    mlp_grid=(--dim 16 --num_layers 2 --batch_size 8 --num_steps 2 --scale all
+    mlp_grid=(--dim 16 --num-layers 2 --batch-size 8 --num-steps 2 --scale all
       --base dim=16,num_layers=2,batch_size=8,num_steps=1 --matmul --matmul-dims 32,64
       --dtype "$mlp_dtypes")
     mlp_label="mlp quick"
@@ -422,7 +440,7 @@ for s in "${suites[@]}"; do
 done
 for s in "${suites[@]}"; do
   [ -z "$(prebuilt_of "$s")" ] ||
-    echo "[myconv] $(bin_var_of "$s")=$(prebuilt_of "$s"):" \
+    echo "[$(program_of "$s")] $(bin_var_of "$s")=$(prebuilt_of "$s"):" \
       "no set-up, no build" >>"$log"
 done
 # step WHAT COMMAND...: one set-up or build step, its output in the log only; a failure stops the
@@ -505,25 +523,25 @@ runner_of() {
 # The MLP suite's Python reference (scripts/mlp_reference.py: the lecture's code in Python
 # PyTorch) on the grid's example in its dtypes, on the GPU where Python's torch sees one (else the
 # CPU), measured before the cases into RUN/references/python_reference.json: the report holds C++
-# libtorch_eager to it. Skipped, with the reason in the log, where python3 has no torch.
+# libtorch_cpu/libtorch_cuda to it. Skipped, with the reason in the log, where python3 has no torch.
 python_reference() {
   local run_dir=$1 bin=$2 device ref_log=$1/all_experiments.txt
   local ref=(--config mlp:d128l16b128s5)
   [ $quick -eq 0 ] || ref=(--config mlp:d16l2b8s2 --num_trials 5)
   if ! device=$(python3 -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")' \
     2>/dev/null); then
-    myconv_log "Python reference skipped: python3 has no torch"
-    echo "[myconv] Python reference skipped: python3 has no torch" >>"$ref_log"
+    echo "[mymlp] Python reference skipped: python3 has no torch"
+    echo "[mymlp] Python reference skipped: python3 has no torch" >>"$ref_log"
     return 0
   fi
   [ "$device" = cpu ] || ref+=(--graph)
   mkdir -p "$run_dir/references"
-  myconv_log "Python reference (scripts/mlp_reference.py, $device) into $run_dir/references/"
+  echo "[mymlp] Python reference (scripts/mlp_reference.py, $device) into $run_dir/references/"
   {
     echo "== Python reference, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     python3 "$MYCONV_ROOT/scripts/mlp_reference.py" "${ref[@]}" --dtype "$mlp_dtypes" \
       --device "$device" --mymlp "$bin" --json "$run_dir/references/python_reference.json"
-  } >>"$ref_log" 2>&1 || myconv_log "Python reference failed (see $ref_log); the cases go on"
+  } >>"$ref_log" 2>&1 || echo "[mymlp] Python reference failed (see $ref_log); the cases go on"
 }
 if [ -z "$resume" ] && [ $plan -eq 0 ]; then
   for i in "${!suites[@]}"; do

@@ -87,7 +87,7 @@ def main(argv=None):
         return runner.run()
     except Stopped:
         name = signal.Signals(runner.stop_signal).name
-        print(f"[myconv] stopped by {name} before the first case", flush=True)
+        print(f"[{runner.program}] stopped by {name} before the first case", flush=True)
         return 128 + runner.stop_signal
     except UsageError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)

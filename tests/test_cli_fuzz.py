@@ -3,7 +3,14 @@
 exit 2 with exactly one line on stderr ("PROGRAM: error: ...", at most 300 characters); never a
 signal, a hang, a multi-line error, or a file left behind by bad input.
 
-Two parts:
+Three parts:
+  0. The shared grammar (core/grammar.hpp), the same in every program: each shared option's other
+     spellings ('_' for '-', the plural of a list option, a backend's older name, "--x=v") list
+     exactly the cases its documented spelling lists; bad values of the shared options (--threads,
+     --format, --device, --backend, --dtype, an unknown option) exit 2 with one line; --format
+     json, jsonl, csv and md put the results on stdout (the console report on stderr) and
+     --threads is recorded in them; --available-only lists only the backends --list-backends
+     calls available.
   1. Every hostile input class of issue 25, in every program that has the option: output paths
      that are folders, in missing folders or under a file; output folders that cannot be made;
      FIFOs and folders given as input files; NaN, infinity, a sign on the seed, empty list items
@@ -23,10 +30,13 @@ core/'s in myconv only (the sanitizer job).
 """
 
 import concurrent.futures
+import csv
+import io
 import json
 import os
 import random
 import re
+import shlex
 import shutil
 import struct
 import subprocess
@@ -220,6 +230,147 @@ def hostile_cases(prog, f):
     return c
 
 
+def grammar_cases(prog, f):
+    """prog's (documented spelling of the shared options, [other spellings of the same], bad
+    arguments with a word of their error line). Each spelling is one invocation (--list-cases),
+    so the check costs a few start-ups per program."""
+    base = {"myconv": ["--input-size", "8", "--kernel-size", "3"],
+            "myops": ["--op", "relu", "--no-peaks"],
+            "mymlp": ["--dim", "8", "--num-layers", "1", "--num-steps", "1", "--no-ceiling"],
+            "mytransformer": ["--model", f.tiny, "--device", "cpu", "--input-length", "4",
+                              "--output-length", "2"]}[prog]
+    pair = "libtorch_cpu,libtorch_cuda"  # --available-only leaves out the one that cannot run
+    doc = base + ["--backend", pair, "--dtype", "fp32", "--min-time-ms", "1",
+                  "--max-iters", "3", "--available-only"]
+    alts = [base + ["--backends", pair, "--dtypes", "fp32", "--min_time_ms", "1",
+                    "--max_iters", "3", "--available_only"],
+            base + ["--backend=" + pair, "--dtypes=fp32", "--min_time_ms=1",
+                    "--max-iters=3", "--available-only"]]
+    extra = {"myconv": (["--batch-size", "2"], [["--batch_sizes", "2"], ["--batch-sizes=2"]]),
+             "myops": (["--size", "small"], [["--sizes", "small"], ["--sizes=small"]]),
+             "mymlp": (["--batch-size", "2"], [["--batch_sizes", "2"], ["--batch_size=2"]]),
+             "mytransformer": (["--batch-size", "2", "--num-runs", "2"],
+                               [["--batch_sizes", "2", "--num_runs", "2"],
+                                ["--batch-sizes=2", "--num_runs=2"]])}[prog]
+    doc += extra[0]
+    alts = [a + e for a, e in zip(alts, extra[1])]
+    # A backend's older name (kBackendAliases), the seed tool's --impl.
+    if prog == "mymlp":
+        alts.append(doc[:doc.index("--backend")] + ["--backend", "libtorch_eager_cpu,libtorch_eager_cuda"] +
+                    doc[doc.index("--backend") + 2:])
+    if prog == "mytransformer":
+        alts.append(doc[:doc.index("--backend")] + ["--impl", "libtorch_eager"] +
+                    doc[doc.index("--backend") + 2:])
+    # Bad values: each program's own backend and dtype lists; the core's checks (the same code in
+    # every program) one per program, in turn.
+    bad = [(["--backends", "nosuch"], "nosuch"), (["--dtypes", "fp64"], "fp64")]
+    bad.append({"myconv": (["--threads", "0"], "--threads"),
+                "myops": (["--format", "xml"], "--format"),
+                "mymlp": (["--device", "99"], "--device"),
+                "mytransformer": (["--dtype", "tf32"], "tf32")}[prog])
+    return base, doc, alts, bad
+
+
+def listed(path, args):
+    p = subprocess.run([path] + args + ["--list-cases"], capture_output=True, text=True,
+                       errors="replace", timeout=120, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+def available_backends(path):
+    """The backends --list-backends calls available here (its table's fourth column)."""
+    p = subprocess.run([path, "--list-backends"], capture_output=True, text=True, timeout=120)
+    names = set()
+    for line in p.stdout.splitlines()[2:]:
+        w = line.split()
+        if len(w) >= 4 and w[3] == "yes":
+            names.add(w[0])
+    return names
+
+
+def run_grammar(path, f):
+    prog = os.path.basename(path)
+    base, doc, alts, bad = grammar_cases(prog, f)
+    failures = total = 0
+
+    def fail(what):
+        nonlocal failures
+        failures += 1
+        print(f"FAIL: {prog}: grammar: {what}")
+
+    total += 1
+    rc, first, err = listed(path, doc)
+    if rc != 0 or not first.strip():
+        fail(f"{shlex.join(doc)}: exit {rc}, {err.strip()[-200:]!r}")
+    else:
+        for other in alts:
+            rc, out, err = listed(path, other)
+            if rc != 0 or out != first:
+                fail(f"{shlex.join(other)} lists other cases than {shlex.join(doc)} (exit {rc}, "
+                     f"{err.strip()[-200:]!r})")
+                break
+        else:
+            print(f"ok: {prog}: grammar: {len(alts)} other spellings list the same cases")
+    for args, word in bad:
+        total += 1
+        p = subprocess.run([path] + base + args + ["--list-cases"], capture_output=True,
+                           text=True, errors="replace", timeout=120, stdin=subprocess.DEVNULL)
+        problem = check_line(prog, p, word)
+        if problem:
+            fail(f"{args}: {problem}")
+        else:
+            print(f"ok: {prog}: grammar: {' '.join(args)} refused: {p.stderr.strip()}")
+    # --available-only (in doc): the backends --list-backends calls available, of those asked
+    # (mytransformer: of its --device's, the CPU).
+    total += 1
+    avail = available_backends(path) & {"libtorch_cpu", "libtorch_cuda"}
+    names = {json.loads(line)["backend"] for line in first.splitlines() if line.strip()}
+    if not names or not names <= avail or (prog != "mytransformer" and names != avail):
+        fail(f"--available-only listed {sorted(names)}; available here: {sorted(avail)}")
+    else:
+        print(f"ok: {prog}: grammar: --available-only lists {sorted(names)}")
+    # --format: the results on stdout, parseable; --threads recorded in each CPU result.
+    quick = ["--warmup", "0", "--min-time-ms", "0", "--max-time-ms", "2", "--max-iters", "2",
+             "--backend", "libtorch_cpu", "--threads", "1"]
+    if prog == "mytransformer":
+        quick += ["--num-runs", "1", "--batch-size", "1"]
+    for fmt in {"myconv": ("json", "md"), "myops": ("jsonl",), "mymlp": ("csv",),
+                "mytransformer": ("json",)}[prog]:
+        total += 1
+        one = ["--problem", "relu:64", "--no-peaks"] if prog == "myops" else base  # one case
+        p = subprocess.run([path] + one + quick + ["--format", fmt], capture_output=True,
+                           text=True, errors="replace", timeout=300, stdin=subprocess.DEVNULL)
+        out = p.stdout
+        try:
+            if p.returncode != 0:
+                raise ValueError(f"exit {p.returncode}: {p.stderr.strip()[-300:]}")
+            if fmt == "json":
+                doc = json.loads(out)
+                records = doc["results"]
+                assert doc["system"]["cpu_threads"] == 1, doc["system"].get("cpu_threads")
+            elif fmt == "jsonl":
+                records = [json.loads(line) for line in out.splitlines()]
+            elif fmt == "csv":
+                rows = list(csv.DictReader(io.StringIO(out)))
+                records = [{"backend": r["backend"], "device": r["device"]} for r in rows]
+            else:  # md: the summary table, backend in the second column
+                lines = out.splitlines()
+                head = "| problem | backend | device | dtype | status |"
+                assert lines[0].startswith(head), lines[0]
+                records = [{"backend": line.split("|")[2].strip(),
+                            "device": line.split("|")[3].strip()} for line in lines[2:]]
+            assert records, "no results on stdout"
+            for r in records:
+                assert (r["backend"], r["device"]) == ("libtorch_cpu", "cpu"), r
+                if "extra" in r:  # json and jsonl: --threads recorded in each CPU result
+                    assert r["extra"].get("threads_asked") == 1, r["extra"]
+            assert "\n== " not in out, "the console report on stdout"
+            print(f"ok: {prog}: grammar: --format {fmt}: {len(records)} result(s) on stdout")
+        except (ValueError, AssertionError, KeyError, IndexError) as e:
+            fail(f"--format {fmt}: {e}; stdout {out[:300]!r}")
+    return total, failures
+
+
 def check_line(prog, p, word):
     err = [line for line in p.stderr.strip().splitlines()
            if not line.startswith(f"{prog}: note: ")]
@@ -382,12 +533,14 @@ def main():
     total = failures = 0
     try:
         f = Fixtures(work)
-        # The programs side by side (2 at a time): each one's cases in order.
+        # The programs side by side (2 at a time): each one's grammar, then its hostile cases.
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             done = []
             for i, path in enumerate(programs):
-                sub = os.path.join(work, f"p{i}")
+                sub, grammar = os.path.join(work, f"p{i}"), os.path.join(work, f"g{i}")
                 os.mkdir(sub)
+                os.mkdir(grammar)
+                done.append(pool.submit(run_grammar, path, Fixtures(grammar)))
                 done.append(pool.submit(run_hostile, path, Fixtures(sub)))
             for fut in done:
                 n, bad = fut.result()

@@ -1,6 +1,6 @@
 // The MLP backends through the case runner: LibTorch eager on the CPU passes its gradient check
 // against float64 on tiny configurations; a tiny scaling study fits; the profile writes its table,
-// a Chrome trace that parses as JSON and the folded stacks. The GPU backends (libtorch_eager_cuda,
+// a Chrome trace that parses as JSON and the folded stacks. The GPU backends (libtorch_cuda,
 // libtorch_graph, cublaslt_fused) in fp32, tf32 and bf16 skip, with the reason, without a GPU.
 #include <cmath>
 #include <filesystem>
@@ -40,7 +40,7 @@ bench::Result run(const Backend& b, const MlpProblem& p, MlpCaseSettings setting
 
 TEST(MlpLibtorchCpu, GradientCheckPassesOnTinyConfigs) {
   const auto reg = make_registry();
-  const Backend* b = find(reg, "libtorch_eager_cpu");
+  const Backend* b = find(reg, "libtorch_cpu");
   ASSERT_NE(b, nullptr);
   for (const char* d : {"mlp:d8l1b1s1", "mlp:d16l3b4s2", "mlp:d24l2b5s3"}) {
     const bench::Result r = run(*b, parse_mlp_problem(d));
@@ -53,7 +53,7 @@ TEST(MlpLibtorchCpu, GradientCheckPassesOnTinyConfigs) {
 
 TEST(MlpLibtorchCpu, TinyScalingStudyFits) {
   const auto reg = make_registry();
-  const Backend* b = find(reg, "libtorch_eager_cpu");
+  const Backend* b = find(reg, "libtorch_cpu");
   ASSERT_NE(b, nullptr);
   std::vector<bench::Result> rs;
   for (const auto& p : study_problems(parse_base("dim=32,num_layers=2,batch_size=32,num_steps=1",
@@ -75,7 +75,7 @@ TEST(MlpLibtorchCpu, TinyScalingStudyFits) {
 
 TEST(MlpLibtorchCpu, ProfileWritesTableTraceAndStacks) {
   const auto reg = make_registry();
-  const Backend* b = find(reg, "libtorch_eager_cpu");
+  const Backend* b = find(reg, "libtorch_cpu");
   ASSERT_NE(b, nullptr);
   bench::testing::TempDir dir;
   MlpCaseSettings s;
@@ -114,7 +114,7 @@ TEST_P(MlpGpu, GradientCheckPasses) {
 
 INSTANTIATE_TEST_SUITE_P(
     Backends, MlpGpu,
-    ::testing::Combine(::testing::Values("libtorch_eager_cuda", "libtorch_graph", "cublaslt_fused"),
+    ::testing::Combine(::testing::Values("libtorch_cuda", "libtorch_graph", "cublaslt_fused"),
                        ::testing::Values("fp32", "tf32", "bf16")),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 

@@ -29,7 +29,7 @@ expect_usage_error() {
 
 expect_usage_error "kernel larger than input" "larger than the padded input" --input_size 4 --kernel_size 5
 expect_usage_error "zero size" "input height" --input_size 0
-expect_usage_error "negative batch" "batch_size" --batch_size -1
+expect_usage_error "negative batch" "batch-size" --batch_size -1
 expect_usage_error "channels not divisible by groups" "divisible by groups" --in_channels 6 --groups 4
 expect_usage_error "unknown backend" "allowed:" --backend nosuch
 expect_usage_error "unknown dtype" "fp32, tf32, fp16, bf16" --dtype fp64
@@ -37,7 +37,7 @@ expect_usage_error "unknown layout" "nchw, nhwc" --layout chwn
 expect_usage_error "malformed descriptor" "malformed problem descriptor" --problem mb2ic4ihXoc8kh5
 expect_usage_error "missing shape file" "cannot read" --shapes "$work/nonexistent.txt"
 expect_usage_error "unknown option" "--foo" --foo
-expect_usage_error "non-numeric size" "input_size" --input_size abc
+expect_usage_error "non-numeric size" "input-size" --input_size abc
 expect_usage_error "descriptor and dimensions together" "one or the other" --problem mb2ic4ih64oc8kh5 --input_size 32
 expect_usage_error "bad halide schedule" "halide-schedule" --halide-schedule fast
 expect_usage_error "bad halide tile preset" "halide-tile" --halide-tile c999

@@ -39,7 +39,7 @@ expect_usage_error "unknown scale parameter" "scaling parameter" --scale width
 expect_usage_error "bad base" "--base" --scale dim --base dim=x
 expect_usage_error "bad profile folder" "--profile" --profile /proc/nonexistent/prof
 expect_usage_error "unknown option" "--foo" --foo
-expect_usage_error "one trial" "num_trials" --num_trials 1
+expect_usage_error "one trial" "num-trials" --num_trials 1
 
 for flag in --help --version --list-backends; do
   if "$mymlp" $flag >"$work/stdout" 2>&1 && [ -s "$work/stdout" ]; then passes=$((passes + 1)); else fail "$flag"; fi

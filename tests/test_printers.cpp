@@ -380,7 +380,7 @@ TEST(PrintResultBlock, MentionsStatusAndReproduceLine) {
 std::vector<std::string> comparison_row(const std::string& table, const std::string& backend) {
   for (const auto& line : lines_of(table)) {
     const auto w = words_of(line);
-    if (w.size() > 2 && w[2] == backend) return w;
+    if (w.size() > 2 && w[1] == backend) return w;
   }
   return {};
 }
@@ -404,7 +404,8 @@ TEST(PrintComparison, SpeedupAgainstReferenceBackend) {
 
   const auto header = words_of(lines_of(text).at(0));
   ASSERT_EQ(header.size(), 11u);
-  EXPECT_EQ(header[9], "speedup");
+  EXPECT_EQ(header[1], "backend");
+  EXPECT_EQ(header[9], "vs_pytorch");
   const auto m = comparison_row(text, "mine_cpu");
   ASSERT_EQ(m.size(), 11u) << text;
   EXPECT_EQ(m[9], "2x") << text;
@@ -442,6 +443,18 @@ TEST(PrintComparison, GpuReferencePreferredForGpuBackends) {
   std::ostringstream os;
   print_comparison(os, {cpu_ref, gpu_ref, gpu}, "libtorch_cpu", "libtorch_cuda");
   EXPECT_EQ(comparison_row(os.str(), "mine_cuda").at(9), "2x") << os.str();
+}
+
+TEST(PrintComparison, MarkdownHasTheSameColumns) {
+  Result mine = full_cpu_result();
+  mine.backend = "a|b";
+  std::ostringstream os;
+  print_summary(os, {mine}, /*markdown=*/true);
+  const auto lines = lines_of(os.str());
+  ASSERT_EQ(lines.size(), 3u) << os.str();
+  EXPECT_EQ(lines[0].rfind("| problem | backend | device | dtype | status |", 0), 0u) << lines[0];
+  EXPECT_NE(lines[1].find("| --- |"), std::string::npos);
+  EXPECT_NE(lines[2].find("a\\|b"), std::string::npos) << lines[2];
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ expect_usage_error "missing value" --shapes
 expect_usage_error "missing shape file" --shapes "$work/nonexistent.txt"
 expect_usage_error "bad dtype" --shapes "$work/tiny.txt" --dtypes fp32,fp64
 expect_usage_error "--inductor-reference with the op suite" --suite ops --inductor-reference
+# The programs' grammar: the documented singular, '_' for '-', "--name=value" alike.
+expect_usage_error "bad dtype (documented spelling)" --shapes "$work/tiny.txt" --dtype fp64
+expect_usage_error "bad layout ('=' form)" --shapes="$work/tiny.txt" --layout=chwn
+expect_usage_error "op option with the conv suite ('_' form)" --ops_file "$work/tiny.txt"
 expect_usage_error "bad layout" --shapes "$work/tiny.txt" --layouts chwn
 expect_usage_error "bad timeout" --shapes "$work/tiny.txt" --timeout soon
 expect_usage_error "unknown backend (myconv's check)" --shapes "$work/tiny.txt" --backends nosuch

@@ -16,7 +16,7 @@ expect_usage_error "op option with --suite mlp" --suite mlp --sizes small
 expect_usage_error "fp16 (mymlp's check)" --suite mlp --quick --dtypes fp16
 expect_usage_error "unknown backend (mymlp's check)" --suite mlp --quick --backends cudnn
 
-if "$runner" --suite mlp --quick --backends libtorch_eager_cpu --output-dir "$work/out" \
+if "$runner" --suite mlp --quick --backend libtorch_cpu --output-dir "$work/out" \
     >"$work/run.log" 2>&1; then
   ok "quick run exited 0"
 else
@@ -44,7 +44,7 @@ for r in rs:
         assert m["forward_ms"] > 0 and m["backward_ms"] > 0 and m["tflops"] > 0, m
         assert r["correctness"]["passed"], r["correctness"]
 assert len(list(csv.DictReader(open(os.path.join(run, "results.csv"))))) == len(rs)
-progress = [l for l in open(log) if re.match(r"^\[\d+/\d+\] elapsed", l)]
+progress = [l for l in open(log) if re.match(r"^\[\d+/\d+\] elapsed \S+ eta \S+ .*: ", l)]
 assert len(progress) == len(rs), (len(progress), len(rs))
 report = open(os.path.join(run, "report.md")).read()
 assert "## Scaling studies" in report and "## Square matmuls" in report, "report sections"

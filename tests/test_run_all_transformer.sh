@@ -63,15 +63,15 @@ assert {r["name"] for r in rs} == {"tiny-gpt2", "tiny-qwen2"}
 assert {r["problem"] for r in rs} == {"mb1in32out20", "mb1in64out20", "mb2in32out20",
                                       "mb2in64out20"}
 for r in rs:
-    assert r["backend"] == "libtorch_eager" and r["device"] == "cpu" and r["dtype"] == "fp32"
+    assert r["backend"] == "libtorch_cpu" and r["device"] == "cpu" and r["dtype"] == "fp32"
     assert r["correctness"]["passed"] and r["metrics"]["ttft_ms"] > 0, r["metrics"]
-    assert r["command"].startswith("mytransformer --model ") and "--num_runs 1" in r["command"]
+    assert r["command"].startswith("mytransformer --model ") and "--num-runs 1" in r["command"]
 assert [m["name"] for m in doc["system"]["models"]] == ["tiny-gpt2", "tiny-qwen2"]
 assert doc["run"]["hf_reference"]["skipped"], doc["run"]
 assert len(list(csv.DictReader(open(os.path.join(run, "results.csv"))))) == len(rs)
-progress = [l for l in open(log) if re.match(r"^\[\d+/\d+\] elapsed", l)]
+progress = [l for l in open(log) if re.match(r"^\[\d+/\d+\] elapsed \S+ eta \S+ .*: ", l)]
 assert len(progress) == len(rs), (len(progress), len(rs))
-assert sum(" tiny-qwen2 libtorch_eager: passed" in l for l in progress) == 4, progress
+assert sum(" tiny-qwen2 libtorch_cpu: passed" in l for l in progress) == 4, progress
 assert "HF reference skipped: " in open(log).read()
 report = open(os.path.join(run, "report.md")).read()
 for s in ("### tiny-gpt2, cpu, fp32", "### tiny-qwen2, cpu, fp32", "## Hugging Face reference",
@@ -137,7 +137,7 @@ if python3 - "$run" "$work/resume.log" <<'PY'
 import json, os, re, sys
 run, log = sys.argv[1], sys.argv[2]
 text = open(log).read()
-progress = [l for l in text.splitlines() if re.match(r"^\[\d+/\d+\] elapsed", l)]
+progress = [l for l in text.splitlines() if re.match(r"^\[\d+/\d+\] elapsed \S+ eta \S+ .*: ", l)]
 assert len(progress) == 1 and progress[0].startswith("[8/8]"), progress
 doc = json.load(open(os.path.join(run, "results.json")))
 assert len(doc["results"]) == 8 and all(r["status"] == "passed" for r in doc["results"])

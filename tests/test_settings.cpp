@@ -44,7 +44,7 @@ TEST(Settings, InvalidCombinationNamesTheOptions) {
     expand(s);
     FAIL() << "accepted a kernel larger than the input";
   } catch (const bench::UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--kernel_size 5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--kernel-size 5"), std::string::npos) << e.what();
   }
 }
 

@@ -775,8 +775,7 @@ TEST(TransformerCase, GenerationThroughTheRunner) {
   EXPECT_NEAR(r.metrics["total_latency_ms"].get<double>(),
               r.metrics["ttft_ms"].get<double>() + r.metrics["decode_total_ms"].get<double>(),
               1e-9);
-  EXPECT_NE(r.command.find("--batch_sizes 2 --input_lengths 6 --output_length 5"),
-            std::string::npos);
+  EXPECT_NE(r.command.find("--batch-size 2 --input-length 6 --output-length 5"), std::string::npos);
   // The decode step's bytes: the weights once, K/V of in + out / 2 positions read on average,
   // one position written; no copy bandwidth measured on the CPU.
   const double per_position = double(c.kv_cache_bytes(2, 1, 4));

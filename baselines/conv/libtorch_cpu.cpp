@@ -83,6 +83,7 @@ class LibtorchInstance final : public Instance {
 }  // namespace
 
 std::unique_ptr<Backend> make_libtorch_cpu_backend(const BackendOptions&) {
+  bench::libtorch::apply_cpu_threads();  // --threads, before any case
   return std::make_unique<
       bench::libtorch::CpuBackend<Backend, LibtorchInstance, Problem, HostData>>();
 }

@@ -1,5 +1,5 @@
 // MLP backends on a CUDA LibTorch (built only with one: MYCONV_HAVE_TORCH_CUDA):
-//  - "libtorch_eager_cuda": the lecture's run_mlp as it writes it (torch::nn::Linear + gelu,
+//  - "libtorch_cuda": the lecture's run_mlp as it writes it (torch::nn::Linear + gelu,
 //    autograd) on CUDA tensors;
 //  - "libtorch_graph": the same call captured once into a CUDA graph (at::cuda::CUDAGraph) and
 //    replayed: a static input, the gradients set to none before the capture so that the first
@@ -272,7 +272,7 @@ class CudaMatmulInstance final : public MatmulInstance {
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(bool graph) : graph_(graph) {}
-  std::string name() const override { return graph_ ? "libtorch_graph" : "libtorch_eager_cuda"; }
+  std::string name() const override { return graph_ ? "libtorch_graph" : "libtorch_cuda"; }
   std::string device() const override { return "cuda"; }
   std::string library_version() const override { return "LibTorch " TORCH_VERSION; }
   Support available() const override {
@@ -289,7 +289,7 @@ class CudaBackend final : public Backend {
     return std::make_unique<CudaInstance>(p, data, graph_);
   }
   Support check_matmul_support(const MatmulProblem&) const override {
-    if (graph_) return Support::no("libtorch_graph's GEMM is torch::mm, as libtorch_eager_cuda's");
+    if (graph_) return Support::no("libtorch_graph's GEMM is torch::mm, as libtorch_cuda's");
     return Support::yes();
   }
   std::unique_ptr<MatmulInstance> prepare_matmul(const MatmulProblem& p,

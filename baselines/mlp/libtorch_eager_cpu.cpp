@@ -1,4 +1,4 @@
-// MLP backend "libtorch_eager_cpu": the lecture's run_mlp as it writes it, in LibTorch on the
+// MLP backend "libtorch_cpu": the lecture's run_mlp as it writes it, in LibTorch on the
 // CPU: torch::nn::Linear layers and torch::gelu with autograd, num_steps steps of forward, mean
 // loss and backward per call. fp32 and bf16 parameters (tf32 is a CUDA tensor-core mode).
 //
@@ -106,7 +106,7 @@ class MatmulCpuInstance final : public MatmulInstance {
 
 class EagerCpuBackend final : public Backend {
  public:
-  std::string name() const override { return "libtorch_eager_cpu"; }
+  std::string name() const override { return "libtorch_cpu"; }
   std::string device() const override { return "cpu"; }
   std::string library_version() const override { return "LibTorch " TORCH_VERSION; }
   Gelu gelu() const override { return Gelu::erf; }
@@ -131,6 +131,7 @@ class EagerCpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_libtorch_eager_cpu_backend() {
+  bench::libtorch::apply_cpu_threads();  // --threads, before any case
   return std::make_unique<EagerCpuBackend>();
 }
 

@@ -96,6 +96,7 @@ class LibtorchCpuInstance final : public Instance {
 }  // namespace
 
 std::unique_ptr<Backend> make_libtorch_cpu_ops_backend(const BackendOptions&) {
+  bench::libtorch::apply_cpu_threads();  // --threads, before any case
   return std::make_unique<
       bench::libtorch::CpuBackend<Backend, LibtorchCpuInstance, Problem, HostData>>();
 }

@@ -42,6 +42,20 @@ CudaAvailability cuda_device_available() {
   return answer;
 }
 
+int cuda_device_count() {
+  if (!cuda_device_available().ok) return 0;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+void cuda_set_device(int device) {
+  CUDA_CHECK(cudaSetDevice(device));
+}
+
 unsigned long long cuda_free_memory_bytes() {
   if (!cuda_device_available().ok) return 0;
   std::size_t free_bytes = 0, total_bytes = 0;

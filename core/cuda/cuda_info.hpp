@@ -19,6 +19,13 @@ struct CudaAvailability {
 // Asks the runtime once per process and remembers the answer.
 CudaAvailability cuda_device_available();
 
+// CUDA devices here: cudaGetDeviceCount's answer, 0 where no device is usable. Never throws.
+int cuda_device_count();
+
+// Makes `device` the current CUDA device of this thread (cudaSetDevice); throws
+// std::runtime_error through CUDA_CHECK.
+void cuda_set_device(int device);
+
 // Free memory of the current device in bytes (cudaMemGetInfo), 0 when no device is usable or the
 // call fails (the caller then does not check device memory). Never throws.
 unsigned long long cuda_free_memory_bytes();

@@ -7,9 +7,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <ATen/Parallel.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 
+#include "core/cpu_threads.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 
@@ -25,6 +27,13 @@ inline c10::ScalarType scalar_type(DataType dt) {
     default:
       return c10::ScalarType::Float;
   }
+}
+
+// --threads (core/cpu_threads.hpp) on LibTorch's CPU kernels: at::set_num_threads(N) where asked
+// and not already so; nothing otherwise (LibTorch's default).
+inline void apply_cpu_threads() {
+  const int n = cpu_threads();
+  if (n > 0 && at::get_num_threads() != n) at::set_num_threads(n);
 }
 
 // An ATen error as the case's status: a kernel missing for the dtype is "unsupported" (reason

@@ -17,14 +17,14 @@ using Known = bench::KnownBackend<Backend, BackendOptions>;
 // Report order: the CPU (the lecture's code on the host), then the GPU: the lecture's code, the
 // same step replayed as a CUDA graph, and the step written on cuBLASLt with fused epilogues.
 const Known kKnown[] = {
-    {"libtorch_eager_cpu", "cpu",
+    {"libtorch_cpu", "cpu",
      "the lecture's run_mlp in LibTorch: torch::nn::Linear + gelu, autograd, on the CPU",
 #if MYCONV_HAVE_TORCH
      &factory<make_libtorch_eager_cpu_backend>, ""},
 #else
      nullptr, MYCONV_WHY_NO_TORCH},
 #endif
-    {"libtorch_eager_cuda", "cuda",
+    {"libtorch_cuda", "cuda",
      "the lecture's run_mlp in LibTorch: torch::nn::Linear + gelu, autograd, on CUDA",
 #if MYCONV_HAVE_TORCH_CUDA
      &factory<make_libtorch_eager_cuda_backend>, ""},

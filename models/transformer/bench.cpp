@@ -362,9 +362,9 @@ bench::Result make_result(const std::string& impl, const std::string& device, co
   std::ostringstream cmd;
   cmd << (options.command_prefix.empty() ? "mytransformer --model " + cfg.name
                                          : options.command_prefix)
-      << " --device " << device << " --impl " << impl << " --dtype " << r.dtype << " --batch_sizes "
-      << p.mb << " --input_lengths " << p.in;
-  if (p.task == Task::generate) cmd << " --output_length " << p.out;
+      << " --device " << device << " --backend " << impl << " --dtype " << r.dtype
+      << " --batch-size " << p.mb << " --input-length " << p.in;
+  if (p.task == Task::generate) cmd << " --output-length " << p.out;
   r.command = cmd.str();
   return r;
 }

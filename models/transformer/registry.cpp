@@ -13,11 +13,11 @@ namespace transformer {
 namespace {
 
 std::unique_ptr<Implementation> eager_cpu(const RegistryOptions&) {
-  return std::make_unique<Implementation>("libtorch_eager", "cpu", DecodeMode::eager);
+  return std::make_unique<Implementation>("libtorch_cpu", "cpu", DecodeMode::eager);
 }
 #if MYCONV_HAVE_TORCH_CUDA
 std::unique_ptr<Implementation> eager_cuda(const RegistryOptions&) {
-  return std::make_unique<Implementation>("libtorch_eager", "cuda", DecodeMode::eager);
+  return std::make_unique<Implementation>("libtorch_cuda", "cuda", DecodeMode::eager);
 }
 std::unique_ptr<Implementation> graph_cuda(const RegistryOptions&) {
   return std::make_unique<Implementation>("libtorch_graph", "cuda", DecodeMode::graph);
@@ -31,9 +31,9 @@ std::unique_ptr<Implementation> own_cuda(const RegistryOptions&) {
 #endif
 
 const bench::KnownBackend<Implementation, RegistryOptions> kKnown[] = {
-    {"libtorch_eager", "cpu", "prefill and every decode step as ATen calls over the static cache",
+    {"libtorch_cpu", "cpu", "prefill and every decode step as ATen calls over the static cache",
      eager_cpu, ""},
-    {"libtorch_eager", "cuda", "prefill and every decode step as ATen calls over the static cache",
+    {"libtorch_cuda", "cuda", "prefill and every decode step as ATen calls over the static cache",
      MYCONV_TF_CUDA(eager_cuda)},
     {"libtorch_graph", "cuda",
      "decode steps replayed from a CUDA graph captured per batch size over the static cache",
@@ -71,7 +71,8 @@ Support Implementation::check_support(const Problem& p, const ModelConfig& cfg) 
                        std::to_string(cfg.max_position_embeddings) + " (max_position_embeddings)");
   if (p.task == Task::train) {
     if (mode_ == DecodeMode::graph || mode_ == DecodeMode::own)
-      return Support::no(name_ + " captures decode steps; training runs in libtorch_eager");
+      return Support::no(name_ +
+                         " captures decode steps; training runs in libtorch_cpu or libtorch_cuda");
     if (p.in < 2) return Support::no("training needs sequences of 2 tokens at least");
   }
 #if MYCONV_HAVE_TORCH_CUDA

@@ -167,6 +167,11 @@ def targets(results):
         by.setdefault((config_key(r), r["backend"]), r)
     rows = []
 
+    def backend_record(by, key, device):
+        """The eager LibTorch record on device: libtorch_<device>, or libtorch_eager_<device> as
+        results written before the suites shared one backend naming scheme name it."""
+        return by.get((key, f"libtorch_{device}")) or by.get((key, f"libtorch_eager_{device}"))
+
     def config_text(r):
         p = r["params"]
         return (f"d{p['dim']} L{p['num_layers']} B{p['batch_size']} s{p['num_steps']} "
@@ -174,7 +179,7 @@ def targets(results):
 
     # libtorch_graph <= 0.2x libtorch_eager at the example.
     for g in [r for r in mlps if r.get("name") == "example" and r["backend"] == "libtorch_graph"]:
-        e = by.get((config_key(g), "libtorch_eager_cuda"))
+        e = backend_record(by, config_key(g), "cuda")
         gm, em = primary(g)[0], primary(e)[0] if e else None
         if gm is None or not em:
             continue
@@ -214,7 +219,7 @@ def targets(results):
                                              f"(worst by {worst[0] - 1:.1%})"])
     # C++ libtorch_eager <= Python PyTorch eager: host clock around call + synchronize on both.
     for py in [r for r in mlps if r["backend"] == "pytorch_python_eager"]:
-        cpp = by.get((config_key(py), f"libtorch_eager_{py.get('device', 'cuda')}"))
+        cpp = backend_record(by, config_key(py), py.get("device", "cuda"))
         pm, cm = median_of(py, "total_time_ms"), median_of(cpp, "total_time_ms") if cpp else None
         if pm is None or cm is None:
             continue

@@ -31,7 +31,10 @@ SUMMARY = ("report.md holds the system and the model, a table per model, device 
            "predicted), the implementations compared on the same cases, the training steps, the "
            "memory target and the cases that did not pass; plots/ holds " +
            ", ".join(PLOT_NAMES) + ".")
-REFERENCE_IMPL = "libtorch_eager"
+# The eager LibTorch path every other implementation is compared with: libtorch_cpu and
+# libtorch_cuda, named libtorch_eager (on either device) in results written before the suites
+# shared one backend naming scheme.
+REFERENCE_IMPLS = ("libtorch_cpu", "libtorch_cuda", "libtorch_eager")
 # Issue 13: the peak (the CUDA caching allocator's allocated bytes) within 10% of the prediction
 # from the config (models/transformer/memory.cpp: weights + KV cache + activations).
 MEMORY_TOLERANCE = 0.10
@@ -194,10 +197,10 @@ def comparison(rows):
     """Each implementation's decode time per token and TTFT against libtorch_eager's on the same
     model, device, dtype and case (ratio > 1: faster than eager)."""
     ref = {(r.group(), r.case()): r for r in rows
-           if r.impl == REFERENCE_IMPL and passed(r.r) and r.task == "generate"}
+           if r.impl in REFERENCE_IMPLS and passed(r.r) and r.task == "generate"}
     table = []
     for r in rows:
-        if r.impl == REFERENCE_IMPL or not passed(r.r) or r.task != "generate":
+        if r.impl in REFERENCE_IMPLS or not passed(r.r) or r.task != "generate":
             continue
         base = ref.get((r.group(), r.case()))
         if base is None:
@@ -286,7 +289,7 @@ def prefill_target(rows):
     """Our libtorch_eager TTFT against HF's manual KV-cache loop on the same case (prefill no
     slower than HF's): the worst ratio."""
     ours = {(r.group(), r.case()): r for r in rows if passed(r.r) and r.task == "generate" and
-            r.impl == REFERENCE_IMPL and r.m("ttft_ms") is not None}
+            r.impl in REFERENCE_IMPLS and r.m("ttft_ms") is not None}
     pairs = []
     for h in rows:
         if h.impl == "hf_transformers (manual)" and passed(h.r) and h.m("ttft_ms") is not None:

@@ -116,6 +116,8 @@ class CasesMixin:
             raise UsageError(f"--resume: '{self.run_dir}' was merged from shards by "
                              f"merge_results.py; resume the shards, then merge them again")
         self.suite, self.program = suite, PROGRAMS[suite]
+        if getattr(self, "log", None):
+            self.log.tag = f"[{self.program}]"
         # Case keys hold descriptors, whose form changed with the schema: an older folder's keys
         # would not match what myconv records now.
         version = read_json_results(os.path.join(self.run_dir, "results.json")) or {}

@@ -65,10 +65,12 @@ def read_json_results(path):
 
 
 class Log:
-    """Console and RUN/all_experiments.txt, whole lines, flushed at once."""
+    """Console and RUN/all_experiments.txt, whole lines, flushed at once. The runner's own lines
+    start with tag, the suite's program in brackets ([myops])."""
 
-    def __init__(self, path, verbose):
+    def __init__(self, path, verbose, tag="[myconv]"):
         self.file = open(path, "a", encoding="utf-8", buffering=1)
+        self.tag = tag  # the program's name, the prefix of the runner's own lines: [mymlp]
         self.verbose = verbose
         self.console = True
         self.lock = threading.Lock()

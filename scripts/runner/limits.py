@@ -36,7 +36,7 @@ class LimitsMixin:
                "--backend", ",".join(backends), "--json", path, "--no-source-diff"]
         for opt, val in QUICK_ARGS:
             cmd += [opt, val]
-        self.log.say(f"[myconv] measuring the machine's limits once for the run (copy bandwidth, "
+        self.log.say(f"{self.log.tag} measuring the machine's limits once for the run (copy bandwidth, "
                      f"matmul ceiling for {', '.join(dtypes)}) into limits.json")
         self.log.detail(f"$ {shlex.join(cmd)}")
         rc, stdout, stderr = self.run_quietly(cmd, self.timeout or DEFAULT_TIMEOUT_S)
@@ -47,5 +47,5 @@ class LimitsMixin:
         self.limits = limits_in(read_json_results(path))
         if not self.limits:
             last = (stderr.strip().splitlines() or stdout.strip().splitlines() or [""])[-1]
-            self.log.say(f"[myconv] note: the limits could not be measured once ({self.program} "
+            self.log.say(f"{self.log.tag} note: the limits could not be measured once ({self.program} "
                          f"exit {rc}: {last}); every case measures its own")

@@ -103,6 +103,6 @@ class QueueMixin:
                                         "worker": me}) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
-        self.log.detail(f"[myconv] claimed {len(chunk)} problem(s) of the shared queue "
+        self.log.detail(f"{self.log.tag} claimed {len(chunk)} problem(s) of the shared queue "
                         f"({len(free) - len(chunk)} left unclaimed)")
         return self.in_case_order(chunk)

@@ -20,22 +20,32 @@ HF_DIR = "hf_reference"
 STATUS_FILE = "status.json"
 SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                       "hf_reference.py")
-# mytransformer's options that hf_reference.py takes alike: the same grid, seed and warm-up.
-SHARED_OPTIONS = ("--preset", "--config-file", "--num_runs", "--temperature", "--top_p",
-                  "--max_batch_input_product", "--seed", "--warmup")
+# mytransformer's options that hf_reference.py takes alike (the same grid, seed and warm-up): the
+# documented spelling -> hf_reference.py's.
+SHARED_OPTIONS = {"--preset": "--preset", "--config-file": "--config-file",
+                  "--num-runs": "--num_runs", "--temperature": "--temperature",
+                  "--top-p": "--top_p", "--max-batch-input-product": "--max_batch_input_product",
+                  "--seed": "--seed", "--warmup": "--warmup"}
 METHODS = 2  # hf_reference.py's default --method both: a record per method and case
 
 
 def option_values(args):
-    """{option: last value} of a program's argument list ("--k v" and "--k=v")."""
+    """{option: last value} of a program's argument list ("--k v" and "--k=v"), each option by its
+    documented spelling ('_' read as '-', a plural as the singular: core/grammar.hpp)."""
+    plural = {"--models": "--model", "--backends": "--backend", "--dtypes": "--dtype"}
+
+    def name(k):
+        k = k.replace("_", "-")
+        return plural.get(k, k)
+
     out, i = {}, 0
     while i < len(args):
         a = args[i]
         if a.startswith("--") and "=" in a:
             k, v = a.split("=", 1)
-            out[k] = v
+            out[name(k)] = v
         elif a.startswith("--") and i + 1 < len(args) and not args[i + 1].startswith("--"):
-            out[a] = args[i + 1]
+            out[name(a)] = args[i + 1]
             i += 1
         i += 1
     return out
@@ -90,17 +100,17 @@ class ReferenceMixin:
                                errors="replace", stdin=subprocess.DEVNULL,
                                timeout=TRUST_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as e:
-            self.log.say(f"[myconv] trust check failed: {e}")
+            self.log.say(f"{self.log.tag} trust check failed: {e}")
             return
         for line in p.stdout.splitlines():
             self.log.detail(line)
         last = (p.stdout.strip().splitlines() or [f"exit {p.returncode}"])[-1]
         if p.returncode == 0:
-            self.log.say(f"[myconv] trust check: {last}")
+            self.log.say(f"{self.log.tag} trust check: {last}")
         elif p.returncode == 77:
-            self.log.say(f"[myconv] trust check skipped: {last}")
+            self.log.say(f"{self.log.tag} trust check skipped: {last}")
         else:
-            self.log.say(f"[myconv] trust check failed (exit {p.returncode}: {last})")
+            self.log.say(f"{self.log.tag} trust check failed (exit {p.returncode}: {last})")
 
     def reference_status(self):
         try:
@@ -159,7 +169,7 @@ class ReferenceMixin:
         elif isinstance(jobs, str):
             why = jobs
         elif all((j[0], j[3]) in done for j in jobs):
-            self.log.say(f"[myconv] HF reference: done before ({len(done)} file(s) in "
+            self.log.say(f"{self.log.tag} HF reference: done before ({len(done)} file(s) in "
                          f"{HF_DIR}/)")
             return
         else:
@@ -167,7 +177,7 @@ class ReferenceMixin:
         if why:
             status.update(skipped=True, why=why)
             self.write_reference_status(status)
-            self.log.say(f"[myconv] HF reference skipped: {why}")
+            self.log.say(f"{self.log.tag} HF reference skipped: {why}")
             return
         os.makedirs(os.path.join(self.run_dir, HF_DIR), exist_ok=True)
         for name, spec, device, dtype, problems in jobs:
@@ -186,19 +196,19 @@ class ReferenceMixin:
         entry = {"model": name, "dtype": dtype, "device": device, "file": stem + ".json"}
         if spec is None:
             entry.update(status="skipped", reason=f"no --model spec of the run is named '{name}'")
-            self.log.say(f"[myconv] HF reference {name} {dtype}: skipped: {entry['reason']}")
+            self.log.say(f"{self.log.tag} HF reference {name} {dtype}: skipped: {entry['reason']}")
             return entry
         out = os.path.join(self.run_dir, HF_DIR, entry["file"])
         cmd = [python, SCRIPT, "--model", spec, "--device", device, "--dtype", dtype]
         given = option_values(self.config["extra_args"] + self.timing_args())
-        for opt in SHARED_OPTIONS:
+        for opt, hf_opt in SHARED_OPTIONS.items():
             if opt in given:
-                cmd += [opt, given[opt]]
+                cmd += [hf_opt, given[opt]]
         cmd += ["--mytransformer", os.path.abspath(self.args.myconv), "--output", out]
         entry["command"] = shlex.join(cmd)
         # The per-case limit for each of its records (a case in each method).
         limit = self.timeout * problems * METHODS if self.timeout else None
-        self.log.say(f"[myconv] HF reference {name} {dtype} {device}: {problems} case(s) x "
+        self.log.say(f"{self.log.tag} HF reference {name} {dtype} {device}: {problems} case(s) x "
                      f"{METHODS} methods into {HF_DIR}/{entry['file']}")
         self.log.detail(f"$ {entry['command']}")
         watched = self.watch_reference(cmd, limit)
@@ -217,7 +227,7 @@ class ReferenceMixin:
             entry.update(status="failed", reason=f"exit {code}: {last}")
         if not os.path.isfile(out):
             entry["file"] = None
-        self.log.say(f"[myconv] HF reference {name} {dtype}: {entry['status']}"
+        self.log.say(f"{self.log.tag} HF reference {name} {dtype}: {entry['status']}"
                      + (f": {entry['reason']}" if entry["reason"] else "")
                      + f" ({entry['seconds']:g} s)")
         return entry

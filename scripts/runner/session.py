@@ -42,7 +42,7 @@ def make_report(run_dir, log, references=()):
     the MLP suite); a failure is logged, the results stay."""
     script = os.path.join(ROOT, "scripts", "analyze_results.py")
     if not os.path.exists(script):
-        log.say("[myconv] report skipped: scripts/analyze_results.py is not there")
+        log.say(f"{log.tag} report skipped: scripts/analyze_results.py is not there")
         return
     refs = os.path.join(run_dir, "references")
     extra = sorted(os.path.join(refs, n) for n in os.listdir(refs)
@@ -57,9 +57,9 @@ def make_report(run_dir, log, references=()):
     rel = shown(run_dir)
     if p.returncode != 0:
         last = (p.stdout.strip().splitlines() or [""])[-1]
-        log.say(f"[myconv] report failed (exit {p.returncode}: {last}); the results are kept")
+        log.say(f"{log.tag} report failed (exit {p.returncode}: {last}); the results are kept")
     else:
-        log.say(f"[myconv] report: {rel}/report.md, {rel}/plots/")
+        log.say(f"{log.tag} report: {rel}/report.md, {rel}/plots/")
 
 
 class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
@@ -99,7 +99,8 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
             fcntl.flock(self.lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             raise UsageError(f"'{self.run_dir}' is in use by another runner")
-        self.log = Log(os.path.join(self.run_dir, "all_experiments.txt"), a.verbose)
+        self.log = Log(os.path.join(self.run_dir, "all_experiments.txt"), a.verbose,
+                       tag=f"[{self.program}]")
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             if s == signal.SIGHUP and signal.getsignal(s) == signal.SIG_IGN:
                 continue  # nohup: keep ignoring hang-ups
@@ -148,17 +149,17 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
         groups = group_cases(self.cases)
         backends = list(dict.fromkeys(c["backend"] for c in self.cases))
         rel = shown(self.run_dir)
-        self.log.say(f"[myconv] {'resuming' if a.resume else 'run'} {self.config.get('label')}: "
+        self.log.say(f"{self.log.tag} {'resuming' if a.resume else 'run'} {self.config.get('label')}: "
                      f"{total} cases ({len(groups)} problem(s) x {len(backends)} backend(s): "
                      f"{', '.join(backends)}), {done} recorded, "
                      f"timeout {self.timeout:g} s per case, "
                      f"{self.program} {shlex.join(self.timing_args()) or '(default timing)'}")
-        self.log.say(f"[myconv] run folder {rel} (console log in all_experiments.txt)")
+        self.log.say(f"{self.log.tag} run folder {rel} (console log in all_experiments.txt)")
         for note in self.config.get("notes", []):
-            self.log.say(f"[myconv] note: {note}")
+            self.log.say(f"{self.log.tag} note: {note}")
         if self.config.get("shard"):
             sh = self.config["shard"]
-            self.log.say(f"[myconv] shard {sh['index']}/{sh['count']}: {total} of "
+            self.log.say(f"{self.log.tag} shard {sh['index']}/{sh['count']}: {total} of "
                          f"{sh['cases_total']} cases, estimated cost share "
                          f"{sh['estimated_cost_share']} (by {sh['cost']})")
         failed = []
@@ -176,22 +177,22 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
         recorded = sum(counts.values())
         if self.stop_signal is not None:
             name = signal.Signals(self.stop_signal).name
-            self.log.say(f"[myconv] stopped by {name}: {recorded} of {total} cases recorded "
+            self.log.say(f"{self.log.tag} stopped by {name}: {recorded} of {total} cases recorded "
                          f"({summary or 'none'}) in {rel}/results.json and results.csv")
-            self.log.say(f"[myconv] finish with: scripts/run_all_experiments.sh --resume {rel}")
+            self.log.say(f"{self.log.tag} finish with: scripts/run_all_experiments.sh --resume {rel}")
             return 128 + self.stop_signal
-        self.log.say(f"[myconv] done in {hms(time.monotonic() - self.session_start)}: "
+        self.log.say(f"{self.log.tag} done in {hms(time.monotonic() - self.session_start)}: "
                      f"{recorded} cases ({summary or 'none'}); "
                      f"{rel}/results.json, results.csv")
         if failed:
-            self.log.say(f"[myconv] {recorded} of {total} cases recorded; worker(s) "
+            self.log.say(f"{self.log.tag} {recorded} of {total} cases recorded; worker(s) "
                          f"{', '.join(failed)} failed; finish with: "
                          f"scripts/run_all_experiments.sh --resume {rel}")
         if not a.no_report and not failed and self.config.get("hf_reference"):
             self.run_references()
             if self.stop_signal is not None:
                 name = signal.Signals(self.stop_signal).name
-                self.log.say(f"[myconv] stopped by {name} in the HF reference; finish with: "
+                self.log.say(f"{self.log.tag} stopped by {name} in the HF reference; finish with: "
                              f"scripts/run_all_experiments.sh --resume {rel}")
                 return 128 + self.stop_signal
             if workers:
@@ -226,15 +227,15 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
         sh = self.config.get("shard")
         if not sh:
             cost = sum(case_costs(self.cases))
-            print(f"[myconv] plan: {len(self.cases)} cases, estimated {hms(cost)} (by flop)")
+            print(f"{self.log.tag} plan: {len(self.cases)} cases, estimated {hms(cost)} (by flop)")
             return
         full = self.full_cases
         times = load_times(self.args.cost_from) if self.args.cost_from else None
         members, load = split(full, sh["count"], case_costs(full, times))
-        print(f"[myconv] plan: {len(full)} cases in {sh['count']} shards (by {sh['cost']})")
+        print(f"{self.log.tag} plan: {len(full)} cases in {sh['count']} shards (by {sh['cost']})")
         for k, (m, c) in enumerate(zip(members, load), 1):
             mark = "  <- this one" if k == sh["index"] else ""
-            print(f"[myconv] shard {k}/{sh['count']}: {len(m)} cases, estimated {hms(c)}{mark}")
+            print(f"{self.log.tag} shard {k}/{sh['count']}: {len(m)} cases, estimated {hms(c)}{mark}")
 
     # ---- the progress line, the report, --commit -----------------------------------------
 
@@ -271,7 +272,7 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         top = git("rev-parse", "--show-toplevel")
         if top.returncode != 0:
-            self.log.say(f"[myconv] commit failed: {self.run_dir} is not in a git repository")
+            self.log.say(f"{self.log.tag} commit failed: {self.run_dir} is not in a git repository")
             return 1
         commit = (self.system or {}).get("git_commit", "unknown")
         host = (self.system or {}).get("host") or socket.gethostname()
@@ -280,14 +281,14 @@ class Runner(CasesMixin, LimitsMixin, IsolationMixin, OutputMixin, WorkersMixin,
                f"Run folder {os.path.relpath(self.run_dir, top.stdout.strip())}, written by "
                "scripts/run_all_experiments.sh.")
         # The log says so before the commit, so that the committed log is the final one.
-        self.log.say(f"[myconv] committing the run folder: {msg.splitlines()[0]}")
+        self.log.say(f"{self.log.tag} committing the run folder: {msg.splitlines()[0]}")
         self.log.file.close()
         for args in (("add", "-f", "--", "."), ("commit", "-q", "-m", msg, "--", ".")):
             p = git(*args)
             if p.returncode != 0:
                 last = (p.stdout.strip().splitlines() or [""])[-1]
-                self.log._console(f"[myconv] commit failed: git {args[0]}: {last}\n")
+                self.log._console(f"{self.log.tag} commit failed: git {args[0]}: {last}\n")
                 return 1
         head = git("rev-parse", "--short", "HEAD").stdout.strip()
-        self.log._console(f"[myconv] committed as {head}\n")
+        self.log._console(f"{self.log.tag} committed as {head}\n")
         return 0

@@ -107,7 +107,7 @@ class WorkersMixin:
             many = (f"{w['cases']} cases" if not w.get("queue") else
                     f"{w['cases']} cases in the queue it shares with {w['sharing'] - 1} other(s)"
                     if w["sharing"] > 1 else f"{w['cases']} cases")
-            self.log.say(f"[myconv] worker {w['name']}: {what}, {many}, cores "
+            self.log.say(f"{self.log.tag} worker {w['name']}: {what}, {many}, cores "
                          f"{cores_text(w['cores'])}{when}; {shown(self.worker_dir(w))}")
 
     def worker_dir(self, w):
@@ -198,7 +198,7 @@ class WorkersMixin:
             if p.returncode not in (0, None) and not (forwarded and p.returncode >= 128):
                 with open(os.path.join(self.run_dir, "workers", name, "worker_stderr.txt")) as f:
                     last = (f.read().strip().splitlines() or [""])[-1]
-                self.log.say(f"[myconv] worker {name} exited with {p.returncode}: {last}")
+                self.log.say(f"{self.log.tag} worker {name} exited with {p.returncode}: {last}")
                 failed.append(name)
         self.merge_workers()
         if forwarded is not None:
