@@ -63,10 +63,12 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export MYCONV_FUZZ_RUNS=${MYCONV_FUZZ_RUNS:-5} MYCONV_FUZZ_CORE_ONCE=${MYCONV_FUZZ_CORE_ONCE:-1}
 exclude='^$'
 # Halide's autoscheduler test spends minutes inside Halide's own (uninstrumented) library; the
-# runner-script, report, sweep and Slurm tests exercise Python and shell, not this build.
+# runner-script, report, sweep and Slurm tests exercise Python and shell, not this build. The
+# programs' command-line behaviour tests (*_cli) run in the main tests; here the command-line
+# fuzzer (cli_fuzz) runs each program's grammar and hostile command lines under the sanitizers.
 # Test programs left unbuilt show as NAME_NOT_BUILT; smoke_core_overhead runs core_overhead.
 [ $full -eq 1 ] ||
-  exclude='_NOT_BUILT|smoke_core_overhead|HalideCpu.AutoschedulersPassOrSayWhy|run_all_|remote_run|analyze_results|committed_reports|results_schema|ops_report|transformer_report|shard_split|slurm|myops_cli'
+  exclude='_NOT_BUILT|smoke_core_overhead|HalideCpu.AutoschedulersPassOrSayWhy|run_all_|remote_run|analyze_results|committed_reports|results_schema|ops_report|transformer_report|shard_split|slurm|myconv_cli|myops_cli|mymlp_cli|mytransformer_cli'
 ctest --test-dir "$build_dir" --output-on-failure -j "$(myconv_jobs)" -E "$exclude"
 
 # The tails set (odd sizes, dilation, strides, asymmetric kernels, groups) through every CPU
