@@ -247,7 +247,7 @@ class QueueRunner(queue.QueueMixin, isolation.IsolationMixin):
         self.run_dir, self.records, self.cases, self.suite = run_dir, {}, cases, "conv"
         self.config = {"isolate": isolate,
                        "worker": {"name": name, "queue": "queue.jsonl", "sharing": sharing}}
-        self.log = type("Log", (), {"detail": lambda self, line: None})()
+        self.log = type("Log", (), {"tag": "[myconv]", "detail": lambda self, line: None})()
 
     def take(self, groups):
         """Claims a chunk and records its cases as run; the problems claimed."""
