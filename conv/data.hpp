@@ -57,7 +57,7 @@ DeviceReferenceConv choose_reference(const char* value, bool uses_gpu, DeviceRef
 
 // Where a GPU backend's output is checked, from MYCONV_CHECK's value (null or empty = "auto"):
 // "auto" checks it on the device where its float64 reference is kept there (else on the host);
-// "host" always on the host (the check before the device one, for comparison). true for "host";
+// "host" always on the host (to set the two checks side by side). true for "host";
 // any other value: std::invalid_argument with a one-line message.
 bool host_check_forced(const char* value);
 
