@@ -1,8 +1,8 @@
-// What the cuDNN backend's two APIs (cudnn_legacy.cpp, cudnn_graph.cpp) share, and the backend
-// (cudnn.cpp) sees of them: owners of cuDNN objects, the "not supported" check, the algorithm
-// selection (--cudnn-algo), the data type, and the instance base with the device buffers,
-// stream, handle and timer. Internal to the cuDNN backend; nothing outside baselines/conv/ includes
-// it.
+// What the cuDNN backend's two APIs share (the legacy API's instance lives in cudnn.cpp with the
+// backend, the graph API's in cudnn_graph.cpp): owners of cuDNN objects, the "not supported"
+// check, the algorithm selection (--cudnn-algo), the data type, the instance base with the device
+// buffers, stream, handle and timer, and the graph instance's factory. Internal to the cuDNN
+// backend; nothing outside baselines/conv/ includes it.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -150,9 +150,7 @@ class CudnnInstance : public Instance {
   std::vector<std::int64_t> dims_;
 };
 
-// The instances of the two APIs (cudnn_legacy.cpp, cudnn_graph.cpp).
-std::unique_ptr<Instance> make_legacy_instance(const Problem& p, const HostData& data,
-                                               AlgoSelection selection);
+// The graph API's instance (cudnn_graph.cpp).
 std::unique_ptr<Instance> make_graph_instance(const Problem& p, const HostData& data,
                                               AlgoSelection selection);
 
