@@ -3,12 +3,14 @@
 // on tiny checkpoints written in the Hugging Face layout (tests/tiny_transformers.hpp), checked
 // against a float64 reference written here from transformers' modeling code; the KV-cache decode
 // against a full recompute at every step; the static (graph) step against the eager one; the
-// generator's modes; the case through the core's runner with its bandwidth metrics; a training
-// step. (own_cuda's kernels' math and the CUDA decode paths: test_transformer_cuda.cpp;
+// generator's modes, and on a GPU the CUDA decode paths against each other; own_cuda's kernels'
+// scalar math; the case through the core's runner with its bandwidth metrics; a training step.
+// (own_cuda's and the fused kernels' tests that need a CUDA LibTorch: test_transformer_cuda.cpp;
 // descriptors, presets, models and cases: test_transformer_settings.cpp.)
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
 
 #include <cmath>
@@ -22,6 +24,7 @@
 #include "models/transformer/config.hpp"
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
+#include "models/transformer/own_decode_math.hpp"
 #include "models/transformer/problem.hpp"
 #include "models/transformer/safetensors.hpp"
 #include "tests/temp_dir.hpp"
@@ -354,8 +357,64 @@ TEST_P(TinyModels, GeneratorModesAgree) {
 }
 
 // On a GPU: the eager, static and graph decode paths (the last two through the fused CUDA
+// kernels) give the same greedy tokens, and each one's last logits equal a full recompute.
+TEST_P(TinyModels, CudaDecodePathsAgree) {
+  if (!decode_graph_built(nullptr) || !at::hasCUDA()) GTEST_SKIP() << "no CUDA LibTorch or GPU";
+  const ModelConfig c = config();
+  const Model m = Model::random(c, 4, at::kFloat, at::Device(at::kCUDA, 0));
+  std::vector<std::unique_ptr<Generator>> gens;
+  for (DecodeMode mode : {DecodeMode::eager, DecodeMode::static_shape, DecodeMode::graph}) {
+    gens.push_back(std::make_unique<Generator>(m, 2, 9, 10, Sampling{}, mode, 3));
+    gens.back()->prepare();
+    gens.back()->run();
+    gens.back()->finish();
+  }
+  for (const auto& g : gens) {
+    EXPECT_TRUE(at::equal(g->generated(), gens[0]->generated())) << int(g->mode());
+    const at::Tensor full = recompute_last_logits(m, g->prompt(), g->generated(), 9);
+    EXPECT_LT(max_abs_diff(g->last_logits(), full),
+              1e-4 * std::max(1.0, full.abs().max().item<double>()))
+        << int(g->mode());
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(Arch, TinyModels, ::testing::Values(0, 1, 2));
+
+// own_cuda's split-KV attention: partials of chunks of positions (one split past the last
+// position, empty), merged as the kernel merges them, equal the softmax over all positions; the
+// activations' float forms equal their definitions.
+TEST(TransformerOwnDecode, SplitSoftmaxMergeEqualsTheDirectSoftmax) {
+  const int len = 37, d = 5, chunk = 8, splits = 6;  // splits 0-4 hold positions, 5 none
+  at::Generator gen = at::detail::createCPUGenerator(3);
+  const at::Tensor s = at::randn({len}, gen, at::kDouble) * 4;
+  const at::Tensor v = at::randn({len, d}, gen, at::kDouble);
+  const at::Tensor want = at::matmul(at::softmax(s, 0), v);
+  std::vector<float> ml(2 * splits), o(splits * d, 0.0f);
+  for (int i = 0; i < splits; ++i) {
+    const int t0 = i * chunk, t1 = std::min(len, t0 + chunk);
+    float m = -INFINITY, l = 0;
+    for (int t = t0; t < t1; ++t) m = std::max(m, float(s[t].item<double>()));
+    for (int t = t0; t < t1; ++t) {
+      const float p = std::exp(float(s[t].item<double>()) - m);
+      l += p;
+      for (int e = 0; e < d; ++e) o[i * d + e] += p * float(v[t][e].item<double>());
+    }
+    ml[2 * i] = m;
+    ml[2 * i + 1] = l;
+  }
+  EXPECT_EQ(ml[2 * (splits - 1) + 1], 0.0f);
+  for (int e = 0; e < d; ++e)
+    EXPECT_NEAR(own::merge_split_softmax(
+                    splits, [&](int i) { return ml[2 * i]; }, [&](int i) { return ml[2 * i + 1]; },
+                    [&](int i) { return o[i * d + e]; }),
+                want[e].item<double>(), 1e-5)
+        << e;
+  for (double x : {-9.0, -1.5, -0.1, 0.0, 0.3, 2.0, 8.0}) {
+    EXPECT_NEAR(own::silu_f(float(x)), x / (1 + std::exp(-x)), 1e-6) << x;
+    const double g = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    EXPECT_NEAR(own::gelu_new_f(float(x)), g, 1e-6) << x;
+  }
+}
 
 TEST(TransformerTrain, LossAndGradients) {
   const ModelConfig c = tiny_qwen2();

@@ -1,29 +1,24 @@
-// own_cuda's and the CUDA decode paths of the transformer suite: the scalar math of own_cuda's
-// kernels (the split-KV softmax merge, the activations) on the CPU; on a GPU with a CUDA
-// LibTorch, the eager, static and graph decode paths against each other and a full recompute,
-// the fused decode kernels against the ATen ops they replace, and own_cuda's decode step against
-// libtorch_eager in every dtype. Without a GPU these skip, with the reason. (The tiny models:
-// tests/tiny_transformers.hpp.)
+// The transformer tests that need a CUDA LibTorch (compiled to nothing without one): the fused
+// decode kernels against the ATen ops they replace, and own_cuda's decode step against
+// libtorch_eager in every dtype on the tiny checkpoints (tests/tiny_transformers.hpp) and wider
+// models; without a GPU they skip, with the reason. Everything else of the suite, own_cuda's
+// scalar math and the CUDA decode paths' agreement included: test_transformer.cpp.
+#if MYCONV_HAVE_TORCH_CUDA
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
 
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/transformer/config.hpp"
-#if MYCONV_HAVE_TORCH_CUDA
 #include "models/transformer/decode_cuda.hpp"
-#include "models/transformer/own_decode.hpp"
-#endif
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
-#include "models/transformer/own_decode_math.hpp"
+#include "models/transformer/own_decode.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/tiny_transformers.hpp"
 
@@ -33,29 +28,6 @@ namespace {
 using bench::testing::TempDir;
 using namespace transformer::testing;
 
-// On a GPU: the eager, static and graph decode paths (the last two through the fused CUDA
-// kernels) give the same greedy tokens, and each one's last logits equal a full recompute.
-TEST_P(TinyModels, CudaDecodePathsAgree) {
-  if (!decode_graph_built(nullptr) || !at::hasCUDA()) GTEST_SKIP() << "no CUDA LibTorch or GPU";
-  const ModelConfig c = config();
-  const Model m = Model::random(c, 4, at::kFloat, at::Device(at::kCUDA, 0));
-  std::vector<std::unique_ptr<Generator>> gens;
-  for (DecodeMode mode : {DecodeMode::eager, DecodeMode::static_shape, DecodeMode::graph}) {
-    gens.push_back(std::make_unique<Generator>(m, 2, 9, 10, Sampling{}, mode, 3));
-    gens.back()->prepare();
-    gens.back()->run();
-    gens.back()->finish();
-  }
-  for (const auto& g : gens) {
-    EXPECT_TRUE(at::equal(g->generated(), gens[0]->generated())) << int(g->mode());
-    const at::Tensor full = recompute_last_logits(m, g->prompt(), g->generated(), 9);
-    EXPECT_LT(max_abs_diff(g->last_logits(), full),
-              1e-4 * std::max(1.0, full.abs().max().item<double>()))
-        << int(g->mode());
-  }
-}
-
-#if MYCONV_HAVE_TORCH_CUDA
 // The fused decode kernels against the ATen ops they replace, in each dtype: RoPE as
 // transformers writes it, the cache written at the position and nowhere else, silu(g) * u, and
 // argmax with ties (the first index) and NaN (above every number).
@@ -118,45 +90,7 @@ TEST(TransformerCuda, FusedDecodeKernelsMatchAten) {
     EXPECT_EQ(got[2].item<std::int64_t>(), 1234) << t;
   }
 }
-#endif
 
-// own_cuda's split-KV attention: partials of chunks of positions (one split past the last
-// position, empty), merged as the kernel merges them, equal the softmax over all positions; the
-// activations' float forms equal their definitions.
-TEST(TransformerOwnDecode, SplitSoftmaxMergeEqualsTheDirectSoftmax) {
-  const int len = 37, d = 5, chunk = 8, splits = 6;  // splits 0-4 hold positions, 5 none
-  at::Generator gen = at::detail::createCPUGenerator(3);
-  const at::Tensor s = at::randn({len}, gen, at::kDouble) * 4;
-  const at::Tensor v = at::randn({len, d}, gen, at::kDouble);
-  const at::Tensor want = at::matmul(at::softmax(s, 0), v);
-  std::vector<float> ml(2 * splits), o(splits * d, 0.0f);
-  for (int i = 0; i < splits; ++i) {
-    const int t0 = i * chunk, t1 = std::min(len, t0 + chunk);
-    float m = -INFINITY, l = 0;
-    for (int t = t0; t < t1; ++t) m = std::max(m, float(s[t].item<double>()));
-    for (int t = t0; t < t1; ++t) {
-      const float p = std::exp(float(s[t].item<double>()) - m);
-      l += p;
-      for (int e = 0; e < d; ++e) o[i * d + e] += p * float(v[t][e].item<double>());
-    }
-    ml[2 * i] = m;
-    ml[2 * i + 1] = l;
-  }
-  EXPECT_EQ(ml[2 * (splits - 1) + 1], 0.0f);
-  for (int e = 0; e < d; ++e)
-    EXPECT_NEAR(own::merge_split_softmax(
-                    splits, [&](int i) { return ml[2 * i]; }, [&](int i) { return ml[2 * i + 1]; },
-                    [&](int i) { return o[i * d + e]; }),
-                want[e].item<double>(), 1e-5)
-        << e;
-  for (double x : {-9.0, -1.5, -0.1, 0.0, 0.3, 2.0, 8.0}) {
-    EXPECT_NEAR(own::silu_f(float(x)), x / (1 + std::exp(-x)), 1e-6) << x;
-    const double g = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-    EXPECT_NEAR(own::gelu_new_f(float(x)), g, 1e-6) << x;
-  }
-}
-
-#if MYCONV_HAVE_TORCH_CUDA
 struct OwnShape {
   std::int64_t b, in, out;
 };
@@ -262,7 +196,7 @@ TEST(TransformerCuda, OwnCudaDecodeSmall) {
   expect_own_decode_matches_eager(long_kv, {at::kFloat, at::kBFloat16},
                                   {{1, 200, 4}, {17, 200, 4}});
 }
-#endif
 
 }  // namespace
 }  // namespace transformer
+#endif  // MYCONV_HAVE_TORCH_CUDA

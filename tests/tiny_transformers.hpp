@@ -1,7 +1,7 @@
 // What the transformer tests (test_transformer.cpp, test_transformer_cuda.cpp) share: tiny GPT-2,
 // Qwen2 and Llama configs, random weights under transformers' names written as a checkpoint in
-// the Hugging Face layout, random token ids, and the TinyModels fixture whose tests both files
-// add.
+// the Hugging Face layout, random token ids, and the TinyModels fixture (its tests:
+// test_transformer.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
