@@ -7,7 +7,8 @@ Python's: ratio = ours / Python's. A ratio outside 0.97-1.03 is flagged.
 Python is timed as our record was: a "pure:graph" record (R calls captured in one CUDA graph,
 a sample = one replay / R) is timed by replaying a graph of the same R calls; a "pure" record
 without a graph by R back-to-back calls between two events; a "real" record by one call between
-events, then a synchronize. The median of the samples is compared.
+events, then a synchronize. As many samples as the record took (sample_count); the median of
+the samples is compared.
 
     scripts/trust_check.py RUN/results.json [--per-suite N] [--output-dir DIR] [--seed S]
 
@@ -24,6 +25,7 @@ import statistics
 import sys
 
 LOW, HIGH = 0.97, 1.03
+MAX_SAMPLES = 5000
 SUITES = ("ops", "conv")
 TORCH_DTYPES = {"fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
@@ -330,10 +332,18 @@ def check(records, samples, seed, log=print):
     return rows
 
 
+def sample_count(record, samples):
+    """As many samples as our record took (at least `samples`, at most MAX_SAMPLES): a GPU kept
+    busy for seconds runs at other clocks than one timed for a few milliseconds (a heavy matmul's
+    power draw lowers them), so the two figures are taken over the same stretch of work."""
+    ours = (record.get("gpu_time_ms") or {}).get("samples")
+    return min(max(samples, int(ours) if isinstance(ours, (int, float)) else 0), MAX_SAMPLES)
+
+
 def python_median(t, record, generator, samples):
     """Python's GPU median (ms) of the record's call, and its sample count."""
     math_flags(t, record)
-    times = time_call(t, build_call(t, record, generator), record, samples)
+    times = time_call(t, build_call(t, record, generator), record, sample_count(record, samples))
     return statistics.median(times), len(times)
 
 
@@ -378,7 +388,9 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", help="a run's results.json (or a program's --json file)")
     ap.add_argument("--per-suite", type=int, default=20, help="cases sampled per suite (20)")
-    ap.add_argument("--samples", type=int, default=50, help="timed samples per case (50)")
+    ap.add_argument("--samples", type=int, default=50,
+                    help="timed samples per case at least (50); as many as our record took, up to "
+                         f"{MAX_SAMPLES}")
     ap.add_argument("--seed", type=int, default=1, help="the inputs' random seed (1)")
     ap.add_argument("--output-dir", help="where trust.json and trust.md go (results.json's folder)")
     args = ap.parse_args(argv)

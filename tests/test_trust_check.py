@@ -98,6 +98,16 @@ class TrustCheck(unittest.TestCase):
         self.assertIn("| 1.050 | 1.010 | **outside** |", md)
         self.assertIn("| 1.000 | 1.000 |  |", md)
 
+    def test_python_takes_as_many_samples_as_our_record(self):
+        r = op("add", "fp32", 64)
+        self.assertEqual(tc.sample_count(r, 50), 50)  # the record names no count
+        r["gpu_time_ms"]["samples"] = 1982
+        self.assertEqual(tc.sample_count(r, 50), 1982)
+        r["gpu_time_ms"]["samples"] = 10
+        self.assertEqual(tc.sample_count(r, 50), 50)
+        r["gpu_time_ms"]["samples"] = 10 ** 6
+        self.assertEqual(tc.sample_count(r, 50), tc.MAX_SAMPLES)
+
     def test_bad_input_exits_2_with_one_line(self):
         with tempfile.TemporaryDirectory() as d:
             bad = os.path.join(d, "bad.json")
