@@ -42,6 +42,7 @@
 #include "core/cuda/cuda_raii.hpp"
 #include "core/error.hpp"
 #include "core/torch/graph_replay.hpp"
+#include "core/torch/libtorch_cuda.hpp"
 
 namespace conv {
 namespace {
@@ -74,13 +75,6 @@ const char* conv_backend_name(at::native::ConvBackend b) {
     default:
       return "other";
   }
-}
-
-// Bytes ATen's caching allocator has handed out on device now, and its peak since the last reset.
-std::int64_t allocated_bytes(c10::DeviceIndex device, bool peak) {
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device);
-  const auto& s = stats.allocated_bytes[0];  // StatType::AGGREGATE
-  return peak ? s.peak : s.current;
 }
 
 std::string cudnn_version_text(long v) {
@@ -119,15 +113,8 @@ class LibtorchCudaInstance final : public Instance {
   // One call (see the header comment), which also measures the device memory ATen takes beyond
   // the output: the cuDNN workspace and any buffer of its own kernels.
   void compile() override {
-    const c10::DeviceIndex device = stream_.device_index();
     dst_ = at::Tensor();
-    CUDA_CHECK(cudaStreamSynchronize(stream_.stream()));
-    const std::int64_t before = allocated_bytes(device, false);
-    c10::cuda::CUDACachingAllocator::resetPeakStats(device);
-    run();
-    sync();
-    const std::int64_t output = allocated_bytes(device, false) - before;
-    workspace_ = allocated_bytes(device, true) - before - output;
+    workspace_ = bench::libtorch::transient_bytes(stream_, [this] { run(); });
   }
 
   void poison_output() override {
@@ -225,13 +212,7 @@ class LibtorchCudaBackend final : public Backend {
       v += " (cuDNN " + cudnn_version_text(at::detail::getCUDAHooks().versionCuDNN()) + ")";
     return v;
   }
-  Support available() const override {
-    const bench::CudaAvailability a = bench::cuda_device_available();
-    if (!a.ok) return Support::no(a.reason);
-    if (!torch::cuda::is_available())
-      return Support::no("LibTorch " TORCH_VERSION " finds no CUDA device");
-    return Support::yes();
-  }
+  Support available() const override { return bench::libtorch::cuda_available(); }
   Support check_support(const Problem&) const override { return Support::yes(); }
   std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
     return std::make_unique<LibtorchCudaInstance>(p, data, benchmark_);

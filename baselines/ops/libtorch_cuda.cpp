@@ -35,6 +35,7 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/torch/graph_replay.hpp"
+#include "core/torch/libtorch_cuda.hpp"
 
 namespace ops {
 namespace {
@@ -66,13 +67,6 @@ class MathGuard {
   bool saved_ = false;
 };
 
-// Bytes ATen's caching allocator has handed out on device now, and its peak since the last reset.
-std::int64_t allocated_bytes(c10::DeviceIndex device, bool peak) {
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device);
-  const auto& s = stats.allocated_bytes[0];  // StatType::AGGREGATE
-  return peak ? s.peak : s.current;
-}
-
 class LibtorchCudaInstance final : public Instance {
  public:
   LibtorchCudaInstance(const Problem& p, const HostData& data)
@@ -89,15 +83,8 @@ class LibtorchCudaInstance final : public Instance {
 
   // One call (see the header comment), measuring what ATen allocates beyond the output.
   void compile() override {
-    const c10::DeviceIndex device = stream_.device_index();
     out_ = at::Tensor();
-    CUDA_CHECK(cudaStreamSynchronize(stream_.stream()));
-    const std::int64_t before = allocated_bytes(device, false);
-    c10::cuda::CUDACachingAllocator::resetPeakStats(device);
-    run();
-    sync();
-    const std::int64_t output = allocated_bytes(device, false) - before;
-    workspace_ = allocated_bytes(device, true) - before - output;
+    workspace_ = bench::libtorch::transient_bytes(stream_, [this] { run(); });
   }
 
   void poison_output() override {
@@ -169,13 +156,7 @@ class LibtorchCudaBackend final : public Backend {
   std::string name() const override { return "libtorch_cuda"; }
   std::string device() const override { return "cuda"; }
   std::string library_version() const override { return "LibTorch " TORCH_VERSION; }
-  Support available() const override {
-    const bench::CudaAvailability a = bench::cuda_device_available();
-    if (!a.ok) return Support::no(a.reason);
-    if (!torch::cuda::is_available())
-      return Support::no("LibTorch " TORCH_VERSION " finds no CUDA device");
-    return Support::yes();
-  }
+  Support available() const override { return bench::libtorch::cuda_available(); }
   Support check_support(const Problem&) const override { return Support::yes(); }
   std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
     return std::make_unique<LibtorchCudaInstance>(p, data);
