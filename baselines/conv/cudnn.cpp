@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "baselines/conv/backends.hpp"
+#include "conv/cuda/device_output.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
@@ -180,16 +181,9 @@ class CudnnInstance : public Instance {
 
   void sync() override { stream_.synchronize(); }
 
-  void read_output(float* dst) override {
-    std::vector<unsigned char> bytes(dst_.bytes());
-    dst_.download_async(bytes.data(), stream_.get());
-    stream_.synchronize();
-    bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
-  }
-
+  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
   std::optional<bench::DeviceValues> device_output() override {
-    return bench::DeviceValues{dst_.data(), p_.dtype, std::size_t(p_.dst_elements()),
-                               stream_.get()};
+    return device_values_of(dst_, p_, stream_.get());
   }
 
   std::vector<std::int64_t> output_dims() const override { return dims_; }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "conv/cuda/device_output.hpp"
 #include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"  // im2col_gemm_build_info
 #include "conv/cuda/variant_choice.hpp"
@@ -76,16 +77,9 @@ class Gemm1x1Instance final : public Instance {
 
   void sync() override { stream_.synchronize(); }
 
-  void read_output(float* dst) override {
-    std::vector<unsigned char> bytes(dst_.bytes());
-    dst_.download_async(bytes.data(), stream_.get());
-    stream_.synchronize();
-    bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
-  }
-
+  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
   std::optional<bench::DeviceValues> device_output() override {
-    return bench::DeviceValues{dst_.data(), p_.dtype, std::size_t(p_.dst_elements()),
-                               stream_.get()};
+    return device_values_of(dst_, p_, stream_.get());
   }
 
   std::vector<std::int64_t> output_dims() const override {

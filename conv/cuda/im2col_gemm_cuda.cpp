@@ -52,6 +52,7 @@
 
 #include "conv/cuda/caffe_gemm.hpp"
 #include "conv/cuda/depthwise_kernels.hpp"
+#include "conv/cuda/device_output.hpp"
 #include "conv/cuda/gemm_1x1.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
@@ -312,16 +313,9 @@ class Im2colGemmInstance final : public Instance {
 
   void sync() override { stream_.synchronize(); }
 
-  void read_output(float* dst) override {
-    std::vector<unsigned char> bytes(dst_.bytes());
-    dst_.download_async(bytes.data(), stream_.get());
-    stream_.synchronize();
-    bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
-  }
-
+  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
   std::optional<bench::DeviceValues> device_output() override {
-    return bench::DeviceValues{dst_.data(), p_.dtype, std::size_t(p_.dst_elements()),
-                               stream_.get()};
+    return device_values_of(dst_, p_, stream_.get());
   }
 
   std::vector<std::int64_t> output_dims() const override {
