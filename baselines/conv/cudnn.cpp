@@ -37,6 +37,7 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/cuda/cudnn_check.hpp"
+#include "core/cuda/device_copy.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 
@@ -170,11 +171,8 @@ class CudnnInstance : public Instance {
         wei_(data.wei.size() * elem_bytes_),
         dst_(std::size_t(p.dst_elements()) * elem_bytes_),
         timer_(stream_.get()) {
-    const std::vector<unsigned char> src = bench::to_storage_bytes(data.src, p.dtype);
-    const std::vector<unsigned char> wei = bench::to_storage_bytes(data.wei, p.dtype);
-    src_.upload_async(src.data(), stream_.get());
-    wei_.upload_async(wei.data(), stream_.get());
-    stream_.synchronize();  // the host vectors end here
+    bench::upload_as_storage(src_, data.src, p.dtype, stream_.get());
+    bench::upload_as_storage(wei_, data.wei, p.dtype, stream_.get());
   }
 
   void poison_output() override { dst_.fill_bytes_async(0xFF, stream_.get()); }

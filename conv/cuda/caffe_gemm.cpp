@@ -26,6 +26,7 @@
 #include "core/cuda/cublaslt_algo.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/device_copy.hpp"
 #include "core/error.hpp"
 
 namespace conv {
@@ -297,11 +298,8 @@ class CaffeInstance final : public Instance {
       throw bench::Unsupported("variant 9's column buffer needs " + gib(double(col_bytes)) +
                                ", more than the " + gib(double(free)) + " free on the device");
     col_ = bench::DeviceBuffer<unsigned char>(col_bytes);
-    const std::vector<unsigned char> src = bench::to_storage_bytes(data.src, p.dtype);
-    const std::vector<unsigned char> wei = bench::to_storage_bytes(data.wei, p.dtype);
-    src_.upload_async(src.data(), stream_.get());
-    wei_.upload_async(wei.data(), stream_.get());
-    stream_.synchronize();  // the host vectors end here
+    bench::upload_as_storage(src_, data.src, p.dtype, stream_.get());
+    bench::upload_as_storage(wei_, data.wei, p.dtype, stream_.get());
   }
 
   void compile() override {

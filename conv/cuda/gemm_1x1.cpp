@@ -14,6 +14,7 @@
 #include "conv/cuda/variant_choice.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/device_copy.hpp"
 #include "core/cuda/gemm/gemm.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
@@ -52,11 +53,8 @@ class Gemm1x1Instance final : public Instance {
         dst_(std::size_t(p.dst_elements()) * bytes_),
         workspace_(gemm::gemm_workspace_bytes(shape_, plan_)),
         timer_(stream_.get()) {
-    const std::vector<unsigned char> src = bench::to_storage_bytes(data.src, p.dtype);
-    const std::vector<unsigned char> wei = bench::to_storage_bytes(data.wei, p.dtype);
-    src_.upload_async(src.data(), stream_.get());
-    wei_.upload_async(wei.data(), stream_.get());
-    stream_.synchronize();  // the host vectors end here
+    bench::upload_as_storage(src_, data.src, p.dtype, stream_.get());
+    bench::upload_as_storage(wei_, data.wei, p.dtype, stream_.get());
   }
 
   void compile() override {}  // the plan is host arithmetic, made with the instance

@@ -64,6 +64,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/device_copy.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 
@@ -177,11 +178,8 @@ class Im2colGemmInstance final : public Instance {
       src_repacked_ = bench::DeviceBuffer<unsigned char>(src_bytes);
       wei_repacked_ = bench::DeviceBuffer<unsigned char>(wei_bytes);
     }
-    const std::vector<unsigned char> src = bench::to_storage_bytes(data.src, p.dtype);
-    const std::vector<unsigned char> wei = bench::to_storage_bytes(data.wei, p.dtype);
-    src_.upload_async(src.data(), stream_.get());
-    wei_.upload_async(wei.data(), stream_.get());
-    stream_.synchronize();  // the host vectors end here
+    bench::upload_as_storage(src_, data.src, p.dtype, stream_.get());
+    bench::upload_as_storage(wei_, data.wei, p.dtype, stream_.get());
   }
 
   // Variants 3, 4 and 6 build their row tables here, variant 10 its tensor maps: the only

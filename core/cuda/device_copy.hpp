@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -13,14 +15,23 @@
 
 namespace bench {
 
-// values as dt's storage type in a new device buffer: copied on stream and waited for, so that the
-// host bytes may end.
-inline DeviceBuffer<unsigned char> upload_as_storage(const std::vector<float>& values, DataType dt,
-                                                     cudaStream_t stream) {
+// values as dt's storage type into buf, which holds exactly that many bytes: copied on stream and
+// waited for, so that the host bytes may end.
+inline void upload_as_storage(DeviceBuffer<unsigned char>& buf, const std::vector<float>& values,
+                              DataType dt, cudaStream_t stream) {
   const std::vector<unsigned char> bytes = to_storage_bytes(values, dt);
-  DeviceBuffer<unsigned char> buf(bytes.size());
+  if (bytes.size() != buf.bytes())
+    throw std::logic_error("upload_as_storage: " + std::to_string(bytes.size()) +
+                           " bytes into a buffer of " + std::to_string(buf.bytes()));
   buf.upload_async(bytes.data(), stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+// The same into a new buffer of that size.
+inline DeviceBuffer<unsigned char> upload_as_storage(const std::vector<float>& values, DataType dt,
+                                                     cudaStream_t stream) {
+  DeviceBuffer<unsigned char> buf(values.size() * std::size_t(storage_bytes(dt)));
+  upload_as_storage(buf, values, dt, stream);
   return buf;
 }
 
