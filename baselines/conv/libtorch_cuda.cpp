@@ -84,13 +84,11 @@ std::string cudnn_version_text(long v) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
 }
 
-class LibtorchCudaInstance final : public Instance {
+// Stream, timer, compile(), sync() and graph replay: bench::libtorch::CudaInstance.
+class LibtorchCudaInstance final : public bench::libtorch::CudaInstance<Instance> {
  public:
   LibtorchCudaInstance(const Problem& p, const HostData& data, bool benchmark)
-      : p_(p),
-        benchmark_(benchmark),
-        stream_(at::cuda::getStreamFromPool()),
-        timer_(stream_.stream()) {
+      : p_(p), benchmark_(benchmark) {
     const c10::cuda::CUDAStreamGuard guard(stream_);
     set_math_flags(p_.dtype, benchmark_);  // any deprecation warning of the setters prints here
     try {
@@ -110,13 +108,6 @@ class LibtorchCudaInstance final : public Instance {
     CUDA_CHECK(cudaStreamSynchronize(stream_.stream()));
   }
 
-  // One call (see the header comment), which also measures the device memory ATen takes beyond
-  // the output: the cuDNN workspace and any buffer of its own kernels.
-  void compile() override {
-    dst_ = at::Tensor();
-    workspace_ = bench::libtorch::transient_bytes(stream_, [this] { run(); });
-  }
-
   void poison_output() override {
     const c10::cuda::CUDAStreamGuard guard(stream_);
     dst_ = at::full(
@@ -134,8 +125,6 @@ class LibtorchCudaInstance final : public Instance {
       libtorch::rethrow(e, MYCONV_TORCH_WHERE);
     }
   }
-
-  void sync() override { CUDA_CHECK(cudaStreamSynchronize(stream_.stream())); }
 
   void read_output(float* dst) override {
     const c10::cuda::CUDAStreamGuard guard(stream_);
@@ -163,17 +152,6 @@ class LibtorchCudaInstance final : public Instance {
            (p_.layout == Layout::nhwc ? "channels_last" : "contiguous");
   }
 
-  std::optional<std::int64_t> workspace_bytes() const override { return workspace_; }
-  bench::DeviceTimer* device_timer() override { return &timer_; }
-  void* cuda_stream() override { return stream_.stream(); }
-
-  // The calls captured into one CUDA graph (core/torch/graph_replay.hpp).
-  std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices&, int calls,
-                                             std::string* why) override {
-    return bench::libtorch::capture_graph_replay(
-        stream_, calls, &dst_, [this] { run(); }, why);
-  }
-
   nlohmann::ordered_json extra() const override {
     const bool tf32 = p_.dtype == DataType::tf32;
     return {{"torch_conv_backend", conv_backend_},
@@ -192,13 +170,14 @@ class LibtorchCudaInstance final : public Instance {
   }
 
  private:
+  // compile() (see the header comment) measures the workspace beyond it: the cuDNN workspace and
+  // any buffer of ATen's own kernels.
+  at::Tensor& output() override { return dst_; }
+
   Problem p_;
   bool benchmark_;
-  c10::cuda::CUDAStream stream_;
-  bench::CudaEventTimer timer_;
   at::Tensor src_, wei_, dst_;
   std::string conv_backend_;
-  std::int64_t workspace_ = 0;
 };
 
 class LibtorchCudaBackend final : public Backend {

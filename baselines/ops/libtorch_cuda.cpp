@@ -67,10 +67,10 @@ class MathGuard {
   bool saved_ = false;
 };
 
-class LibtorchCudaInstance final : public Instance {
+// Stream, timer, compile(), sync() and graph replay: bench::libtorch::CudaInstance.
+class LibtorchCudaInstance final : public bench::libtorch::CudaInstance<Instance> {
  public:
-  LibtorchCudaInstance(const Problem& p, const HostData& data)
-      : p_(p), stream_(at::cuda::getStreamFromPool()), timer_(stream_.stream()) {
+  LibtorchCudaInstance(const Problem& p, const HostData& data) : p_(p) {
     const c10::cuda::CUDAStreamGuard guard(stream_);
     try {
       { const MathGuard math(p_); }  // any deprecation warning of the switch prints here
@@ -79,12 +79,6 @@ class LibtorchCudaInstance final : public Instance {
       libtorch::rethrow(e, MYCONV_TORCH_WHERE);
     }
     CUDA_CHECK(cudaStreamSynchronize(stream_.stream()));
-  }
-
-  // One call (see the header comment), measuring what ATen allocates beyond the output.
-  void compile() override {
-    out_ = at::Tensor();
-    workspace_ = bench::libtorch::transient_bytes(stream_, [this] { run(); });
   }
 
   void poison_output() override {
@@ -104,8 +98,6 @@ class LibtorchCudaInstance final : public Instance {
     }
   }
 
-  void sync() override { CUDA_CHECK(cudaStreamSynchronize(stream_.stream())); }
-
   void read_output(float* dst) override {
     const c10::cuda::CUDAStreamGuard guard(stream_);
     libtorch::copy_to_host(p_, out_, dst);
@@ -116,17 +108,6 @@ class LibtorchCudaInstance final : public Instance {
     if (uses_tf32_switch(p_))
       a += std::string(", allow_tf32=") + (p_.dtype == DataType::tf32 ? "on" : "off");
     return a;
-  }
-
-  std::optional<std::int64_t> workspace_bytes() const override { return workspace_; }
-  bench::DeviceTimer* device_timer() override { return &timer_; }
-  void* cuda_stream() override { return stream_.stream(); }
-
-  // The calls captured into one CUDA graph (core/torch/graph_replay.hpp).
-  std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices&, int calls,
-                                             std::string* why) override {
-    return bench::libtorch::capture_graph_replay(
-        stream_, calls, &out_, [this] { run(); }, why);
   }
 
   nlohmann::ordered_json extra() const override {
@@ -143,12 +124,12 @@ class LibtorchCudaInstance final : public Instance {
   }
 
  private:
+  // compile() (see the header comment) measures what ATen allocates beyond it.
+  at::Tensor& output() override { return out_; }
+
   Problem p_;
-  c10::cuda::CUDAStream stream_;
-  bench::CudaEventTimer timer_;
   std::vector<at::Tensor> inputs_;
   at::Tensor out_;
-  std::int64_t workspace_ = 0;
 };
 
 class LibtorchCudaBackend final : public Backend {
