@@ -42,7 +42,8 @@ MYCONV_BUNDLE_PACKAGES=(nlohmann-json3-dev libcli11-dev libgtest-dev libhalide14
   libhalide14-0-dev libllvm14 libz3-4 libedit2 libdnnl2 libdnnl-dev ocl-icd-libopencl1
   ocl-icd-opencl-dev opencl-c-headers)
 
-myconv_log() { echo "[myconv] $*"; }
+# A script's lines start with its own name: [setup], [test], [sanitize], [submit], ...
+myconv_log() { echo "[$(basename "$0" .sh)] $*"; }
 
 # The CUDA architectures of this machine's GPUs ("90", "80;90"), from nvidia-smi; empty when there
 # is no GPU or the driver is too old to report compute_cap.

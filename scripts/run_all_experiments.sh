@@ -47,6 +47,9 @@
 #     --quick                     tiny random models (experiments/transformer/configs/), preset
 #                                 quick_test
 #   every suite:
+#     --trace                     each program call writes Chrome traces of a few calls per case
+#                                 after its timed sampling (--trace-dir RUN/traces); the
+#                                 transformer report reads them for its operation analysis
 #     --backend LIST              e.g. libtorch_cpu,onednn_cpu (default: every built backend;
 #                                 with --suite all, names every suite knows)
 #     --dtype LIST                fp32,tf32,fp16,bf16 (default: conv fp32; ops fp32,bf16);
@@ -102,7 +105,7 @@ suite="" preset="" shapes=() backends="" dtypes="" layouts="" quick=0 timeout=""
 resume="" commit=0 build_dir="$MYCONV_ROOT/build" bundle="" verbose=0 extra=()
 shard="" gpus="" cost_from="" plan=0 isolate=0
 sizes="" ops_files=() categories="" ops=""
-models="" device="" hf_reference=1 trust_check=0 inductor_reference=0
+models="" device="" hf_reference=1 trust_check=0 inductor_reference=0 trace=0
 # The programs' grammar (core/grammar.hpp): '_' for '-' in an option's name, and a list option's
 # plural for its documented singular.
 canonical_option() {
@@ -157,6 +160,7 @@ while [ $# -gt 0 ]; do
     --no-hf-reference) hf_reference=0; shift ;;
     --trust-check) trust_check=1; shift ;;
     --inductor-reference) inductor_reference=1; shift ;;
+    --trace) trace=1; shift ;;
     --) shift; extra=("$@"); break ;;
     -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) usage_error "unknown option '$1'" ;;
@@ -284,7 +288,8 @@ if [ -n "$resume" ]; then
   if [ -n "$suite$preset$backends$dtypes$layouts$out_root$ops_opts$models$device" ] ||
     [ ${#shapes[@]} -gt 0 ] || [ $quick -eq 1 ] || [ ${#extra[@]} -gt 0 ] ||
     [ -n "$shard$gpus$cost_from" ] || [ $plan -eq 1 ] || [ $hf_reference -eq 0 ] ||
-    [ $trust_check -eq 1 ] || [ $inductor_reference -eq 1 ] || [ $isolate -eq 1 ]; then
+    [ $trust_check -eq 1 ] || [ $inductor_reference -eq 1 ] || [ $isolate -eq 1 ] ||
+    [ $trace -eq 1 ]; then
     usage_error "--resume takes the run's own settings (run.json); give only --timeout," \
       "--commit, --build-dir, --from-bundle, --verbose"
   fi
@@ -497,6 +502,7 @@ runner_of() {
   [ $quick -eq 0 ] || runner+=(--quick)
   if [ $trust_check -eq 1 ] && [[ "$s" =~ ^(conv|ops)$ ]]; then runner+=(--trust-check); fi
   if [ $inductor_reference -eq 1 ] && [ "$s" = conv ]; then runner+=(--inductor-reference); fi
+  [ $trace -eq 0 ] || runner+=(--trace)
   if [ "$s" = ops ]; then
     for f in "${ops_grid[@]}"; do runner+=("--grid-arg=$f"); done
     [ -z "$backends" ] || runner+=("--grid-arg=--backend" "--grid-arg=$backends")

@@ -7,7 +7,7 @@ set-up and the build (users call that script, whose --help has the options).
                [--grid-arg=ARG ...] [--extra-arg=ARG ...] [--quick] [--timeout S] [--label TEXT]
                [--commit] [--verbose] [--prepare-only] [--plan] [--shard I/N]
                [--cost-from RESULTS.json] [--gpus all|N|LIST] [--isolate] [--no-report]
-               [--hf-reference] [--trust-check] [--inductor-reference]
+               [--hf-reference] [--trust-check] [--inductor-reference] [--trace]
   run_cases.py --run-dir RUN --myconv BIN --resume|--prepared [--timeout S] [--commit] [--verbose]
   run_cases.py --run-dir RUN --merge-only        rebuild results.json/csv from RUN/cases/
 (--myconv names the suite's program, myops too; --prepare-only writes run.json and cases.jsonl
@@ -67,6 +67,8 @@ def main(argv=None):
     p.add_argument("--inductor-reference", action="store_true",
                    help="a new conv run: after the cases, scripts/inductor_reference.py runs "
                         "torch.compile on its GPU problems (runner/inductor.py)")
+    p.add_argument("--trace", action="store_true",
+                   help="every program call writes Chrome traces into RUN/traces (--trace-dir)")
     args = p.parse_args(argv)
     if sys.stdout is not None:
         sys.stdout.reconfigure(line_buffering=True)

@@ -27,10 +27,11 @@ done
 
 myconv_setup_done || "$MYCONV_ROOT/scripts/setup.sh" --tests
 mapfile -t args < <(myconv_cmake_args)
-# -O1 -g1: the sanitizers' usual level, with line tables for the reports' stack traces (a third
-# of -O2 -g's build time here).
+# -O0 -g1: no optimization (every access instrumented as written; 40% less build time than -O1
+# here, where the instrumented JSON and CLI11 templates dominate), line tables for the reports'
+# stack traces.
 cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -g1" \
   -DMYCONV_WITH_CUDA=OFF -DMYCONV_WITH_TORCH=ON -DMYCONV_SANITIZE=address,undefined \
   -DMYCONV_WERROR=ON >/dev/null
 # What is built and run (all of it with --full): the programs whose command lines are fuzzed
@@ -84,7 +85,7 @@ rs = json.load(open(sys.argv[1]))["results"]
 bad = [f"{r['backend']} {r['problem']}: {r['status']} {r['reason']}" for r in rs
        if r["status"] in ("failed", "incorrect", "timeout")]
 ran = sum(r["status"] == "passed" for r in rs)
-print(f"[myconv] sanitizer sweep of tails: {len(rs)} cases, {ran} passed" +
+print(f"[sanitize] sweep of tails: {len(rs)} cases, {ran} passed" +
       "".join(f"\n  {b}" for b in bad))
 sys.exit(1 if bad or ran == 0 else 0)
 PY

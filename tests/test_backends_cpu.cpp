@@ -3,9 +3,17 @@
 // layouts, every dtype. A backend must pass what it claims and say why for what it does not.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
 #include <set>
+#include <sstream>
+#include <string>
 
 #include "conv/bench.hpp"
+#include "core/cpu_threads.hpp"
 #include "experiments/registry/conv.hpp"
 #include "tests/case_helpers.hpp"
 #include "tests/random_problems.hpp"
@@ -65,6 +73,64 @@ TEST(CpuBackends, MatchTheReferenceOrSayWhyNot) {
               << " case(s) incorrect through a known library issue (reported as incorrect)\n";
   if (built == 0) GTEST_SKIP() << "no CPU backend is built into this binary";
 }
+
+// The threads of this process that have run for at least min_ms of CPU time (/proc/self/task:
+// utime + stime of each, in clock ticks).
+int busy_threads(double min_ms) {
+  const double ms_per_tick = 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  int busy = 0;
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return -1;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/stat");
+    const std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const std::size_t close = stat.rfind(')');  // the name may hold spaces
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i)
+      if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+    if (ticks * ms_per_tick >= min_ms) ++busy;
+  }
+  closedir(dir);
+  return busy;
+}
+
+// --threads N (bench::set_cpu_threads, before any backend is made) is what oneDNN and Halide
+// run with: N threads do the work of a conv large enough to be split, not the machine's count.
+// Each test is its own process (gtest_discover_tests), so a thread pool starts fresh in each.
+void expect_threads_used(const char* backend, int threads) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: nothing to tell apart";
+  bench::set_cpu_threads(threads);
+  const auto registry = make_registry(BackendOptions{});
+  const RegistryEntry* entry = nullptr;
+  for (const auto& e : registry)
+    if (e.name == backend) entry = &e;
+  if (!entry || !entry->backend) GTEST_SKIP() << backend << " is not built into this binary";
+  CaseOptions options;
+  options.measure.warmup_iters = 1;
+  options.measure.min_iters = 40;
+  options.measure.min_time_ms = 0;
+  options.measure.max_time_ms = 1000;
+  options.measure.max_iters = 40;
+  Problem p = parse_problem("mb2ic32ih56oc64kh3ph1");  // 0.46 GFLOP a call
+  const HostData data = make_host_data(p, 5);
+  const int before = busy_threads(20);
+  const bench::Result r = run_case(entry->backend.get(), entry->name, entry->device, "", p, data,
+                                   options).result;
+  ASSERT_EQ(r.status, bench::Status::passed) << r.reason;
+  const int after = busy_threads(20);
+  // The main thread is busy before (the reference) and after; with N threads, N - 1 more.
+  EXPECT_EQ(after, before + threads - 1) << backend << " --threads " << threads << ": " << after
+                                         << " busy threads (" << before << " before the cases)";
+}
+
+TEST(CpuThreads, OnednnRunsOneThreadWhenAsked) { expect_threads_used("onednn_cpu", 1); }
+TEST(CpuThreads, OnednnRunsTwoThreadsWhenAsked) { expect_threads_used("onednn_cpu", 2); }
+TEST(CpuThreads, HalideRunsOneThreadWhenAsked) { expect_threads_used("halide_cpu", 1); }
+TEST(CpuThreads, HalideRunsTwoThreadsWhenAsked) { expect_threads_used("halide_cpu", 2); }
 
 TEST(Registry, NamesAreUniqueAndMissingOnesSayWhy) {
   const auto registry = make_registry(BackendOptions{});

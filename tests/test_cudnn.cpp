@@ -1,6 +1,6 @@
-// Tests of baselines/conv/cudnn.cpp: both of cuDNN's APIs (--cudnn-api legacy | graph), run through
-// the case runner as myconv runs them. The option tests run everywhere; every test that runs on
-// the GPU skips, with the reason, where no CUDA device is present.
+// Tests of baselines/conv/cudnn.cpp and cudnn_graph.cpp: both of cuDNN's APIs (--cudnn-api legacy |
+// graph), run through the case runner as myconv runs them. The option tests run everywhere; every
+// test that runs on the GPU skips, with the reason, where no CUDA device is present.
 //
 // On a GPU host this binary is the quick check of the backend (a minute or two):
 //   build/tests/test_cudnn

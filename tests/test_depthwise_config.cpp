@@ -1,6 +1,7 @@
 // The staged depthwise kernels' (sub-variant 8.1) configuration and index math
 // (conv/cuda/depthwise_config.hpp, conv/cuda/depthwise_index.hpp), on the CPU: runs everywhere,
-// CUDA or not. The strip kernels (8.2) are tests/test_depthwise_strip.cpp, in the same binary.
+// CUDA or not. The strip kernels (8.2) are tests/test_depthwise_strip.cpp and
+// test_depthwise_strip_emulation.cpp, in the same binary.
 //   - the kernel choice, the support answers and their reasons;
 //   - every configuration (automatic and forced: generic kernel, small blocks, few planes, a
 //     capped grid) is one the launcher accepts, on fixed, MobileNet-v2 and randomized problems,

@@ -86,30 +86,39 @@ TEST(HalideCudaSchedule, LowersForTheCudaTargetWithSharedTiles) {
 }
 
 // The fixed problems in every dtype the backend takes (bf16 as its bits, tf32 as fp32) lower and
-// compile to PTX with both manual schedules, in both layouts; each names the schedule that ran.
+// compile to PTX with both manual schedules; each names the schedule that ran. Each problem runs
+// each schedule once, the two in different layouts (which one alternates with the problem and
+// the dtype), so that every problem, schedule, layout and dtype is compiled without every
+// combination (each compile is about a second of Halide's JIT on CI's two cores).
+Layout alternating_layout(std::size_t i) { return i % 2 == 0 ? Layout::nchw : Layout::nhwc; }
+
 TEST(HalideCudaSchedule, ManualSchedulesCompileForEveryProblemAndDtype) {
   const std::vector<Problem> ps = testing::halide_cuda_fixed_problems();
+  const DataType dtypes[] = {DataType::fp32, DataType::tf32, DataType::fp16, DataType::bf16};
   for (std::size_t i = 0; i < ps.size(); ++i)
-    for (DataType dt : {DataType::fp32, DataType::tf32, DataType::fp16, DataType::bf16})
-      for (Layout layout : {Layout::nchw, Layout::nhwc})
-        for (const char* schedule : {"manual", "manual_basic"}) {
-          // Every problem in fp32; the other dtypes on a few (the conversions are the same code).
-          if (dt != DataType::fp32 && i != 0 && i != 4 && i != 12 && i != 15 && i != 17) continue;
-          Problem p = ps[i];
-          p.dtype = dt;
-          p.layout = layout;
-          std::string algorithm;
-          EXPECT_NO_THROW(algorithm = halide_cuda_compile_only(p, schedule_options(schedule)))
-              << p.str() << " " << schedule;
-          EXPECT_EQ(algorithm.rfind(std::string(schedule) + " " + to_string(layout), 0), 0u)
-              << p.str() << ": " << algorithm;
-        }
+    for (std::size_t k = 0; k < 4; ++k)
+      for (std::size_t s = 0; s < 2; ++s) {
+        const DataType dt = dtypes[k];
+        const Layout layout = alternating_layout(i + k + s);
+        const char* schedule = s == 0 ? "manual" : "manual_basic";
+        // Every problem in fp32; the other dtypes on a few (the conversions are the same code).
+        if (dt != DataType::fp32 && i != 0 && i != 4 && i != 12 && i != 15 && i != 17) continue;
+        Problem p = ps[i];
+        p.dtype = dt;
+        p.layout = layout;
+        std::string algorithm;
+        EXPECT_NO_THROW(algorithm = halide_cuda_compile_only(p, schedule_options(schedule)))
+            << p.str() << " " << schedule;
+        EXPECT_EQ(algorithm.rfind(std::string(schedule) + " " + to_string(layout), 0), 0u)
+            << p.str() << ": " << algorithm;
+      }
 }
 
 // The manual schedules' tiling (splits shifted inwards, register tiles, the staging and its
 // chunks, compute_at) with the GPU loops left serial on the host, against the reference: every
-// fixed problem in fp32 with both schedules, fp16 and bf16 (integer conversions from the bits)
-// on a few, and every tile preset on the problems the tiled schedule takes.
+// fixed problem in fp32 with both schedules (one in each layout), fp16 and bf16 (integer
+// conversions from the bits) on a few, and every tile preset on the problems the tiled schedule
+// takes.
 TEST(HalideCudaSchedule, ManualTilingMatchesTheReferenceOnTheHost) {
   const std::vector<Problem> ps = testing::halide_cuda_fixed_problems();
   // The inputs and float64 reference of each (problem, dtype, layout), made once: the schedules
@@ -130,23 +139,28 @@ TEST(HalideCudaSchedule, ManualTilingMatchesTheReferenceOnTheHost) {
     EXPECT_TRUE(c.passed) << p.str() << " " << o.halide_schedule << " " << o.halide_tile << ": "
                           << c.message;
   };
+  // Each problem runs each schedule once, the two in different layouts (as in the test above).
+  const DataType dtypes[] = {DataType::fp32, DataType::fp16, DataType::bf16};
   for (std::size_t i = 0; i < ps.size(); ++i)
-    for (DataType dt : {DataType::fp32, DataType::fp16, DataType::bf16})
-      for (Layout layout : {Layout::nchw, Layout::nhwc})
-        for (const char* schedule : {"manual", "manual_basic"}) {
-          if (dt != DataType::fp32 && i != 0 && i != 4 && i != 13 && i != 15 && i != 17) continue;
-          Problem p = ps[i];
-          p.dtype = dt;
-          p.layout = layout;
-          check(p, schedule_options(schedule));
-        }
-  for (const char* tile : {"c32", "c64", "c128", "k16", "w4"})
-    for (std::size_t i : {6, 13, 15, 17, 21})  // tiled ones (1x1 filters run the basic schedule)
-      for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+    for (std::size_t k = 0; k < 3; ++k)
+      for (std::size_t s = 0; s < 2; ++s) {
+        const DataType dt = dtypes[k];
+        if (dt != DataType::fp32 && i != 0 && i != 4 && i != 13 && i != 15 && i != 17) continue;
         Problem p = ps[i];
-        p.layout = layout;
-        check(p, schedule_options("manual", tile));
+        p.dtype = dt;
+        p.layout = alternating_layout(i + k + s);
+        check(p, schedule_options(s == 0 ? "manual" : "manual_basic"));
       }
+  // Every tile preset on the tiled problems (1x1 filters run the basic schedule), the layout
+  // alternating: each preset in both layouts, each problem in both.
+  const char* tiles[] = {"c32", "c64", "c128", "k16", "w4"};
+  const std::size_t tiled[] = {6, 13, 15, 17, 21};
+  for (std::size_t t = 0; t < 5; ++t)
+    for (std::size_t j = 0; j < 5; ++j) {
+      Problem p = ps[tiled[j]];
+      p.layout = alternating_layout(t + j);
+      check(p, schedule_options("manual", tiles[t]));
+    }
 }
 
 }  // namespace

@@ -104,7 +104,7 @@ fi
 
 # The quick run.
 if "$runner" --quick --shapes "$work/tiny.txt" --backends "$backends" --dtypes fp32,bf16 \
-    --trust-check --inductor-reference --output-dir "$work/out" >"$work/console" 2>&1; then
+    --trust-check --inductor-reference --trace --output-dir "$work/out" >"$work/console" 2>&1; then
   ok "quick run exited 0"
 else
   fail "quick run exited non-zero"
@@ -130,6 +130,10 @@ grep -q "Inductor reference skipped: the run holds no GPU conv case" "$work/cons
 for f in all_experiments.txt results.json results.csv; do
   [ -s "$run/$f" ] && ok "$f written" || fail "$f missing or empty"
 done
+# --trace: every program call wrote its Chrome traces into the run folder
+n_traces=$(find "$run/traces" -name '*.json' 2>/dev/null | wc -l)
+[ "$n_traces" -gt 0 ] && python3 -c 'import json,sys; [json.load(open(f)) for f in sys.argv[1:]]' "$run"/traces/*.json &&
+  ok "--trace: $n_traces Chrome traces in RUN/traces" || fail "--trace: no readable trace in RUN/traces"
 
 # JSON, CSV and progress lines against myconv's own case list and CSV header.
 "$myconv" --list-cases --shapes "$work/tiny.txt" --backend "$backends" --dtype fp32,bf16 \

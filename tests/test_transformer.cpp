@@ -1,11 +1,12 @@
 // The transformer suite (models/transformer/) on the CPU: config.json parsing and the built-in
 // configs, the safetensors reader (round trip, shards, one-line errors), GPT-2 / Qwen2 / Llama
-// on tiny checkpoints written here in the Hugging Face layout, checked against a float64
-// reference written from transformers' modeling code; the KV-cache decode against a full
-// recompute at every step; the static (graph) step against the eager one; own_cuda's kernels'
-// scalar math on the CPU and, on a GPU, its decode step against libtorch_eager in every dtype;
-// the case through the core's runner with its bandwidth metrics; a training step. (Descriptors,
-// presets, models and cases: test_transformer_settings.cpp.)
+// on tiny checkpoints written in the Hugging Face layout (tests/tiny_transformers.hpp), checked
+// against a float64 reference written here from transformers' modeling code; the KV-cache decode
+// against a full recompute at every step; the static (graph) step against the eager one; the
+// generator's modes, and on a GPU the CUDA decode paths against each other; own_cuda's kernels'
+// scalar math; the case through the core's runner with its bandwidth metrics; a training step.
+// (own_cuda's and the fused kernels' tests that need a CUDA LibTorch: test_transformer_cuda.cpp;
+// descriptors, presets, models and cases: test_transformer_settings.cpp.)
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -13,6 +14,7 @@
 #include <c10/core/GradMode.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,134 +22,19 @@
 #include "core/error.hpp"
 #include "models/transformer/bench.hpp"
 #include "models/transformer/config.hpp"
-#if MYCONV_HAVE_TORCH_CUDA
-#include "models/transformer/decode_cuda.hpp"
-#include "models/transformer/own_decode.hpp"
-#endif
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
 #include "models/transformer/own_decode_math.hpp"
 #include "models/transformer/problem.hpp"
 #include "models/transformer/safetensors.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/tiny_transformers.hpp"
 
 namespace transformer {
 namespace {
 
 using bench::testing::TempDir;
-using Weights = std::map<std::string, at::Tensor>;  // HF names -> float32 tensors
-
-// ---- tiny checkpoints in the Hugging Face layout ---------------------------------------------
-
-ModelConfig tiny_gpt2() {
-  return parse_hf_config(nlohmann::json::parse(R"({"model_type": "gpt2", "vocab_size": 97,
-      "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64, "layer_norm_epsilon": 1e-5})"),
-                         "tiny-gpt2");
-}
-
-ModelConfig tiny_qwen2() {  // grouped-query attention, q/k/v bias, untied head
-  return parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2", "vocab_size": 101,
-      "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
-      "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,
-      "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": false})"),
-                         "tiny-qwen2");
-}
-
-ModelConfig tiny_llama() {  // one kv head, explicit head_dim, llama3 rope scaling, tied head
-  return parse_hf_config(nlohmann::json::parse(R"({"model_type": "llama", "vocab_size": 89,
-      "hidden_size": 32, "head_dim": 8, "intermediate_size": 40, "num_hidden_layers": 2,
-      "num_attention_heads": 4, "num_key_value_heads": 1, "max_position_embeddings": 64,
-      "rms_norm_eps": 1e-5, "tie_word_embeddings": true, "rope_parameters": {"rope_type": "llama3",
-      "rope_theta": 500.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-      "original_max_position_embeddings": 16}})"),
-                         "tiny-llama");
-}
-
-// Random weights under transformers' names and shapes (GPT-2's Conv1D as [in, out]); norm weights
-// near 1 and nonzero biases, so that every tensor matters.
-Weights random_weights(const ModelConfig& c, std::uint64_t seed) {
-  at::Generator gen = at::detail::createCPUGenerator(seed);
-  auto rnd = [&](std::vector<std::int64_t> shape, double scale, double offset = 0) {
-    return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat)) * scale + offset;
-  };
-  const std::int64_t h = c.hidden_size, q = c.num_heads * c.head_dim,
-                     kv = c.num_kv_heads * c.head_dim, in = c.intermediate_size;
-  Weights w;
-  if (c.arch == Arch::gpt2) {
-    const std::string p = "transformer.";
-    w[p + "wte.weight"] = rnd({c.vocab_size, h}, 0.3);
-    w[p + "wpe.weight"] = rnd({c.max_position_embeddings, h}, 0.1);
-    for (std::int64_t i = 0; i < c.num_layers; ++i) {
-      const std::string l = p + "h." + std::to_string(i) + ".";
-      w[l + "ln_1.weight"] = rnd({h}, 0.1, 1);
-      w[l + "ln_1.bias"] = rnd({h}, 0.1);
-      w[l + "ln_2.weight"] = rnd({h}, 0.1, 1);
-      w[l + "ln_2.bias"] = rnd({h}, 0.1);
-      w[l + "attn.c_attn.weight"] = rnd({h, 3 * h}, 0.2);
-      w[l + "attn.c_attn.bias"] = rnd({3 * h}, 0.1);
-      w[l + "attn.c_proj.weight"] = rnd({h, h}, 0.2);
-      w[l + "attn.c_proj.bias"] = rnd({h}, 0.1);
-      w[l + "mlp.c_fc.weight"] = rnd({h, in}, 0.2);
-      w[l + "mlp.c_fc.bias"] = rnd({in}, 0.1);
-      w[l + "mlp.c_proj.weight"] = rnd({in, h}, 0.2);
-      w[l + "mlp.c_proj.bias"] = rnd({h}, 0.1);
-    }
-    w[p + "ln_f.weight"] = rnd({h}, 0.1, 1);
-    w[p + "ln_f.bias"] = rnd({h}, 0.1);
-    return w;
-  }
-  w["model.embed_tokens.weight"] = rnd({c.vocab_size, h}, 0.3);
-  for (std::int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string l = "model.layers." + std::to_string(i) + ".";
-    w[l + "input_layernorm.weight"] = rnd({h}, 0.1, 1);
-    w[l + "post_attention_layernorm.weight"] = rnd({h}, 0.1, 1);
-    w[l + "self_attn.q_proj.weight"] = rnd({q, h}, 0.2);
-    w[l + "self_attn.k_proj.weight"] = rnd({kv, h}, 0.2);
-    w[l + "self_attn.v_proj.weight"] = rnd({kv, h}, 0.2);
-    w[l + "self_attn.o_proj.weight"] = rnd({h, q}, 0.2);
-    if (c.attention_bias) {
-      w[l + "self_attn.q_proj.bias"] = rnd({q}, 0.1);
-      w[l + "self_attn.k_proj.bias"] = rnd({kv}, 0.1);
-      w[l + "self_attn.v_proj.bias"] = rnd({kv}, 0.1);
-    }
-    w[l + "mlp.gate_proj.weight"] = rnd({in, h}, 0.2);
-    w[l + "mlp.up_proj.weight"] = rnd({in, h}, 0.2);
-    w[l + "mlp.down_proj.weight"] = rnd({h, in}, 0.2);
-  }
-  w["model.norm.weight"] = rnd({h}, 0.1, 1);
-  if (!c.tie_word_embeddings) w["lm_head.weight"] = rnd({c.vocab_size, h}, 0.2);
-  return w;
-}
-
-TensorBytes to_bytes(const std::string& name, const at::Tensor& t) {
-  const at::Tensor c = t.contiguous();
-  TensorBytes b{name, "F32", c.sizes().vec(), {}};
-  const auto* p = static_cast<const unsigned char*>(c.data_ptr());
-  b.bytes.assign(p, p + c.numel() * 4);
-  return b;
-}
-
-// config.json and model.safetensors (or two shards and the index) in dir.
-void write_checkpoint(const std::filesystem::path& dir, const ModelConfig& c, const Weights& w,
-                      bool sharded = false) {
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "config.json") << to_hf_config(c).dump(2);
-  std::vector<TensorBytes> all;
-  for (const auto& [name, t] : w) all.push_back(to_bytes(name, t));
-  if (!sharded) {
-    write_safetensors((dir / "model.safetensors").string(), all, {{"format", "pt"}});
-    return;
-  }
-  std::vector<TensorBytes> first(all.begin(), all.begin() + all.size() / 2),
-      second(all.begin() + all.size() / 2, all.end());
-  write_safetensors((dir / "model-00001-of-00002.safetensors").string(), first);
-  write_safetensors((dir / "model-00002-of-00002.safetensors").string(), second);
-  nlohmann::json index = {{"metadata", {{"total_size", 0}}},
-                          {"weight_map", nlohmann::json::object()}};
-  for (const auto& t : first) index["weight_map"][t.name] = "model-00001-of-00002.safetensors";
-  for (const auto& t : second) index["weight_map"][t.name] = "model-00002-of-00002.safetensors";
-  std::ofstream(dir / "model.safetensors.index.json") << index.dump();
-}
+using namespace transformer::testing;
 
 // ---- a float64 reference written from transformers' modeling code -----------------------------
 
@@ -250,15 +137,6 @@ at::Tensor reference_rope_model(const ModelConfig& c, const Weights& w, const at
 
 at::Tensor reference_logits(const ModelConfig& c, const Weights& w, const at::Tensor& ids) {
   return c.arch == Arch::gpt2 ? reference_gpt2(c, w, ids) : reference_rope_model(c, w, ids);
-}
-
-double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
-  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
-}
-
-at::Tensor random_ids(const ModelConfig& c, std::int64_t b, std::int64_t t, std::uint64_t seed) {
-  at::Generator gen = at::detail::createCPUGenerator(seed);
-  return at::randint(c.vocab_size, {b, t}, gen, at::TensorOptions().dtype(at::kLong));
 }
 
 // ---- config -----------------------------------------------------------------------------------
@@ -389,20 +267,6 @@ TEST(Safetensors, BadFilesAreOneLineErrors) {
 
 // ---- the models against the float64 reference, the cache against a recompute ------------------
 
-class TinyModels : public ::testing::TestWithParam<int> {
- protected:
-  ModelConfig config() const {
-    switch (GetParam()) {
-      case 0:
-        return tiny_gpt2();
-      case 1:
-        return tiny_qwen2();
-      default:
-        return tiny_llama();
-    }
-  }
-};
-
 TEST_P(TinyModels, LogitsMatchTheFloat64Reference) {
   TempDir dir;
   const ModelConfig c = config();
@@ -516,71 +380,6 @@ TEST_P(TinyModels, CudaDecodePathsAgree) {
 
 INSTANTIATE_TEST_SUITE_P(Arch, TinyModels, ::testing::Values(0, 1, 2));
 
-#if MYCONV_HAVE_TORCH_CUDA
-// The fused decode kernels against the ATen ops they replace, in each dtype: RoPE as
-// transformers writes it, the cache written at the position and nowhere else, silu(g) * u, and
-// argmax with ties (the first index) and NaN (above every number).
-TEST(TransformerCuda, FusedDecodeKernelsMatchAten) {
-  if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
-  const c10::NoGradGuard no_grad;
-  const auto dev = at::Device(at::kCUDA, 0);
-  const std::int64_t b = 2, nq = 4, nkv = 2, d = 64, len = 16, p = 5;
-  for (at::ScalarType t : {at::kFloat, at::kHalf, at::kBFloat16}) {
-    const auto opt = at::TensorOptions().dtype(t).device(dev);
-    const double tol = t == at::kFloat ? 1e-6 : t == at::kHalf ? 1e-3 : 8e-3;  // ~1 ulp
-    const at::Tensor qkv0 = at::randn({b, nq + 2 * nkv, d}, opt);
-    const at::Tensor inv_freq =
-        at::pow(10000.0, -at::arange(0, d, 2, at::kLong).to(at::kFloat) / double(d)).to(dev);
-    const at::Tensor pos = at::full({1}, p, at::TensorOptions().dtype(at::kLong).device(dev));
-    at::Tensor qkv = qkv0.clone();
-    at::Tensor ck = at::zeros({b, nkv, len, d}, opt), cv = at::zeros({b, nkv, len, d}, opt);
-    fused_rope_write_kv(qkv, ck, cv, inv_freq, pos, nq, nkv);
-    const at::Tensor freqs = at::outer(pos.to(at::kFloat), inv_freq);
-    const at::Tensor emb = at::cat({freqs, freqs}, -1);
-    const at::Tensor cos = emb.cos().to(t), sin = emb.sin().to(t);
-    const at::Tensor qk = qkv0.narrow(1, 0, nq + nkv);
-    const at::Tensor rot = at::cat({-qk.narrow(-1, d / 2, d / 2), qk.narrow(-1, 0, d / 2)}, -1);
-    const at::Tensor want = qk * cos + rot * sin;
-    auto rel = [](const at::Tensor& a, const at::Tensor& w) {
-      return (a.to(at::kFloat) - w.to(at::kFloat)).abs().max().item<double>() /
-             std::max(1.0, w.to(at::kFloat).abs().max().item<double>());
-    };
-    EXPECT_LE(rel(qkv.narrow(1, 0, nq + nkv), want), tol) << t;
-    EXPECT_TRUE(at::equal(qkv.narrow(1, nq + nkv, nkv), qkv0.narrow(1, nq + nkv, nkv))) << t;
-    EXPECT_TRUE(at::equal(ck.select(2, p), qkv.narrow(1, nq, nkv))) << t;
-    EXPECT_TRUE(at::equal(cv.select(2, p), qkv0.narrow(1, nq + nkv, nkv))) << t;
-    // Nothing written but at position p: the caches are zero elsewhere (a comparison of sums would
-    // depend on the order of a floating-point reduction).
-    for (const at::Tensor& c : {ck, cv}) {
-      at::Tensor rest = c.clone();
-      rest.select(2, p).zero_();
-      EXPECT_EQ(rest.abs().max().item<double>(), 0.0) << t;
-    }
-    // Without inv_freq (GPT-2): nothing rotated, k and v written.
-    at::Tensor plain = qkv0.clone();
-    at::Tensor pk = at::zeros_like(ck), pv = at::zeros_like(cv);
-    fused_rope_write_kv(plain, pk, pv, at::Tensor(), pos, nq, nkv);
-    EXPECT_TRUE(at::equal(plain, qkv0)) << t;
-    EXPECT_TRUE(at::equal(pk.select(2, p), qkv0.narrow(1, nq, nkv))) << t;
-
-    const std::int64_t inter = 200;
-    const at::Tensor gu = at::randn({3, 2 * inter}, opt) * 4;
-    const at::Tensor sm = fused_silu_mul(gu, inter);
-    EXPECT_LE(rel(sm, at::silu(gu.narrow(1, 0, inter)) * gu.narrow(1, inter, inter)), tol) << t;
-
-    at::Tensor logits = at::randn({3, 50257}, opt);
-    logits.select(0, 1).fill_(0);
-    logits.select(0, 1).narrow(0, 700, 1).fill_(5);
-    logits.select(0, 1).narrow(0, 900, 1).fill_(5);  // a tie: the first index wins
-    logits.select(0, 2).narrow(0, 1234, 1).fill_(std::numeric_limits<double>::quiet_NaN());
-    const at::Tensor got = fused_argmax(logits).cpu();
-    EXPECT_TRUE(at::equal(got, logits.to(at::kFloat).cpu().argmax(-1))) << t << " " << got;
-    EXPECT_EQ(got[1].item<std::int64_t>(), 700) << t;
-    EXPECT_EQ(got[2].item<std::int64_t>(), 1234) << t;
-  }
-}
-#endif
-
 // own_cuda's split-KV attention: partials of chunks of positions (one split past the last
 // position, empty), merged as the kernel merges them, equal the softmax over all positions; the
 // activations' float forms equal their definitions.
@@ -616,114 +415,6 @@ TEST(TransformerOwnDecode, SplitSoftmaxMergeEqualsTheDirectSoftmax) {
     EXPECT_NEAR(own::gelu_new_f(float(x)), g, 1e-6) << x;
   }
 }
-
-#if MYCONV_HAVE_TORCH_CUDA
-struct OwnShape {
-  std::int64_t b, in, out;
-};
-
-// own_cuda's decode step against libtorch_eager for config c (random weights from a
-// checkpoint: nonzero biases, norm weights off 1) in each dtype and shape: in fp32 the greedy
-// tokens are eager's and the last logits a full recompute's within float32 rounding; in fp16 and
-// bf16 the last logits are the recompute's within the suite's check (atol = rel x rms, rtol =
-// rel) and the returned tokens their argmax.
-void expect_own_decode_matches_eager(const ModelConfig& c, std::vector<at::ScalarType> types,
-                                     std::vector<OwnShape> shapes) {
-  const c10::NoGradGuard no_grad;
-  const auto dev = at::Device(at::kCUDA, 0);
-  TempDir dir;
-  write_checkpoint(dir.path(), c, random_weights(c, 31));
-  const Checkpoint ckpt(dir.path().string());
-  for (at::ScalarType t : types) {
-    const Model m = Model::from_checkpoint(c, ckpt, t, dev);
-    for (const OwnShape s : shapes) {
-      const std::string what = c.name + " " + c10::toString(t) + " batch " + std::to_string(s.b) +
-                               " in " + std::to_string(s.in);
-      std::string why;
-      ASSERT_TRUE(own_decode_supported(c, t, s.b, &why)) << what << ": " << why;
-      Generator eager(m, s.b, s.in, s.out, Sampling{}, DecodeMode::eager, 3);
-      Generator own(m, s.b, s.in, s.out, Sampling{}, DecodeMode::own, 3);
-      eager.run();
-      eager.finish();
-      own.prepare();
-      own.run();
-      own.finish();
-      const at::Tensor full =
-          recompute_last_logits(m, own.prompt(), own.generated(), s.out - 1).to(at::kDouble).cpu();
-      const at::Tensor got = own.last_logits().to(at::kDouble).cpu();
-      ASSERT_EQ(got.sizes(), full.sizes()) << what;
-      ASSERT_FALSE(at::isnan(got).any().item<bool>()) << what;
-      if (t == at::kFloat) {
-        EXPECT_TRUE(at::equal(own.generated(), eager.generated())) << what << "\nown\n"
-                                                                   << own.generated() << "\neager\n"
-                                                                   << eager.generated();
-        EXPECT_LT(max_abs_diff(got, full), 1e-4 * std::max(1.0, full.abs().max().item<double>()))
-            << what;
-      } else {
-        const double rel = t == at::kHalf ? 5e-2 : 1.5e-1;
-        const double rms = std::sqrt(full.pow(2).mean().item<double>());
-        const at::Tensor bad = (got - full).abs() > rel * std::max(rms, 1e-6) + rel * full.abs();
-        EXPECT_EQ(bad.sum().item<std::int64_t>(), 0)
-            << what << ": max |diff| " << max_abs_diff(got, full) << ", rms " << rms;
-        // The tokens the graph's argmax gave are the argmax of the logits it returned.
-        EXPECT_TRUE(at::equal(own.generated().select(1, s.out - 1).cpu(),
-                              own.last_logits().to(at::kFloat).argmax(-1).cpu()))
-            << what;
-      }
-    }
-  }
-}
-
-// On the tiny checkpoints, a Qwen2 layout with an odd KV head count and two wider models, fp32,
-// fp16 and bf16: batch 1 and 3 (the SIMT GEMV), 8 and 17 (fp16 and bf16: the tensor-core GEMV;
-// 17 past one 16-row pass), a cache of several attention splits (in 40).
-TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
-  if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
-  const ModelConfig odd = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
-      "vocab_size": 103, "hidden_size": 48, "intermediate_size": 64, "num_hidden_layers": 2,
-      "num_attention_heads": 6, "num_key_value_heads": 3, "max_position_embeddings": 64,
-      "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true})"),
-                                          "tiny-qwen2-odd-kv");
-  // Rows long enough for several passes of the GEMVs' k loops and their tails (k 320, 384, 1536,
-  // 2816), five query heads over one KV head.
-  const ModelConfig wide = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
-      "vocab_size": 1000, "hidden_size": 320, "intermediate_size": 2816, "num_hidden_layers": 2,
-      "num_attention_heads": 5, "num_key_value_heads": 1, "max_position_embeddings": 64,
-      "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true})"),
-                                           "small-qwen2-wide");
-  const ModelConfig wide_gpt2 = parse_hf_config(nlohmann::json::parse(R"({"model_type": "gpt2",
-      "vocab_size": 97, "n_embd": 384, "n_layer": 2, "n_head": 6, "n_positions": 64,
-      "layer_norm_epsilon": 1e-5})"),
-                                                "small-gpt2-wide");
-  for (const ModelConfig& c : {tiny_gpt2(), tiny_qwen2(), tiny_llama(), odd, wide, wide_gpt2})
-    expect_own_decode_matches_eager(c, {at::kFloat, at::kHalf, at::kBFloat16},
-                                    {{1, 9, 10}, {3, 40, 10}, {8, 40, 10}, {17, 5, 4}});
-}
-
-// A few cases of the same check, short enough for compute-sanitizer (memcheck, racecheck): the
-// GEMV's k split over several warps (k 2816) and over one (k 320), k in several rounds (6400),
-// grouped-query attention with an attention split past *pos (a cache of 32 positions, 9 to 18
-// filled), and a split longer than the attention's 64-position shared-memory tile (16 KV heads
-// at batch 17, 200 positions: splits of 112 positions on a GPU of at most 132 multiprocessors,
-// the running softmax over two tiles).
-TEST(TransformerCuda, OwnCudaDecodeSmall) {
-  if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
-  const ModelConfig wide = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",
-      "vocab_size": 1000, "hidden_size": 320, "intermediate_size": 2816, "num_hidden_layers": 1,
-      "num_attention_heads": 5, "num_key_value_heads": 1, "max_position_embeddings": 64,
-      "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "tie_word_embeddings": true})"),
-                                           "small-qwen2-wide-1layer");
-  const ModelConfig long_kv = parse_hf_config(nlohmann::json::parse(R"({"model_type": "llama",
-      "vocab_size": 89, "hidden_size": 128, "head_dim": 8, "intermediate_size": 6400,
-      "num_hidden_layers": 1, "num_attention_heads": 16, "num_key_value_heads": 16,
-      "max_position_embeddings": 256, "rms_norm_eps": 1e-5, "rope_theta": 500.0,
-      "tie_word_embeddings": true})"),
-                                              "tiny-llama-long-kv");
-  expect_own_decode_matches_eager(wide, {at::kFloat, at::kBFloat16}, {{1, 9, 10}});
-  expect_own_decode_matches_eager(long_kv, {at::kFloat, at::kBFloat16},
-                                  {{1, 200, 4}, {17, 200, 4}});
-}
-#endif
 
 TEST(TransformerTrain, LossAndGradients) {
   const ModelConfig c = tiny_qwen2();

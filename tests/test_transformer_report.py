@@ -138,6 +138,20 @@ class TransformerReport(unittest.TestCase):
         self.assertIn("Optimisation priorities (largest share of a generation first): "
                       "1. matmul (GEMM/GEMV) (69%); 2. attention (27%); 3. normalization (4%).",
                       md)
+        # The prefill's two kernels overlap ([510, 570] and [520, 550] after its start): the
+        # device was busy 60 us of their 90; a decode step's two do not (10 us).
+        self.assertIn("| device busy (union of intervals) | 60.0 |  | 10.0 |  |  |", md)
+        # The summaries are kept beside the report: without the traces, the same section.
+        self.assertTrue(os.path.isfile(os.path.join(self.dir, "operations.json")))
+        shutil.rmtree(os.path.join(self.dir, "traces"))
+        p = subprocess.run([sys.executable, SCRIPT, os.path.join(self.dir, "results.json"),
+                            "--report-only"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.dir, "report.md")) as f:
+            again = f.read()
+        self.assertIn("The traces are not kept in this folder; their summaries are", again)
+        section = md.split("## Operations inside")[1].split("\n## ")[0]
+        self.assertIn(section.split("### tiny")[1], again)
 
     def memory_report(self, ratios):
         """The report of the fixture with its first passed eager records made CUDA records whose

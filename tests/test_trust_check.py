@@ -81,6 +81,23 @@ class TrustCheck(unittest.TestCase):
         return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True,
                               timeout=60)
 
+    def test_table_marks_flags_within_pythons_own_repeat(self):
+        base = {"suite": "ops", "dtype": "bf16", "layout": "", "timing_mode": "pure:graph",
+                "ours_gpu_median_ms": 0.0105, "python_gpu_median_ms": 0.01, "ratio": 1.05,
+                "device": "gpu", "torch_version": "2", "python_cublaslt": None}
+        rows = [dict(base, problem="a", flagged=True, python_repeat_ratio=0.94,
+                     within_python_repeat=True),
+                dict(base, problem="b", flagged=True, python_repeat_ratio=1.01,
+                     within_python_repeat=False),
+                dict(base, problem="c", ratio=1.0, flagged=False, python_repeat_ratio=1.0,
+                     within_python_repeat=True)]
+        md = tc.markdown(rows, "results.json")
+        self.assertIn("3 cases, median ratio 1.050, 2 flagged (1 of them within Python's own "
+                      "repeat).", md)
+        self.assertIn("| 1.050 | 0.940 | outside, *within Python's repeat* |", md)
+        self.assertIn("| 1.050 | 1.010 | **outside** |", md)
+        self.assertIn("| 1.000 | 1.000 |  |", md)
+
     def test_bad_input_exits_2_with_one_line(self):
         with tempfile.TemporaryDirectory() as d:
             bad = os.path.join(d, "bad.json")

@@ -20,7 +20,8 @@
 // 8.3 for nhwc and 8.2 for other nchw where they run, except fp32 nchw at stride 1 or on larger
 // maps, which keeps 8.1. All sum each output's taps in the same (r, s) order with fmaf:
 // bit-identical outputs (tests/test_depthwise_cuda.cpp checks it on the GPU,
-// tests/test_depthwise_strip.cpp and tests/test_depthwise_plane.cpp by emulation).
+// tests/test_depthwise_strip_emulation.cpp and tests/test_depthwise_plane.cpp by
+// emulation).
 //
 // Build (part of the normal build when CUDA is found):
 //   cmake -S . -B build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build

@@ -1,6 +1,6 @@
 // Launchers of our im2col + GEMM convolution kernels: FP32 on CUDA cores
 // (conv/cuda/im2col_gemm_kernels.cu, variants 1-3) and TF32/FP16/BF16 on tensor cores
-// (conv/cuda/im2col_gemm_mma.cu, variants 4-6).
+// (conv/cuda/im2col_gemm_mma.cu and im2col_gemm_mma_pipelined.cu, variants 4-6).
 // Every launcher only enqueues on `stream` and checks the launch (CUDA_CHECK_LAST_LAUNCH).
 // Tensors are device pointers in the problem's layout (see conv/im2col_index.hpp for the GEMM
 // view: per group, out[oc][m] = sum_k wei[oc][k] * col[k][m]).
@@ -58,7 +58,7 @@ void launch_implicit_gemm_precomp(const Im2colGeometry& g, GemmTile tile, const 
                                   const float* wei, const Im2colRow* rows, float* dst,
                                   cudaStream_t stream, int splits = 1, float* partial = nullptr);
 
-// ---- Tensor cores (variants 4-6; conv/cuda/im2col_gemm_mma.cu) ------------------------------
+// ---- Tensor cores (variants 4-6; conv/cuda/im2col_gemm_mma.cu, im2col_gemm_mma_pipelined.cu) ----
 // Operand storage and MMA: tf32 = fp32 storage, operands rounded to tf32 (mma m16n8k8); fp16 and
 // bf16 = 16-bit storage (mma m16n8k16). FP32 accumulation; the output has the storage type.
 // Tensors are device pointers to values of that type, in the problem's layout.

@@ -8,8 +8,13 @@
 // CMAKE_CUDA_ARCHITECTURES. The sm_75 code of the default "75;80;90" build is a trap, never
 // launched: the backend checks the device and the kernels' PTX version first
 // (mma_kernels_unusable_reason()).
+// Files: this one holds the register-staged GEMM kernel with its loaders, variant 5's column
+// buffer kernel and the public launchers; im2col_gemm_mma_pipelined.cu the cp.async pipelined
+// GEMM kernel with its copiers and split-K's second pass; im2col_gemm_mma.cuh what both kernels
+// share (tiles, the warp's multiply, the output store, the dispatch over tile and type).
 // Registers and spills:
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c conv/cuda/im2col_gemm_mma.cu -o /dev/null
+//   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c conv/cuda/im2col_gemm_mma_pipelined.cu
 // Run (on a GPU):
 //   build/experiments/myconv --backend im2col_gemm_cuda --dtype bf16 [--variant 4|5|6] ...
 //   build/tests/test_im2col_gemm_cuda
@@ -75,73 +80,17 @@
 // neighbouring pixels of a channel plane (coalesced), packed into a vector of consecutive k per
 // thread; nhwc element gathers go along k. Weights are 16-byte loads when K is a multiple of the
 // vector.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
-#include "conv/cuda/im2col_gemm_kernels.hpp"
-#include "conv/cuda/mma_index.hpp"
-#include "core/cuda/cuda_check.hpp"
-#include "core/cuda/mma.cuh"
-#include "core/cuda/split_reduce.cuh"
+#include "conv/cuda/im2col_gemm_mma.cuh"
 
 namespace conv {
 namespace {
 
-// ---- Data types and the shared device pieces (core/cuda/mma.cuh) --------------------------------
-
-// conv's MmaType (its public header, im2col_gemm_kernels.hpp) as the shared code's MmaDtype.
-template <MmaType T>
-constexpr bench::MmaDtype kDtype = T == MmaType::tf32   ? bench::MmaDtype::tf32
-                                   : T == MmaType::fp16 ? bench::MmaDtype::fp16
-                                                        : bench::MmaDtype::bf16;
-template <MmaType T>
-using MmaTraits = bench::MmaTraits<kDtype<T>>;
-template <MmaType T>
-__device__ __forceinline__ void store_operand(unsigned char* p, uint4 v) {
-  bench::store_operand<kDtype<T>>(p, v);
-}
-using bench::cp_async_16;
-using bench::cp_async_commit;
-using bench::cp_async_wait;
-using bench::load_value;
-using bench::load_vector;
-using bench::round_stage_vector_to_tf32;
-using bench::set_value;
-using bench::shared_address;
-
-// ---- Tiles --------------------------------------------------------------------------------------
-
-template <MmaTileShape S, int kMinBlocks_, int kMinBlocksPipelined_>
-struct MmaTile : bench::MmaWarpTiling<mma_tile_dims(S).bm, mma_tile_dims(S).bn, mma_tile_dims(S).wm,
-                                      mma_tile_dims(S).wn> {
-  using Base = bench::MmaWarpTiling<mma_tile_dims(S).bm, mma_tile_dims(S).bn, mma_tile_dims(S).wm,
-                                    mma_tile_dims(S).wn>;
-  using Base::BM, Base::BN, Base::kThreads;
-  // __launch_bounds__: blocks per SM the register allocation must allow, of the register-staged
-  // and of the pipelined kernel (which holds no staging registers).
-  static constexpr int kMinBlocks = kMinBlocks_, kMinBlocksPipelined = kMinBlocksPipelined_;
-  static constexpr int kBPerThread = BN * kMmaVecsPerRow / kThreads;
-  static constexpr int kBRowStep = kThreads / kMmaVecsPerRow;  // rows between a thread's pixels
-  static constexpr int kStageBytes = (BM + BN) * kMmaRowStride;
-  static_assert(BN * kMmaVecsPerRow % kThreads == 0, "B slice must split evenly");
-};
-using MmaTile128x128 = MmaTile<MmaTileShape::t128x128, 1, 2>;
-using MmaTile64x128 = MmaTile<MmaTileShape::t64x128, 2, 3>;
-using MmaTile64x64 = MmaTile<MmaTileShape::t64x64, 3, 4>;
-using MmaTile32x64 = MmaTile<MmaTileShape::t32x64, 4, 4>;
-
-// Dynamic shared memory of a launch: the operand stages, reused by the output staging.
-template <class Tile>
-constexpr int mma_shared_bytes(int kBytes, int stages) {
-  const int main = stages * Tile::kStageBytes;
-  const int nchw = Tile::BM * mma_out_stride(false, Tile::BM, Tile::BN, kBytes) * kBytes;
-  const int nhwc = Tile::BN * mma_out_stride(true, Tile::BM, Tile::BN, kBytes) * kBytes;
-  const int out = nchw > nhwc ? nchw : nhwc;
-  return main > out ? main : out;
-}
+using namespace im2col_mma;
 
 // ---- Operand loaders --------------------------------------------------------------------------
 
@@ -159,10 +108,6 @@ struct WeightLoader : bench::MmaRowSliceLoader<Tile::BM, Tile::kThreads, kDtype<
 // vector of k is not one aligned run: nchw, or nhwc with IC/G not a multiple of the vector). Each
 // thread owns one vector column kv (its kVec rows of the table) and kBPerThread pixels, whose
 // decompositions it keeps in registers.
-struct GatherParams {
-  const void* src;
-  const Im2colRow16* rows;  // K entries (im2col_row16_table)
-};
 template <class Tile, MmaType T>
 struct GatherLoader {
   using Params = GatherParams;
@@ -219,11 +164,6 @@ struct GatherLoader {
   }
 };
 
-// The column part of a k slice read from variant 5's column buffer: aligned vectors only.
-struct ColumnBufferParams {
-  const void* col;  // all groups' M x Kp matrices
-  int kp;           // padded K
-};
 template <class Tile, MmaType T>
 struct ColumnBufferLoader {
   using Params = ColumnBufferParams;
@@ -259,102 +199,6 @@ struct ColumnBufferLoader {
           b + (slot.mrow + j * Tile::kBRowStep) * kMmaRowStride + slot.kv * kMmaVecBytes, v[j]);
   }
 };
-
-// ---- Pieces of both GEMM kernels ----------------------------------------------------------------
-
-// Where a lane's ldmatrix rows lie within a stage (a k step adds 32 bytes).
-struct WarpLanes {
-  unsigned a, b;
-};
-template <class Tile>
-__device__ __forceinline__ WarpLanes warp_lanes(int lane, int warp_m, int warp_n) {
-  const LdmatrixRow arow = ldmatrix_a_row(lane), brow = ldmatrix_b_row(lane);
-  return {unsigned((warp_m * Tile::WM + arow.row) * kMmaRowStride + arow.chunk * kMmaVecBytes),
-          unsigned((Tile::BM + warp_n * Tile::WN + brow.row) * kMmaRowStride +
-                   brow.chunk * kMmaVecBytes)};
-}
-
-// acc += the warp's part of one k slice held in the stage at shared address `stage`.
-template <class Tile, MmaType T>
-__device__ __forceinline__ void multiply_slice(float (&acc)[Tile::MI][Tile::NI][4], unsigned stage,
-                                               const WarpLanes& lanes) {
-  bench::mma_warp_slice<Tile::MI, Tile::NI, kDtype<T>, bench::MmaBRowsN<kMmaRowStride>>(
-      acc, stage + lanes.a, stage + lanes.b);
-}
-
-// The output tile: accumulators -> output type -> a shared tile in output order -> 16-byte
-// vectors along the output's contiguous dimension where it allows, element stores otherwise.
-// `smem` must be free (a barrier after the last read of the operand stages) and hold
-// mma_shared_bytes. The output layout is out_nhwc (variant 6 computes an nchw problem through an
-// nhwc GEMM geometry).
-template <class Tile, MmaType T>
-__device__ __forceinline__ void store_output(const float (&acc)[Tile::MI][Tile::NI][4],
-                                             const Im2colGeometry& g, bool out_nhwc,
-                                             unsigned char* __restrict__ out, unsigned char* smem,
-                                             int m0, int oc0, int group) {
-  constexpr int kBytes = MmaTraits<T>::kBytes;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int warp_m = warp / Tile::kWarpsN, warp_n = warp % Tile::kWarpsN;
-  Im2colGeometry go = g;  // the output's layout
-  go.nhwc = out_nhwc;
-  const int stride = mma_out_stride(out_nhwc, Tile::BM, Tile::BN, kBytes);
-  // Rows of the staged tile are output channels (A's rows), columns pixels (B's rows): nchw keeps
-  // channel rows, nhwc stages transposed (pixel rows).
-  if (!out_nhwc)
-    bench::stage_accumulators<Tile::MI, Tile::NI, kDtype<T>, false>(
-        acc, smem, stride, warp_m * Tile::WM, warp_n * Tile::WN, lane);
-  else
-    bench::stage_accumulators<Tile::MI, Tile::NI, kDtype<T>, true>(
-        acc, smem, stride, warp_m * Tile::WM, warp_n * Tile::WN, lane);
-  __syncthreads();
-
-  constexpr int V = kMmaVecBytes / kBytes;
-  const int channel0 = group * g.ocg;
-  if (!out_nhwc) {
-    const bool vector_ok = (g.oh * g.ow) % V == 0;  // V pixels in one image, 16-byte aligned
-    const std::int64_t plane = std::int64_t(g.oh) * g.ow;
-    constexpr int kPerRow = Tile::BN / V;
-    for (int id = tid; id < Tile::BM * kPerRow; id += Tile::kThreads) {
-      const int oc_l = id / kPerRow, m_l = (id % kPerRow) * V;
-      const int oc = oc0 + oc_l, m = m0 + m_l;
-      if (oc >= g.ocg || m >= g.m) continue;
-      const unsigned char* s = smem + (oc_l * stride + m_l) * kBytes;
-      const std::int64_t channel_offset = std::int64_t(channel0 + oc) * plane;
-      if (vector_ok) {
-        *reinterpret_cast<uint4*>(out + (im2col_dst_column(go, m) + channel_offset) * kBytes) =
-            *reinterpret_cast<const uint4*>(s);
-      } else {
-        for (int e = 0; e < V && m + e < g.m; ++e) {
-          unsigned char* d = out + (im2col_dst_column(go, m + e) + channel_offset) * kBytes;
-          if constexpr (kBytes == 2)
-            *reinterpret_cast<unsigned short*>(d) = reinterpret_cast<const unsigned short*>(s)[e];
-          else
-            *reinterpret_cast<unsigned*>(d) = reinterpret_cast<const unsigned*>(s)[e];
-        }
-      }
-    }
-  } else {
-    const bool vector_ok = g.ocg % V == 0;  // V channels of a group, 16-byte aligned
-    constexpr int kPerRow = Tile::BM / V;
-    for (int id = tid; id < Tile::BN * kPerRow; id += Tile::kThreads) {
-      const int m_l = id / kPerRow, oc_l = (id % kPerRow) * V;
-      const int oc = oc0 + oc_l, m = m0 + m_l;
-      if (oc >= g.ocg || m >= g.m) continue;
-      const unsigned char* s = smem + (m_l * stride + oc_l) * kBytes;
-      unsigned char* d = out + (std::int64_t(m) * g.oc + channel0 + oc) * kBytes;
-      if (vector_ok) {
-        *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(s);
-      } else {
-        for (int e = 0; e < V && oc + e < g.ocg; ++e) {
-          if constexpr (kBytes == 2)
-            reinterpret_cast<unsigned short*>(d)[e] = reinterpret_cast<const unsigned short*>(s)[e];
-          else
-            reinterpret_cast<unsigned*>(d)[e] = reinterpret_cast<const unsigned*>(s)[e];
-        }
-      }
-    }
-  }
-}
 
 // ---- The register-staged GEMM kernel (any operand alignment) -----------------------------------
 
@@ -405,216 +249,17 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
   store_output<Tile, T>(acc, g, g.nhwc, static_cast<unsigned char*>(dst), smem, m0, oc0, group);
 }
 
-// ---- The cp.async pipelined GEMM kernel (16-byte operand vectors) ------------------------------
+}  // namespace
 
-// The weights' part of a k slice by cp.async: needs K % vector == 0 (rows 16-byte aligned).
-template <class Tile, MmaType T>
-struct WeightCopier : bench::MmaRowSliceCopier<Tile::BM, Tile::kThreads, kDtype<T>> {
-  __device__ WeightCopier(const Im2colGeometry& g, const void* w, int group, int oc0, int tid)
-      : bench::MmaRowSliceCopier<Tile::BM, Tile::kThreads, kDtype<T>>(
-            static_cast<const unsigned char*>(w) +
-                std::int64_t(group) * g.ocg * g.k * MmaTraits<T>::kBytes,
-            g.ocg, g.k, oc0, tid) {}
-};
+namespace im2col_mma {
 
-// The column part of a k slice by cp.async, gathered from nhwc input whose IC/G is a multiple of
-// the vector (variant 4 on such input, variant 6 on its repacked input): one row entry per
-// thread and slice, one 16-byte copy per pixel, zero-filled in the padding.
-template <class Tile, MmaType T>
-struct GatherCopier {
-  using Params = GatherParams;
-  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
-  static constexpr int kPer = Tile::kBPerThread;
-  const unsigned char* src;
-  const Im2colRow16* rows;
-  Im2colColumn col[kPer];  // group's channel offset folded into base
-  MmaVecSlot slot;
-
-  __device__ GatherCopier(const Im2colGeometry& g, const Params& p, int group, int m0, int tid)
-      : src(static_cast<const unsigned char*>(p.src)),
-        rows(p.rows),
-        slot(mma_b_slot(tid, Tile::kThreads, true)) {
-    const std::int64_t group_offset = im2col_group_offset(g, group);
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      col[j] = im2col_column(g, m0 + slot.mrow + j * Tile::kBRowStep);
-      col[j].base += group_offset;
-    }
-  }
-  __device__ __forceinline__ void copy(const Im2colGeometry& g, int k0, unsigned stage) const {
-    const int k = k0 + slot.kv * kVec;
-    Im2colRow r{0, kIm2colOutside, kIm2colOutside};
-    if (k < g.k) {
-      const int4 t = __ldg(reinterpret_cast<const int4*>(rows + k));
-      r = {t.x, t.y, t.z};
-    }
-    const unsigned b = stage + (Tile::BM + slot.mrow) * kMmaRowStride + slot.kv * kMmaVecBytes;
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      const std::int64_t off = im2col_combine(g, 0, col[j], r);
-      cp_async_16(b + j * Tile::kBRowStep * kMmaRowStride, off >= 0 ? src + off * kBytes : src,
-                  off >= 0 ? 16 : 0);
-    }
-  }
-  __device__ __forceinline__ void round_tf32(unsigned char* stage) const {
-    unsigned char* b = stage + (Tile::BM + slot.mrow) * kMmaRowStride + slot.kv * kMmaVecBytes;
-#pragma unroll
-    for (int j = 0; j < kPer; ++j)
-      round_stage_vector_to_tf32(b + j * Tile::kBRowStep * kMmaRowStride);
-  }
-};
-
-// The column part of a k slice by cp.async from variant 5's column buffer.
-template <class Tile, MmaType T>
-struct ColumnBufferCopier {
-  using Params = ColumnBufferParams;
-  static constexpr int kBytes = MmaTraits<T>::kBytes, kVec = MmaTraits<T>::kVec;
-  static constexpr int kPer = Tile::kBPerThread;
-  const unsigned char* col;  // this group's matrix
-  int kp, m0;
-  MmaVecSlot slot;
-
-  __device__ ColumnBufferCopier(const Im2colGeometry& g, const Params& p, int group, int m0_,
-                                int tid)
-      : col(static_cast<const unsigned char*>(p.col) +
-            mma_column_buffer_offset(g, p.kp, group, 0, 0) * kBytes),
-        kp(p.kp),
-        m0(m0_),
-        slot(mma_b_slot(tid, Tile::kThreads, true)) {}
-
-  __device__ __forceinline__ void copy(const Im2colGeometry& g, int k0, unsigned stage) const {
-    const int k = k0 + slot.kv * kVec;
-    const unsigned b = stage + (Tile::BM + slot.mrow) * kMmaRowStride + slot.kv * kMmaVecBytes;
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      const int m = m0 + slot.mrow + j * Tile::kBRowStep;
-      const bool ok = m < g.m && k < kp;
-      cp_async_16(b + j * Tile::kBRowStep * kMmaRowStride,
-                  ok ? col + (std::int64_t(m) * kp + k) * kBytes : col, ok ? 16 : 0);
-    }
-  }
-  __device__ __forceinline__ void round_tf32(unsigned char* stage) const {
-    unsigned char* b = stage + (Tile::BM + slot.mrow) * kMmaRowStride + slot.kv * kMmaVecBytes;
-#pragma unroll
-    for (int j = 0; j < kPer; ++j)
-      round_stage_vector_to_tf32(b + j * Tile::kBRowStep * kMmaRowStride);
-  }
-};
-
-// kMmaStages shared stages in flight: while slice s is multiplied, the copies of slices s+1 ..
-// s+kMmaStages-1 are under way. One barrier per slice.
-constexpr int kMmaStages = 3;
-
-// Split-K: blockIdx.z = group * splits + split; split s multiplies the k slices
-// [mma_split_begin(s), mma_split_begin(s + 1)) and, when splits > 1, writes its FP32 partial
-// output to partial + s * dst elements (the output's layout), summed in split order by
-// mma_split_reduce_kernel: deterministic.
-template <class Tile, MmaType T, class BCopier>
-__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPipelined)
-    mma_conv_pipelined_kernel(const Im2colGeometry g, bool out_nhwc, const void* __restrict__ wei,
-                              const typename BCopier::Params params, void* __restrict__ dst,
-                              int splits, float* __restrict__ partial) {
-#if !BENCH_MMA_OK
-  __trap();  // as in mma_conv_kernel
-#endif
-  extern __shared__ __align__(16) unsigned char smem[];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int m0 = blockIdx.x * Tile::BN, oc0 = blockIdx.y * Tile::BM;
-  const int group = blockIdx.z / splits, split = blockIdx.z - group * splits;
-  const WeightCopier<Tile, T> acopy(g, wei, group, oc0, tid);
-  const BCopier bcopy(g, params, group, m0, tid);
-  const unsigned smem_base = shared_address(smem);
-  const int slice_k = MmaTraits<T>::kSliceK;
-  const int all_slices = (g.k + slice_k - 1) / slice_k;
-  const int first = mma_split_begin(all_slices, splits, split);
-  const int slices = mma_split_begin(all_slices, splits, split + 1) - first;
-
-  // Prologue: the first kMmaStages - 1 slices. Every thread commits one group per slice, empty
-  // ones too, so that wait_group counts slices.
-#pragma unroll
-  for (int s = 0; s < kMmaStages - 1; ++s) {
-    if (s < slices) {
-      acopy.copy((first + s) * slice_k, smem_base + s * Tile::kStageBytes);
-      bcopy.copy(g, (first + s) * slice_k, smem_base + s * Tile::kStageBytes);
-    }
-    cp_async_commit();
-  }
-
-  float acc[Tile::MI][Tile::NI][4];
-  bench::zero_accumulators(acc);
-  const WarpLanes lanes = warp_lanes<Tile>(lane, warp / Tile::kWarpsN, warp % Tile::kWarpsN);
-
-  int stage = 0;  // slice s lives in stage s % kMmaStages
-  for (int s = 0; s < slices; ++s) {
-    cp_async_wait<kMmaStages - 2>();  // this thread's copies of slice s have landed
-    if constexpr (T == MmaType::tf32) {
-      acopy.round_tf32(smem + stage * Tile::kStageBytes);
-      bcopy.round_tf32(smem + stage * Tile::kStageBytes);
-    }
-    // Everyone's copies of slice s are visible, and everyone is done with slice s-1, whose
-    // stage the next copies overwrite.
-    __syncthreads();
-    const int next = s + kMmaStages - 1;
-    const int next_stage = stage == 0 ? kMmaStages - 1 : stage - 1;
-    if (next < slices) {
-      acopy.copy((first + next) * slice_k, smem_base + next_stage * Tile::kStageBytes);
-      bcopy.copy(g, (first + next) * slice_k, smem_base + next_stage * Tile::kStageBytes);
-    }
-    cp_async_commit();
-    multiply_slice<Tile, T>(acc, smem_base + stage * Tile::kStageBytes, lanes);
-    stage = stage + 1 == kMmaStages ? 0 : stage + 1;
-  }
-  cp_async_wait<0>();
-  __syncthreads();  // the operand stages are free for the output tile
-  if (splits == 1) {
-    store_output<Tile, T>(acc, g, out_nhwc, static_cast<unsigned char*>(dst), smem, m0, oc0, group);
-  } else {  // FP32 bits, through the same staging (mma_output_elements per split)
-    const std::int64_t elements = std::int64_t(g.m) * g.oc;
-    store_output<Tile, MmaType::tf32>(acc, g, out_nhwc,
-                                      reinterpret_cast<unsigned char*>(partial + split * elements),
-                                      smem, m0, oc0, group);
-  }
-}
-
-// dst[i] = sum over splits s, in order, of partial[s][i], converted to the output type; one
-// thread per 4 outputs (16-byte partial loads when the count allows).
-template <MmaType T>
-__global__ void mma_split_reduce_kernel(const float* __restrict__ partial, int splits,
-                                        std::int64_t elements, void* __restrict__ dst) {
-  bench::split_reduce<kDtype<T>>(partial, splits, elements, dst);
-}
-
-using bench::allow_shared_bytes;
-
-template <class Tile>
-dim3 mma_grid(const Im2colGeometry& g, int splits) {
-  return dim3(unsigned((g.m + Tile::BN - 1) / Tile::BN),
-              unsigned((g.ocg + Tile::BM - 1) / Tile::BM), unsigned(g.groups * splits));
-}
-
-// The destination of one launch: the output, and for split-K the FP32 partials
-// (plan.splits * OC * M floats) that launch_mma_split_reduce sums into it.
-struct MmaOutput {
-  void* dst;
-  float* partial;
-};
-
-// Either kernel for one tile and type: the pipelined one when Pipelined, with out_nhwc.
-template <class Tile, MmaType T, template <class, MmaType> class Loader, bool Pipelined>
-void launch_mma_gemm(const Im2colGeometry& g, bool out_nhwc, int splits, const void* wei,
+// The register-staged kernel's launcher: the layout it reads, no split-K.
+template <class Tile, MmaType T, template <class, MmaType> class Loader>
+struct MmaGemmLauncher<Tile, T, Loader, false> {
+  static void launch(const Im2colGeometry& g, bool out_nhwc, int splits, const void* wei,
                      const typename Loader<Tile, T>::Params& params, const MmaOutput& out,
                      cudaStream_t stream) {
-  if (splits < 1 || (splits > 1 && !out.partial))
-    throw std::logic_error("split-K needs splits >= 1 and a partial buffer");
-  if constexpr (Pipelined) {
-    const auto kernel = mma_conv_pipelined_kernel<Tile, T, Loader<Tile, T>>;
-    // Room for FP32 partial tiles too (split-K).
-    constexpr int kShared = mma_shared_bytes<Tile>(4, kMmaStages);
-    static const bool opted_in = allow_shared_bytes(kernel, kShared);
-    (void)opted_in;
-    kernel<<<mma_grid<Tile>(g, splits), Tile::kThreads, kShared, stream>>>(
-        g, out_nhwc, wei, params, out.dst, splits, out.partial);
-  } else {
+    check_mma_splits(splits, out);
     if (out_nhwc != g.nhwc || splits != 1)
       throw std::logic_error("register-staged kernel: own layout, no split-K");
     const auto kernel = mma_conv_kernel<Tile, T, Loader<Tile, T>>;
@@ -622,47 +267,15 @@ void launch_mma_gemm(const Im2colGeometry& g, bool out_nhwc, int splits, const v
     static const bool opted_in = allow_shared_bytes(kernel, kShared);
     (void)opted_in;
     kernel<<<mma_grid<Tile>(g, 1), Tile::kThreads, kShared, stream>>>(g, wei, params, out.dst);
+    CUDA_CHECK_LAST_LAUNCH();
   }
-  CUDA_CHECK_LAST_LAUNCH();
-}
+};
 
-template <MmaType T, template <class, MmaType> class Loader, bool Pipelined, class Params>
-void dispatch_mma_tile(const Im2colGeometry& g, bool out_nhwc, const MmaPlan& plan, const void* wei,
-                       const Params& params, const MmaOutput& out, cudaStream_t stream) {
-  switch (plan.tile) {
-    case MmaTileShape::t128x128:
-      return launch_mma_gemm<MmaTile128x128, T, Loader, Pipelined>(g, out_nhwc, plan.splits, wei,
-                                                                   params, out, stream);
-    case MmaTileShape::t64x128:
-      return launch_mma_gemm<MmaTile64x128, T, Loader, Pipelined>(g, out_nhwc, plan.splits, wei,
-                                                                  params, out, stream);
-    case MmaTileShape::t64x64:
-      return launch_mma_gemm<MmaTile64x64, T, Loader, Pipelined>(g, out_nhwc, plan.splits, wei,
-                                                                 params, out, stream);
-    case MmaTileShape::t32x64:
-      return launch_mma_gemm<MmaTile32x64, T, Loader, Pipelined>(g, out_nhwc, plan.splits, wei,
-                                                                 params, out, stream);
-  }
-  throw std::logic_error("unknown tensor-core tile");
-}
+}  // namespace im2col_mma
 
-template <template <class, MmaType> class Loader, bool Pipelined, class Params>
-void dispatch_mma(const Im2colGeometry& g, bool out_nhwc, MmaType type, const MmaPlan& plan,
-                  const void* wei, const Params& params, const MmaOutput& out,
-                  cudaStream_t stream) {
-  switch (type) {
-    case MmaType::tf32:
-      return dispatch_mma_tile<MmaType::tf32, Loader, Pipelined>(g, out_nhwc, plan, wei, params,
-                                                                 out, stream);
-    case MmaType::fp16:
-      return dispatch_mma_tile<MmaType::fp16, Loader, Pipelined>(g, out_nhwc, plan, wei, params,
-                                                                 out, stream);
-    case MmaType::bf16:
-      return dispatch_mma_tile<MmaType::bf16, Loader, Pipelined>(g, out_nhwc, plan, wei, params,
-                                                                 out, stream);
-  }
-  throw std::logic_error("unknown tensor-core type");
-}
+namespace {
+
+using namespace im2col_mma;
 
 // ---- Variant 5, step 1: the column buffer in the storage type -----------------------------------
 
@@ -703,13 +316,6 @@ __global__ void mma_im2col_kernel(const Im2colGeometry g, const void* __restrict
     *reinterpret_cast<uint4*>(col + mma_column_buffer_offset(g, kp, group, m, kv * kVec) * kBytes) =
         make_uint4(w[0], w[1], w[2], w[3]);
   }
-}
-
-// Element-wise kernels: 256 threads, a grid-stride loop beyond 2^20 blocks.
-constexpr int kElementwiseThreads = 256;
-unsigned grid_for(std::int64_t items) {
-  const std::int64_t blocks = (items + kElementwiseThreads - 1) / kElementwiseThreads;
-  return unsigned(blocks < 1 ? 1 : blocks < (1 << 20) ? blocks : (1 << 20));
 }
 
 }  // namespace
@@ -768,7 +374,7 @@ void launch_mma_implicit_gemm(const Im2colGeometry& g, MmaType type, const MmaPl
                               float* partial, cudaStream_t stream) {
   const GatherParams params{src, rows};
   if (mma_pipelined_gather(g, type))  // then K = KH*KW*IC/G is a multiple of the vector too
-    dispatch_mma<GatherCopier, true>(g, g.nhwc, type, plan, wei, params, {dst, partial}, stream);
+    launch_mma_pipelined(g, g.nhwc, type, plan, wei, params, {dst, partial}, stream);
   else
     dispatch_mma<GatherLoader, false>(g, g.nhwc, type, plan, wei, params, {dst, partial}, stream);
 }
@@ -807,8 +413,7 @@ void launch_mma_gemm_from_columns(const Im2colGeometry& g, MmaType type, const M
                                   cudaStream_t stream) {
   const ColumnBufferParams params{col, mma_padded_k(g.k, mma_type_bytes(type))};
   if (mma_pipelined_columns(g, type))  // the weights' rows are whole vectors
-    dispatch_mma<ColumnBufferCopier, true>(g, g.nhwc, type, plan, wei, params, {dst, partial},
-                                           stream);
+    launch_mma_pipelined(g, g.nhwc, type, plan, wei, params, {dst, partial}, stream);
   else
     dispatch_mma<ColumnBufferLoader, false>(g, g.nhwc, type, plan, wei, params, {dst, partial},
                                             stream);
@@ -832,41 +437,11 @@ void launch_mma_repacked_implicit_gemm(const Im2colGeometry& g, MmaType type, co
                                        const void* src, const void* wei, const Im2colRow16* rows,
                                        void* dst, float* partial, cudaStream_t stream) {
   const Im2colGeometry r = mma_repacked_geometry(g, mma_type_bytes(type));
-  dispatch_mma<GatherCopier, true>(r, g.nhwc, type, plan, wei, GatherParams{src, rows},
-                                   {dst, partial}, stream);
+  launch_mma_pipelined(r, g.nhwc, type, plan, wei, GatherParams{src, rows}, {dst, partial}, stream);
 }
 
 std::size_t mma_partial_elements(const Im2colGeometry& g, const MmaPlan& plan) {
   return plan.splits > 1 ? std::size_t(plan.splits) * std::size_t(g.m) * std::size_t(g.oc) : 0;
-}
-
-void launch_fp32_split_reduce(const Im2colGeometry& g, int splits, const float* partial, float* dst,
-                              cudaStream_t stream) {
-  // The tf32 instantiation writes FP32 values unchanged.
-  launch_mma_split_reduce(g, MmaType::tf32, MmaPlan{MmaTileShape::t128x128, splits}, partial, dst,
-                          stream);
-}
-
-void launch_mma_split_reduce(const Im2colGeometry& g, MmaType type, const MmaPlan& plan,
-                             const float* partial, void* dst, cudaStream_t stream) {
-  if (plan.splits <= 1) return;
-  const std::int64_t elements = std::int64_t(g.m) * g.oc;
-  const unsigned grid = grid_for((elements + 3) / 4);
-  switch (type) {
-    case MmaType::tf32:
-      mma_split_reduce_kernel<MmaType::tf32>
-          <<<grid, kElementwiseThreads, 0, stream>>>(partial, plan.splits, elements, dst);
-      break;
-    case MmaType::fp16:
-      mma_split_reduce_kernel<MmaType::fp16>
-          <<<grid, kElementwiseThreads, 0, stream>>>(partial, plan.splits, elements, dst);
-      break;
-    case MmaType::bf16:
-      mma_split_reduce_kernel<MmaType::bf16>
-          <<<grid, kElementwiseThreads, 0, stream>>>(partial, plan.splits, elements, dst);
-      break;
-  }
-  CUDA_CHECK_LAST_LAUNCH();
 }
 
 }  // namespace conv

@@ -1,5 +1,6 @@
 // Element type <-> float in device code, and the rounding to the element type that an ATen op's
-// output does: what the decode kernels (decode_kernels.cu, own_decode_kernels.cu) share.
+// output does: what the decode kernels (decode_kernels.cu, own_decode_kernels.cu,
+// own_gemv_mma_kernels.cu, own_attention_kernels.cu) share.
 #pragma once
 
 #include <cuda_bf16.h>

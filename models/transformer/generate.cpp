@@ -8,8 +8,11 @@
 #include <mutex>
 #include <numeric>
 
+#include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/printers.hpp"
 #include "core/trace.hpp"
+#include "models/transformer/problem.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
 #include "models/transformer/decode_cuda.hpp"
 #include "models/transformer/own_decode.hpp"
@@ -307,6 +310,59 @@ double TrainStep::loss() const {
 double TrainStep::reference_loss() const {
   const c10::NoGradGuard no_grad;
   return causal_lm_loss(model_.forward(ids_, 0, nullptr, false), ids_).item<double>();
+}
+
+// ---- --dump-logits ----------------------------------------------------------------------------
+
+void dump_logits(const std::string& path, const Model& model, const Problem& p,
+                 std::uint64_t seed) {
+  const c10::NoGradGuard no_grad;
+  Sampling greedy;
+  Generator gen(model, p.mb, p.in, p.out, greedy, DecodeMode::eager, seed);
+  gen.run();
+  gen.finish();
+  const at::Tensor full = model.forward(gen.prompt(), 0, nullptr, false).to(at::kFloat).cpu();
+  auto rows = [](const at::Tensor& t) {
+    nlohmann::json out = nlohmann::json::array();
+    const at::Tensor c = t.contiguous();
+    for (std::int64_t i = 0; i < c.size(0); ++i) {
+      const at::Tensor row = c.select(0, i).contiguous();
+      if (row.scalar_type() == at::kLong)
+        out.push_back(std::vector<std::int64_t>(row.data_ptr<std::int64_t>(),
+                                                row.data_ptr<std::int64_t>() + row.numel()));
+      else
+        out.push_back(
+            std::vector<float>(row.data_ptr<float>(), row.data_ptr<float>() + row.numel()));
+    }
+    return out;
+  };
+  nlohmann::json j;
+  j["model"] = model.config().name;
+  j["dtype"] = bench::to_string(p.dtype);
+  j["device"] = model.device().str();
+  j["attention"] = Model::attention_kind();
+  j["prompt"] = rows(gen.prompt().cpu());
+  j["prefill_logits_row0"] = rows(full.select(0, 0));
+  j["prefill_last_logits"] = rows(full.select(1, p.in - 1));
+  j["generated"] = rows(gen.generated().cpu());
+  if (decode_graph_built(nullptr) && model.device().is_cuda()) {
+    Generator graph(model, p.mb, p.in, p.out, greedy, DecodeMode::graph, seed);
+    graph.prepare();
+    graph.run();
+    graph.finish();
+    j["generated_graph"] = rows(graph.generated().cpu());
+    // own_cuda's tokens where its kernels run this model and dtype ("generated_own").
+    Generator own(model, p.mb, p.in, p.out, greedy, DecodeMode::own, seed);
+    try {
+      own.prepare();
+      own.run();
+      own.finish();
+      j["generated_own"] = rows(own.generated().cpu());
+    } catch (const bench::Unsupported& e) {
+      j["generated_own_unsupported"] = e.what();
+    }
+  }
+  bench::write_file_atomic(path, j.dump());
 }
 
 }  // namespace transformer

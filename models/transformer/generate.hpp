@@ -16,6 +16,8 @@
 
 namespace transformer {
 
+struct Problem;  // models/transformer/problem.hpp
+
 // Greedy when temperature <= 0; else logits / temperature, top-p filtered as transformers'
 // TopPLogitsWarper does, and one multinomial draw, from the device's default generator seeded
 // with seed at the start of every generation (so every run draws the same tokens).
@@ -142,5 +144,14 @@ class TrainStep {
   at::Tensor ids_, loss_;
   std::unique_ptr<StepClock> clock_;
 };
+
+// mytransformer's --dump-logits: one greedy generation of p with libtorch_eager, written as JSON
+// to path: the prompt, the prefill logits (every position of the first row, the last position of
+// every row) and the generated tokens; where CUDA graphs can be captured, the tokens of the same
+// generation through libtorch_graph's decode step ("generated_graph"; its decode is written
+// apart from the eager forward) and through own_cuda's ("generated_own").
+// scripts/hf_agreement.py compares them with transformers.
+void dump_logits(const std::string& path, const Model& model, const Problem& p,
+                 std::uint64_t seed);
 
 }  // namespace transformer

@@ -1,20 +1,20 @@
 // own_cuda's decode step (own_decode.cpp) as our own kernels on raw device pointers: five launches
-// per layer and one for the head, every one on the caller's stream (a graph capture takes them
-// in). The GEMV (norm_gemv, own_decode_kernels.cu) streams a weight [n][k] (nn.Linear's row-major
+// per layer and one for the head, every one on the caller's stream (a graph capture takes them in).
+// The GEMV (norm_gemv, own_decode_kernels.cu) streams a weight [n][k] (nn.Linear's row-major
 // layout) once for every row of the batch: 16-byte loads, each group of warps two output rows (k
-// split over the group's lanes so that a row's loads go out at once; the first rows' weights
-// loaded before the wait on the previous kernel, the next rows' before the current rows' sums),
-// float32 accumulation (from batch 4 on in fp16 and bf16: mma.sync tiles of 16 weight rows x 8
-// batch rows, k split over a block's warps); its prologue makes the input rows in shared memory
-// (embedding, RMSNorm or LayerNorm of the residual stream, recomputed by every block: the rows are
-// small), its epilogue does what follows the GEMV (bias, RoPE and the KV-cache write, SwiGLU or
-// gelu_new, the residual add). The attention (own_attention_kernels.cu) is split-KV
-// (flash-decoding) over the static cache with the grouped-query heads of one KV head in one
-// block: the split's K and V rows staged in shared memory, positions past *pos skipped, the
-// splits merged by the last block of each KV head (no second launch). Roundings to the element
-// type follow transformers' eager order (what Model::forward does). Every kernel waits for the
-// kernels before it (griddepcontrol.wait) before it reads their output, so each may be launched
-// with programmatic dependent launch.
+// split over the group's lanes so that a row's loads go out at once; the first rows' weights loaded
+// before the wait on the previous kernel, the next rows' before the current rows' sums), float32
+// accumulation (from batch 4 on in fp16 and bf16: mma.sync tiles of 16 weight rows x 8 batch rows,
+// k split over a block's warps: own_gemv_mma_kernels.cu); its prologue makes the input rows in
+// shared memory (embedding, RMSNorm or LayerNorm of the residual stream, recomputed by every block:
+// the rows are small), its epilogue does what follows the GEMV (bias, RoPE and the KV-cache write,
+// SwiGLU or gelu_new, the residual add). The attention (own_attention_kernels.cu) is split-KV
+// (flash-decoding) over the static cache with the grouped-query heads of one KV head in one block:
+// the split's K and V rows staged in shared memory, positions past *pos skipped, the splits merged
+// by the last block of each KV head (no second launch). Roundings to the element type follow
+// transformers' eager order (what Model::forward does). Every kernel waits for the kernels before
+// it (griddepcontrol.wait) before it reads their output, so each may be launched with programmatic
+// dependent launch.
 #pragma once
 
 #include <cuda_runtime_api.h>

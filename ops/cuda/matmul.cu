@@ -1,7 +1,9 @@
 // Our matmul, C[b][m][n] = A[b][m][k] B[b][k][n], row-major and contiguous, in every dtype:
 // numbered variants side by side (llm.c's dev/cuda habit); the backend ops/cuda/own_cuda.cpp
 // runs the first of variants(p) unless --variant names another, and checks it against the
-// float64 reference (ops/ref_ops.cpp) like every op backend.
+// float64 reference (ops/ref_ops.cpp) like every op backend. This file holds the kernels and
+// their launches (matmul_launch); which variants run a problem, the plans of variants 2 and 3,
+// the workspace and the descriptions are host code in matmul_plan.cpp.
 //
 // Build: part of the normal build when CUDA is found (ops_cuda); variant 3 needs sm_80 or newer,
 // variant 4 a build for sm_90a (core/cuda/gemm/gemm_sm90.cu, its own target) and an sm_90 GPU.
@@ -84,6 +86,7 @@
 #include "ops/cuda/kernels.hpp"
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/matmul_engine.hpp"
+#include "ops/cuda/matmul_plan.hpp"
 
 namespace ops::cuda {
 namespace {
@@ -420,53 +423,10 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
   }
 }
 
-// ---- Plans and launches -------------------------------------------------------------------------
+// ---- Launches -----------------------------------------------------------------------------------
 
-MmaDtype mma_dtype(DataType dt) {
-  return dt == DataType::fp16   ? MmaDtype::fp16
-         : dt == DataType::bf16 ? MmaDtype::bf16
-                                : MmaDtype::tf32;
-}
-
-// Whether the rows of A (k values) and B (n values) are whole 16-byte vectors, as cp.async needs;
-// else variant 3 loads through registers.
-bool vector_rows(const Problem& p) {
-  const int vec = bench::mma_vec_elements(bench::mma_dtype_bytes(mma_dtype(p.dtype)));
-  return p.k % vec == 0 && p.n % vec == 0;
-}
-
-std::int64_t tiles_of(const Problem& p, int bm, int bn) {
-  return (p.m + bm - 1) / bm * ((p.n + bn - 1) / bn);
-}
-
-// A launch: its block tile (bm x bn; variant 3: 128x128 = Mma128x128, 64x64 = Mma64x64 or
-// Mma64x64Regs), slices of slice_k, and the splits of K (1 = none).
-struct Plan {
-  int bm = 128, bn = 128, slice_k = 8, splits = 1;
-  std::int64_t tiles = 0;  // per batch
-};
-
-// Variant 2: 128x128. Variant 3: 128x128 where that grid gives every SM a block, else 64x64.
-// Either splits K where the grid leaves SMs idle: enough splits for two blocks per SM, each 8
-// slices or more, at most 16 (variant 3: only the 64x64 tile, whose FP32 staging fits).
-Plan plan_of(const Problem& p, int variant) {
-  Plan plan;
-  const int sm = sm_count();
-  if (variant == 3) {
-    plan.slice_k = bench::mma_slice_k(bench::mma_dtype_bytes(mma_dtype(p.dtype)));
-    if (!vector_rows(p) || tiles_of(p, 128, 128) * p.b < sm) plan.bm = plan.bn = 64;
-  }
-  plan.tiles = tiles_of(p, plan.bm, plan.bn);
-  const int slices = int((p.k + plan.slice_k - 1) / plan.slice_k);
-  if (variant == 2 || plan.bm == 64)
-    plan.splits = bench::choose_split_k(plan.tiles * p.b, slices, 1, 2 * sm, 8, 16);
-  static_assert(Mma64x64::kCanSplit && Mma64x64Regs::kCanSplit && !Mma128x128::kCanSplit);
-  return plan;
-}
-
-std::size_t partial_bytes(const Problem& p, const Plan& plan) {
-  return plan.splits > 1 ? std::size_t(plan.splits) * std::size_t(p.b * p.m * p.n) * 4 : 0;
-}
+// plan_of (matmul_plan.cpp) splits K only on the 64x64 tiles, whose FP32 staging fits.
+static_assert(Mma64x64::kCanSplit && Mma64x64Regs::kCanSplit && !Mma128x128::kCanSplit);
 
 Gemm gemm_of(const Problem& p) {
   return {p.b, int(p.m), int(p.n), int(p.k)};
@@ -516,25 +476,7 @@ void launch_mma(const OpArgs& args, const Plan& plan) {
     launch_mma<Mma64x64, T, true>(args, plan);
 }
 
-// ---- The family ---------------------------------------------------------------------------------
-
-// Variants 2 and 3 index m, n, k and the tiles of a batch in int (with room for a slice past k).
-bool tiled_ok(const Problem& p) {
-  constexpr std::int64_t kMax = std::numeric_limits<int>::max() - 1024;
-  return p.m <= kMax && p.n <= kMax && p.k <= kMax && tiles_of(p, 64, 64) <= kMax;
-}
-
-std::vector<int> matmul_variants(const Problem& p) {
-  if (p.op != Op::matmul) return {};
-  if (!tiled_ok(p)) return {1};
-  if (p.dtype == DataType::fp32) return {2, 1};
-  return engine_runs(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8, 9} : std::vector<int>{3, 1};
-}
-
-std::size_t matmul_workspace_bytes(const Problem& p, int variant) {
-  if (engine_variant(variant)) return engine_workspace_bytes(p, variant);
-  return variant == 2 || variant == 3 ? partial_bytes(p, plan_of(p, variant)) : 0;
-}
+}  // namespace
 
 void matmul_launch(const OpArgs& args, int variant) {
   const Problem& p = *args.p;
@@ -572,31 +514,6 @@ void matmul_launch(const OpArgs& args, int variant) {
     launch_split_reduce<MmaDtype::fp16>(partial, plan.splits, elements, args.output, args.stream);
   else
     launch_split_reduce<MmaDtype::bf16>(partial, plan.splits, elements, args.output, args.stream);
-}
-
-std::string matmul_describe(const Problem& p, int variant) {
-  if (variant == 1) return "v1 naive: a thread per output, FP32 accumulation";
-  if (engine_variant(variant) && engine_runs(p)) return engine_describe(p, variant);
-  const Plan plan = plan_of(p, variant);
-  const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "";
-  if (variant == 2)
-    return "v2 SIMT SGEMM 128x128x8, 256 threads of 8x8, register double buffering" + split;
-  const std::string instr = p.dtype == DataType::tf32   ? "m16n8k8 tf32"
-                            : p.dtype == DataType::fp16 ? "m16n8k16 fp16"
-                                                        : "m16n8k16 bf16";
-  const std::string tile = plan.bm == 128
-                               ? "128x128x" + std::to_string(plan.slice_k) + ", 8 warps of 64x32"
-                               : "64x64x" + std::to_string(plan.slice_k) + ", 4 warps of 32x32";
-  return "v3 mma.sync " + instr + " " + tile + ", " +
-         (vector_rows(p) ? "cp.async" : "register loads") + ", 4 stages" + split;
-}
-
-}  // namespace
-
-const KernelFamily& matmul_family() {
-  static const KernelFamily family{matmul_variants, matmul_workspace_bytes, matmul_launch,
-                                   matmul_describe};
-  return family;
 }
 
 }  // namespace ops::cuda

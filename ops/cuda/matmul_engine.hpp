@@ -3,7 +3,8 @@
 // tf32 in the workspace, since wgmma reads 32-bit operands K-major only; A is read as stored, its
 // values truncated to tf32 by wgmma). Variant 4 is the engine's automatic choice (gemm_auto_plan);
 // 5-9 force one choice each, to time them side by side: 5 split-K, 6 no split-K, 7 the 128x128
-// tile, 8 the 128x256 tile, 9 the ping-pong schedule. ops/cuda/matmul.cu lists and dispatches them.
+// tile, 8 the 128x256 tile, 9 the ping-pong schedule. ops/cuda/matmul_plan.cpp lists them,
+// ops/cuda/matmul.cu dispatches them.
 #pragma once
 
 #include <cstddef>

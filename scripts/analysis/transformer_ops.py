@@ -11,6 +11,7 @@ The traces are looked for in traces/ beside each input results file (a run folde
 `--trace-dir <run folder>/traces`).
 """
 
+import bisect
 import glob
 import json
 import os
@@ -31,6 +32,7 @@ KINDS = [
     ("elementwise and copies", r"elementwise|add|mul|copy|fill|cat|index|embedding|cast"),
 ]
 PHASES = ("prefill", "decode step")
+OPERATIONS_FILE = "operations.json"  # the traces' summaries, beside report.md
 
 
 def kind_of(event):
@@ -76,10 +78,11 @@ def read_trace(path):
     out = {"path": path, "case": other, "calls": len(calls),
            "count": {p: sum(1 for x in phases if x[2] == p) for p in PHASES},
            "host_us": {p: sum(b - a for a, b, n in phases if n == p) for p in PHASES},
-           "device_us": {p: {} for p in PHASES}, "device_events": 0,
+           "device_us": {p: {} for p in PHASES}, "busy_us": {p: 0.0 for p in PHASES},
+           "device_events": 0,
            "activity": other.get("device_activity", "")}
     starts = [a for a, _, _ in phases]
-    import bisect
+    spans = {p: [] for p in PHASES}
     for e in events:
         if e.get("ph") != "X" or e.get("cat") not in ("kernel", "memcpy", "memset"):
             continue
@@ -90,15 +93,50 @@ def read_trace(path):
         out["device_events"] += 1
         kinds = out["device_us"][phases[i][2]]
         kinds[kind_of(e)] = kinds.get(kind_of(e), 0.0) + float(e.get("dur", 0))
+        spans[phases[i][2]].append((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))))
+    for p, iv in spans.items():  # the time the device was busy: the union of the intervals
+        end = None
+        for a, b in sorted(iv):
+            if end is None or a > end:
+                out["busy_us"][p] += b - a
+                end = b
+            elif b > end:
+                out["busy_us"][p] += b - end
+                end = b
     return out
 
 
-def section(inputs):
+def summaries(inputs, out_dir):
+    """Each trace's summary (read_trace): from the Chrome traces in traces/ beside the inputs,
+    written to out_dir/operations.json so that the report can be made again where the traces
+    (tens to hundreds of MB each) are not kept; else from an operations.json beside an input or
+    in out_dir. Returns (summaries, where they came from)."""
+    files = trace_files(inputs)
+    traces = [t for t in (read_trace(p) for p in files) if t]
+    if traces:
+        kept = [dict(t, path=os.path.basename(t["path"])) for t in traces]
+        if out_dir:
+            with open(os.path.join(out_dir, OPERATIONS_FILE), "w", encoding="utf-8") as f:
+                json.dump({"from": "traces/", "traces": kept}, f, indent=1)
+                f.write("\n")
+        return kept, "traces"
+    folders = [os.path.dirname(os.path.abspath(d["path"])) for d in inputs]
+    for folder in folders + ([out_dir] if out_dir else []):
+        path = os.path.join(folder, OPERATIONS_FILE)
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+            return [t for t in doc["traces"] if isinstance(t, dict)], "summary"
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return [], None
+
+
+def section(inputs, out_dir=None):
     """The report's section: per traced case, the device time per kind of operation in one
     prefill and in one decode step (means over the counted calls), and the priorities."""
     out = ["## Operations inside a prefill and a decode step", ""]
-    files = trace_files(inputs)
-    traces = [t for t in (read_trace(p) for p in files) if t]
+    traces, origin = summaries(inputs, out_dir)
     if not traces:
         return out + ["No transformer Chrome trace in `traces/` beside the inputs. Run "
                       "mytransformer with `--trace-dir <run folder>/traces` (a CUDA build records "
@@ -110,7 +148,13 @@ def section(inputs):
             "each attributed to the `prefill` or `decode step` range that launched it; means "
             "per prefill and per decode step over the counted calls. Share of a generation = "
             "the kind's time in one prefill plus all its decode steps over the device time of "
-            "the whole generation.", ""]
+            "the whole generation. A kernel's whole duration is counted: where kernels overlap "
+            "(programmatic dependent launch starts the next while the last one finishes), the "
+            "kinds add up to more than the time the device was busy, given on the last row "
+            "(the union of the kernels' intervals).", ""]
+    if origin == "summary":
+        out += [f"The traces are not kept in this folder; their summaries are "
+                f"(`{OPERATIONS_FILE}`, written when the report was first made from them).", ""]
     host_only = []
     for t in traces:
         c = t["case"]
@@ -149,6 +193,11 @@ def section(inputs):
                          f"{100 * whole[k] / total:.1f}%"])
         rows.append(["all device work", f"{pre_total:.1f}", "100%", f"{dec_total:.1f}", "100%",
                      "100%"])
+        busy = t.get("busy_us") or {}
+        if busy:
+            rows.append(["device busy (union of intervals)",
+                         f"{busy.get('prefill', 0) / n_pre:.1f}", "",
+                         f"{busy.get('decode step', 0) / n_dec:.1f}", "", ""])
         out += md_table(["kind of operation", "prefill us", "prefill share",
                          "decode step us", "decode share", "share of a generation"], rows)
         top = sorted(whole, key=lambda k: -whole[k])[:3]

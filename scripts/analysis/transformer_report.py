@@ -382,7 +382,7 @@ def report_main(inputs, paths, output_dir):
     lines += (bandwidth(rows) + comparison(rows) + training(rows) + targets(rows) +
               not_passed(rows) +
               reference_section(inputs))
-    lines += operations_section(inputs)
+    lines += operations_section(inputs, out_dir)
     lines += time_split_section(inputs)
     lines += plots_markdown(note, plots)
     lines += ["## System", ""]

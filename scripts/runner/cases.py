@@ -172,6 +172,8 @@ class CasesMixin:
             self.config["trust_check"] = True
         if a.inductor_reference:  # PyTorch Inductor on the GPU conv problems, after the cases
             self.config["inductor_reference"] = True
+        if a.trace:  # Chrome traces of every case, in the run folder (workers share it)
+            self.config["trace_dir"] = os.path.join(os.path.abspath(self.run_dir), "traces")
         if shard:
             self.config["shard"] = shard
         if a.plan:
@@ -190,6 +192,8 @@ class CasesMixin:
             for opt, val in QUICK_ARGS:
                 if opt not in given:  # the user's own value wins (CLI11 refuses repeats)
                     out += [opt, val]
+        if self.config.get("trace_dir") and "--trace-dir" not in given:
+            out += ["--trace-dir", self.config["trace_dir"]]
         return out + extra
 
     # ---- what RUN/cases/ has recorded ------------------------------------------------------

@@ -15,15 +15,15 @@ mapfile -t runs < <(python3 "$here/sweep_state.py" "$sweep" --run-dirs)
 if [ ${#runs[@]} -gt 0 ]; then
   python3 "$root/scripts/merge_results.py" "${runs[@]}" --partial --output-dir "$sweep/merged"
 else
-  echo "[myconv] no shard has a run folder yet"
+  echo "[merge_task] no shard has a run folder yet"
 fi
 todo=$(python3 "$here/sweep_state.py" "$sweep" --unfinished)
-[ -n "$todo" ] || { echo "[myconv] sweep complete: $sweep/merged"; exit 0; }
+[ -n "$todo" ] || { echo "[merge_task] sweep complete: $sweep/merged"; exit 0; }
 left=$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(s["retries"] - s.get("resubmits", 0))' "$sweep/sweep.json")
 if [ "$left" -gt 0 ]; then
-  echo "[myconv] unfinished shard(s) $todo: resubmitting with --resume ($left retry/retries left)"
+  echo "[merge_task] unfinished shard(s) $todo: resubmitting with --resume ($left retry/retries left)"
   "$here/submit.sh" --resubmit "$sweep" && exit 0
-  echo "[myconv] resubmission failed"
+  echo "[merge_task] resubmission failed"
 fi
-echo "[myconv] sweep incomplete: shard(s) $todo unfinished; scripts/slurm/submit.sh --resubmit $sweep"
+echo "[merge_task] sweep incomplete: shard(s) $todo unfinished; scripts/slurm/submit.sh --resubmit $sweep"
 exit 1

@@ -16,7 +16,7 @@ mapfile -t args < <(get runner_args)
 myconv=$(get myconv_bin) myops=$(get myops_bin)
 [ -z "$myconv" ] || export MYCONV_BIN=$myconv
 [ -z "$myops" ] || export MYOPS_BIN=$myops
-echo "[myconv] shard $i/$n on $(hostname -s), job ${SLURM_JOB_ID:-?}, CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}"
+echo "[shard_task] shard $i/$n on $(hostname -s), job ${SLURM_JOB_ID:-?}, CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset}"
 out="$sweep/shards/$i"
 mkdir -p "$out"
 run=""

@@ -161,6 +161,6 @@ json.dump({"shards": int(shards), "retries": int(retries), "resubmits": 0, "root
            "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime(
                "%Y-%m-%dT%H:%M:%SZ")}, open(path, "w"), indent=2)
 PY
-echo "$plan_out" | sed -n 's/^\[myconv\] plan: /[myconv] sweep: /p'
+echo "$plan_out" | sed -n 's/^\[[a-z]*\] plan: /[submit] sweep: /p'  # the runner's tag: its suite's program
 submit_array "$sweep" "1-$shards"
 myconv_log "sweep folder $sweep; progress: scripts/slurm/status.sh $sweep"

@@ -1,0 +1,192 @@
+// What the decode step's GEMV kernels share (own_decode_kernels.cu: the SIMT variants 1 and 2 and
+// the dispatch norm_gemv; own_gemv_mma_kernels.cu: the tensor-core GEMV): the row pairs a warp
+// owns, the prologue that stages the input rows (embedding, RMSNorm or LayerNorm) in shared
+// memory, the epilogue that finishes two output rows, and the tensor-core GEMV's launch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "models/transformer/own_decode_device.cuh"
+#include "models/transformer/own_decode_kernels.hpp"
+#include "models/transformer/own_decode_math.hpp"
+
+namespace transformer::cuda::own_device {
+
+// Rows of the batch one pass of a warp carries (more rows: another pass over the same weight rows,
+// from L2); 16-byte loads each lane keeps in flight per weight row.
+constexpr int kBatchTile = 16;
+constexpr int kUnroll = 4;
+constexpr int kMaxWarps = 8;
+
+__host__ __device__ inline int pairs_of(const GemvArgs& a) {
+  return a.epilogue == Epilogue::rope_kv || a.epilogue == Epilogue::swiglu ? a.n / 2
+                                                                           : (a.n + 1) / 2;
+}
+
+// The two output rows of a warp's pair: the halves a RoPE rotation mixes (j, j + d/2 of a head),
+// gate and up of one SwiGLU unit, else neighbours (r1 = -1 past an odd n).
+__device__ __forceinline__ void rows_of(const GemvArgs& a, int pair, int& r0, int& r1) {
+  if (a.epilogue == Epilogue::rope_kv) {
+    const int half = a.d / 2, head = pair / half, j = pair % half;
+    r0 = head * a.d + j;
+    r1 = r0 + half;
+  } else if (a.epilogue == Epilogue::swiglu) {
+    r0 = pair;
+    r1 = a.n / 2 + pair;
+  } else {
+    r0 = 2 * pair;
+    r1 = r0 + 1 < a.n ? r0 + 1 : -1;
+  }
+}
+
+// Sum of v over the `g` warps of a group (group-major warps), through red[warps]: every thread
+// of the block calls it (two barriers).
+__device__ __forceinline__ float group_sum(float v, float* red, int g) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  v = warp_sum(v);
+  __syncthreads();  // red's previous values are read
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  float s = 0;
+  const int first = warp / g * g;
+  for (int w = 0; w < g && first + w < blockDim.x / 32; ++w) s += red[first + w];
+  return s;
+}
+
+// The block's input rows into xs [batch][k]: the embedding (block 0 also writes it to x_out, the
+// residual stream) or a copy of x; then RMSNorm (float32 statistics, cast back, times the weight,
+// as Qwen2RMSNorm) or LayerNorm (float32, one rounding, as at::layer_norm). A row's statistics
+// are summed by a group of warps (all of them at batch 1, one a row from batch = warps on).
+template <typename T>
+__device__ void stage_input(const GemvArgs& a, T* xs) {
+  const int k = a.k, total = a.batch * k;
+  if (a.ids) {
+    const T* wte = static_cast<const T*>(a.wte);
+    const T* wpe = static_cast<const T*>(a.wpe);
+    const std::int64_t pos = *a.pos;
+    T* x_out = blockIdx.x == 0 ? static_cast<T*>(a.x_out) : nullptr;
+    for (int i = threadIdx.x; i < total; i += blockDim.x) {
+      const int b = i / k, c = i % k;
+      T v = wte[a.ids[b] * k + c];
+      if (wpe) v = from_f<T>(__fadd_rn(to_f(v), to_f(wpe[pos * k + c])));
+      xs[i] = v;
+      if (x_out) x_out[i] = v;
+    }
+  } else {
+    const uint4* src = static_cast<const uint4*>(a.x);
+    uint4* dst = reinterpret_cast<uint4*>(xs);
+    for (int i = threadIdx.x; i < total / vec_elems<T>(); i += blockDim.x) dst[i] = src[i];
+  }
+  __syncthreads();
+  if (a.norm == NormKind::none) return;
+  __shared__ float red[kMaxWarps];
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32;
+  const int g = max(1, warps / a.batch), groups = warps / g;  // g warps a row, groups rows at once
+  const int group = warp / g, t = (warp % g) * 32 + threadIdx.x % 32, stride = g * 32;
+  const T* w = static_cast<const T*>(a.norm_w);
+  const T* bias = static_cast<const T*>(a.norm_b);
+  const int rounds = (a.batch + groups - 1) / groups;
+  for (int r = 0; r < rounds; ++r) {  // the same count for every thread: group_sum's barriers
+    const int b = r * groups + group;
+    const bool active = group < groups && b < a.batch;
+    T* row = xs + std::size_t(active ? b : 0) * k;
+    if (a.norm == NormKind::rms) {
+      float ss = 0;
+      if (active)
+        for (int c = t; c < k; c += stride) ss += to_f(row[c]) * to_f(row[c]);
+      const float inv = rsqrtf(group_sum(ss, red, g) / float(k) + a.eps);
+      if (active)
+        for (int c = t; c < k; c += stride)
+          row[c] = from_f<T>(__fmul_rn(to_f(w[c]), round_to<T>(to_f(row[c]) * inv)));
+    } else {
+      float s = 0;
+      if (active)
+        for (int c = t; c < k; c += stride) s += to_f(row[c]);
+      const float mean = group_sum(s, red, g) / float(k);
+      float v = 0;
+      if (active)
+        for (int c = t; c < k; c += stride) v += (to_f(row[c]) - mean) * (to_f(row[c]) - mean);
+      const float inv = rsqrtf(group_sum(v, red, g) / float(k) + a.eps);
+      if (active)
+        for (int c = t; c < k; c += stride)
+          row[c] = from_f<T>((to_f(row[c]) - mean) * inv * to_f(w[c]) + (bias ? to_f(bias[c]) : 0));
+    }
+  }
+  __syncthreads();
+}
+
+// What the GEMV's sums y0, y1 (rows r0, r1, batch row b) become; roundings as the eager model's
+// ATen ops make them: the linear's output, then each op after it.
+template <typename T>
+__device__ void finish_rows(const GemvArgs& a, int b, int pair, int r0, int r1, float y0,
+                            float y1) {
+  const T* bias = static_cast<const T*>(a.bias);
+  if (bias) {
+    y0 += to_f(bias[r0]);
+    if (r1 >= 0) y1 += to_f(bias[r1]);
+  }
+  T* out = static_cast<T*>(a.out);
+  const std::size_t row = std::size_t(b) * a.n;
+  switch (a.epilogue) {
+    case Epilogue::store:
+      out[row + r0] = from_f<T>(y0);
+      if (r1 >= 0) out[row + r1] = from_f<T>(y1);
+      break;
+    case Epilogue::gelu:
+      out[row + r0] = from_f<T>(own::gelu_new_f(round_to<T>(y0)));
+      if (r1 >= 0) out[row + r1] = from_f<T>(own::gelu_new_f(round_to<T>(y1)));
+      break;
+    case Epilogue::residual:
+      out[row + r0] = from_f<T>(__fadd_rn(to_f(out[row + r0]), round_to<T>(y0)));
+      if (r1 >= 0) out[row + r1] = from_f<T>(__fadd_rn(to_f(out[row + r1]), round_to<T>(y1)));
+      break;
+    case Epilogue::swiglu: {
+      const int inter = a.n / 2;
+      const float g = round_to<T>(y0), u = round_to<T>(y1);
+      out[std::size_t(b) * inter + pair] = from_f<T>(__fmul_rn(round_to<T>(own::silu_f(g)), u));
+      break;
+    }
+    case Epilogue::rope_kv: {
+      const int half = a.d / 2, head = r0 / a.d, j = r0 % a.d;
+      const std::int64_t pos = *a.pos;
+      float v0 = round_to<T>(y0), v1 = round_to<T>(y1);
+      if (a.inv_freq && head < a.nq + a.nkv) {  // x * cos + rotate_half(x) * sin
+        const float f = __fmul_rn(static_cast<float>(pos), a.inv_freq[j]);
+        const float c = round_to<T>(cosf(f)), s = round_to<T>(sinf(f));
+        const float o0 =
+            round_to<T>(__fadd_rn(round_to<T>(__fmul_rn(v0, c)), round_to<T>(__fmul_rn(-v1, s))));
+        const float o1 =
+            round_to<T>(__fadd_rn(round_to<T>(__fmul_rn(v1, c)), round_to<T>(__fmul_rn(v0, s))));
+        v0 = o0;
+        v1 = o1;
+      }
+      T* dst;
+      if (head < a.nq) {
+        dst = out + (std::size_t(b) * a.nq + head) * a.d;
+      } else {
+        const bool is_k = head < a.nq + a.nkv;
+        const int kv_head = is_k ? head - a.nq : head - a.nq - a.nkv;
+        dst = static_cast<T*>(is_k ? a.cache_k : a.cache_v) +
+              ((std::size_t(b) * a.nkv + kv_head) * a.max_len + pos) * a.d;
+      }
+      dst[j] = from_f<T>(v0);
+      dst[j + half] = from_f<T>(v1);
+      break;
+    }
+  }
+}
+
+// From batch 4 on, 16-bit weights go through tensor cores: the SIMT GEMV reads every x row from
+// shared memory again for each pair of weight rows (x traffic = batch x 16 bytes per 32 bytes of
+// weights), an mma.sync m16n8k16 reads it once per 16 rows.
+constexpr int kMmaMinBatch = 4;
+constexpr int kMmaWarps = 8;
+constexpr int kMmaUnroll = 4;
+
+// mma_gemv_kernel (own_gemv_mma_kernels.cu) for element type e (fp16, bf16) on `blocks` blocks of
+// kMmaWarps warps with `shared` bytes of shared memory (gemv_shared_bytes).
+void launch_mma_gemv(const GemvArgs& a, Elem e, int blocks, std::size_t shared, bool pdl,
+                     cudaStream_t s);
+
+}  // namespace transformer::cuda::own_device

@@ -1,0 +1,93 @@
+// matmul's host side: the variants a problem runs, the plans of variants 2 and 3, workspace and
+// description, and the family (ops/cuda/matmul_plan.hpp; the kernels: matmul.cu).
+#include "ops/cuda/matmul_plan.hpp"
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ops/cuda/launch.cuh"
+#include "ops/cuda/matmul_engine.hpp"
+
+namespace ops::cuda {
+namespace {
+
+using bench::MmaDtype;
+
+std::int64_t tiles_of(const Problem& p, int bm, int bn) {
+  return (p.m + bm - 1) / bm * ((p.n + bn - 1) / bn);
+}
+
+// Variants 2 and 3 index m, n, k and the tiles of a batch in int (with room for a slice past k).
+bool tiled_ok(const Problem& p) {
+  constexpr std::int64_t kMax = std::numeric_limits<int>::max() - 1024;
+  return p.m <= kMax && p.n <= kMax && p.k <= kMax && tiles_of(p, 64, 64) <= kMax;
+}
+
+std::vector<int> matmul_variants(const Problem& p) {
+  if (p.op != Op::matmul) return {};
+  if (!tiled_ok(p)) return {1};
+  if (p.dtype == DataType::fp32) return {2, 1};
+  return engine_runs(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8, 9} : std::vector<int>{3, 1};
+}
+
+std::size_t matmul_workspace_bytes(const Problem& p, int variant) {
+  if (engine_variant(variant)) return engine_workspace_bytes(p, variant);
+  return variant == 2 || variant == 3 ? partial_bytes(p, plan_of(p, variant)) : 0;
+}
+
+std::string matmul_describe(const Problem& p, int variant) {
+  if (variant == 1) return "v1 naive: a thread per output, FP32 accumulation";
+  if (engine_variant(variant) && engine_runs(p)) return engine_describe(p, variant);
+  const Plan plan = plan_of(p, variant);
+  const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "";
+  if (variant == 2)
+    return "v2 SIMT SGEMM 128x128x8, 256 threads of 8x8, register double buffering" + split;
+  const std::string instr = p.dtype == DataType::tf32   ? "m16n8k8 tf32"
+                            : p.dtype == DataType::fp16 ? "m16n8k16 fp16"
+                                                        : "m16n8k16 bf16";
+  const std::string tile = plan.bm == 128
+                               ? "128x128x" + std::to_string(plan.slice_k) + ", 8 warps of 64x32"
+                               : "64x64x" + std::to_string(plan.slice_k) + ", 4 warps of 32x32";
+  return "v3 mma.sync " + instr + " " + tile + ", " +
+         (vector_rows(p) ? "cp.async" : "register loads") + ", 4 stages" + split;
+}
+
+}  // namespace
+
+bench::MmaDtype mma_dtype(DataType dt) {
+  return dt == DataType::fp16   ? MmaDtype::fp16
+         : dt == DataType::bf16 ? MmaDtype::bf16
+                                : MmaDtype::tf32;
+}
+
+bool vector_rows(const Problem& p) {
+  const int vec = bench::mma_vec_elements(bench::mma_dtype_bytes(mma_dtype(p.dtype)));
+  return p.k % vec == 0 && p.n % vec == 0;
+}
+
+Plan plan_of(const Problem& p, int variant) {
+  Plan plan;
+  const int sm = sm_count();
+  if (variant == 3) {
+    plan.slice_k = bench::mma_slice_k(bench::mma_dtype_bytes(mma_dtype(p.dtype)));
+    if (!vector_rows(p) || tiles_of(p, 128, 128) * p.b < sm) plan.bm = plan.bn = 64;
+  }
+  plan.tiles = tiles_of(p, plan.bm, plan.bn);
+  const int slices = int((p.k + plan.slice_k - 1) / plan.slice_k);
+  if (variant == 2 || plan.bm == 64)
+    plan.splits = bench::choose_split_k(plan.tiles * p.b, slices, 1, 2 * sm, 8, 16);
+  return plan;
+}
+
+std::size_t partial_bytes(const Problem& p, const Plan& plan) {
+  return plan.splits > 1 ? std::size_t(plan.splits) * std::size_t(p.b * p.m * p.n) * 4 : 0;
+}
+
+const KernelFamily& matmul_family() {
+  static const KernelFamily family{matmul_variants, matmul_workspace_bytes, matmul_launch,
+                                   matmul_describe};
+  return family;
+}
+
+}  // namespace ops::cuda
