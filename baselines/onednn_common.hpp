@@ -1,7 +1,7 @@
 // What the oneDNN backends of both suites (baselines/conv/onednn_cpu.cpp,
 // baselines/ops/onednn_cpu.cpp) share: the checking macro of every oneDNN call, the library's
-// version and ISA names, and our dtypes as oneDNN's. Both live in the oneDNN module
-// (baselines/onednn_loader.cpp), built with hidden visibility.
+// version and ISA names, the dtypes oneDNN runs on the CPU, and our dtypes as oneDNN's. Both live
+// in the oneDNN module (baselines/onednn_loader.cpp), built with hidden visibility.
 #pragma once
 
 #include <cstring>
@@ -14,6 +14,7 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/runner.hpp"
 
 // Evaluates a oneDNN C++ API expression and returns its value; a dnnl::error becomes
 // bench::Unsupported (status unimplemented) or std::runtime_error naming the call, file and line.
@@ -60,6 +61,20 @@ inline std::string onednn_version() {
 
 inline std::string effective_isa() {
   return cpu_isa_name(dnnl::get_effective_cpu_isa());
+}
+
+// "oneDNN 2.6.3 (cpu isa: avx2)": the library_version() of every oneDNN backend.
+inline std::string version_with_isa() {
+  return onednn_version() + " (cpu isa: " + effective_isa() + ")";
+}
+
+// Whether oneDNN on the CPU can run dt, judged before asking it: no for tf32; yes otherwise (for
+// fp16 and bf16 creating the primitive finds out whether oneDNN has a kernel).
+inline Support cpu_dtype_support(DataType dt) {
+  if (dt == DataType::tf32)
+    return Support::no(
+        "tf32 is a GPU tensor-core math mode; oneDNN 2.6 has no fpmath mode on the CPU");
+  return Support::yes();
 }
 
 // Converts a dnnl::error thrown by the call `call` at file:line.

@@ -19,6 +19,7 @@
 
 #include "conv/data.hpp"
 #include "conv/problem.hpp"
+#include "core/backend.hpp"
 #include "core/runner.hpp"
 
 namespace conv {
@@ -53,20 +54,8 @@ class Instance : public bench::Instance {
   }
 };
 
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual std::string name() const = 0;
-  virtual std::string device() const = 0;  // "cpu" or "cuda"
-  // Version of the library behind the backend, e.g. "oneDNN 2.6.3".
-  virtual std::string library_version() const = 0;
-  // Whether the backend can run here at all (e.g. a CUDA device exists).
-  virtual Support available() const { return Support::yes(); }
-  // Whether the backend can run p, judged from the problem alone.
-  virtual Support check_support(const Problem& p) const = 0;
-  // Allocates buffers and copies the inputs in (not timed).
-  virtual std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const = 0;
-};
+// name, device, library_version, available, check_support(p), prepare(p, data): core/backend.hpp.
+using Backend = bench::SuiteBackend<Problem, HostData, Instance>;
 
 // Settings that select a backend's implementation.
 struct BackendOptions {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "core/case_result.hpp"
 #include "core/compare.hpp"
 #include "core/stats.hpp"
 
@@ -11,19 +12,7 @@ namespace conv {
 
 bench::Result make_result(const std::string& backend, const std::string& device, const Problem& p,
                           const CaseOptions& options) {
-  bench::Result r;
-  r.suite = "conv";
-  r.backend = backend;
-  r.device = device;
-  r.problem = p.str();
-  r.name = p.name;
-  r.dtype = bench::to_string(p.dtype);
-  r.flop = p.flops();
-  r.bytes = p.bytes();
-  r.params = p.params();
-  r.command = (options.command_prefix.empty() ? "myconv" : options.command_prefix) + " --problem " +
-              p.str() + " --backend " + backend;
-  return r;
+  return bench::case_result("conv", "myconv", backend, device, p, options);
 }
 
 // Single calls timed with their phases apart, after the sampling of a passed case.
@@ -73,11 +62,8 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
                     const std::string& device, const std::string& why_missing, const Problem& p,
                     const HostData& data, const CaseOptions& options, bool keep_output) {
   CaseOutput out;
-  bench::CaseHooks hooks;
-  hooks.built = backend != nullptr;
-  hooks.why_missing = why_missing;
+  bench::CaseHooks hooks = bench::backend_hooks(backend, why_missing);
   if (backend) {
-    hooks.available = [backend] { return backend->available(); };
     // What no backend here runs (3D, asymmetric padding) is the problem's to say, not each
     // backend's.
     hooks.check_support = [backend, &p] {

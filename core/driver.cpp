@@ -73,6 +73,10 @@ std::chrono::steady_clock::time_point program_start() {
   return g_program_start;
 }
 
+void add_version_flag(CLI::App& app) {
+  app.set_version_flag("--version", project_version() + " (git " + git_commit() + ")");
+}
+
 void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both, bool device_index) {
   std::vector<std::string> modes = {"real", "pure"};
   if (allow_both) modes.push_back("both");
@@ -417,6 +421,13 @@ int count_bad(const ResultSet& set) {
   for (const auto& r : set.results)
     bad += r.status == Status::incorrect || r.status == Status::failed;
   return bad;
+}
+
+int finish_run(std::ostream& os, const Session& s, bool strict,
+               const std::vector<std::pair<std::string, std::string>>& extra) {
+  write_results(s);
+  print_written(os, s, extra);
+  return closing_status(os, s.set, strict);
 }
 
 int closing_status(std::ostream& os, const ResultSet& set, bool strict) {

@@ -46,6 +46,10 @@ struct DriverOptions {
   bool available_only = false;    // --available-only: leave out backends that cannot run here
 };
 
+// --version: "<project version> (git <commit>)". Every driver adds it first, before its own
+// options.
+void add_version_flag(CLI::App& app);
+
 // Adds the shared options to app. allow_both: --timing also takes "both" (every case measured in
 // real and in pure mode). device_index: --device N (the CUDA device index); false where the driver
 // has a --device of its own (mytransformer: auto, cpu, cuda or N).
@@ -176,5 +180,10 @@ int count_bad(const ResultSet& set);
 // report went to stderr (from start_session on) and stdout gets the results in that format here:
 // md (the summary table in Markdown), csv (as --csv), json (as --json), jsonl (a record a line).
 int closing_status(std::ostream& os, const ResultSet& set, bool strict);
+
+// A driver's end after its report: write_results, print_written (with extra) and closing_status
+// on the session's results.
+int finish_run(std::ostream& os, const Session& s, bool strict,
+               const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 }  // namespace bench

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/case_result.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 
@@ -77,12 +78,7 @@ nlohmann::ordered_json to_json(const Correctness& c) {
 
 nlohmann::ordered_json to_json(const Result& r) {
   nlohmann::ordered_json j;
-  j["suite"] = r.suite;
-  j["backend"] = r.backend;
-  j["device"] = r.device;
-  j["problem"] = r.problem;
-  j["name"] = r.name;
-  j["dtype"] = r.dtype;
+  put_identity(j, r);
   j["status"] = to_string(r.status);
   j["reason"] = r.reason;
   j["algorithm"] = r.algorithm;

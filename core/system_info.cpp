@@ -88,13 +88,20 @@ unsigned long long available_host_memory_bytes() {
   return 0;
 }
 
-std::string utc_now_iso8601() {
+std::string format_now(const char* format, bool utc) {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (utc)
+    gmtime_r(&t, &tm);
+  else
+    localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
+}
+
+std::string utc_now_iso8601() {
+  return format_now("%Y-%m-%dT%H:%M:%SZ", true);
 }
 
 static std::string compiler() {

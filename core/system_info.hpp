@@ -39,4 +39,7 @@ std::string executable_dir();
 // Current UTC time as ISO 8601, e.g. "2026-11-21T22:44:00Z".
 std::string utc_now_iso8601();
 
+// The current time as strftime writes it with format: UTC where utc, else local time.
+std::string format_now(const char* format, bool utc);
+
 }  // namespace bench

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/case_result.hpp"
 #include "core/printers.hpp"
 
 namespace bench {
@@ -401,12 +402,7 @@ nlohmann::ordered_json chrome_trace_json(const Trace& trace, const Result& r) {
   doc["traceEvents"] = std::move(events);
   doc["displayTimeUnit"] = "ms";
   json other;
-  other["suite"] = r.suite;
-  other["backend"] = r.backend;
-  other["device"] = r.device;
-  other["problem"] = r.problem;
-  other["name"] = r.name;
-  other["dtype"] = r.dtype;
+  put_identity(other, r);
   other["algorithm"] = r.algorithm;
   other["status"] = to_string(r.status);
   other["reason"] = r.reason;

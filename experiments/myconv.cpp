@@ -165,9 +165,7 @@ int run(const Options& o, const std::string& command_prefix) {
   }
 
   bench::print_summary_section(std::cout, set.results);
-  bench::write_results(session);
-  bench::print_written(std::cout, session, {{o.save_tensors_dir, "tensors, .npy"}});
-  return bench::closing_status(std::cout, set, c.strict);
+  return bench::finish_run(std::cout, session, c.strict, {{o.save_tensors_dir, "tensors, .npy"}});
 }
 
 }  // namespace
@@ -177,8 +175,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "myconv: which convolution implementation is fastest here, what it costs to get "
       "ready, and whether its answer is right"};
-  app.set_version_flag("--version",
-                       bench::project_version() + " (git " + bench::git_commit() + ")");
+  bench::add_version_flag(app);
   auto& s = o.settings;
   app.add_option("--input-size", s.input_size, "Input height = width (list)")
       ->capture_default_str()

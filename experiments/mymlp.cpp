@@ -453,8 +453,7 @@ int main(int argc, char** argv) {
       "cuBLASLt: time per call and per step (forward, backward), TFLOP/s against the measured "
       "matmul ceiling, peak memory, gradients checked against float64; scaling studies, square "
       "matmuls and a profile"};
-  app.set_version_flag("--version",
-                       bench::project_version() + " (git " + bench::git_commit() + ")");
+  bench::add_version_flag(app);
   // Sizes: integers from 1; the problem's own check bounds them (models/mlp/problem.hpp).
   const auto size = bench::integer_in(1, std::numeric_limits<std::int64_t>::max());
   app.add_option("--dim", o.dim, "Width of every Linear layer")->capture_default_str()->check(size);

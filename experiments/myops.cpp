@@ -267,11 +267,8 @@ int run(const Options& o, const std::string& command_prefix) {
   std::cout << "\n== Scores (bandwidth against the measured copy bandwidth; speed-up = PyTorch "
                "time / backend time on the same device) ==\n";
   print_scores(std::cout, set.results);
-  bench::write_results(session);
   if (!o.markdown_path.empty()) write_markdown(o.markdown_path, set);
-  bench::print_written(std::cout, session, {{o.markdown_path, "results, Markdown"}});
-
-  return bench::closing_status(std::cout, set, c.strict);
+  return bench::finish_run(std::cout, session, c.strict, {{o.markdown_path, "results, Markdown"}});
 }
 
 }  // namespace
@@ -281,8 +278,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "myops: which implementation of a tensor op is fastest here, how close it comes to the "
       "machine's measured limits, and whether its answer is right"};
-  app.set_version_flag("--version",
-                       bench::project_version() + " (git " + bench::git_commit() + ")");
+  bench::add_version_flag(app);
   auto& s = o.settings;
   app.add_option("--size", s.sizes,
                  "Size classes: small medium large xlarge batched, or all (every class but "

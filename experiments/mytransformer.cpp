@@ -103,12 +103,7 @@ void print_presets(const std::vector<Grid>& presets, const std::string& path) {
 }
 
 std::string timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d_%H%M%S", &tm);
-  return buf;
+  return bench::format_now("%Y%m%d_%H%M%S", false);
 }
 
 // A model's record in system.models (and system.model: the first).
@@ -486,9 +481,7 @@ int run(Options& o, CLI::App& app) {
               num("peak_vs_prediction", 3)}));
   }
   t.print(std::cout);
-  bench::write_results(session);
-  bench::print_written(std::cout, session);
-  return bench::closing_status(std::cout, set, c.strict);
+  return bench::finish_run(std::cout, session, c.strict);
 }
 
 }  // namespace
@@ -498,8 +491,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "mytransformer: prefill, per-token decode, memory and training steps of decoder-only "
       "transformers (GPT-2, Qwen2, Llama) on LibTorch"};
-  app.set_version_flag("--version",
-                       bench::project_version() + " (git " + bench::git_commit() + ")");
+  bench::add_version_flag(app);
   app.add_option("--model", o.models,
                  "Built-in config (gpt2, gpt2-medium, gpt2-large, distilgpt2, qwen2-0.5b, "
                  "qwen2.5-0.5b, qwen2-1.5b, llama-3.2-1b; random weights), a Hugging Face "

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "core/backend.hpp"
 #include "core/runner.hpp"
 #include "ops/data.hpp"
 #include "ops/problem.hpp"
@@ -26,21 +27,9 @@ class Instance : public bench::Instance {
   virtual void read_output(float* dst) = 0;
 };
 
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual std::string name() const = 0;
-  virtual std::string device() const = 0;  // "cpu" or "cuda"
-  // Version of the library behind the backend, e.g. "LibTorch 2.11.0", "CUDA 13.0 (ours)".
-  virtual std::string library_version() const = 0;
-  // Whether the backend can run here at all (e.g. a CUDA device exists).
-  virtual Support available() const { return Support::yes(); }
-  // Whether the backend can run p, judged from the problem alone (op, dtype, rank, axes); a
-  // reason naming what is missing otherwise, e.g. "CUB has no layernorm".
-  virtual Support check_support(const Problem& p) const = 0;
-  // Allocates buffers and copies data.inputs in, converted to p.dtype (not timed).
-  virtual std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const = 0;
-};
+// name, device, library_version, available, check_support(p) (judged from the op, dtype, rank
+// and axes), prepare(p, data) (data.inputs converted to p.dtype): core/backend.hpp.
+using Backend = bench::SuiteBackend<Problem, HostData, Instance>;
 
 // Settings that select a backend's implementation.
 struct BackendOptions {

@@ -1,35 +1,21 @@
 #include "ops/bench.hpp"
 
+#include "core/case_result.hpp"
 #include "core/compare.hpp"
 
 namespace ops {
 
 bench::Result make_result(const std::string& backend, const std::string& device, const Problem& p,
                           const CaseOptions& options) {
-  bench::Result r;
-  r.suite = "ops";
-  r.backend = backend;
-  r.device = device;
-  r.problem = p.str();
-  r.name = p.name;
-  r.dtype = bench::to_string(p.dtype);
-  r.flop = p.flops();
-  r.bytes = p.bytes();
-  r.params = p.params();
-  r.command = (options.command_prefix.empty() ? "myops" : options.command_prefix) + " --problem " +
-              p.str() + " --backend " + backend;
-  return r;
+  return bench::case_result("ops", "myops", backend, device, p, options);
 }
 
 CaseOutput run_case(const Backend* backend, const std::string& backend_name,
                     const std::string& device, const std::string& why_missing, const Problem& p,
                     const HostData& data, const CaseOptions& options) {
   CaseOutput out;
-  bench::CaseHooks hooks;
-  hooks.built = backend != nullptr;
-  hooks.why_missing = why_missing;
+  bench::CaseHooks hooks = bench::backend_hooks(backend, why_missing);
   if (backend) {
-    hooks.available = [backend] { return backend->available(); };
     hooks.check_support = [backend, &p] { return backend->check_support(p); };
     hooks.prepare = [backend, &p, &data]() -> std::unique_ptr<bench::Instance> {
       return backend->prepare(p, data);

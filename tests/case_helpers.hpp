@@ -1,5 +1,6 @@
 // What the backend tests share when they run cases through the runner: short sampling (a case
-// takes milliseconds) and a result's one-line description for failure messages.
+// takes milliseconds; quicker where only the status counts), one case of a problem on a backend,
+// and a result's one-line description for failure messages.
 #pragma once
 
 #include <string>
@@ -17,6 +18,27 @@ inline CaseOptions tiny_case_options() {
   o.measure.min_time_ms = 1;
   o.measure.max_time_ms = 20;
   return o;
+}
+
+// No warm-up, 1 or 2 samples within 1 ms: for tests that run many cases and judge only their
+// status and output.
+inline CaseOptions quick_case_options() {
+  CaseOptions o;
+  o.measure.warmup_iters = 0;
+  o.measure.min_iters = 1;
+  o.measure.min_time_ms = 0;
+  o.measure.max_time_ms = 1;
+  o.measure.max_iters = 2;
+  return o;
+}
+
+// The result of p's case (inputs of seed 1) on backend, through the suite's make_host_data and
+// run_case (found by argument-dependent lookup on Problem) with tiny_case_options.
+template <class Backend, class Problem>
+Result run_on(const Backend& backend, const Problem& p) {
+  const auto data = make_host_data(p, 1);
+  return run_case(&backend, backend.name(), backend.device(), "", p, data, tiny_case_options())
+      .result;
 }
 
 // "problem: status reason", printed by a failed expectation (the tests compare statuses).

@@ -15,6 +15,7 @@
 #include "conv/bench.hpp"
 #include "core/cpu_threads.hpp"
 #include "experiments/registry/conv.hpp"
+#include "tests/case_helpers.hpp"
 #include "tests/random_problems.hpp"
 
 namespace conv {
@@ -31,12 +32,7 @@ std::vector<Problem> cpu_problems() {
 
 TEST(CpuBackends, MatchTheReferenceOrSayWhyNot) {
   const auto registry = make_registry(BackendOptions{});
-  CaseOptions options;
-  options.measure.warmup_iters = 0;
-  options.measure.min_iters = 1;
-  options.measure.min_time_ms = 0;
-  options.measure.max_time_ms = 1;
-  options.measure.max_iters = 2;
+  CaseOptions options = bench::testing::quick_case_options();
   int built = 0, known_issue_incorrect = 0;
   for (const auto& e : registry) {
     if (e.device != "cpu") continue;

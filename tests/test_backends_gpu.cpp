@@ -16,6 +16,7 @@
 #include "conv/bench.hpp"
 #include "core/error.hpp"
 #include "experiments/registry/conv.hpp"
+#include "tests/case_helpers.hpp"
 #include "tests/random_problems.hpp"
 
 #if MYCONV_HAVE_CUDA
@@ -153,12 +154,7 @@ TEST(GpuBackends, MatchTheReferenceOrSayWhyNot) {
     GTEST_SKIP() << why;
   }
 
-  CaseOptions options;
-  options.measure.warmup_iters = 0;
-  options.measure.min_iters = 1;
-  options.measure.min_time_ms = 0;
-  options.measure.max_time_ms = 1;
-  options.measure.max_iters = 2;
+  CaseOptions options = bench::testing::quick_case_options();
   const std::vector<Problem> problems = gpu_problems();
   for (const Config& config : configs()) {
     const auto registry = make_registry(config.options);
@@ -236,12 +232,7 @@ TEST(GpuBackends, DepthwiseVariantPassesAndIsTheDefault) {
       parse_problem("g8mb1ic8ih13oc16kh5ph2"),   parse_problem("g6mb3ic6ih9oc6kh3ph2dh1"),
       parse_problem("g64mb1ic64ih7oc64kh3ph1"),
   };
-  CaseOptions options;
-  options.measure.warmup_iters = 0;
-  options.measure.min_iters = 1;
-  options.measure.min_time_ms = 0;
-  options.measure.max_time_ms = 1;
-  options.measure.max_iters = 2;
+  CaseOptions options = bench::testing::quick_case_options();
   for (const char* variant : {"8", ""}) {
     BackendOptions o;
     o.variant = variant;
@@ -277,12 +268,7 @@ TEST(GpuBackends, DepthwiseVariantPassesAndIsTheDefault) {
 // heuristic takes variant 10 for a 64-channel 3x3 layer in tf32/fp16/bf16, and variant 10 itself
 // passes there in both layouts.
 TEST(GpuBackends, AutoAndSearchStateTheirChoice) {
-  CaseOptions options;
-  options.measure.warmup_iters = 0;
-  options.measure.min_iters = 1;
-  options.measure.min_time_ms = 0;
-  options.measure.max_time_ms = 1;
-  options.measure.max_iters = 2;
+  CaseOptions options = bench::testing::quick_case_options();
   for (const char* variant : {"auto", "search", "10"}) {
     BackendOptions o;
     o.variant = variant;
@@ -500,12 +486,7 @@ TEST(GpuCheck, BackendsAreCheckedOnTheDevice) {
   if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  CaseOptions options;
-  options.measure.warmup_iters = 0;
-  options.measure.min_iters = 1;
-  options.measure.min_time_ms = 0;
-  options.measure.max_time_ms = 1;
-  options.measure.max_iters = 2;
+  CaseOptions options = bench::testing::quick_case_options();
   int on_device = 0;
   const auto registry = make_registry(BackendOptions{});
   for (const auto& e : registry) {

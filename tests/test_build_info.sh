@@ -20,8 +20,8 @@ record() {
   cmake -DSOURCE_DIR="$1" -DOUT="$work/bi.cpp" -DDIFF="$work/bi.diff" -DVERSION=9.9 \
     ${2:+-DGIT_COMMIT=$2} -P "$root/cmake/BuildInfo.cmake" || echo "FAIL: BuildInfo.cmake failed on $1"
 }
-field() { sed -n "s/^const char\* const $1 = \"\(.*\)\";\$/\1/p" "$work/bi.cpp"; }
-bytes() { sed -n 's/^const unsigned long long kSourceDiffBytes = \([0-9]*\)ULL;$/\1/p' "$work/bi.cpp"; }
+field() { sed -n "s/^extern const char\* const $1 = \"\(.*\)\";\$/\1/p" "$work/bi.cpp"; }
+bytes() { sed -n 's/^extern const unsigned long long kSourceDiffBytes = \([0-9]*\)ULL;$/\1/p' "$work/bi.cpp"; }
 
 repo="$work/repo"
 mkdir -p "$repo/scripts" "$repo/src" "$repo/results"

@@ -21,6 +21,7 @@
 #include "core/cuda/cublaslt_raii.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/dtype.hpp"
+#include "tests/case_helpers.hpp"
 #include "tests/device_case.hpp"
 #include "tests/random_problems.hpp"
 
@@ -118,12 +119,7 @@ TEST(CaffeGemmCuda, InstanceRecordsTheSplitAndTheAlgorithm) {
   BackendOptions o;
   o.variant = "9";
   const auto backend = make_im2col_gemm_cuda_backend(o);
-  CaseOptions options;
-  options.measure.warmup_iters = 0;
-  options.measure.min_iters = 1;
-  options.measure.min_time_ms = 0;
-  options.measure.max_time_ms = 1;
-  options.measure.max_iters = 2;
+  CaseOptions options = bench::testing::quick_case_options();
   for (const char* text : {"mb4ic64ih14oc128kh3ph1", "g2mb2ic16ih9oc96kh3ph1sh2"})
     for (DataType dt : bench::all_data_types())
       for (Layout layout : {Layout::nchw, Layout::nhwc}) {

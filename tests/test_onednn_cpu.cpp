@@ -15,15 +15,9 @@
 namespace conv {
 namespace {
 
-using bench::testing::tiny_case_options;
-
 bench::Result run_onednn(const std::string& descriptor) {
-  const std::unique_ptr<Backend> backend = make_onednn_cpu_backend(BackendOptions());
-  const Problem p = parse_problem(descriptor);
-  const HostData data = make_host_data(p, 1);
-  return run_case(backend.get(), backend->name(), backend->device(), "", p, data,
-                  tiny_case_options())
-      .result;
+  return bench::testing::run_on(*make_onednn_cpu_backend(BackendOptions()),
+                                parse_problem(descriptor));
 }
 
 using bench::testing::describe;

@@ -11,6 +11,7 @@
 #include "ops/bench.hpp"
 #include "ops/score.hpp"
 #include "ops/settings.hpp"
+#include "tests/case_helpers.hpp"
 #include "tests/random_ops.hpp"
 #if MYCONV_HAVE_CUDA
 #include "tests/gpu_skip.hpp"
@@ -19,15 +20,7 @@
 namespace ops {
 namespace {
 
-CaseOptions quick_options() {
-  CaseOptions options;
-  options.measure.warmup_iters = 0;
-  options.measure.min_iters = 1;
-  options.measure.min_time_ms = 0;
-  options.measure.max_time_ms = 1;
-  options.measure.max_iters = 2;
-  return options;
-}
+using bench::testing::quick_case_options;
 
 // Runs every problem in every dtype through the backends of `device` made with `options`;
 // returns how many cases passed.
@@ -41,7 +34,7 @@ int check_backends(const std::string& device, const BackendOptions& backend_opti
       for (const Problem& p : testing::randomized_ops(per_op, dt, 77)) {
         const HostData data = make_host_data(p, 5);
         const bench::Result r =
-            run_case(e.backend.get(), e.name, e.device, "", p, data, quick_options()).result;
+            run_case(e.backend.get(), e.name, e.device, "", p, data, quick_case_options()).result;
         SCOPED_TRACE(e.name +
                      (backend_options.variant.empty() ? std::string()
                                                       : " --variant " + backend_options.variant) +
@@ -85,9 +78,9 @@ TEST(OpsCpuBackends, Fp32IsPassedOrTheOpIsMissing) {
   for (const auto& e : registry) {
     if (e.device != "cpu" || !e.backend || !e.backend->available().ok) continue;
     for (const Problem& p : testing::randomized_ops(2, DataType::fp32, 78)) {
-      const bench::Result r =
-          run_case(e.backend.get(), e.name, e.device, "", p, make_host_data(p, 6), quick_options())
-              .result;
+      const bench::Result r = run_case(e.backend.get(), e.name, e.device, "", p,
+                                       make_host_data(p, 6), quick_case_options())
+                                  .result;
       SCOPED_TRACE(e.name + " " + p.str() + ": " + r.reason);
       if (r.status != bench::Status::passed) {
         EXPECT_EQ(r.status, bench::Status::unsupported);

@@ -28,6 +28,7 @@
 #include "core/cuda/cuda_raii.hpp"
 #include "core/cuda/gemm/gemm.hpp"
 #include "core/dtype.hpp"
+#include "tests/case_helpers.hpp"
 #include "tests/device_case.hpp"
 
 namespace conv {
@@ -278,12 +279,7 @@ TEST(Gemm1x1, TheBackendRunsItFixedAndChosen) {
   if (const std::string why = engine_unusable(); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  CaseOptions options;
-  options.measure.warmup_iters = 0;
-  options.measure.min_iters = 1;
-  options.measure.min_time_ms = 0;
-  options.measure.max_time_ms = 1;
-  options.measure.max_iters = 2;
+  CaseOptions options = bench::testing::quick_case_options();
   for (const char* variant : {"11", "auto"}) {
     BackendOptions o;
     o.variant = variant;

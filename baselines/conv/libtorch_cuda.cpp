@@ -42,6 +42,7 @@
 #include "core/cuda/cuda_raii.hpp"
 #include "core/error.hpp"
 #include "core/torch/graph_replay.hpp"
+#include "core/torch/libtorch_cuda.hpp"
 
 namespace conv {
 namespace {
@@ -76,13 +77,6 @@ const char* conv_backend_name(at::native::ConvBackend b) {
   }
 }
 
-// Bytes ATen's caching allocator has handed out on device now, and its peak since the last reset.
-std::int64_t allocated_bytes(c10::DeviceIndex device, bool peak) {
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device);
-  const auto& s = stats.allocated_bytes[0];  // StatType::AGGREGATE
-  return peak ? s.peak : s.current;
-}
-
 std::string cudnn_version_text(long v) {
   // cuDNN 9 numbers versions major * 10000 + minor * 100 + patch (cuDNN 8: major * 1000 + ...).
   const long major = v >= 90000 ? v / 10000 : v / 1000;
@@ -90,13 +84,11 @@ std::string cudnn_version_text(long v) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
 }
 
-class LibtorchCudaInstance final : public Instance {
+// Stream, timer, compile(), sync() and graph replay: bench::libtorch::CudaInstance.
+class LibtorchCudaInstance final : public bench::libtorch::CudaInstance<Instance> {
  public:
   LibtorchCudaInstance(const Problem& p, const HostData& data, bool benchmark)
-      : p_(p),
-        benchmark_(benchmark),
-        stream_(at::cuda::getStreamFromPool()),
-        timer_(stream_.stream()) {
+      : p_(p), benchmark_(benchmark) {
     const c10::cuda::CUDAStreamGuard guard(stream_);
     set_math_flags(p_.dtype, benchmark_);  // any deprecation warning of the setters prints here
     try {
@@ -116,20 +108,6 @@ class LibtorchCudaInstance final : public Instance {
     CUDA_CHECK(cudaStreamSynchronize(stream_.stream()));
   }
 
-  // One call (see the header comment), which also measures the device memory ATen takes beyond
-  // the output: the cuDNN workspace and any buffer of its own kernels.
-  void compile() override {
-    const c10::DeviceIndex device = stream_.device_index();
-    dst_ = at::Tensor();
-    CUDA_CHECK(cudaStreamSynchronize(stream_.stream()));
-    const std::int64_t before = allocated_bytes(device, false);
-    c10::cuda::CUDACachingAllocator::resetPeakStats(device);
-    run();
-    sync();
-    const std::int64_t output = allocated_bytes(device, false) - before;
-    workspace_ = allocated_bytes(device, true) - before - output;
-  }
-
   void poison_output() override {
     const c10::cuda::CUDAStreamGuard guard(stream_);
     dst_ = at::full(
@@ -147,8 +125,6 @@ class LibtorchCudaInstance final : public Instance {
       libtorch::rethrow(e, MYCONV_TORCH_WHERE);
     }
   }
-
-  void sync() override { CUDA_CHECK(cudaStreamSynchronize(stream_.stream())); }
 
   void read_output(float* dst) override {
     const c10::cuda::CUDAStreamGuard guard(stream_);
@@ -176,17 +152,6 @@ class LibtorchCudaInstance final : public Instance {
            (p_.layout == Layout::nhwc ? "channels_last" : "contiguous");
   }
 
-  std::optional<std::int64_t> workspace_bytes() const override { return workspace_; }
-  bench::DeviceTimer* device_timer() override { return &timer_; }
-  void* cuda_stream() override { return stream_.stream(); }
-
-  // The calls captured into one CUDA graph (core/torch/graph_replay.hpp).
-  std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices&, int calls,
-                                             std::string* why) override {
-    return bench::libtorch::capture_graph_replay(
-        stream_, calls, &dst_, [this] { run(); }, why);
-  }
-
   nlohmann::ordered_json extra() const override {
     const bool tf32 = p_.dtype == DataType::tf32;
     return {{"torch_conv_backend", conv_backend_},
@@ -205,13 +170,14 @@ class LibtorchCudaInstance final : public Instance {
   }
 
  private:
+  // compile() (see the header comment) measures the workspace beyond it: the cuDNN workspace and
+  // any buffer of ATen's own kernels.
+  at::Tensor& output() override { return dst_; }
+
   Problem p_;
   bool benchmark_;
-  c10::cuda::CUDAStream stream_;
-  bench::CudaEventTimer timer_;
   at::Tensor src_, wei_, dst_;
   std::string conv_backend_;
-  std::int64_t workspace_ = 0;
 };
 
 class LibtorchCudaBackend final : public Backend {
@@ -225,13 +191,7 @@ class LibtorchCudaBackend final : public Backend {
       v += " (cuDNN " + cudnn_version_text(at::detail::getCUDAHooks().versionCuDNN()) + ")";
     return v;
   }
-  Support available() const override {
-    const bench::CudaAvailability a = bench::cuda_device_available();
-    if (!a.ok) return Support::no(a.reason);
-    if (!torch::cuda::is_available())
-      return Support::no("LibTorch " TORCH_VERSION " finds no CUDA device");
-    return Support::yes();
-  }
+  Support available() const override { return bench::libtorch::cuda_available(); }
   Support check_support(const Problem&) const override { return Support::yes(); }
   std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
     return std::make_unique<LibtorchCudaInstance>(p, data, benchmark_);

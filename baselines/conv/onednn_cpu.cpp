@@ -35,7 +35,6 @@ namespace {
 
 using bench::onednn::effective_isa;
 using bench::onednn::onednn_type;
-using bench::onednn::onednn_version;
 using dnnl::memory;
 using Tag = memory::format_tag;
 
@@ -237,14 +236,9 @@ class OnednnCpuBackend final : public Backend {
  public:
   std::string name() const override { return "onednn_cpu"; }
   std::string device() const override { return "cpu"; }
-  std::string library_version() const override {
-    return onednn_version() + " (cpu isa: " + effective_isa() + ")";
-  }
+  std::string library_version() const override { return bench::onednn::version_with_isa(); }
   Support check_support(const Problem& p) const override {
-    if (p.dtype == DataType::tf32)
-      return Support::no(
-          "tf32 is a GPU tensor-core math mode; oneDNN 2.6 has no fpmath mode on the CPU");
-    return Support::yes();  // fp16 and bf16: compile() finds out whether oneDNN has a kernel
+    return bench::onednn::cpu_dtype_support(p.dtype);  // fp16, bf16: compile() finds out
   }
   std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
     return std::make_unique<OnednnInstance>(p, data);

@@ -28,6 +28,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/torch/libtorch_cuda.hpp"
 
 namespace mlp {
 namespace {
@@ -275,13 +276,7 @@ class CudaBackend final : public Backend {
   std::string name() const override { return graph_ ? "libtorch_graph" : "libtorch_cuda"; }
   std::string device() const override { return "cuda"; }
   std::string library_version() const override { return "LibTorch " TORCH_VERSION; }
-  Support available() const override {
-    const bench::CudaAvailability a = bench::cuda_device_available();
-    if (!a.ok) return Support::no(a.reason);
-    if (!torch::cuda::is_available())
-      return Support::no("LibTorch " TORCH_VERSION " finds no CUDA device");
-    return Support::yes();
-  }
+  Support available() const override { return bench::libtorch::cuda_available(); }
   Gelu gelu() const override { return Gelu::erf; }
   std::string profiler() const override { return "libtorch"; }
   Support check_support(const MlpProblem&) const override { return Support::yes(); }

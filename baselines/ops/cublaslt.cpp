@@ -34,6 +34,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/device_copy.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
@@ -153,12 +154,8 @@ class CublasLtInstance final : public Instance {
         out_(std::size_t(p.output_elements()) * std::size_t(bench::storage_bytes(p.dtype))),
         workspace_(kWorkspaceBytes),
         timer_(stream_.get()) {
-    for (const auto& in : data.inputs) {
-      const std::vector<unsigned char> bytes = bench::to_storage_bytes(in, p.dtype);
-      inputs_.emplace_back(bytes.size());
-      inputs_.back().upload_async(bytes.data(), stream_.get());
-      stream_.synchronize();  // the host bytes end here
-    }
+    for (const auto& in : data.inputs)
+      inputs_.push_back(bench::upload_as_storage(in, p.dtype, stream_.get()));
   }
 
   void compile() override { matmul_.choose(); }
@@ -170,10 +167,7 @@ class CublasLtInstance final : public Instance {
   void sync() override { stream_.synchronize(); }
 
   void read_output(float* dst) override {
-    std::vector<unsigned char> bytes(out_.bytes());
-    out_.download_async(bytes.data(), stream_.get());
-    stream_.synchronize();
-    bench::from_storage_bytes(bytes.data(), std::size_t(p_.output_elements()), p_.dtype, dst);
+    bench::read_as_float(out_, std::size_t(p_.output_elements()), p_.dtype, stream_.get(), dst);
   }
 
   std::string algorithm() const override { return matmul_.describe(); }

@@ -35,6 +35,7 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/torch/graph_replay.hpp"
+#include "core/torch/libtorch_cuda.hpp"
 
 namespace ops {
 namespace {
@@ -66,17 +67,10 @@ class MathGuard {
   bool saved_ = false;
 };
 
-// Bytes ATen's caching allocator has handed out on device now, and its peak since the last reset.
-std::int64_t allocated_bytes(c10::DeviceIndex device, bool peak) {
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device);
-  const auto& s = stats.allocated_bytes[0];  // StatType::AGGREGATE
-  return peak ? s.peak : s.current;
-}
-
-class LibtorchCudaInstance final : public Instance {
+// Stream, timer, compile(), sync() and graph replay: bench::libtorch::CudaInstance.
+class LibtorchCudaInstance final : public bench::libtorch::CudaInstance<Instance> {
  public:
-  LibtorchCudaInstance(const Problem& p, const HostData& data)
-      : p_(p), stream_(at::cuda::getStreamFromPool()), timer_(stream_.stream()) {
+  LibtorchCudaInstance(const Problem& p, const HostData& data) : p_(p) {
     const c10::cuda::CUDAStreamGuard guard(stream_);
     try {
       { const MathGuard math(p_); }  // any deprecation warning of the switch prints here
@@ -85,19 +79,6 @@ class LibtorchCudaInstance final : public Instance {
       libtorch::rethrow(e, MYCONV_TORCH_WHERE);
     }
     CUDA_CHECK(cudaStreamSynchronize(stream_.stream()));
-  }
-
-  // One call (see the header comment), measuring what ATen allocates beyond the output.
-  void compile() override {
-    const c10::DeviceIndex device = stream_.device_index();
-    out_ = at::Tensor();
-    CUDA_CHECK(cudaStreamSynchronize(stream_.stream()));
-    const std::int64_t before = allocated_bytes(device, false);
-    c10::cuda::CUDACachingAllocator::resetPeakStats(device);
-    run();
-    sync();
-    const std::int64_t output = allocated_bytes(device, false) - before;
-    workspace_ = allocated_bytes(device, true) - before - output;
   }
 
   void poison_output() override {
@@ -117,8 +98,6 @@ class LibtorchCudaInstance final : public Instance {
     }
   }
 
-  void sync() override { CUDA_CHECK(cudaStreamSynchronize(stream_.stream())); }
-
   void read_output(float* dst) override {
     const c10::cuda::CUDAStreamGuard guard(stream_);
     libtorch::copy_to_host(p_, out_, dst);
@@ -129,17 +108,6 @@ class LibtorchCudaInstance final : public Instance {
     if (uses_tf32_switch(p_))
       a += std::string(", allow_tf32=") + (p_.dtype == DataType::tf32 ? "on" : "off");
     return a;
-  }
-
-  std::optional<std::int64_t> workspace_bytes() const override { return workspace_; }
-  bench::DeviceTimer* device_timer() override { return &timer_; }
-  void* cuda_stream() override { return stream_.stream(); }
-
-  // The calls captured into one CUDA graph (core/torch/graph_replay.hpp).
-  std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices&, int calls,
-                                             std::string* why) override {
-    return bench::libtorch::capture_graph_replay(
-        stream_, calls, &out_, [this] { run(); }, why);
   }
 
   nlohmann::ordered_json extra() const override {
@@ -156,12 +124,12 @@ class LibtorchCudaInstance final : public Instance {
   }
 
  private:
+  // compile() (see the header comment) measures what ATen allocates beyond it.
+  at::Tensor& output() override { return out_; }
+
   Problem p_;
-  c10::cuda::CUDAStream stream_;
-  bench::CudaEventTimer timer_;
   std::vector<at::Tensor> inputs_;
   at::Tensor out_;
-  std::int64_t workspace_ = 0;
 };
 
 class LibtorchCudaBackend final : public Backend {
@@ -169,13 +137,7 @@ class LibtorchCudaBackend final : public Backend {
   std::string name() const override { return "libtorch_cuda"; }
   std::string device() const override { return "cuda"; }
   std::string library_version() const override { return "LibTorch " TORCH_VERSION; }
-  Support available() const override {
-    const bench::CudaAvailability a = bench::cuda_device_available();
-    if (!a.ok) return Support::no(a.reason);
-    if (!torch::cuda::is_available())
-      return Support::no("LibTorch " TORCH_VERSION " finds no CUDA device");
-    return Support::yes();
-  }
+  Support available() const override { return bench::libtorch::cuda_available(); }
   Support check_support(const Problem&) const override { return Support::yes(); }
   std::unique_ptr<Instance> prepare(const Problem& p, const HostData& data) const override {
     return std::make_unique<LibtorchCudaInstance>(p, data);

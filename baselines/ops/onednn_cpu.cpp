@@ -44,7 +44,6 @@ namespace {
 
 using bench::onednn::effective_isa;
 using bench::onednn::onednn_type;
-using bench::onednn::onednn_version;
 using dnnl::memory;
 
 constexpr float kNormEps = 1e-5f;  // layernorm (ops/problem.hpp)
@@ -366,13 +365,9 @@ class OnednnCpuOpsBackend final : public Backend {
  public:
   std::string name() const override { return "onednn_cpu"; }
   std::string device() const override { return "cpu"; }
-  std::string library_version() const override {
-    return onednn_version() + " (cpu isa: " + effective_isa() + ")";
-  }
+  std::string library_version() const override { return bench::onednn::version_with_isa(); }
   Support check_support(const Problem& p) const override {
-    if (p.dtype == DataType::tf32)
-      return Support::no(
-          "tf32 is a GPU tensor-core math mode; oneDNN 2.6 has no fpmath mode on the CPU");
+    if (const Support s = bench::onednn::cpu_dtype_support(p.dtype); !s.ok) return s;
     if (p.op == Op::rmsnorm)
       return Support::no(
           "oneDNN 2.6 has no rmsnorm (its layer_normalization always subtracts the mean)");

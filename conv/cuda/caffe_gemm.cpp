@@ -20,11 +20,13 @@
 #include <utility>
 #include <vector>
 
+#include "conv/cuda/device_output.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "core/cuda/cublas_check.hpp"
 #include "core/cuda/cublaslt_algo.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/device_copy.hpp"
 #include "core/error.hpp"
 
 namespace conv {
@@ -296,11 +298,8 @@ class CaffeInstance final : public Instance {
       throw bench::Unsupported("variant 9's column buffer needs " + gib(double(col_bytes)) +
                                ", more than the " + gib(double(free)) + " free on the device");
     col_ = bench::DeviceBuffer<unsigned char>(col_bytes);
-    const std::vector<unsigned char> src = bench::to_storage_bytes(data.src, p.dtype);
-    const std::vector<unsigned char> wei = bench::to_storage_bytes(data.wei, p.dtype);
-    src_.upload_async(src.data(), stream_.get());
-    wei_.upload_async(wei.data(), stream_.get());
-    stream_.synchronize();  // the host vectors end here
+    bench::upload_as_storage(src_, data.src, p.dtype, stream_.get());
+    bench::upload_as_storage(wei_, data.wei, p.dtype, stream_.get());
   }
 
   void compile() override {
@@ -322,16 +321,9 @@ class CaffeInstance final : public Instance {
 
   void sync() override { stream_.synchronize(); }
 
-  void read_output(float* dst) override {
-    std::vector<unsigned char> bytes(dst_.bytes());
-    dst_.download_async(bytes.data(), stream_.get());
-    stream_.synchronize();
-    bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
-  }
-
+  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
   std::optional<bench::DeviceValues> device_output() override {
-    return bench::DeviceValues{dst_.data(), p_.dtype, std::size_t(p_.dst_elements()),
-                               stream_.get()};
+    return device_values_of(dst_, p_, stream_.get());
   }
 
   std::vector<std::int64_t> output_dims() const override {

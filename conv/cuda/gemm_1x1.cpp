@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "conv/cuda/device_output.hpp"
 #include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"  // im2col_gemm_build_info
 #include "conv/cuda/variant_choice.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/device_copy.hpp"
 #include "core/cuda/gemm/gemm.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
@@ -51,11 +53,8 @@ class Gemm1x1Instance final : public Instance {
         dst_(std::size_t(p.dst_elements()) * bytes_),
         workspace_(gemm::gemm_workspace_bytes(shape_, plan_)),
         timer_(stream_.get()) {
-    const std::vector<unsigned char> src = bench::to_storage_bytes(data.src, p.dtype);
-    const std::vector<unsigned char> wei = bench::to_storage_bytes(data.wei, p.dtype);
-    src_.upload_async(src.data(), stream_.get());
-    wei_.upload_async(wei.data(), stream_.get());
-    stream_.synchronize();  // the host vectors end here
+    bench::upload_as_storage(src_, data.src, p.dtype, stream_.get());
+    bench::upload_as_storage(wei_, data.wei, p.dtype, stream_.get());
   }
 
   void compile() override {}  // the plan is host arithmetic, made with the instance
@@ -76,16 +75,9 @@ class Gemm1x1Instance final : public Instance {
 
   void sync() override { stream_.synchronize(); }
 
-  void read_output(float* dst) override {
-    std::vector<unsigned char> bytes(dst_.bytes());
-    dst_.download_async(bytes.data(), stream_.get());
-    stream_.synchronize();
-    bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
-  }
-
+  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
   std::optional<bench::DeviceValues> device_output() override {
-    return bench::DeviceValues{dst_.data(), p_.dtype, std::size_t(p_.dst_elements()),
-                               stream_.get()};
+    return device_values_of(dst_, p_, stream_.get());
   }
 
   std::vector<std::int64_t> output_dims() const override {

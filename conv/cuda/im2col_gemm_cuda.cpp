@@ -52,6 +52,7 @@
 
 #include "conv/cuda/caffe_gemm.hpp"
 #include "conv/cuda/depthwise_kernels.hpp"
+#include "conv/cuda/device_output.hpp"
 #include "conv/cuda/gemm_1x1.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
@@ -63,6 +64,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/device_copy.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 
@@ -176,11 +178,8 @@ class Im2colGemmInstance final : public Instance {
       src_repacked_ = bench::DeviceBuffer<unsigned char>(src_bytes);
       wei_repacked_ = bench::DeviceBuffer<unsigned char>(wei_bytes);
     }
-    const std::vector<unsigned char> src = bench::to_storage_bytes(data.src, p.dtype);
-    const std::vector<unsigned char> wei = bench::to_storage_bytes(data.wei, p.dtype);
-    src_.upload_async(src.data(), stream_.get());
-    wei_.upload_async(wei.data(), stream_.get());
-    stream_.synchronize();  // the host vectors end here
+    bench::upload_as_storage(src_, data.src, p.dtype, stream_.get());
+    bench::upload_as_storage(wei_, data.wei, p.dtype, stream_.get());
   }
 
   // Variants 3, 4 and 6 build their row tables here, variant 10 its tensor maps: the only
@@ -312,16 +311,9 @@ class Im2colGemmInstance final : public Instance {
 
   void sync() override { stream_.synchronize(); }
 
-  void read_output(float* dst) override {
-    std::vector<unsigned char> bytes(dst_.bytes());
-    dst_.download_async(bytes.data(), stream_.get());
-    stream_.synchronize();
-    bench::from_storage_bytes(bytes.data(), std::size_t(p_.dst_elements()), p_.dtype, dst);
-  }
-
+  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
   std::optional<bench::DeviceValues> device_output() override {
-    return bench::DeviceValues{dst_.data(), p_.dtype, std::size_t(p_.dst_elements()),
-                               stream_.get()};
+    return device_values_of(dst_, p_, stream_.get());
   }
 
   std::vector<std::int64_t> output_dims() const override {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "conv/cuda/im2col_gemm_mma.cuh"
+#include "core/cuda/split_reduce.cuh"
 
 namespace conv {
 namespace {
@@ -192,11 +193,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPipelined)
 template <MmaType T>
 __global__ void mma_split_reduce_kernel(const float* __restrict__ partial, int splits,
                                         std::int64_t elements, void* __restrict__ dst) {
-  const std::int64_t quads = (elements + 3) / 4;
-  for (std::int64_t q = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; q < quads;
-       q += std::int64_t(gridDim.x) * blockDim.x)
-    bench::split_reduce_quad<kDtype<T>>(partial, splits, elements, static_cast<unsigned char*>(dst),
-                                        q);
+  bench::split_reduce<kDtype<T>>(partial, splits, elements, dst);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <exception>
 
 #include "conv/indexing.hpp"
+#include "core/cuda/caught_error.hpp"
 #include "core/cuda/compare_cuda.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
@@ -132,14 +133,8 @@ std::string reference_conv_cuda(const Problem& p, const float* src, const float*
       }
     }
     return "";
-  } catch (const std::exception& e) {
-    // A failed allocation or copy leaves its error pending: clear it, so that it does not surface
-    // in the next backend's launch check.
-    (void)cudaGetLastError();
-    return e.what();
   } catch (...) {
-    (void)cudaGetLastError();
-    return "unknown error";
+    return bench::caught_error_text();  // the CUDA error left pending cleared
   }
 }
 

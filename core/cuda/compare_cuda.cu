@@ -18,8 +18,10 @@
 
 #include <cub/block/block_reduce.cuh>
 
+#include "core/cuda/caught_error.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/element.cuh"
 
 namespace bench {
 namespace {
@@ -50,16 +52,6 @@ struct Fold {
             a.ref_constant & b.ref_constant};
   }
 };
-
-__device__ float to_float(float v) {
-  return v;
-}
-__device__ float to_float(__half v) {
-  return __half2float(v);
-}
-__device__ float to_float(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
 
 // compare()'s test of one element: non-finite, or |got - ref| > atol + rtol*|ref|.
 __device__ bool mismatching(double got, double expected, double atol, double rtol) {
@@ -219,12 +211,8 @@ std::string compare_on_device(const DeviceValues& out, const double* ref, const 
     }
     *result = finish_compare(sums, tol);
     return "";
-  } catch (const std::exception& e) {
-    (void)cudaGetLastError();
-    return e.what();
   } catch (...) {
-    (void)cudaGetLastError();
-    return "unknown error";
+    return caught_error_text();  // the CUDA error left pending cleared
   }
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.hpp"
 #include "core/runner.hpp"
 #include "models/mlp/data.hpp"
 #include "models/mlp/problem.hpp"
@@ -56,19 +57,14 @@ class MatmulInstance : public bench::Instance {
   virtual std::vector<double> read_elements(const std::vector<std::int64_t>& index) = 0;
 };
 
-class Backend {
+// name, device, library_version, available, check_support(p), prepare(p, data): core/backend.hpp;
+// and what the MLP suite asks beyond them.
+class Backend : public bench::SuiteBackend<MlpProblem, MlpData, Instance> {
  public:
-  virtual ~Backend() = default;
-  virtual std::string name() const = 0;
-  virtual std::string device() const = 0;  // "cpu" or "cuda"
-  virtual std::string library_version() const = 0;
-  virtual Support available() const { return Support::yes(); }
   virtual Gelu gelu() const = 0;
   // Which profiler sees its work under --profile: "libtorch" (Kineto / the LibTorch profiler) or
   // "cupti" (the core's CUPTI tracer).
   virtual std::string profiler() const = 0;
-  virtual Support check_support(const MlpProblem& p) const = 0;
-  virtual std::unique_ptr<Instance> prepare(const MlpProblem& p, const MlpData& data) const = 0;
   // The GEMM the implementation is made of, on a square matmul; no where it has none of its own.
   virtual Support check_matmul_support(const MatmulProblem& p) const = 0;
   virtual std::unique_ptr<MatmulInstance> prepare_matmul(const MatmulProblem& p,

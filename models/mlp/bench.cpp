@@ -14,14 +14,6 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-bench::CaseHooks common_hooks(const Backend* backend, const std::string& why_missing) {
-  bench::CaseHooks hooks;
-  hooks.built = backend != nullptr;
-  hooks.why_missing = why_missing;
-  if (backend) hooks.available = [backend] { return backend->available(); };
-  return hooks;
-}
-
 CaseOutput finish(bench::CaseRun run) {
   CaseOutput out;
   out.result = std::move(run.result);
@@ -56,7 +48,7 @@ CaseOutput run_mlp_case(const Backend* backend, const std::string& backend_name,
                         const std::string& device, const std::string& why_missing,
                         const MlpProblem& p, const MlpData& data, const MlpCaseSettings& settings,
                         const bench::CaseOptions& options) {
-  bench::CaseHooks hooks = common_hooks(backend, why_missing);
+  bench::CaseHooks hooks = bench::backend_hooks(backend, why_missing);
   if (backend) {
     hooks.check_support = [backend, &p] { return backend->check_support(p); };
     hooks.prepare = [backend, &p, &data]() -> std::unique_ptr<bench::Instance> {
@@ -98,7 +90,7 @@ CaseOutput run_matmul_case(const Backend* backend, const std::string& backend_na
                            const std::string& device, const std::string& why_missing,
                            const MatmulProblem& p, const MatmulData& data,
                            const bench::CaseOptions& options) {
-  bench::CaseHooks hooks = common_hooks(backend, why_missing);
+  bench::CaseHooks hooks = bench::backend_hooks(backend, why_missing);
   if (backend) {
     hooks.check_support = [backend, &p] { return backend->check_matmul_support(p); };
     hooks.prepare = [backend, &p, &data]() -> std::unique_ptr<bench::Instance> {

@@ -9,6 +9,7 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
+#include "core/case_result.hpp"
 #include "core/compare.hpp"
 #include "core/error.hpp"
 #include "core/printers.hpp"
@@ -343,13 +344,7 @@ std::int64_t read_vm_hwm_bytes() {
 
 bench::Result make_result(const std::string& impl, const std::string& device, const Problem& p,
                           const ModelConfig& cfg, const bench::CaseOptions& options) {
-  bench::Result r;
-  r.suite = "transformer";
-  r.backend = impl;
-  r.device = device;
-  r.problem = p.str();
-  r.name = cfg.name;
-  r.dtype = bench::to_string(p.dtype);
+  bench::Result r = bench::case_identity("transformer", impl, device, p.str(), cfg.name, p.dtype);
   r.flop = p.flops(cfg);
   r.params = p.params(cfg);
   const int elem = bench::storage_bytes(p.dtype);

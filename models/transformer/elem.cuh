@@ -6,30 +6,18 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "core/cuda/element.cuh"
+
 namespace transformer::cuda {
 
-__device__ __forceinline__ float to_f(float v) {
-  return v;
-}
-__device__ __forceinline__ float to_f(__half v) {
-  return __half2float(v);
-}
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) {
-  return __bfloat162float(v);
+// The conversions themselves are core/cuda/element.cuh's, under the decode kernels' short names.
+template <typename T>
+__device__ __forceinline__ float to_f(T v) {
+  return bench::to_float(v);
 }
 template <typename T>
-__device__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __half from_f<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
+__device__ __forceinline__ T from_f(float v) {
+  return bench::from_float<T>(v);
 }
 template <typename T>
 __device__ __forceinline__ float round_to(float v) {

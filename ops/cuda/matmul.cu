@@ -82,6 +82,7 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/mma.cuh"
+#include "core/cuda/split_reduce.cuh"
 #include "ops/cuda/kernels.hpp"
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/matmul_engine.hpp"
@@ -156,10 +157,7 @@ void launch_naive(const OpArgs& args) {
 template <MmaDtype T>
 __global__ void split_reduce_kernel(const float* __restrict__ partial, int splits,
                                     std::int64_t elements, void* __restrict__ c) {
-  const std::int64_t quads = (elements + 3) / 4;
-  for (std::int64_t q = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; q < quads;
-       q += std::int64_t(gridDim.x) * blockDim.x)
-    bench::split_reduce_quad<T>(partial, splits, elements, static_cast<unsigned char*>(c), q);
+  bench::split_reduce<T>(partial, splits, elements, c);
 }
 
 template <MmaDtype T>
