@@ -33,14 +33,22 @@ EOF
 grid=(--quick --shapes "$work/shapes.txt" --backends "libtorch_cpu,onednn_cpu")
 slow=(-- --min-time-ms 1000 --max-time-ms 1000)  # after the runner's own options
 
-# count RUN: results recorded in RUN/results.json (validates JSON and CSV on the way).
+# count RUN [killed]: results recorded in RUN/results.json (validates JSON and CSV on the way: each
+# whole, no case twice, the same cases in the same order). After a SIGKILL the two files, each
+# written whole (results.json, then results.csv), may be one case apart: the kill can land between
+# the two writes; a resume writes both again.
 count() {
-  python3 - "$1" <<'PY'
+  python3 - "$@" <<'PY'
 import csv, json, sys
 doc = json.load(open(f"{sys.argv[1]}/results.json"))
 rows = list(csv.DictReader(open(f"{sys.argv[1]}/results.csv", newline="")))
 keys = [(r["problem"], r["name"], r["backend"]) for r in doc["results"]]
-assert len(rows) == len(keys) and len(set(keys)) == len(keys), "CSV rows / duplicates"
+csv_keys = [(r["problem"], r["name"], r["backend"]) for r in rows]
+assert len(set(keys)) == len(keys) and len(set(csv_keys)) == len(csv_keys), "a case twice"
+if len(sys.argv) > 2:  # killed: the CSV is the JSON's cases, or all but its last
+    assert csv_keys in (keys, keys[:-1]), "CSV rows are not the JSON's cases"
+else:
+    assert csv_keys == keys, "CSV rows / JSON results"
 print(len(keys))
 PY
 }
@@ -92,7 +100,7 @@ if wait_for "$run" $((n1 + 1)); then
   kill -KILL "$pid"
   wait "$pid" 2>/dev/null
   pid=""
-  n2=$(count "$run")
+  n2=$(count "$run" killed)
   [ "$n2" -gt "$n1" ] && [ "$n2" -lt 8 ] && ok "SIGKILL: valid results of $n2 cases" ||
     fail "SIGKILL: $n2 results"
   sleep 1.5
