@@ -151,7 +151,9 @@ class CommittedReports(unittest.TestCase):
                         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
                         rows[(heading, cells[0])] = cells
                 for r in doc["results"]:
-                    row = rows.get((r["problem"], r["backend"]))
+                    # A problem measured under several names has a row per name.
+                    row = rows.get((r["problem"], f"{r['backend']} ({r.get('name')})"),
+                                   rows.get((r["problem"], r["backend"])))
                     self.assertIsNotNone(row, f"no row for {r['problem']} {r['backend']}")
                     self.assertEqual(row[2], r["status"], r["problem"])
                     self.assertEqual(row[3:6], [fmt(median(r, "gpu_time_ms")),

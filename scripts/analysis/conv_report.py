@@ -136,7 +136,13 @@ def problems_section(groups, bandwidth, peaks):
             headers.append("timing")
         headers.append("note")
         rows = []
+        # A problem measured under several names (shape files that share it): each measurement
+        # is a row of its own, named.
+        labels = [o.label for o in group]
         for o in group:
+            label = o.label
+            if labels.count(label) > 1 and o.r.get("name"):
+                label = f"{label} ({o.r['name']})"
             c = correctness(o.r)
             if c:
                 ok = c.get("passed") is True and c.get("shape_ok", True) is not False
@@ -159,7 +165,7 @@ def problems_section(groups, bandwidth, peaks):
                 note.append("cold cache")
             if o.status != "passed" and o.r.get("reason"):
                 note.append(shorten(o.r["reason"], 90))
-            row = [o.label, o.device, o.status, fmt(median(o.r, "gpu_time_ms")),
+            row = [label, o.device, o.status, fmt(median(o.r, "gpu_time_ms")),
                    fmt(median(o.r, "cpu_time_ms")), fmt(median(o.r, "total_time_ms")),
                    fmt(o.compile), fmt(number(o.r.get("first_run_ms"))),
                    fmt_x(speedup(group, o)) if o.time is not None else "n/a", fmt(gflops),
