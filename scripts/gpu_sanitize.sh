@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs our own CUDA kernels under compute-sanitizer's four tools (memcheck, racecheck, initcheck,
 # synccheck) on a GPU host: the kernel tests that launch every variant, tile, dtype and layout on
-# their randomized problem sets (tests/test_im2col_gemm_cuda.cpp, tests/test_small_conv.cpp,
-# tests/test_depthwise_cuda.cpp), myconv over a randomized problem set per variant (variant 8 over
+# their randomized problem sets (tests/conv/test_im2col_gemm_cuda.cpp, tests/conv/test_small_conv.cpp,
+# tests/conv/test_depthwise_cuda.cpp), myconv over a randomized problem set per variant (variant 8 over
 # a randomized depthwise set), and (where myops is built) our op kernels
 # (own_cuda, ops/cuda/) in each variant over a randomized op set (every op, odd sizes, broadcasts,
 # axis sets, permutations) in fp32, fp16 and bf16 (tf32 too for matmul). One log per tool and
@@ -131,7 +131,7 @@ for _ in range(2):
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
 
-# The kernel tests take their first N problems (tests/random_problems.hpp).
+# The kernel tests take their first N problems (tests/conv/random_problems.hpp).
 [ "$test_problems" = 0 ] || export MYCONV_TEST_PROBLEMS=$test_problems
 quick=(--warmup 0 --min-iters 1 --max-iters 1 --min-time-ms 0 --max-time-ms 1 --strict)
 status=0

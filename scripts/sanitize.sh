@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sanitizer job: builds the CPU path with AddressSanitizer + UndefinedBehaviorSanitizer (leak
-# checks on) in its own folder, proves the sanitizers stop a program (tests/sanitizer_canary.cpp),
+# checks on) in its own folder, proves the sanitizers stop a program (tests/build/sanitizer_canary.cpp),
 # runs the unit tests of our CPU code, the parser and command-line fuzzers, and a myconv sweep of
 # the tails shape set through every CPU backend under them. Any sanitizer report fails the job.
 # scripts/test.sh runs it after the main tests (CI); GPU code is checked by compute-sanitizer on

@@ -282,9 +282,9 @@ def write_atomic(path, data):
 
 def save_figure(fig, path):
     """Writes fig as PNG to path (atomically). With MYCONV_REPORT_NO_PNG=1 the figure is built but
-    neither drawn nor written (two thirds of a report's time): tests/test_committed_reports.py
-    remakes every committed report's text, which is the same either way, and checks the committed
-    plots themselves."""
+    neither drawn nor written (two thirds of a report's time):
+    tests/analysis/test_committed_reports.py remakes every committed report's text, which is the
+    same either way, and checks the committed plots themselves."""
     if os.environ.get("MYCONV_REPORT_NO_PNG") == "1":
         return
     fd, tmp = temp_beside(path)

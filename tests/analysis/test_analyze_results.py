@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Tests of scripts/analyze_results.py: the report from a small hand-made fixture
-(tests/fixtures/analyze_small.json) holds the expected numbers, the plots exist, --compare tells
-a planted 2x slowdown from noise, bad input exits 2 without writing, and a real result file from
-the H200 (results/h200/20261123_conv_default_grid/results.json) goes through.
+(tests/analysis/fixtures/analyze_small.json) holds the expected numbers, the plots exist,
+--compare tells a planted 2x slowdown from noise, bad input exits 2 without writing, and a real
+result file from the H200 (results/h200/20261123_conv_default_grid/results.json) goes through.
 
-Run: python3 tests/test_analyze_results.py (CTest: analyze_results).
+Run: python3 tests/analysis/test_analyze_results.py (CTest: analyze_results).
 
 The fixture's numbers, for reading the assertions:
   in64_k5 (mb2ic4ih64oc8kh5, fp32): GPU medians im2col_gemm_cuda 0.016, cudnn 0.032,
@@ -24,9 +24,9 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(ROOT, "scripts", "analyze_results.py")
-FIXTURE = os.path.join(ROOT, "tests", "fixtures", "analyze_small.json")
+FIXTURE = os.path.join(ROOT, "tests", "analysis", "fixtures", "analyze_small.json")
 REAL = os.path.join(ROOT, "results", "h200", "20261123_conv_default_grid", "results.json")
 PLOTS = ["heatmap.png", "times.png", "compile_times.png", "roofline.png"]
 

@@ -11,7 +11,7 @@ command and its inputs):
 - index.html beside it is the report as scripts/analysis/html.py renders it, its images present.
 
 Skipped with the reason where git tracks reports the work tree lacks (a copy without results/).
-Run: python3 tests/test_committed_reports.py (CTest: committed_reports).
+Run: python3 tests/analysis/test_committed_reports.py (CTest: committed_reports).
 """
 
 import glob
@@ -24,7 +24,7 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MADE_BY = re.compile(r"^Made by `(python3 scripts/analyze_results\.py [^`]*)` from:$")
 
 
@@ -134,8 +134,8 @@ class CommittedReports(unittest.TestCase):
             if "## Per problem" not in text:
                 # An op, MLP or transformer report (scripts/analysis/{ops,mlp,transformer}_report.py)
                 # has its own tables; the test above holds it to its command's output, and the
-                # suites' report tests (tests/test_ops_report.py, test_transformer_report.py)
-                # check their figures.
+                # suites' report tests (tests/analysis/test_ops_report.py,
+                # test_transformer_report.py) check their figures.
                 self.assertTrue(all(r.get("suite") in ("ops", "mlp", "transformer")
                                     for r in doc["results"]), path)
                 continue

@@ -3,14 +3,14 @@
 records: each of issue 12's targets met on one case and missed on another, and a case whose
 partner is absent left out.
 
-Run: python3 tests/test_mlp_report.py (CTest: mlp_report).
+Run: python3 tests/analysis/test_mlp_report.py (CTest: mlp_report).
 """
 
 import os
 import sys
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from analysis import mlp_report  # noqa: E402
 

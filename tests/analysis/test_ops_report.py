@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Tests of the op suite's report (scripts/analyze_results.py on results of suite "ops", written by
-scripts/analysis/ops_report.py) from a hand-made fixture (tests/fixtures/ops_results.json): bands,
-efficiencies against the measured copy bandwidth, suggestions that follow the numbers, the
-issue's targets met or missed, the cases that did not pass, the check of `metrics`, the plots,
-and the refusal of mixed suites.
+scripts/analysis/ops_report.py) from a hand-made fixture
+(tests/analysis/fixtures/ops_results.json): bands, efficiencies against the measured copy
+bandwidth, suggestions that follow the numbers, the issue's targets met or missed, the cases that
+did not pass, the check of `metrics`, the plots, and the refusal of mixed suites.
 
-Run: python3 tests/test_ops_report.py (CTest: ops_report).
+Run: python3 tests/analysis/test_ops_report.py (CTest: ops_report).
 
 The fixture's numbers, for reading the assertions (measured copy bandwidth: cuda 2900 GB/s, cpu
 40 GB/s; matmul ceiling fp32 51, bf16 730 TFLOP/s; GPU medians in ms, PyTorch = libtorch_cuda):
@@ -35,10 +35,10 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(ROOT, "scripts", "analyze_results.py")
-FIXTURE = os.path.join(ROOT, "tests", "fixtures", "ops_results.json")
-CONV_FIXTURE = os.path.join(ROOT, "tests", "fixtures", "analyze_small.json")
+FIXTURE = os.path.join(ROOT, "tests", "analysis", "fixtures", "ops_results.json")
+CONV_FIXTURE = os.path.join(ROOT, "tests", "analysis", "fixtures", "analyze_small.json")
 PLOTS = ["efficiency.png", "speedup_own_cuda.png", "speedup_cublaslt.png",
          "speedup_onednn_cpu.png", "matmul_roofline.png"]
 

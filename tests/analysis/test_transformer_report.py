@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Tests of the transformer suite's report (scripts/analyze_results.py on results of suite
 "transformer", written by scripts/analysis/transformer_report.py) from a fixture
-(tests/fixtures/transformer_results.json): mytransformer's records of a tiny random GPT-2 on the
-CPU (batch 1, 2, 4 x input 4, 8, output 4; mb4in8out4 skipped by max_batch_input_product 16),
-plus one fabricated libtorch_graph record (mb1in4out4, decode times halved: extra.fixture_note).
-The fixture predates the memory prediction ("not recorded"); the memory target is tested on copies
-of it turned into CUDA records with a measured peak and a prediction.
+(tests/analysis/fixtures/transformer_results.json): mytransformer's records of a tiny random
+GPT-2 on the CPU (batch 1, 2, 4 x input 4, 8, output 4; mb4in8out4 skipped by
+max_batch_input_product 16), plus one fabricated libtorch_graph record (mb1in4out4, decode
+times halved: extra.fixture_note). The fixture predates the memory prediction ("not recorded");
+the memory target is tested on copies of it turned into CUDA records with a measured peak and a
+prediction.
 
-Run: python3 tests/test_transformer_report.py (CTest: transformer_report).
+Run: python3 tests/analysis/test_transformer_report.py (CTest: transformer_report).
 """
 
 import json
@@ -19,9 +20,9 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(ROOT, "scripts", "analyze_results.py")
-FIXTURE = os.path.join(ROOT, "tests", "fixtures", "transformer_results.json")
+FIXTURE = os.path.join(ROOT, "tests", "analysis", "fixtures", "transformer_results.json")
 
 
 class TransformerReport(unittest.TestCase):
@@ -194,7 +195,7 @@ class TransformerReport(unittest.TestCase):
                              r"360\.0 MiB, predicted 300\.0 MiB, peak/predicted 1\.2")
 
     def test_mixed_suites_refused(self):
-        ops = os.path.join(ROOT, "tests", "fixtures", "ops_results.json")
+        ops = os.path.join(ROOT, "tests", "analysis", "fixtures", "ops_results.json")
         p = subprocess.run([sys.executable, SCRIPT, FIXTURE, ops, "--output-dir", self.dir],
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)

@@ -5,7 +5,7 @@
 # stamped copy without .git, and one changed after its stamp; and that the generated .cpp embeds
 # the difference byte for byte (compiled and run here).
 set -u
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0

@@ -11,9 +11,9 @@ Every `#include "..."` of every .hpp/.cpp/.cu/.cuh/.h under those folders is res
 repository root; a back-arrow is reported as FILE:LINE with the header and both floors. tests/ and
 scripts/ are not floors (tests include what they test).
 
-Run: python3 tests/test_include_floors.py (CTest: include_floors; unittest: the tree has no
+Run: python3 tests/build/test_include_floors.py (CTest: include_floors; unittest: the tree has no
 back-arrow, a planted one in each direction is named by file and line).
-     python3 tests/test_include_floors.py --root DIR   checks the tree at DIR, prints every
+     python3 tests/build/test_include_floors.py --root DIR   checks the tree at DIR, prints every
 back-arrow, exits 1 when there is one (e.g. a `git worktree` of an older commit).
 """
 
@@ -23,7 +23,7 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FLOORS = {"core": 0, "conv": 1, "ops": 1, "models": 1, "baselines": 2, "experiments": 3}
 FLOOR_NAMES = {0: "core", 1: "suites (conv, ops, models)", 2: "baselines",
                3: "registries and drivers (experiments)"}

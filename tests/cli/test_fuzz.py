@@ -23,7 +23,7 @@ Three parts:
      values; most end with --list-cases (everything is validated before listing), some run a tiny
      problem for real.
 
-Run: python3 tests/test_cli_fuzz.py PROGRAM... (CTest: cli_fuzz; each program recognized by its
+Run: python3 tests/cli/test_fuzz.py PROGRAM... (CTest: cli_fuzz; each program recognized by its
 name, any subset). Fixed seed; MYCONV_FUZZ_SEED, MYCONV_FUZZ_RUNS (20) and MYCONV_FUZZ_ITERATIONS
 (a multiplier) change and scale part 2; MYCONV_FUZZ_CORE_ONCE=1 runs the classes whose check is
 core/'s in myconv only (the sanitizer job).
@@ -527,7 +527,7 @@ def main():
     programs = sys.argv[1:]
     known = {"myconv", "myops", "mymlp", "mytransformer"}
     if not programs or any(os.path.basename(p) not in known for p in programs):
-        print(f"usage: test_cli_fuzz.py PROGRAM... (each one of {', '.join(sorted(known))})")
+        print(f"usage: test_fuzz.py PROGRAM... (each one of {', '.join(sorted(known))})")
         return 2
     work = tempfile.mkdtemp()
     total = failures = 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The command-line contract of myconv (usage: test_myconv_cli.sh path/to/myconv):
+# The command-line contract of myconv (usage: test_myconv.sh path/to/myconv):
 # bad input -> one line on stderr, exit code 2, no output file; good input -> exit 0 and valid JSON.
 set -u
 myconv=$1
@@ -135,7 +135,7 @@ PY
 then
   passes=$((passes + 1))
   # The file passes the Trace Event Format checker; a copy with a broken flow event must not.
-  checker="$(dirname "$0")/../scripts/check_chrome_trace.py"
+  checker="$(dirname "$0")/../../scripts/check_chrome_trace.py"
   trace=$(ls "$work"/trace/*.json)
   python3 - "$trace" "$work/broken.json" <<'PY'
 import json, sys
@@ -204,7 +204,7 @@ expect_usage_error "benchdnn line missing its width fields" "bad_shapes:2" --sha
 for v1 in mb2ic3ih13oc5kh3sw2ph1 g4mb1ic8ih13oc8kh3ph1dh2 g2mb3ic6ih13iw11oc4kh3kw2sh2sw1ph2pw1dh2dw3 \
     mb2ic4ih13iw17oc8kh1kw7pw3 mb1ic3ih31oc6kh5sh2ph4dh2dtbf16nhwc; do
   v2=$(python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import results_schema as r; print(r.v1_to_v2_descriptor(sys.argv[2]))" \
-    "$(dirname "$0")/../scripts" "$v1")
+    "$(dirname "$0")/../../scripts" "$v1")
   got=$("$myconv" --problem "$v2" --backend libtorch_cpu --list-cases 2>&1 |
     python3 -c "import json, sys; print(json.loads(sys.stdin.readline())['problem'])" 2>&1)
   if [ "$got" = "$v2" ]; then passes=$((passes + 1)); else fail "upgrade of $v1: '$v2', myconv writes '$got'"; fi

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The command-line contract of mymlp (usage: test_mymlp_cli.sh path/to/mymlp): bad input -> one
+# The command-line contract of mymlp (usage: test_mymlp.sh path/to/mymlp): bad input -> one
 # line on stderr, exit code 2, no output file; --list-cases of the studies; a good tiny run on the
 # CPU -> exit 0, JSON (suite mlp, metrics, the studies block) and CSV; --profile writes the table,
 # a trace that parses and the stacks.
 set -u
 mymlp=$1
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0

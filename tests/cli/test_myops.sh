@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The command-line contract of myops (usage: test_myops_cli.sh path/to/myops): bad input -> one
+# The command-line contract of myops (usage: test_myops.sh path/to/myops): bad input -> one
 # line on stderr, exit code 2, no output file; good input -> exit 0, valid JSON with the measured
 # limits and the scores, a Markdown table; the shipped size classes list and run on the CPU.
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The command-line contract of mytransformer (usage: test_mytransformer_cli.sh path/to/mytransformer
+# The command-line contract of mytransformer (usage: test_mytransformer.sh path/to/mytransformer
 # SOURCE_DIR): bad input -> one line on stderr, exit code 2, no output file; a tiny random model
 # (a config.json alone) runs a small grid on the CPU with JSON, CSV and --output-file, each case
 # with its predicted peak memory (no measured peak, so no ratio, on the CPU); presets, --create,

@@ -5,7 +5,7 @@
 // refused, never counted negative; a shape file that is a FIFO or a folder is refused without
 // being opened; a safetensors file is read only when its tensors tile its data section; an error
 // echoes a long input cut short. The command lines are fuzzed through the binaries
-// (tests/test_cli_fuzz.py).
+// (tests/cli/test_fuzz.py).
 //
 // Fixed seeds, so that a failure reproduces; MYCONV_FUZZ_ITERATIONS scales the counts (e.g. 100
 // for a long run) and MYCONV_FUZZ_SEED changes the seed. The sanitizer job (scripts/sanitize.sh)
@@ -33,7 +33,7 @@
 #include "models/transformer/safetensors.hpp"
 #include "ops/data.hpp"
 #include "ops/problem.hpp"
-#include "temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace conv {
 namespace {

@@ -21,7 +21,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/dtype.hpp"
-#include "tests/gpu_skip.hpp"
+#include "tests/common/gpu_skip.hpp"
 
 namespace conv::testing {
 

@@ -1,7 +1,7 @@
-// What the halide_cuda tests share (tests/test_halide_cuda.cpp on the GPU,
-// tests/test_halide_cuda_schedule.cpp and test_halide_cuda_tiled.cpp without one): the problems,
-// fixed ones that take every path of the schedules, then randomized ones; and readers of a
-// lowered pipeline (baselines/conv/halide_cuda.hpp's HalideCudaLowering).
+// What the halide_cuda tests share (tests/conv/test_halide_cuda.cpp on the GPU,
+// tests/conv/test_halide_cuda_schedule.cpp and test_halide_cuda_tiled.cpp without one): the
+// problems, fixed ones that take every path of the schedules, then randomized ones; and readers of
+// a lowered pipeline (baselines/conv/halide_cuda.hpp's HalideCudaLowering).
 #pragma once
 
 #include <cstddef>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "conv/problem.hpp"
-#include "tests/random_problems.hpp"
+#include "tests/conv/random_problems.hpp"
 
 namespace conv::testing {
 

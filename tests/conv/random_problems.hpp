@@ -83,10 +83,10 @@ inline std::vector<Problem> limited_by_environment(std::vector<Problem> problems
   return problems;
 }
 
-// The problems every kernel test runs (tests/test_im2col_gemm_cuda.cpp, variant 9's
-// tests/test_caffe_gemm_cuda.cpp): fixed ones chosen for the kernels' edge cases (partial tiles and
-// slices, vector and unaligned paths, small grids, long K), then randomized ones, limited by the
-// environment.
+// The problems every kernel test runs (tests/conv/test_im2col_gemm_cuda.cpp, variant 9's
+// tests/conv/test_caffe_gemm_cuda.cpp): fixed ones chosen for the kernels' edge cases (partial
+// tiles and slices, vector and unaligned paths, small grids, long K), then randomized ones, limited
+// by the environment.
 inline std::vector<Problem> kernel_problems() {
   std::vector<Problem> out;
   for (const char* text : {

@@ -15,8 +15,8 @@
 #include "conv/bench.hpp"
 #include "core/cpu_threads.hpp"
 #include "experiments/registry/conv.hpp"
-#include "tests/case_helpers.hpp"
-#include "tests/random_problems.hpp"
+#include "tests/common/case_helpers.hpp"
+#include "tests/conv/random_problems.hpp"
 
 namespace conv {
 namespace {

@@ -16,8 +16,8 @@
 #include "conv/bench.hpp"
 #include "core/error.hpp"
 #include "experiments/registry/conv.hpp"
-#include "tests/case_helpers.hpp"
-#include "tests/random_problems.hpp"
+#include "tests/common/case_helpers.hpp"
+#include "tests/conv/random_problems.hpp"
 
 #if MYCONV_HAVE_CUDA
 #include <cstring>

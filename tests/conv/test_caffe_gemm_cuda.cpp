@@ -1,11 +1,11 @@
 // Variant 9 of im2col_gemm_cuda (conv/cuda/caffe_gemm.cpp): variant 5's im2col, then cuBLASLt's
-// GEMM, against the float64 reference on the kernel problems (tests/random_problems.hpp) in fp32,
-// tf32, fp16 and bf16, both layouts, with the strided batch and with the batch looped on the host
-// (the fallback where cuBLASLt has no algorithm for the strided batch). The output and the column
-// buffer are poisoned (NaN) before every run, so an output element the GEMM leaves unwritten, or a
-// column element it reads that im2col did not write, fails. Then the instance through the case
-// runner: the split (metrics.im2col_ms, metrics.gemm_ms), the algorithm text, strict FP32.
-// Skips, with the reason, where no GPU is usable.
+// GEMM, against the float64 reference on the kernel problems (tests/conv/random_problems.hpp) in
+// fp32, tf32, fp16 and bf16, both layouts, with the strided batch and with the batch looped on the
+// host (the fallback where cuBLASLt has no algorithm for the strided batch). The output and the
+// column buffer are poisoned (NaN) before every run, so an output element the GEMM leaves
+// unwritten, or a column element it reads that im2col did not write, fails. Then the instance
+// through the case runner: the split (metrics.im2col_ms, metrics.gemm_ms), the algorithm text,
+// strict FP32. Skips, with the reason, where no GPU is usable.
 #include "conv/cuda/caffe_gemm.hpp"
 
 #include <gtest/gtest.h>
@@ -21,9 +21,9 @@
 #include "core/cuda/cublaslt_raii.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/dtype.hpp"
-#include "tests/case_helpers.hpp"
-#include "tests/device_case.hpp"
-#include "tests/random_problems.hpp"
+#include "tests/common/case_helpers.hpp"
+#include "tests/conv/device_case.hpp"
+#include "tests/conv/random_problems.hpp"
 
 namespace conv {
 namespace {

@@ -19,8 +19,8 @@
 #include "core/cuda/cuda_services.hpp"
 #include "core/error.hpp"
 #include "experiments/registry/conv.hpp"
-#include "tests/gpu_skip.hpp"
-#include "tests/random_problems.hpp"
+#include "tests/common/gpu_skip.hpp"
+#include "tests/conv/random_problems.hpp"
 
 namespace conv {
 namespace {

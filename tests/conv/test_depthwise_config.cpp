@@ -1,6 +1,6 @@
 // The staged depthwise kernels' (sub-variant 8.1) configuration and index math
 // (conv/cuda/depthwise_config.hpp, conv/cuda/depthwise_index.hpp), on the CPU: runs everywhere,
-// CUDA or not. The strip kernels (8.2) are tests/test_depthwise_strip.cpp and
+// CUDA or not. The strip kernels (8.2) are tests/conv/test_depthwise_strip.cpp and
 // test_depthwise_strip_emulation.cpp, in the same binary.
 //   - the kernel choice, the support answers and their reasons;
 //   - every configuration (automatic and forced: generic kernel, small blocks, few planes, a
@@ -28,7 +28,7 @@
 #include "conv/im2col_index.hpp"
 #include "conv/problem.hpp"
 #include "core/compare.hpp"
-#include "tests/random_problems.hpp"
+#include "tests/conv/random_problems.hpp"
 
 namespace conv {
 namespace {
@@ -84,7 +84,8 @@ std::vector<Problem> fixed_problems() {
   });
 }
 
-// Random depthwise problems: channels 1-24, multiplier 1-4, sizes 1-24 (tests/random_problems.hpp).
+// Random depthwise problems: channels 1-24, multiplier 1-4, sizes 1-24
+// (tests/conv/random_problems.hpp).
 std::vector<Problem> random_problems(std::size_t count, unsigned seed) {
   return testing::randomized_depthwise_problems({}, count, seed, 24, 24, kDepthwiseMaxMultiplier);
 }

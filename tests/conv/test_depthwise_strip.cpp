@@ -28,7 +28,7 @@
 #include "conv/problem.hpp"
 #include "core/compare.hpp"
 #include "core/dtype.hpp"
-#include "tests/depthwise_strip_cases.hpp"
+#include "tests/conv/depthwise_strip_cases.hpp"
 
 namespace conv {
 namespace {
@@ -71,7 +71,7 @@ TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
         std::cout << "[ CONFIG   ] " << what << "\n";
         EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << what;
         // Maps of 14x14 or less: the whole-plane and whole-image kernels
-        // (tests/test_depthwise_plane.cpp).
+        // (tests/conv/test_depthwise_plane.cpp).
         const int want = g.oh <= 14               ? (layout == Layout::nhwc ? 5 : 4)
                          : layout == Layout::nhwc ? 3
                                                   : 2;

@@ -26,7 +26,7 @@
 #include "conv/problem.hpp"
 #include "core/compare.hpp"
 #include "core/dtype.hpp"
-#include "tests/depthwise_strip_cases.hpp"
+#include "tests/conv/depthwise_strip_cases.hpp"
 
 namespace conv {
 namespace {

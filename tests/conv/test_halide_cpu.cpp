@@ -8,7 +8,7 @@
 #include "baselines/conv/backends.hpp"
 #include "conv/bench.hpp"
 #include "conv/data.hpp"
-#include "tests/case_helpers.hpp"
+#include "tests/common/case_helpers.hpp"
 
 namespace conv {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of baselines/conv/halide_cuda.cpp (and the algorithm in baselines/conv/halide_conv.cpp),
 // run through the case runner as myconv runs them. The schedules' own tests, which need no device,
-// are in tests/test_halide_cuda_schedule.cpp (the same binary); every test here that runs on the
-// GPU skips, with the reason, where no CUDA device is present.
+// are in tests/conv/test_halide_cuda_schedule.cpp (the same binary); every test here that runs on
+// the GPU skips, with the reason, where no CUDA device is present.
 //
 // On a GPU host this binary is the quick check of the backend (a few minutes):
 //   build/tests/test_halide_cuda
@@ -25,8 +25,8 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_services.hpp"
 #include "core/error.hpp"
-#include "tests/gpu_skip.hpp"
-#include "tests/halide_cuda_testing.hpp"
+#include "tests/common/gpu_skip.hpp"
+#include "tests/conv/halide_cuda_testing.hpp"
 
 namespace conv {
 namespace {

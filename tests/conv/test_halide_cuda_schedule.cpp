@@ -1,10 +1,10 @@
 // Tests of baselines/conv/halide_cuda_schedule.cpp (the schedules and their choice) that need no
 // GPU (CI runs them): every schedule lowers for the CUDA target and compiles to PTX; manual's
-// tiled schedule (halide_cuda_tiled.cpp, whose presets tests/test_halide_cuda_tiled.cpp covers)
-// stages its tiles in shared memory, with barriers and register accumulators, and falls back to
-// manual_basic where it cannot apply; the manual schedules' tiling, run on the host with the GPU
-// loops serial, matches the float64 reference. On the GPU, tests/test_halide_cuda.cpp checks the
-// same schedules against the reference.
+// tiled schedule (halide_cuda_tiled.cpp, whose presets tests/conv/test_halide_cuda_tiled.cpp
+// covers) stages its tiles in shared memory, with barriers and register accumulators, and falls
+// back to manual_basic where it cannot apply; the manual schedules' tiling, run on the host with
+// the GPU loops serial, matches the float64 reference. On the GPU, tests/conv/test_halide_cuda.cpp
+// checks the same schedules against the reference.
 #include <cstddef>
 #include <limits>
 #include <map>
@@ -18,7 +18,7 @@
 #include "conv/data.hpp"
 #include "core/compare.hpp"
 #include "core/error.hpp"
-#include "tests/halide_cuda_testing.hpp"
+#include "tests/conv/halide_cuda_testing.hpp"
 
 namespace conv {
 namespace {

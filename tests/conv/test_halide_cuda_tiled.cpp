@@ -1,13 +1,13 @@
 // Tests of baselines/conv/halide_cuda_tiled.cpp that need no GPU: every tile preset of the
 // tiled schedule lowers for the CUDA target and compiles to PTX with its tiles in shared memory.
 // The tiling of each preset against the reference (on the host) is in
-// tests/test_halide_cuda_schedule.cpp, on the GPU in tests/test_halide_cuda.cpp.
+// tests/conv/test_halide_cuda_schedule.cpp, on the GPU in tests/conv/test_halide_cuda.cpp.
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "baselines/conv/halide_cuda.hpp"
-#include "tests/halide_cuda_testing.hpp"
+#include "tests/conv/halide_cuda_testing.hpp"
 
 namespace conv {
 namespace {

@@ -5,7 +5,7 @@
 // spanning many slices). The output is poisoned (NaN) before every run, and the poison is
 // checked to read back as NaN in the storage type, so an element a kernel leaves unwritten fails.
 // The backend around them (variant and dtype choice, support answers) is covered by
-// tests/test_backends_gpu.cpp. Skips, with the reason, where no GPU is usable.
+// tests/conv/test_backends_gpu.cpp. Skips, with the reason, where no GPU is usable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,8 +21,8 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/dtype.hpp"
-#include "tests/device_case.hpp"
-#include "tests/random_problems.hpp"
+#include "tests/conv/device_case.hpp"
+#include "tests/conv/random_problems.hpp"
 
 namespace conv {
 namespace {

@@ -19,7 +19,7 @@
 #include "conv/cuda/mma_index.hpp"
 #include "conv/data.hpp"
 #include "conv/problem.hpp"
-#include "tests/random_problems.hpp"
+#include "tests/conv/random_problems.hpp"
 
 namespace conv {
 namespace {

@@ -10,7 +10,7 @@
 #include "conv/bench.hpp"
 #include "conv/data.hpp"
 #include "core/error.hpp"
-#include "tests/case_helpers.hpp"
+#include "tests/common/case_helpers.hpp"
 
 namespace conv {
 namespace {

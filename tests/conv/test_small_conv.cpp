@@ -28,8 +28,8 @@
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
 #include "core/dtype.hpp"
-#include "tests/device_case.hpp"
-#include "tests/random_problems.hpp"
+#include "tests/conv/device_case.hpp"
+#include "tests/conv/random_problems.hpp"
 
 namespace conv {
 namespace {

@@ -30,8 +30,8 @@
 #include "core/cuda/cuda_raii.hpp"
 #include "core/cuda/gemm/gemm.hpp"
 #include "core/dtype.hpp"
-#include "tests/case_helpers.hpp"
-#include "tests/device_case.hpp"
+#include "tests/common/case_helpers.hpp"
+#include "tests/conv/device_case.hpp"
 
 namespace conv {
 namespace {

@@ -28,7 +28,7 @@
 #include "core/dtype.hpp"
 #include "ops/cuda/own_cuda.hpp"
 #include "ops/data.hpp"
-#include "tests/gpu_skip.hpp"
+#include "tests/common/gpu_skip.hpp"
 
 namespace ops {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace bench {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace bench {
 namespace {

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "tests/temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace bench {
 namespace {

@@ -13,8 +13,8 @@
 #include "models/mlp/profile.hpp"
 #include "models/mlp/ref_mlp.hpp"
 #include "models/mlp/scaling.hpp"
-#include "tests/case_helpers.hpp"
-#include "tests/temp_dir.hpp"
+#include "tests/common/case_helpers.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace mlp {
 namespace {
@@ -65,7 +65,7 @@ TEST(MlpLibtorchCpu, TinyScalingStudyFits) {
   EXPECT_EQ(j[0]["points"], 5);
   // The fit over measured times is reported, not judged here: its value depends on the
   // machine's load (a GPU host running tests in parallel gave 0.37 for this tiny study). The
-  // fit itself is held to exact exponents on synthetic times (test_mlp_problem.cpp).
+  // fit itself is held to exact exponents on synthetic times (test_problem.cpp).
   const double exponent = j[0]["fit_exponent"].get<double>();
   const double r2 = j[0]["fit_r2"].get<double>();
   EXPECT_TRUE(std::isfinite(exponent));

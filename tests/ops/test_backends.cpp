@@ -1,7 +1,7 @@
 // Every op backend built into this binary, against the float64 reference, on a randomized op set
-// (tests/random_ops.hpp: odd sizes, ranks 1-4, broadcasts, axis sets, permutations) in every dtype:
-// a backend must pass what it claims and say why for what it does not; never incorrect or failed.
-// The CPU backends run everywhere; the GPU backends (own_cuda in every variant, cub_cuda,
+// (tests/ops/random_ops.hpp: odd sizes, ranks 1-4, broadcasts, axis sets, permutations) in every
+// dtype: a backend must pass what it claims and say why for what it does not; never incorrect or
+// failed. The CPU backends run everywhere; the GPU backends (own_cuda in every variant, cub_cuda,
 // cublaslt, libtorch_cuda) skip, with the reason, where no GPU is present.
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 #include "ops/bench.hpp"
 #include "ops/score.hpp"
 #include "ops/settings.hpp"
-#include "tests/case_helpers.hpp"
-#include "tests/random_ops.hpp"
+#include "tests/common/case_helpers.hpp"
+#include "tests/ops/random_ops.hpp"
 #if MYCONV_HAVE_CUDA
-#include "tests/gpu_skip.hpp"
+#include "tests/common/gpu_skip.hpp"
 #endif
 
 namespace ops {

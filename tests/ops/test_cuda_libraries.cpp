@@ -15,7 +15,7 @@
 #include "core/cuda/cuda_services.hpp"
 #include "ops/bench.hpp"
 #include "ops/data.hpp"
-#include "tests/gpu_skip.hpp"
+#include "tests/common/gpu_skip.hpp"
 
 namespace ops {
 namespace {

@@ -11,7 +11,7 @@
 #include "baselines/ops/backends.hpp"
 #include "ops/bench.hpp"
 #include "ops/data.hpp"
-#include "tests/case_helpers.hpp"
+#include "tests/common/case_helpers.hpp"
 
 namespace ops {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 #include "ops/settings.hpp"
-#include "tests/temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace ops {
 namespace {

@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = os.path.join(HERE, "..", "scripts")
+SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 SCRIPT = os.path.join(SCRIPTS, "inductor_reference.py")
 sys.path.insert(0, SCRIPTS)
 import inductor_reference as ir  # noqa: E402

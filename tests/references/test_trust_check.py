@@ -13,8 +13,8 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "scripts", "trust_check.py")
-sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+SCRIPT = os.path.join(HERE, "..", "..", "scripts", "trust_check.py")
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 import trust_check as tc  # noqa: E402
 
 MYOPS = None

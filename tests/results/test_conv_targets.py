@@ -3,7 +3,7 @@
 target met and missed, dtype and layout tokens of the descriptors matched to the shape files, a
 failed case counted as missing (never dropped from a geomean), bad input exit 2.
 
-Run: python3 tests/test_conv_targets.py (CTest: conv_targets).
+Run: python3 tests/results/test_conv_targets.py (CTest: conv_targets).
 """
 
 import json
@@ -13,7 +13,7 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import conv_targets  # noqa: E402
 

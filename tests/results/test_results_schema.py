@@ -4,7 +4,7 @@ scripts/migrate_results.py (in-place upgrade of a run folder: JSON, cases.jsonl,
 bad input exits 2). That the upgraded descriptors are what myconv itself writes is checked by the
 myconv_cli test, which has the binary.
 
-Run: python3 tests/test_results_schema.py (CTest: results_schema).
+Run: python3 tests/results/test_results_schema.py (CTest: results_schema).
 """
 
 import csv
@@ -16,7 +16,7 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import results_schema  # noqa: E402
 

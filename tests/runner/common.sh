@@ -1,9 +1,9 @@
-# What the runner's shell tests (tests/test_run_all_*.sh) share; source it after `set -u`:
+# What the runner's shell tests (tests/runner/test_run_all_*.sh) share; source it after `set -u`:
 # root (the checkout), runner (scripts/run_all_experiments.sh), work (a scratch folder removed on
 # exit, with an empty out/ for run folders), the pass/fail counters with ok and fail, the closing
 # line and status (finish), and expect_usage_error WHAT ARGS...: the runner with ARGS must exit 2
 # with one line on stderr and leave no run folder.
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 runner="$root/scripts/run_all_experiments.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

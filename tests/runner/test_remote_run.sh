@@ -8,7 +8,7 @@
 # does not start, the test fails: scripts/setup.sh installs openssh-server.
 set -u
 myconv=$(realpath "$1")
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 remote_run="$root/scripts/remote_run.sh"
 if [ "$(id -u)" -ne 0 ]; then
   echo "skip: starting an sshd for the test needs root"

@@ -6,8 +6,8 @@
 # line and leave no run folder; a failed configure or build stops the run with the log's tail.
 set -u
 myconv=$(realpath "$1")
-# shellcheck source=runner_test_lib.sh
-source "$(dirname "$0")/runner_test_lib.sh"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 export MYCONV_BIN=$myconv  # no set-up, no build: this binary
 
 cat >"$work/tiny.txt" <<'EOF'
@@ -157,7 +157,7 @@ for r in res:
         assert k in r, k
     # Every backend claims fp32. bf16 may be unsupported on this CPU (oneDNN without AVX-512),
     # with the reason, or incorrect only through a library defect the backend names
-    # (see tests/test_backends_cpu.cpp).
+    # (see tests/conv/test_backends_cpu.cpp).
     known = isinstance(r.get("extra"), dict) and "known_issue" in r["extra"]
     allowed = r["status"] in ("passed", "skipped") or (
         r["dtype"] != "fp32" and (

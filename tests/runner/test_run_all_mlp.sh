@@ -7,8 +7,8 @@
 # input likewise.
 set -u
 mymlp=$(realpath "$1")
-# shellcheck source=runner_test_lib.sh
-source "$(dirname "$0")/runner_test_lib.sh"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 export MYMLP_BIN=$mymlp  # no set-up, no build: this binary
 
 expect_usage_error "conv option with --suite mlp" --suite mlp --preset seed

@@ -9,8 +9,8 @@
 set -u
 myops=$(realpath "$1")
 myconv=${2:+$(realpath "$2")}
-# shellcheck source=runner_test_lib.sh
-source "$(dirname "$0")/runner_test_lib.sh"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 export MYOPS_BIN=$myops  # no set-up, no build: these binaries
 [ -z "$myconv" ] || export MYCONV_BIN=$myconv
 

@@ -8,7 +8,7 @@
 # to back).
 set -u
 myconv=$(realpath "$1")
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 runner="$root/scripts/run_all_experiments.sh"
 work=$(mktemp -d)
 pid=""

@@ -10,8 +10,8 @@
 # (CUDA_VISIBLE_DEVICES=""): the statuses compare on a GPU host as well.
 set -u
 myconv=$(realpath "$1")
-# shellcheck source=runner_test_lib.sh
-source "$(dirname "$0")/runner_test_lib.sh"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 export MYCONV_BIN=$myconv
 unset CUDA_VISIBLE_DEVICES
 

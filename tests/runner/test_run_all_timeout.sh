@@ -10,7 +10,7 @@
 # The run is made in a scratch git repository with --commit, which commits it.
 set -u
 myconv=$(realpath "$1")
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0

@@ -11,8 +11,8 @@
 # no run folder.
 set -u
 bin=$(realpath "$1")
-# shellcheck source=runner_test_lib.sh
-source "$(dirname "$0")/runner_test_lib.sh"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 export MYTRANSFORMER_BIN=$bin  # no set-up, no build: this binary
 unset MYCONV_PYTHON
 

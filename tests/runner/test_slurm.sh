@@ -12,7 +12,7 @@
 # here too): skipped (77) where they cannot be had.
 set -u
 myconv=$(realpath "$1")
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ "$(id -u)" -ne 0 ]; then
   echo "skip: slurmd and munged need root here"
   exit 77

@@ -1,8 +1,8 @@
 // The transformer tests that need a CUDA LibTorch (compiled to nothing without one): the fused
 // decode kernels against the ATen ops they replace, and own_cuda's decode step against
-// libtorch_eager in every dtype on the tiny checkpoints (tests/tiny_transformers.hpp) and wider
-// models; without a GPU they skip, with the reason. Everything else of the suite, own_cuda's
-// scalar math and the CUDA decode paths' agreement included: test_transformer.cpp.
+// libtorch_eager in every dtype on the tiny checkpoints (tests/transformer/tiny_transformers.hpp)
+// and wider models; without a GPU they skip, with the reason. Everything else of the suite,
+// own_cuda's scalar math and the CUDA decode paths' agreement included: test_model.cpp.
 #if MYCONV_HAVE_TORCH_CUDA
 #include <gtest/gtest.h>
 
@@ -19,8 +19,8 @@
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
 #include "models/transformer/own_decode.hpp"
-#include "tests/temp_dir.hpp"
-#include "tests/tiny_transformers.hpp"
+#include "tests/common/temp_dir.hpp"
+#include "tests/transformer/tiny_transformers.hpp"
 
 namespace transformer {
 namespace {

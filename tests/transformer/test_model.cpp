@@ -1,12 +1,12 @@
 // The transformer suite (models/transformer/) on the CPU: config.json parsing and the built-in
 // configs, the safetensors reader (round trip, shards, one-line errors), GPT-2 / Qwen2 / Llama
-// on tiny checkpoints written in the Hugging Face layout (tests/tiny_transformers.hpp), checked
-// against a float64 reference written here from transformers' modeling code; the KV-cache decode
-// against a full recompute at every step; the static (graph) step against the eager one; the
+// on tiny checkpoints written in the Hugging Face layout (tests/transformer/tiny_transformers.hpp),
+// checked against a float64 reference written here from transformers' modeling code; the KV-cache
+// decode against a full recompute at every step; the static (graph) step against the eager one; the
 // generator's modes, and on a GPU the CUDA decode paths against each other; own_cuda's kernels'
 // scalar math; the case through the core's runner with its bandwidth metrics; a training step.
-// (own_cuda's and the fused kernels' tests that need a CUDA LibTorch: test_transformer_cuda.cpp;
-// descriptors, presets, models and cases: test_transformer_settings.cpp.)
+// (own_cuda's and the fused kernels' tests that need a CUDA LibTorch: test_decode_cuda.cpp;
+// descriptors, presets, models and cases: test_settings.cpp.)
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -27,8 +27,8 @@
 #include "models/transformer/own_decode_math.hpp"
 #include "models/transformer/problem.hpp"
 #include "models/transformer/safetensors.hpp"
-#include "tests/temp_dir.hpp"
-#include "tests/tiny_transformers.hpp"
+#include "tests/common/temp_dir.hpp"
+#include "tests/transformer/tiny_transformers.hpp"
 
 namespace transformer {
 namespace {

@@ -1,4 +1,4 @@
-// models/transformer/safetensors.hpp's layout checks (test_transformer.cpp has the round trip,
+// models/transformer/safetensors.hpp's layout checks (test_model.cpp has the round trip,
 // the sharded checkpoints and the malformed headers): a file is read only when its tensors tile
 // the data section, as the format's reference reader requires, and a FIFO is never opened.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 
 #include "core/error.hpp"
 #include "models/transformer/safetensors.hpp"
-#include "tests/temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace transformer {
 namespace {

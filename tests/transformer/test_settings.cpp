@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "models/transformer/problem.hpp"
 #include "models/transformer/settings.hpp"
-#include "tests/temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace transformer {
 namespace {

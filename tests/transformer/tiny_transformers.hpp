@@ -1,7 +1,7 @@
-// What the transformer tests (test_transformer.cpp, test_transformer_cuda.cpp) share: tiny GPT-2,
+// What the transformer tests (test_model.cpp, test_decode_cuda.cpp) share: tiny GPT-2,
 // Qwen2 and Llama configs, random weights under transformers' names written as a checkpoint in
 // the Hugging Face layout, random token ids, and the TinyModels fixture (its tests:
-// test_transformer.cpp).
+// test_model.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -147,7 +147,7 @@ inline at::Tensor random_ids(const ModelConfig& c, std::int64_t b, std::int64_t 
   return at::randint(c.vocab_size, {b, t}, gen, at::TensorOptions().dtype(at::kLong));
 }
 
-// One tiny model a parameter: 0 GPT-2, 1 Qwen2, 2 Llama (instantiated in test_transformer.cpp).
+// One tiny model a parameter: 0 GPT-2, 1 Qwen2, 2 Llama (instantiated in test_model.cpp).
 class TinyModels : public ::testing::TestWithParam<int> {
  protected:
   ModelConfig config() const {
