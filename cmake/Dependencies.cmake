@@ -115,7 +115,7 @@ else()
     # oneDNN 3 changed the primitive API (e.g. no operation descriptors): a distribution that
     # ships it (newer Ubuntu) gets the backend reported as not built, not a broken build.
     set(MYCONV_WHY_NO_ONEDNN "oneDNN ${dnnl_VERSION} found; the backend is written for the 2.x "
-                             "API (Debian 12's libdnnl-dev 2.6, or scripts/bundle_deps.sh)")
+                             "API (Debian 12's libdnnl-dev 2.6, or scripts/offline/bundle_deps.sh)")
   elseif(dnnl_FOUND)
     set(MYCONV_HAVE_ONEDNN ON)
   else()

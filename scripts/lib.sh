@@ -9,7 +9,7 @@ if [ -f "$MYCONV_ROOT/installed" ]; then
   MYCONV_INSTALLED_BIN=$(head -n 1 "$MYCONV_ROOT/installed")
 fi
 # Where `setup.sh --from-bundle` unpacks packages; the build uses it when it exists. The
-# environment may name another one (scripts/check_bundle_install.sh uses a scratch prefix).
+# environment may name another one (scripts/checks/check_bundle_install.sh uses a scratch prefix).
 MYCONV_PREFIX=${MYCONV_PREFIX:-$MYCONV_ROOT/.deps/prefix}
 
 # Packages of a full CPU build on Debian 12 / Ubuntu. Required ones fail the set-up when missing;

@@ -3,7 +3,7 @@
 every problem token: a case each (run, or recorded as unsupported with the reason), or a note
 (a repeated problem runs once). Prints a Markdown table, one row per file.
 
-  scripts/check_benchdnn_shapes.py --myconv BIN DIR [--output FILE]
+  scripts/checks/check_benchdnn_shapes.py --myconv BIN DIR [--output FILE]
       DIR: oneDNN's tests/benchdnn/inputs/conv (or any folder of shapes_* files)
 
 A file passes when `myconv --shapes FILE --list-cases` exits 0 and its case count plus the repeats

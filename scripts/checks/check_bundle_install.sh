@@ -7,12 +7,12 @@
 # machine the same libraries are also installed system-wide, so a program that started would
 # prove nothing: the loader's own record (LD_DEBUG=libs) says where each library came from.
 #
-#   scripts/check_bundle_install.sh [--work DIR] [--bundle DIR]
+#   scripts/checks/check_bundle_install.sh [--work DIR] [--bundle DIR]
 #     --work DIR     scratch folder (default build-bundle-check/): prefix, build, install, runs
-#     --bundle DIR   the .debs (default: WORK/bundle, downloaded once by scripts/bundle_deps.sh)
+#     --bundle DIR   the .debs (default: WORK/bundle, downloaded once by scripts/offline/bundle_deps.sh)
 # Exit codes: 0 passed; 1 a check failed; 2 bad options; 77 skipped (no bundle and no network).
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 work="$MYCONV_ROOT/build-bundle-check" bundle=""
 while [ $# -gt 0 ]; do
@@ -40,7 +40,7 @@ check() {  # check DESCRIPTION COMMAND...: runs the command quietly, says ok or 
 if [ -z "$bundle" ]; then
   bundle="$work/bundle"
   if ! ls "$bundle"/*.deb >/dev/null 2>&1; then
-    "$MYCONV_ROOT/scripts/bundle_deps.sh" "$bundle" >>"$log" 2>&1 ||
+    "$MYCONV_ROOT/scripts/offline/bundle_deps.sh" "$bundle" >>"$log" 2>&1 ||
       { echo "[check_bundle_install] skipped: no bundle in $bundle and bundle_deps.sh could not download one"; exit 77; }
   fi
 fi

@@ -2,7 +2,7 @@
 """Checks Chrome trace files (the JSON object format Perfetto and chrome://tracing import) against
 the Trace Event Format's rules, so that a file that would not load fails here.
 
-    python3 scripts/check_chrome_trace.py TRACE.json [TRACE.json ...]
+    python3 scripts/checks/check_chrome_trace.py TRACE.json [TRACE.json ...]
 
 Rules checked: a top-level object with a "traceEvents" array; every event has a known "ph", a
 "name", integer "pid" and "tid", and (except metadata) a finite number "ts" in microseconds;

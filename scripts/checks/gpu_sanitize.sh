@@ -8,7 +8,7 @@
 # axis sets, permutations) in fp32, fp16 and bf16 (tf32 too for matmul). One log per tool and
 # program in OUT_DIR, and a summary (errors per tool) last; exit 1 when any tool reports an error.
 #
-#   scripts/gpu_sanitize.sh --build-dir DIR [--out-dir OUT_DIR] [--tools LIST] [--problems N]
+#   scripts/checks/gpu_sanitize.sh --build-dir DIR [--out-dir OUT_DIR] [--tools LIST] [--problems N]
 #                           [--test-problems N]
 #     --build-dir DIR   a CUDA build of this tree (scripts/test.sh or run_all_experiments.sh made it)
 #     --out-dir DIR     where the logs go (default DIR/compute-sanitizer)
@@ -18,7 +18,7 @@
 #     --only REGEX      only the runs whose name matches (e.g. 'wgmma|variant(9|10)$')
 # MYCONV_SANITIZE_TIMEOUT (seconds, default 900) bounds each run.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 build_dir="" out_dir="" tools=memcheck,racecheck,initcheck,synccheck problems_n=8 test_problems=0
 only=

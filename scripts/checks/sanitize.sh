@@ -4,14 +4,14 @@
 # runs the unit tests of our CPU code, the parser and command-line fuzzers, and a myconv sweep of
 # the tails shape set through every CPU backend under them. Any sanitizer report fails the job.
 # scripts/test.sh runs it after the main tests (CI); GPU code is checked by compute-sanitizer on
-# a GPU host instead (scripts/gpu_sanitize.sh).
+# a GPU host instead (scripts/checks/gpu_sanitize.sh).
 #
-#   scripts/sanitize.sh [--build-dir DIR] [--full]
+#   scripts/checks/sanitize.sh [--build-dir DIR] [--full]
 #     --build-dir DIR   build folder (default build-sanitize/)
 #     --full            every target and every test, the slow ones too (Halide's autoschedulers,
 #                       the runner scripts)
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 build_dir="$MYCONV_ROOT/build-sanitize"
 full=0

@@ -2,9 +2,9 @@
 # Downloads the .debs a GPU host without network needs into DIR, on a networked Debian 12
 # machine (amd64). Then copy DIR to the host and run `scripts/setup.sh --from-bundle DIR` there.
 #
-#   scripts/bundle_deps.sh DIR
+#   scripts/offline/bundle_deps.sh DIR
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
   sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'

@@ -7,8 +7,9 @@ and greedy tokens (--dump-logits), and transformers runs the same prompt: the pr
 agree within the dtype's tolerance and the first greedy tokens must be identical.
 
 Usage (GPU host, torch + transformers in /opt/torch/.venv):
-  python3 scripts/hf_agreement.py --mytransformer build/experiments/mytransformer --device cuda
-  python3 scripts/hf_agreement.py --size full --arch gpt2 qwen2 --dtype fp32 --tokens 32
+  python3 scripts/references/hf_agreement.py --mytransformer build/experiments/mytransformer \
+      --device cuda
+  python3 scripts/references/hf_agreement.py --size full --arch gpt2 qwen2 --dtype fp32 --tokens 32
 Exit status 0 when every architecture agrees, 1 otherwise.
 """
 import argparse
@@ -19,7 +20,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.path.dirname(HERE)
+SOURCE = os.path.dirname(os.path.dirname(HERE))  # the checkout (or the install's share/myconv)
 
 # Tiny configs (fast anywhere) and the published ones (what the benchmark runs).
 CONFIGS = {

@@ -16,8 +16,8 @@ Three ways of timing, chosen with --method (every one by default, one record eac
             side stream) and replayed per token; timed as manual. CUDA only.
 
 Usage (GPU host, torch + transformers in /opt/torch/.venv):
-  python3 scripts/hf_reference.py --model DIR|config.json|gpt2 --preset quick_test --device cuda \
-      --dtype fp16 --output results/hf_quick.json
+  python3 scripts/references/hf_reference.py --model DIR|config.json|gpt2 --preset quick_test \
+      --device cuda --dtype fp16 --output results/hf_quick.json
 A built-in name (gpt2, qwen2-0.5b, ...) takes its config.json from mytransformer --show-config
 (--mytransformer BIN; random weights from --seed).
 """
@@ -35,7 +35,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.path.dirname(HERE)
+SOURCE = os.path.dirname(os.path.dirname(HERE))  # the checkout (or the install's share/myconv)
 DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 SEED_KEYS = ("batch_sizes", "input_lengths", "output_length", "num_runs", "temperature", "top_p",
              "max_batch_input_product")

@@ -33,9 +33,9 @@ Where torch does not import, has no torch.compile, or finds no CUDA device, ever
 recorded `skipped` with that reason (exit 0): the run goes on. JAX, the seed's other compiler row,
 has no package this project can install (docs/sweeps.md).
 
-  scripts/inductor_reference.py --cases RUN/cases.jsonl --output FILE.json [--device cuda|cpu]
-      [--modes default,max-autotune] [--warmup N] [--min-iters N] [--max-iters N]
-      [--min-time-ms X] [--max-time-ms X] [--target-cv X] [--seed S] [--myconv BIN]
+  scripts/references/inductor_reference.py --cases RUN/cases.jsonl --output FILE.json
+      [--device cuda|cpu] [--modes default,max-autotune] [--warmup N] [--min-iters N]
+      [--max-iters N] [--min-time-ms X] [--max-time-ms X] [--target-cv X] [--seed S] [--myconv BIN]
 
 --cases takes a run's cases.jsonl (myconv --list-cases lines) or a results.json; its conv
 problems on --device are timed once each, in order. --device cpu exists to test the plumbing on a

@@ -11,7 +11,7 @@ libtorch_eager does), and besides the lecture's mean of the trials the median, m
 trial are kept (mymlp ranks by medians). tf32: torch.backends.cuda.matmul.allow_tf32 on (off for
 fp32, PyTorch's default); bf16: parameters and input in bf16.
 
-  scripts/mlp_reference.py [--config mlp:d128l16b128s5 ...] [--dtype fp32,tf32,bf16]
+  scripts/references/mlp_reference.py [--config mlp:d128l16b128s5 ...] [--dtype fp32,tf32,bf16]
                            [--device cuda|cpu] [--num_warmups N] [--num_trials N] [--graph]
                            [--json FILE] [--mymlp BIN]
 
@@ -185,7 +185,7 @@ def main():
                                        "benchmark())", "trials_ms": times,
                               "num_warmups": args.num_warmups, "gelu": "erf",
                               "correctness": "not checked (mymlp checks its implementations)"},
-                    "command": " ".join(["scripts/mlp_reference.py"] + sys.argv[1:]),
+                    "command": " ".join(["scripts/references/mlp_reference.py"] + sys.argv[1:]),
                 }
                 results.append(rec)
     if args.json:

@@ -10,7 +10,7 @@ without a graph by R back-to-back calls between two events; a "real" record by o
 events, then a synchronize. As many samples as the record took (sample_count); the median of
 the samples is compared.
 
-    scripts/trust_check.py RUN/results.json [--per-suite N] [--output-dir DIR] [--seed S]
+    scripts/references/trust_check.py RUN/results.json [--per-suite N] [--output-dir DIR] [--seed S]
 
 Writes DIR/trust.json (one record per case) and DIR/trust.md (a table, the flagged rows first);
 DIR defaults to the folder of results.json. Exit codes: 0 checked (flags are findings, not

@@ -6,7 +6,7 @@ Speed = cuDNN's GPU median / the backend's GPU median, for the same problem, dty
 (pure timing is the caller's choice: the run's own). A problem with no passed pair is listed as
 missing, never dropped from a geomean silently: the target then counts as not met.
 
-    python3 scripts/conv_targets.py RESULTS.json [RESULTS.json ...] [--layout nchw]
+    python3 scripts/results/conv_targets.py RESULTS.json [RESULTS.json ...] [--layout nchw]
 
 Targets (issue 14; the shape sets are experiments/shapes/*.txt):
   ResNet-50, tf32/fp16/bf16: geomean >= 0.8 and no layer below 0.6; fp32: geomean >= 0.8 and
@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OURS, REF, HALIDE = "im2col_gemm_cuda", "cudnn", "halide_cuda"
 
 
@@ -167,8 +167,8 @@ def main():
         fail("no passed result with a GPU median in " + ", ".join(a.results))
     layouts = a.layout or ["nchw", "nhwc"]
     rows, table = targets(times, layouts, ["fp32", "tf32", "fp16", "bf16"])
-    print(f"Made by `python3 scripts/conv_targets.py {' '.join(a.results)}`; speed = cuDNN's GPU "
-          "median / ours (Halide's for its row).\n")
+    print(f"Made by `python3 scripts/results/conv_targets.py {' '.join(a.results)}`; speed = "
+          "cuDNN's GPU median / ours (Halide's for its row).\n")
     print("\n".join(rows))
     print("\nDepthwise layers (MobileNet-v2), speed against cuDNN:\n")
     print("\n".join(table))

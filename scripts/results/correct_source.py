@@ -3,7 +3,7 @@
 (a run folder's README, a device's `git status`) establishes what was built. The wrong value is
 kept.
 
-  scripts/correct_source.py --commit REV [--dirty yes|no|unknown] --reason TEXT FILE...
+  scripts/results/correct_source.py --commit REV [--dirty yes|no|unknown] --reason TEXT FILE...
 
 Sets `system.git_commit` (12 hex digits, "-dirty" with --dirty yes) and `system.source` (results/
 README.md), and those of each part's `systems[].system` in a merged run, with
@@ -47,7 +47,7 @@ def main(argv=None):
     ap.add_argument("--reason", required=True)
     ap.add_argument("files", nargs="+")
     a = ap.parse_args(argv)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     p = subprocess.run(["git", "-C", root, "rev-parse", "--verify", "--quiet", a.commit + "^{commit}"],
                        capture_output=True, text=True)
     if p.returncode != 0:

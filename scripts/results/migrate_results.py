@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Upgrades myconv result files in place to the current schema_version (scripts/results_schema.py
-says what changed). Idempotent: files already current are left untouched.
+"""Upgrades myconv result files in place to the current schema_version
+(scripts/results/results_schema.py says what changed). Idempotent: files already current are left
+untouched.
 
-  scripts/migrate_results.py PATH...     files or folders (searched recursively)
+  scripts/results/migrate_results.py PATH...     files or folders (searched recursively)
 
 Rewrites: result JSON (results.json, myconv --json files: problem, command, params), run folders'
 cases.jsonl and cases/*.json, and CSV files written by myconv (problem and command columns).
@@ -17,8 +18,8 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import results_schema  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/
+from results import results_schema  # noqa: E402
 
 PROG = "migrate_results.py"
 
@@ -42,7 +43,7 @@ def migrate_json(path):
     results_schema.upgrade(doc)
     doc["schema_migration"] = {
         "from_schema_version": 1,
-        "by": "scripts/migrate_results.py",
+        "by": "scripts/results/migrate_results.py",
         "what": "conv descriptors and params rewritten in benchdnn's grammar (dh/dw count the "
                 "gaps; width fields written together); every measured figure unchanged"}
     write_text(path, json.dumps(doc, indent=indent or None, ensure_ascii=False) + "\n")

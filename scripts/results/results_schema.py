@@ -1,7 +1,7 @@
 """The versions of myconv's result format (results/README.md) and the upgrade from older ones.
 
-Shared by scripts/analyze_results.py (reads any version), scripts/run_cases.py and
-scripts/migrate_results.py (rewrites files in place). Only the standard library.
+Shared by scripts/analyze_results.py (reads any version), scripts/runner/run_cases.py and
+scripts/results/migrate_results.py (rewrites files in place). Only the standard library.
 
 Version 1 -> 2: conv descriptors moved to benchdnn's grammar. In version 1 `dh`/`dw` were
 PyTorch's dilation (1 = dense) and each width field absent from a descriptor followed its height

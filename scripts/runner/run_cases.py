@@ -23,7 +23,11 @@ import os
 import signal
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# scripts/ on sys.path, in place of this file's own folder: the runner's modules are imported as
+# the package runner, and runner/queue.py must not stand in for the standard library's queue.
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
+sys.path.insert(0, os.path.dirname(HERE))
 from runner.common import PROG, PROGRAMS, Stopped, UsageError  # noqa: E402
 from runner.session import Runner  # noqa: E402
 
@@ -59,14 +63,17 @@ def main(argv=None):
     p.add_argument("--no-report", action="store_true",
                    help="no report.md at the end (a --gpus worker: its coordinator reports)")
     p.add_argument("--hf-reference", action="store_true",
-                   help="a new transformer run: after the cases, scripts/hf_reference.py on the "
-                        "same models where transformers and torch import (runner/reference.py)")
+                   help="a new transformer run: after the cases, "
+                        "scripts/references/hf_reference.py on the same models where transformers "
+                        "and torch import (runner/reference.py)")
     p.add_argument("--trust-check", action="store_true",
-                   help="a new conv or op run: after the cases, scripts/trust_check.py times a "
-                        "sample of the libtorch_cuda cases in Python PyTorch (runner/reference.py)")
+                   help="a new conv or op run: after the cases, "
+                        "scripts/references/trust_check.py times a sample of the libtorch_cuda "
+                        "cases in Python PyTorch (runner/reference.py)")
     p.add_argument("--inductor-reference", action="store_true",
-                   help="a new conv run: after the cases, scripts/inductor_reference.py runs "
-                        "torch.compile on its GPU problems (runner/inductor.py)")
+                   help="a new conv run: after the cases, "
+                        "scripts/references/inductor_reference.py runs torch.compile on its GPU "
+                        "problems (runner/inductor.py)")
     p.add_argument("--trace", action="store_true",
                    help="every program call writes Chrome traces into RUN/traces (--trace-dir)")
     args = p.parse_args(argv)

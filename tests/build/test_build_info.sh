@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cmake/BuildInfo.cmake and scripts/stamp_source.sh in a scratch git repository: the source record
+# cmake/BuildInfo.cmake and scripts/offline/stamp_source.sh in a scratch git repository: the source record
 # of a clean tree, a changed tracked file, untracked and ignored files, results/ left out, the real
 # index untouched, a tree inside another checkout (not taking its commit), MYCONV_GIT_COMMIT, a
 # stamped copy without .git, and one changed after its stamp; and that the generated .cpp embeds
@@ -25,7 +25,7 @@ bytes() { sed -n 's/^extern const unsigned long long kSourceDiffBytes = \([0-9]*
 
 repo="$work/repo"
 mkdir -p "$repo/scripts" "$repo/src" "$repo/results"
-cp "$root/scripts/stamp_source.sh" "$root/scripts/lib.sh" "$repo/scripts/"
+cp "$root/scripts/offline/stamp_source.sh" "$root/scripts/lib.sh" "$repo/scripts/"
 echo 'int f() { return 1; }' >"$repo/src/a.cpp"
 printf 'ignored.txt\n/.myconv-source/\n' >"$repo/.gitignore"
 git -C "$repo" init -q
@@ -66,7 +66,7 @@ check "a folder inside another checkout does not take its commit" test "$(field 
 record "$repo/sub" abcdef123456
 check "MYCONV_GIT_COMMIT where nothing else is known" test "$(field kSourceOrigin)/$(field kBuildGitCommit)" = "cmake_option/abcdef123456"
 
-"$repo/scripts/stamp_source.sh" >/dev/null
+"$repo/scripts/offline/stamp_source.sh" >/dev/null
 copy="$work/copy"
 mkdir "$copy"
 (cd "$repo" && tar --exclude=.git -cf - .) | tar -xf - -C "$copy"

@@ -135,7 +135,7 @@ PY
 then
   passes=$((passes + 1))
   # The file passes the Trace Event Format checker; a copy with a broken flow event must not.
-  checker="$(dirname "$0")/../../scripts/check_chrome_trace.py"
+  checker="$(dirname "$0")/../../scripts/checks/check_chrome_trace.py"
   trace=$(ls "$work"/trace/*.json)
   python3 - "$trace" "$work/broken.json" <<'PY'
 import json, sys
@@ -147,7 +147,7 @@ PY
   if python3 "$checker" "$trace" >/dev/null && ! python3 "$checker" "$work/broken.json" >/dev/null; then
     passes=$((passes + 1))
   else
-    fail "scripts/check_chrome_trace.py: the trace should pass and the broken copy fail"
+    fail "scripts/checks/check_chrome_trace.py: the trace should pass and the broken copy fail"
   fi
 else
   fail "--debug --trace-dir: debug block or trace JSON"; cat "$work/stdout"
@@ -200,11 +200,11 @@ then passes=$((passes + 1)); else fail "benchdnn shape file run"; cat "$work/std
 # An option line alone, a bad line: the error names the file and line.
 printf 'mb2ic4ih8oc4kh3\nmb2ic4ih8oc4kh3sw2\n' >"$work/bad_shapes"
 expect_usage_error "benchdnn line missing its width fields" "bad_shapes:2" --shapes "$work/bad_shapes"
-# The version-1 -> 2 descriptor upgrade of scripts/results_schema.py writes what myconv writes.
+# The version-1 -> 2 descriptor upgrade of scripts/results/results_schema.py writes what myconv writes.
 for v1 in mb2ic3ih13oc5kh3sw2ph1 g4mb1ic8ih13oc8kh3ph1dh2 g2mb3ic6ih13iw11oc4kh3kw2sh2sw1ph2pw1dh2dw3 \
     mb2ic4ih13iw17oc8kh1kw7pw3 mb1ic3ih31oc6kh5sh2ph4dh2dtbf16nhwc; do
   v2=$(python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import results_schema as r; print(r.v1_to_v2_descriptor(sys.argv[2]))" \
-    "$(dirname "$0")/../../scripts" "$v1")
+    "$(dirname "$0")/../../scripts/results" "$v1")
   got=$("$myconv" --problem "$v2" --backend libtorch_cpu --list-cases 2>&1 |
     python3 -c "import json, sys; print(json.loads(sys.stdin.readline())['problem'])" 2>&1)
   if [ "$got" = "$v2" ]; then passes=$((passes + 1)); else fail "upgrade of $v1: '$v2', myconv writes '$got'"; fi

@@ -61,7 +61,7 @@ if "$mymlp" "${quick[@]}" --example --dim 16 --num_layers 2 --batch_size 4 --num
     --scale num_steps --base dim=16,num_layers=2,batch_size=8,num_steps=1 --matmul --matmul-dims 16 \
     --num_warmups 1 --num_trials 3 --profile "$work/prof" \
     --json "$work/good.json" --csv "$work/good.csv" >"$work/stdout" 2>&1; then
-  if python3 - "$work/good.json" "$work/good.csv" "$work/prof" "$root/scripts/check_chrome_trace.py" <<'PY'
+  if python3 - "$work/good.json" "$work/good.csv" "$work/prof" "$root/scripts/checks/check_chrome_trace.py" <<'PY'
 import csv, glob, json, subprocess, sys
 doc = json.load(open(sys.argv[1]))
 res = doc["results"]

@@ -208,7 +208,7 @@ else
   fail "--create"
 fi
 if "$bin" --list-backends | grep -q libtorch_graph; then ok "--list-backends"; else fail "--list-backends"; fi
-if python3 -m py_compile "$src/scripts/hf_reference.py" "$src/scripts/hf_agreement.py"; then
+if python3 -m py_compile "$src/scripts/references/hf_reference.py" "$src/scripts/references/hf_agreement.py"; then
   ok "HF scripts compile"
 else
   fail "HF scripts compile"

@@ -8,8 +8,9 @@
 // (tests/cli/test_fuzz.py).
 //
 // Fixed seeds, so that a failure reproduces; MYCONV_FUZZ_ITERATIONS scales the counts (e.g. 100
-// for a long run) and MYCONV_FUZZ_SEED changes the seed. The sanitizer job (scripts/sanitize.sh)
-// runs these under AddressSanitizer and UndefinedBehaviorSanitizer too.
+// for a long run) and MYCONV_FUZZ_SEED changes the seed. The sanitizer job
+// (scripts/checks/sanitize.sh) runs these under AddressSanitizer and UndefinedBehaviorSanitizer
+// too.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 

@@ -74,7 +74,7 @@ inline std::vector<Problem> randomized_depthwise_problems(std::vector<Problem> f
 }
 
 // The first MYCONV_TEST_PROBLEMS problems (fixed ones first) where that is set, else all: the GPU
-// kernel tests under compute-sanitizer's slow tools (scripts/gpu_sanitize.sh) run a few.
+// kernel tests under compute-sanitizer's slow tools (scripts/checks/gpu_sanitize.sh) run a few.
 inline std::vector<Problem> limited_by_environment(std::vector<Problem> problems) {
   if (const char* n = std::getenv("MYCONV_TEST_PROBLEMS"))
     if (const long count = std::strtol(n, nullptr, 10);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""scripts/inductor_reference.py without a GPU: the problems parsed from a run's cases, core's
-summary, tolerance and sampling rules in Python, the records where torch is missing, lacks
+"""scripts/references/inductor_reference.py without a GPU: the problems parsed from a run's cases,
+core's summary, tolerance and sampling rules in Python, the records where torch is missing, lacks
 torch.compile or finds no CUDA device (every problem skipped with the reason, exit 0), bad input
 (exit 2, one line), the conv report's labels beside results.json; and, where this Python imports
 torch, one problem run end to end on the CPU with a stand-in for torch.compile (a test fixture:
@@ -16,8 +16,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
-SCRIPT = os.path.join(SCRIPTS, "inductor_reference.py")
-sys.path.insert(0, SCRIPTS)
+SCRIPT = os.path.join(SCRIPTS, "references", "inductor_reference.py")
+sys.path[:0] = [os.path.join(SCRIPTS, "references"), SCRIPTS]
 import inductor_reference as ir  # noqa: E402
 from analysis import conv_report  # noqa: E402
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""scripts/trust_check.py without a GPU: every op myops lists has a Python call, the sample covers
-every op/dtype group before repeating one, bad input exits 2, and a machine without torch or CUDA
-is skipped (77) with the reason, writing nothing.
+"""scripts/references/trust_check.py without a GPU: every op myops lists has a Python call, the
+sample covers every op/dtype group before repeating one, bad input exits 2, and a machine without
+torch or CUDA is skipped (77) with the reason, writing nothing.
 
     test_trust_check.py [path/to/myops]   (without it the op-list check is skipped)"""
 
@@ -13,8 +13,8 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "..", "scripts", "trust_check.py")
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+SCRIPT = os.path.join(HERE, "..", "..", "scripts", "references", "trust_check.py")
+sys.path.insert(0, os.path.dirname(SCRIPT))
 import trust_check as tc  # noqa: E402
 
 MYOPS = None

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of scripts/conv_targets.py (issue 14's conv targets) on fabricated result files: each
-target met and missed, dtype and layout tokens of the descriptors matched to the shape files, a
+"""Tests of scripts/results/conv_targets.py (issue 14's conv targets) on fabricated result files:
+each target met and missed, dtype and layout tokens of the descriptors matched to the shape files, a
 failed case counted as missing (never dropped from a geomean), bad input exit 2.
 
 Run: python3 tests/results/test_conv_targets.py (CTest: conv_targets).
@@ -14,7 +14,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "results"))
 import conv_targets  # noqa: E402
 
 
@@ -99,7 +99,7 @@ class ConvTargets(unittest.TestCase):
             with open(bad, "w", encoding="utf-8") as f:
                 f.write("{not json")
             for args in ([bad], [os.path.join(d, "absent.json")]):
-                script = os.path.join(ROOT, "scripts", "conv_targets.py")
+                script = os.path.join(ROOT, "scripts", "results", "conv_targets.py")
                 p = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
                 self.assertEqual(p.returncode, 2)
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)

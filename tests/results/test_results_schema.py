@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Tests of scripts/results_schema.py (version 1 -> 2 upgrade of conv descriptors and params) and
-scripts/migrate_results.py (in-place upgrade of a run folder: JSON, cases.jsonl, CSV; idempotent;
-bad input exits 2). That the upgraded descriptors are what myconv itself writes is checked by the
-myconv_cli test, which has the binary.
+"""Tests of scripts/results/results_schema.py (version 1 -> 2 upgrade of conv descriptors and
+params) and scripts/results/migrate_results.py (in-place upgrade of a run folder: JSON, cases.jsonl,
+CSV; idempotent; bad input exits 2). That the upgraded descriptors are what myconv itself writes is
+checked by the myconv_cli test, which has the binary.
 
 Run: python3 tests/results/test_results_schema.py (CTest: results_schema).
 """
@@ -18,9 +18,9 @@ import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import results_schema  # noqa: E402
+from results import results_schema  # noqa: E402
 
-MIGRATE = os.path.join(ROOT, "scripts", "migrate_results.py")
+MIGRATE = os.path.join(ROOT, "scripts", "results", "migrate_results.py")
 
 
 def v1_record(problem, backend="libtorch_cpu"):
@@ -132,10 +132,10 @@ class Migrate(unittest.TestCase):
 
 
 class CorrectSource(unittest.TestCase):
-    """scripts/correct_source.py: the corrected record, the wrong one kept, idempotent."""
+    """scripts/results/correct_source.py: the corrected record, the wrong one kept, idempotent."""
 
     def test_correct_and_refuse(self):
-        script = os.path.join(ROOT, "scripts", "correct_source.py")
+        script = os.path.join(ROOT, "scripts", "results", "correct_source.py")
         head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
                               text=True)
         if head.returncode != 0:

@@ -100,7 +100,7 @@ PY
 cat >"$work/python" <<'SH'
 #!/usr/bin/env bash
 [ "$1" != -c ] || exit 0  # the runner's check: import transformers, torch
-shift  # scripts/hf_reference.py
+shift  # scripts/references/hf_reference.py
 exec python3 - "$@" <<'PY'
 import argparse, json, os, sys
 ap = argparse.ArgumentParser()
