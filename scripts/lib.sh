@@ -28,8 +28,8 @@ MYCONV_OPTIONAL_PACKAGES=(libtorch-dev libdnnl-dev ocl-icd-opencl-dev libhalide1
 # Packages only the tests need (scripts/test.sh installs them): the remote_run.sh test starts an
 # sshd of its own on 127.0.0.1.
 MYCONV_TEST_PACKAGES=(openssh-server
-  # tests/analysis/test_analyze_results.py loads a report's index.html in headless Chromium (the test
-  # skips without it); --no-install-recommends: 16 packages, 123 MB, 47 s on the 2-core CI host
+  # tests/analysis/test_analyze_results.py loads a report's index.html in headless Chromium (the
+  # test skips without it); --no-install-recommends: 16 packages, 123 MB, 47 s on the 2-core CI host
   chromium
   # the Slurm test (tests/runner/test_slurm.sh) starts a single-node cluster of its own
   slurm-wlm munge)

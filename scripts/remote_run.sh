@@ -18,9 +18,9 @@
 #   --bundle            copy .bundle/ too and set up from it (a remote host without network)
 # e.g. scripts/remote_run.sh ubuntu@203.0.113.7 --key ~/.ssh/gpu.pem -- --preset all
 # The copy leaves out build*/, .deps/, .bundle/ (unless --bundle) and results/ (rsync, or tar
-# where rsync is missing) and carries a source stamp (scripts/offline/stamp_source.sh), so that the remote
-# build names the local commit and difference even without git there; the run's console log is
-# REMOTE_DIR/.remote/run-<time>.log.
+# where rsync is missing) and carries a source stamp (scripts/offline/stamp_source.sh), so that the
+# remote build names the local commit and difference even without git there; the run's console log
+# is REMOTE_DIR/.remote/run-<time>.log.
 # Exit codes: 0 done; 2 bad options, ssh unreachable, no run started; 1 another failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

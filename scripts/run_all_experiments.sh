@@ -35,9 +35,9 @@
 #     --device auto|cpu|cuda      default auto: the GPU where there is one
 #     --no-hf-reference           no Hugging Face reference (scripts/references/hf_reference.py)
 #   conv and op suites:
-#     --trust-check               after the cases, scripts/references/trust_check.py times a sample of the
-#                                 libtorch_cuda cases again in Python PyTorch on the same GPU
-#                                 (RUN/trust.json, trust.md; a section of the report)
+#     --trust-check               after the cases, scripts/references/trust_check.py times a
+#                                 sample of the libtorch_cuda cases again in Python PyTorch on the
+#                                 same GPU (RUN/trust.json, trust.md; a section of the report)
 #   conv suite:
 #     --inductor-reference        after the cases, scripts/references/inductor_reference.py runs
 #                                 torch.compile (default and max-autotune) on each GPU problem
@@ -526,10 +526,11 @@ runner_of() {
   for f in "${extra[@]}"; do runner+=("--extra-arg=$f"); done
 }
 
-# The MLP suite's Python reference (scripts/references/mlp_reference.py: the lecture's code in Python
-# PyTorch) on the grid's example in its dtypes, on the GPU where Python's torch sees one (else the
-# CPU), measured before the cases into RUN/references/python_reference.json: the report holds C++
-# libtorch_cpu/libtorch_cuda to it. Skipped, with the reason in the log, where python3 has no torch.
+# The MLP suite's Python reference (scripts/references/mlp_reference.py: the lecture's code in
+# Python PyTorch) on the grid's example in its dtypes, on the GPU where Python's torch sees one
+# (else the CPU), measured before the cases into RUN/references/python_reference.json: the report
+# holds C++ libtorch_cpu/libtorch_cuda to it. Skipped, with the reason in the log, where python3 has
+# no torch.
 python_reference() {
   local run_dir=$1 bin=$2 device ref_log=$1/all_experiments.txt
   local ref=(--config mlp:d128l16b128s5)

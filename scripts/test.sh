@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds myconv and runs every test (ctest), the bundle and install check
-# (scripts/checks/check_bundle_install.sh), then the sanitizer job (scripts/checks/sanitize.sh: the CPU path under
-# AddressSanitizer + UndefinedBehaviorSanitizer). Does the set-up first when something
-# is missing. GPU tests skip, with a reason, where no GPU is present.
+# (scripts/checks/check_bundle_install.sh), then the sanitizer job (scripts/checks/sanitize.sh: the
+# CPU path under AddressSanitizer + UndefinedBehaviorSanitizer). Does the set-up first when
+# something is missing. GPU tests skip, with a reason, where no GPU is present.
 #
 #   scripts/test.sh [--from-bundle DIR] [--build-dir DIR] [--no-sanitize] [-- extra cmake arguments]
 #   e.g. scripts/test.sh -- -DCMAKE_CUDA_ARCHITECTURES=90

@@ -9,7 +9,7 @@
 #
 #   scripts/checks/check_bundle_install.sh [--work DIR] [--bundle DIR]
 #     --work DIR     scratch folder (default build-bundle-check/): prefix, build, install, runs
-#     --bundle DIR   the .debs (default: WORK/bundle, downloaded once by scripts/offline/bundle_deps.sh)
+#     --bundle DIR   the .debs (default WORK/bundle, downloaded once: scripts/offline/bundle_deps.sh)
 # Exit codes: 0 passed; 1 a check failed; 2 bad options; 77 skipped (no bundle and no network).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"

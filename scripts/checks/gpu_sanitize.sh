@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs our own CUDA kernels under compute-sanitizer's four tools (memcheck, racecheck, initcheck,
 # synccheck) on a GPU host: the kernel tests that launch every variant, tile, dtype and layout on
-# their randomized problem sets (tests/conv/test_im2col_gemm_cuda.cpp, tests/conv/test_small_conv.cpp,
-# tests/conv/test_depthwise_cuda.cpp), myconv over a randomized problem set per variant (variant 8 over
-# a randomized depthwise set), and (where myops is built) our op kernels
-# (own_cuda, ops/cuda/) in each variant over a randomized op set (every op, odd sizes, broadcasts,
-# axis sets, permutations) in fp32, fp16 and bf16 (tf32 too for matmul). One log per tool and
-# program in OUT_DIR, and a summary (errors per tool) last; exit 1 when any tool reports an error.
+# their randomized problem sets (tests/conv/test_im2col_gemm_cuda.cpp,
+# tests/conv/test_small_conv.cpp, tests/conv/test_depthwise_cuda.cpp), myconv over a randomized
+# problem set per variant (variant 8 over a randomized depthwise set), and (where myops is built)
+# our op kernels (own_cuda, ops/cuda/) in each variant over a randomized op set (every op, odd
+# sizes, broadcasts, axis sets, permutations) in fp32, fp16 and bf16 (tf32 too for matmul). One log
+# per tool and program in OUT_DIR, and a summary (errors per tool) last; exit 1 when any tool
+# reports an error.
 #
 #   scripts/checks/gpu_sanitize.sh --build-dir DIR [--out-dir OUT_DIR] [--tools LIST] [--problems N]
 #                           [--test-problems N]
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
         --problems) problems_n=$2 ;; --test-problems) test_problems=$2 ;; --only) only=$2 ;;
       esac
       shift 2 ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_sanitize.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

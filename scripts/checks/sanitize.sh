@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The sanitizer job: builds the CPU path with AddressSanitizer + UndefinedBehaviorSanitizer (leak
-# checks on) in its own folder, proves the sanitizers stop a program (tests/build/sanitizer_canary.cpp),
-# runs the unit tests of our CPU code, the parser and command-line fuzzers, and a myconv sweep of
-# the tails shape set through every CPU backend under them. Any sanitizer report fails the job.
-# scripts/test.sh runs it after the main tests (CI); GPU code is checked by compute-sanitizer on
-# a GPU host instead (scripts/checks/gpu_sanitize.sh).
+# checks on) in its own folder, proves the sanitizers stop a program
+# (tests/build/sanitizer_canary.cpp), runs the unit tests of our CPU code, the parser and
+# command-line fuzzers, and a myconv sweep of the tails shape set through every CPU backend under
+# them. Any sanitizer report fails the job. scripts/test.sh runs it after the main tests (CI); GPU
+# code is checked by compute-sanitizer on a GPU host instead (scripts/checks/gpu_sanitize.sh).
 #
 #   scripts/checks/sanitize.sh [--build-dir DIR] [--full]
 #     --build-dir DIR   build folder (default build-sanitize/)
@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     --build-dir) [ $# -ge 2 ] || { echo "sanitize.sh: error: --build-dir needs a folder" >&2; exit 2; }
       build_dir=$2; shift 2 ;;
     --full) full=1; shift ;;
-    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "sanitize.sh: error: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -6,7 +6,7 @@
 # cmake/BuildInfo.cmake reads the stamp where no checkout is found, checks every file against it,
 # and names any file changed, added or removed since (modified_since_stamp) instead of trusting it.
 #
-#   scripts/offline/stamp_source.sh [--print]    write .myconv-source/ (--print: also show the record)
+#   scripts/offline/stamp_source.sh [--print]  write .myconv-source/ (--print: also show the record)
 # Copy the tree after stamping; stamp again after any change. scripts/remote_run.sh does this.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# cmake/BuildInfo.cmake and scripts/offline/stamp_source.sh in a scratch git repository: the source record
-# of a clean tree, a changed tracked file, untracked and ignored files, results/ left out, the real
-# index untouched, a tree inside another checkout (not taking its commit), MYCONV_GIT_COMMIT, a
-# stamped copy without .git, and one changed after its stamp; and that the generated .cpp embeds
-# the difference byte for byte (compiled and run here).
+# cmake/BuildInfo.cmake and scripts/offline/stamp_source.sh in a scratch git repository: the source
+# record of a clean tree, a changed tracked file, untracked and ignored files, results/ left out,
+# the real index untouched, a tree inside another checkout (not taking its commit),
+# MYCONV_GIT_COMMIT, a stamped copy without .git, and one changed after its stamp; and that the
+# generated .cpp embeds the difference byte for byte (compiled and run here).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)

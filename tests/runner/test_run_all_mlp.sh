@@ -3,8 +3,8 @@
 # path/to/mymlp): a run folder <stamp>_<host>_mlp with valid JSON of suite "mlp" (the tiny example,
 # the four scaling studies, the square matmuls), every case passed against float64, one progress
 # line per case, the MLP report (report.md with the scaling table and its fitted exponents, plots);
-# bad options exit 2 with one line and leave no run folder; scripts/references/mlp_reference.py refuses bad
-# input likewise.
+# bad options exit 2 with one line and leave no run folder; scripts/references/mlp_reference.py
+# refuses bad input likewise.
 set -u
 mymlp=$(realpath "$1")
 # shellcheck source=common.sh
@@ -71,8 +71,9 @@ PY
   then ok "run folder: JSON, CSV, progress lines, report and plots"; else fail "run folder contract"; fi
 fi
 
-# The Python reference (scripts/references/mlp_reference.py, run beside mymlp on a GPU host) refuses bad input
-# with one line and exit 2 before it imports torch (this machine's Python may have none).
+# The Python reference (scripts/references/mlp_reference.py, run beside mymlp on a GPU host)
+# refuses bad input with one line and exit 2 before it imports torch (this machine's Python may
+# have none).
 for args in "--config mlp:d0l1b1s1" "--config bogus" "--dtype fp16" "--device tpu" \
     "--mymlp $work/nonexistent"; do
   # shellcheck disable=SC2086
