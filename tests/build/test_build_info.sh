@@ -24,8 +24,9 @@ field() { sed -n "s/^extern const char\* const $1 = \"\(.*\)\";\$/\1/p" "$work/b
 bytes() { sed -n 's/^extern const unsigned long long kSourceDiffBytes = \([0-9]*\)ULL;$/\1/p' "$work/bi.cpp"; }
 
 repo="$work/repo"
-mkdir -p "$repo/scripts" "$repo/src" "$repo/results"
-cp "$root/scripts/offline/stamp_source.sh" "$root/scripts/lib.sh" "$repo/scripts/"
+mkdir -p "$repo/scripts/offline" "$repo/src" "$repo/results"
+cp "$root/scripts/offline/stamp_source.sh" "$repo/scripts/offline/"
+cp "$root/scripts/lib.sh" "$repo/scripts/"
 echo 'int f() { return 1; }' >"$repo/src/a.cpp"
 printf 'ignored.txt\n/.myconv-source/\n' >"$repo/.gitignore"
 git -C "$repo" init -q
