@@ -12,7 +12,8 @@
 // It needs one libstdc++ in the process: libdnnl's inline std::call_once writes libstdc++.so's
 // thread-locals (the module's scope finds them there first) and the shared library's trampoline
 // reads them through the global scope. A program holding copies from libstdc++.a would answer
-// that lookup first, and the trampoline would call a null pointer (tests/test_libstdcxx_link.sh).
+// that lookup first, and the trampoline would call a null pointer
+// (tests/build/test_libstdcxx_link.sh).
 #include <dlfcn.h>
 
 #include <cstdlib>

@@ -13,7 +13,8 @@
 #   must not take that one's commit): the commit is HEAD; the difference is the working tree
 #   against HEAD, untracked files that are not ignored included (a copy of the index takes them
 #   in, the real index is left alone); results/ is left out: it holds outputs, not source.
-# - stamp: a tree without its checkout that scripts/stamp_source.sh stamped when it was copied
+# - stamp: a tree without its checkout that scripts/offline/stamp_source.sh stamped when it was
+# copied
 #   (.myconv-source/: commit, source.diff, manifest.sha256). The manifest is checked: files
 #   changed, added or removed since the stamp are named (modified_since_stamp) and the record
 #   says "-modified", never passing them off as the stamped source.

@@ -86,8 +86,8 @@ else()
       # __once_call. libstdc++.so's call_once trampoline then read the program's copy while
       # oneDNN, opened with RTLD_DEEPBIND (baselines/onednn_loader.cpp), wrote the shared
       # library's: a call through a null pointer, onednn_cpu's SIGSEGV on every problem
-      # (results/h200/20261125_onednn_crash_diagnosis/). tests/test_libstdcxx_link.sh checks the
-      # programs define none of it.
+      # (results/h200/20261125_onednn_crash_diagnosis/). tests/build/test_libstdcxx_link.sh checks
+      # the programs define none of it.
       if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND Torch_DIR MATCHES "site-packages")
         execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
                         OUTPUT_VARIABLE _libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -115,7 +115,7 @@ else()
     # oneDNN 3 changed the primitive API (e.g. no operation descriptors): a distribution that
     # ships it (newer Ubuntu) gets the backend reported as not built, not a broken build.
     set(MYCONV_WHY_NO_ONEDNN "oneDNN ${dnnl_VERSION} found; the backend is written for the 2.x "
-                             "API (Debian 12's libdnnl-dev 2.6, or scripts/bundle_deps.sh)")
+                             "API (Debian 12's libdnnl-dev 2.6, or scripts/offline/bundle_deps.sh)")
   elseif(dnnl_FOUND)
     set(MYCONV_HAVE_ONEDNN ON)
   else()

@@ -1,5 +1,5 @@
 // The index math of im2col convolution, shared by the CUDA kernels (conv/cuda/) and the CPU test
-// that checks it against the reference (tests/test_im2col_index.cpp).
+// that checks it against the reference (tests/conv/test_im2col_index.cpp).
 //
 // Per group g the convolution is one GEMM, out[oc][m] = sum_k wei[oc][k] * col[k][m], with
 //   k in [0, K), K = IC/G * KH * KW: one (input channel c of the group, kernel tap r, s),

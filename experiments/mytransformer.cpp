@@ -547,7 +547,7 @@ int main(int argc, char** argv) {
                  "Write PREFIX_YYYYMMDD_HHMMSS.json and .csv (instead of --json/--csv)");
   app.add_option("--dump-logits", o.dump_logits,
                  "Write the first config's prompt, prefill logits and greedy tokens as JSON and "
-                 "exit (scripts/hf_agreement.py)");
+                 "exit (scripts/references/hf_agreement.py)");
   // A generation is long: one warm-up run unless asked otherwise.
   o.common.measure.warmup_iters = 1;
   bench::add_common_options(app, o.common, /*allow_both=*/false, /*device_index=*/false);

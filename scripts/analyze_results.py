@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reads result files of the benchmark suites (results/README.md, schema_version 2, or 1 upgraded
-as it is read: scripts/results_schema.py) and writes a Markdown report with plots, or compares
-two result files case by case.
+as it is read: scripts/results/results_schema.py) and writes a Markdown report with plots, or
+compares two result files case by case.
 
   analyze_results.py RESULTS.json [RESULTS.json ...] [--output-dir DIR] [--report-only]
       writes DIR/report.md, DIR/index.html (the report as a page showing its plots) and
@@ -12,9 +12,9 @@ two result files case by case.
 
 The report is the suite's own (the results' `suite`: conv, myconv's, by scripts/analysis/
 conv_report.py; ops, myops', by scripts/analysis/ops_report.py; transformer, mytransformer's and
-scripts/hf_reference.py's, by scripts/analysis/transformer_report.py); the inputs of one report hold
-one suite. Every number in the report is read from the input files or computed from them by the
-formula named beside it. Bad input (a missing file, not JSON, another schema_version, results
+scripts/references/hf_reference.py's, by scripts/analysis/transformer_report.py); the inputs of one
+report hold one suite. Every number in the report is read from the input files or computed from them
+by the formula named beside it. Bad input (a missing file, not JSON, another schema_version, results
 that are not records, results of several suites) prints one line on stderr and exits 2 before
 anything is written; files are written to a temporary name and renamed, so a report is never
 partial.

@@ -9,7 +9,7 @@ if [ -f "$MYCONV_ROOT/installed" ]; then
   MYCONV_INSTALLED_BIN=$(head -n 1 "$MYCONV_ROOT/installed")
 fi
 # Where `setup.sh --from-bundle` unpacks packages; the build uses it when it exists. The
-# environment may name another one (scripts/check_bundle_install.sh uses a scratch prefix).
+# environment may name another one (scripts/checks/check_bundle_install.sh uses a scratch prefix).
 MYCONV_PREFIX=${MYCONV_PREFIX:-$MYCONV_ROOT/.deps/prefix}
 
 # Packages of a full CPU build on Debian 12 / Ubuntu. Required ones fail the set-up when missing;
@@ -28,10 +28,10 @@ MYCONV_OPTIONAL_PACKAGES=(libtorch-dev libdnnl-dev ocl-icd-opencl-dev libhalide1
 # Packages only the tests need (scripts/test.sh installs them): the remote_run.sh test starts an
 # sshd of its own on 127.0.0.1.
 MYCONV_TEST_PACKAGES=(openssh-server
-  # tests/test_analyze_results.py loads a report's index.html in headless Chromium (the test
-  # skips without it); --no-install-recommends: 16 packages, 123 MB, 47 s on the 2-core CI host
+  # tests/analysis/test_analyze_results.py loads a report's index.html in headless Chromium (the
+  # test skips without it); --no-install-recommends: 16 packages, 123 MB, 47 s on the 2-core CI host
   chromium
-  # the Slurm test (tests/test_slurm.sh) starts a single-node cluster of its own
+  # the Slurm test (tests/runner/test_slurm.sh) starts a single-node cluster of its own
   slurm-wlm munge)
 
 # Packages a GPU host without network needs from a bundle: everything above except the

@@ -18,9 +18,9 @@
 #   --bundle            copy .bundle/ too and set up from it (a remote host without network)
 # e.g. scripts/remote_run.sh ubuntu@203.0.113.7 --key ~/.ssh/gpu.pem -- --preset all
 # The copy leaves out build*/, .deps/, .bundle/ (unless --bundle) and results/ (rsync, or tar
-# where rsync is missing) and carries a source stamp (scripts/stamp_source.sh), so that the remote
-# build names the local commit and difference even without git there; the run's console log is
-# REMOTE_DIR/.remote/run-<time>.log.
+# where rsync is missing) and carries a source stamp (scripts/offline/stamp_source.sh), so that the
+# remote build names the local commit and difference even without git there; the run's console log
+# is REMOTE_DIR/.remote/run-<time>.log.
 # Exit codes: 0 done; 2 bad options, ssh unreachable, no run started; 1 another failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -112,9 +112,9 @@ case "$action" in
     [ "$(field state)" != running ] ||
       die "a run is already going on $host:$dir (pid $(field pid)); see --status, or --stop it"
     # The copy names its source even where the remote has no git: the stamp travels with it
-    # (scripts/stamp_source.sh; a tree that is not a checkout is sent as it is).
+    # (scripts/offline/stamp_source.sh; a tree that is not a checkout is sent as it is).
     if git -C "$MYCONV_ROOT" rev-parse --show-toplevel >/dev/null 2>&1; then
-      "$MYCONV_ROOT/scripts/stamp_source.sh" >/dev/null
+      "$MYCONV_ROOT/scripts/offline/stamp_source.sh" >/dev/null
     fi
     excludes=(/build*/ /.deps/ /results/ /.remote/ __pycache__/ '*.pyc')
     [ $bundle -eq 1 ] || excludes+=(/.bundle/)

@@ -12,7 +12,7 @@
 #                                 mlp: mymlp's MLP (the lecture's example and d4096 L8 B4096 s5,
 #                                 the four scaling studies, the matmul dims, the example's
 #                                 profile in RUN/profile, fp32 and bf16; the Python reference
-#                                 scripts/mlp_reference.py where python3 has torch, in
+#                                 scripts/references/mlp_reference.py where python3 has torch, in
 #                                 RUN/references/); transformer: mytransformer's generations
 #                                 (below); all: conv and ops, one run folder each (not mlp,
 #                                 transformer)
@@ -33,13 +33,13 @@
 #     --model LIST                built-in names, config.json files or checkpoint folders
 #     --preset NAME               experiments/transformer/presets.json (--preset list names them)
 #     --device auto|cpu|cuda      default auto: the GPU where there is one
-#     --no-hf-reference           no Hugging Face reference (scripts/hf_reference.py)
+#     --no-hf-reference           no Hugging Face reference (scripts/references/hf_reference.py)
 #   conv and op suites:
-#     --trust-check               after the cases, scripts/trust_check.py times a sample of the
-#                                 libtorch_cuda cases again in Python PyTorch on the same GPU
-#                                 (RUN/trust.json, trust.md; a section of the report)
+#     --trust-check               after the cases, scripts/references/trust_check.py times a
+#                                 sample of the libtorch_cuda cases again in Python PyTorch on the
+#                                 same GPU (RUN/trust.json, trust.md; a section of the report)
 #   conv suite:
-#     --inductor-reference        after the cases, scripts/inductor_reference.py runs
+#     --inductor-reference        after the cases, scripts/references/inductor_reference.py runs
 #                                 torch.compile (default and max-autotune) on each GPU problem
 #                                 (RUN/inductor_reference/; rows torch_inductor and
 #                                 torch_inductor_max_autotune in the report; compiles take
@@ -482,7 +482,7 @@ done
 # listed before, or --resume.
 runner_of() {
   local i=$1 mode=${2:-} s=${suites[$1]} f
-  runner=(python3 "$MYCONV_ROOT/scripts/run_cases.py" --run-dir "${run_dirs[$i]}"
+  runner=(python3 "$MYCONV_ROOT/scripts/runner/run_cases.py" --run-dir "${run_dirs[$i]}"
     --myconv "${bins[$i]}")
   [ -z "$timeout" ] || runner+=(--timeout "$timeout")
   [ $commit -eq 0 ] || runner+=(--commit)
@@ -526,10 +526,11 @@ runner_of() {
   for f in "${extra[@]}"; do runner+=("--extra-arg=$f"); done
 }
 
-# The MLP suite's Python reference (scripts/mlp_reference.py: the lecture's code in Python
-# PyTorch) on the grid's example in its dtypes, on the GPU where Python's torch sees one (else the
-# CPU), measured before the cases into RUN/references/python_reference.json: the report holds C++
-# libtorch_cpu/libtorch_cuda to it. Skipped, with the reason in the log, where python3 has no torch.
+# The MLP suite's Python reference (scripts/references/mlp_reference.py: the lecture's code in
+# Python PyTorch) on the grid's example in its dtypes, on the GPU where Python's torch sees one
+# (else the CPU), measured before the cases into RUN/references/python_reference.json: the report
+# holds C++ libtorch_cpu/libtorch_cuda to it. Skipped, with the reason in the log, where python3 has
+# no torch.
 python_reference() {
   local run_dir=$1 bin=$2 device ref_log=$1/all_experiments.txt
   local ref=(--config mlp:d128l16b128s5)
@@ -542,10 +543,10 @@ python_reference() {
   fi
   [ "$device" = cpu ] || ref+=(--graph)
   mkdir -p "$run_dir/references"
-  echo "[mymlp] Python reference (scripts/mlp_reference.py, $device) into $run_dir/references/"
+  echo "[mymlp] Python reference (scripts/references/mlp_reference.py, $device) into $run_dir/references/"
   {
     echo "== Python reference, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    python3 "$MYCONV_ROOT/scripts/mlp_reference.py" "${ref[@]}" --dtype "$mlp_dtypes" \
+    python3 "$MYCONV_ROOT/scripts/references/mlp_reference.py" "${ref[@]}" --dtype "$mlp_dtypes" \
       --device "$device" --mymlp "$bin" --json "$run_dir/references/python_reference.json"
   } >>"$ref_log" 2>&1 || echo "[mymlp] Python reference failed (see $ref_log); the cases go on"
 }

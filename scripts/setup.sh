@@ -4,8 +4,8 @@
 #
 #   scripts/setup.sh                    install system packages (needs network)
 #   scripts/setup.sh --tests            the same, plus the packages only the tests need
-#   scripts/setup.sh --from-bundle DIR  unpack the .debs in DIR (from scripts/bundle_deps.sh) into
-#                                       .deps/prefix: no root, no network; the build then uses it
+#   scripts/setup.sh --from-bundle DIR  unpack the .debs in DIR (scripts/offline/bundle_deps.sh's)
+#                                       into .deps/prefix: no root, no network; the build uses it
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

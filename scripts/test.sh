@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds myconv and runs every test (ctest), the bundle and install check
-# (scripts/check_bundle_install.sh), then the sanitizer job (scripts/sanitize.sh: the CPU path under
-# AddressSanitizer + UndefinedBehaviorSanitizer). Does the set-up first when something
-# is missing. GPU tests skip, with a reason, where no GPU is present.
+# (scripts/checks/check_bundle_install.sh), then the sanitizer job (scripts/checks/sanitize.sh: the
+# CPU path under AddressSanitizer + UndefinedBehaviorSanitizer). Does the set-up first when
+# something is missing. GPU tests skip, with a reason, where no GPU is present.
 #
 #   scripts/test.sh [--from-bundle DIR] [--build-dir DIR] [--no-sanitize] [-- extra cmake arguments]
 #   e.g. scripts/test.sh -- -DCMAKE_CUDA_ARCHITECTURES=90
@@ -52,7 +52,7 @@ stage build cmake --build "$build_dir" -j "$(myconv_jobs)"
 stage ctest ctest --test-dir "$build_dir" --output-on-failure -j "$(( $(myconv_jobs) + 1 ))"
 # Programs built against a bundle prefix start bare (env -i) and install (cmake --install); 77:
 # skipped, with the reason, where no bundle can be had.
-bundle_check() { "$MYCONV_ROOT/scripts/check_bundle_install.sh" || [ $? -eq 77 ]; }
+bundle_check() { "$MYCONV_ROOT/scripts/checks/check_bundle_install.sh" || [ $? -eq 77 ]; }
 stage bundle_check bundle_check
-[ $sanitize -eq 0 ] || stage sanitize "$MYCONV_ROOT/scripts/sanitize.sh"
+[ $sanitize -eq 0 ] || stage sanitize "$MYCONV_ROOT/scripts/checks/sanitize.sh"
 myconv_log "scripts/test.sh: $SECONDS s in all"

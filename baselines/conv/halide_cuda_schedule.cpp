@@ -6,8 +6,8 @@
 //   manual_basic  register tiles per thread, no shared memory (the schedule before "manual")
 //   li2018        Halide 14's GPU autoscheduler
 // Nothing here touches a device: every schedule lowers and compiles to PTX without one
-// (tests/test_halide_cuda_schedule.cpp checks that on every machine; tests/test_halide_cuda.cpp
-// checks the results on a GPU).
+// (tests/conv/test_halide_cuda_schedule.cpp checks that on every machine;
+// tests/conv/test_halide_cuda.cpp checks the results on a GPU).
 #include "baselines/conv/halide_cuda_schedule.hpp"
 
 #include <algorithm>

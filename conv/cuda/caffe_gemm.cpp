@@ -1,8 +1,8 @@
 // Variant 9 of im2col_gemm_cuda: our im2col + cuBLASLt's GEMM (conv/cuda/caffe_gemm.hpp says what
 // and why; conv/cuda/caffe_gemm_plan.hpp how the GEMM covers groups, images and both layouts).
 //
-// Build and run (a GPU host; tests/test_caffe_gemm_cuda.cpp checks every dtype and layout against
-// the float64 reference, tests/test_backends_gpu.cpp the backend around it):
+// Build and run (a GPU host; tests/conv/test_caffe_gemm_cuda.cpp checks every dtype and layout
+// against the float64 reference, tests/conv/test_backends_gpu.cpp the backend around it):
 //   cmake --build build --target myconv test_caffe_gemm_cuda
 //   build/tests/test_caffe_gemm_cuda
 //   build/experiments/myconv --backend im2col_gemm_cuda --variant 9 --dtype fp32,tf32,fp16,bf16

@@ -2,7 +2,8 @@
 // GEMM) as cuBLASLt sees it: which buffer is A and which is B, the column-major shapes, leading
 // dimensions, strided batches and host-loop offsets that make cublasLtMatmul write the
 // convolution's output directly in the problem's layout, with no extra pass. Host-only (no CUDA),
-// so that tests/test_caffe_gemm_plan.cpp checks it on the CPU by running the plan as plain loops.
+// so that tests/conv/test_caffe_gemm_plan.cpp checks it on the CPU by running the plan as plain
+// loops.
 //
 // The column buffer is variant 5's (launch_mma_im2col): col[group][m][Kp] in the storage type,
 // K padded to whole 16-byte vectors (mma_padded_k). Read column-major it is, per group, a K x M

@@ -13,7 +13,7 @@
 //       slice of channels per block; conv/cuda/depthwise_image.hpp).
 // The choice between them is depthwise_config's rule below. Host-only C++ (the few MYCONV_HD
 // helpers compile for the device too; the index math the kernels run is
-// conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by tests/test_depthwise_config.cpp
+// conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by tests/conv/test_depthwise_config.cpp
 // (configurations, and a CPU emulation of both kernels' index math against a direct convolution).
 //
 // Depthwise here: groups == IC (one input channel per group) and a channel multiplier

@@ -1,6 +1,7 @@
 // The nhwc whole-image kernel (sub-variant 8.5 of im2col_gemm_cuda,
 // conv/cuda/depthwise_plane_kernels.cu): configuration, index math and the per-item algorithm,
-// host and device (MYCONV_HD), shared with the CPU emulation in tests/test_depthwise_plane.cpp.
+// host and device (MYCONV_HD), shared with the CPU emulation in
+// tests/conv/test_depthwise_plane.cpp.
 //
 // For small nhwc maps (14x14 and 7x7 inputs) a block owns one image and a slice of cw 32-bit
 // words of channels (2 fp16/bf16 channels or 1 fp32 channel a word; cw a multiple of 4, so a

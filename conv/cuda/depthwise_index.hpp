@@ -1,8 +1,9 @@
 // The index math of the depthwise kernels (conv/cuda/depthwise_kernels.cu), shared with the CPU
-// emulation of both kernels in tests/test_depthwise_config.cpp: where a block works, which parts
-// of an nchw block's staged window are padding, which vectors stage the image part, which cell a
-// thread computes from which window offset, which strip an nhwc thread computes in which tile.
-// Host and device (MYCONV_HD); the configuration they read is conv/cuda/depthwise_config.hpp's.
+// emulation of both kernels in tests/conv/test_depthwise_config.cpp: where a block works, which
+// parts of an nchw block's staged window are padding, which vectors stage the image part, which
+// cell a thread computes from which window offset, which strip an nhwc thread computes in which
+// tile. Host and device (MYCONV_HD); the configuration they read is
+// conv/cuda/depthwise_config.hpp's.
 #pragma once
 
 #include <cstdint>

@@ -19,8 +19,8 @@
 // The automatic choice (depthwise_sub_variant_for) takes 8.4 for nchw outputs of 14x14 or less,
 // 8.3 for nhwc and 8.2 for other nchw where they run, except fp32 nchw at stride 1 or on larger
 // maps, which keeps 8.1. All sum each output's taps in the same (r, s) order with fmaf:
-// bit-identical outputs (tests/test_depthwise_cuda.cpp checks it on the GPU,
-// tests/test_depthwise_strip_emulation.cpp and tests/test_depthwise_plane.cpp by
+// bit-identical outputs (tests/conv/test_depthwise_cuda.cpp checks it on the GPU,
+// tests/conv/test_depthwise_strip_emulation.cpp and tests/conv/test_depthwise_plane.cpp by
 // emulation).
 //
 // Build (part of the normal build when CUDA is found):
@@ -71,13 +71,13 @@
 // type, atol only FP32 accumulation (8 * rms * sqrt(9) * 16 * 2^-24, ~2.2e-5 * rms). Packed
 // 16-bit arithmetic rounds partial sums (or products) of magnitude ~rms to 11 or 8 bits, which
 // near a small output misses atol by orders of magnitude: emulated on MobileNet-like data
-// (g32mb2ic32ih28oc32kh3ph1, tests/test_depthwise_strip.cpp PackedSixteenBitMathMissesTheTolerance)
-// packed FMAs (__hfma2) leave 1658 of 50176 fp16 outputs (1807 bf16) outside the tolerance,
-// packed products summed in FP32 (__hmul2) 1347 (1452); FP32 fmaf of the exact products, 0. So
-// the 16-bit kernels load and store packed pairs (16-byte vectors, one cvt.rn.f16x2 / .bf16x2
-// per output pair) and convert each loaded element to FP32 once (fp16: one HADD2.F32 per
-// half-word; bf16: one shift or mask), then multiply-add in FP32 (products of two 16-bit values
-// are exact in FP32).
+// (g32mb2ic32ih28oc32kh3ph1, tests/conv/test_depthwise_strip.cpp
+// PackedSixteenBitMathMissesTheTolerance) packed FMAs (__hfma2) leave 1658 of 50176 fp16 outputs
+// (1807 bf16) outside the tolerance, packed products summed in FP32 (__hmul2) 1347 (1452); FP32
+// fmaf of the exact products, 0. So the 16-bit kernels load and store packed pairs (16-byte
+// vectors, one cvt.rn.f16x2 / .bf16x2 per output pair) and convert each loaded element to FP32 once
+// (fp16: one HADD2.F32 per half-word; bf16: one shift or mask), then multiply-add in FP32 (products
+// of two 16-bit values are exact in FP32).
 //
 // The staged kernels (8.1), this file:
 //   - nchw: a block owns a tile of output rows (the full width where it fits) of one input plane,
@@ -105,7 +105,7 @@
 //     unrolled, filter in registers). Anything else runs the generic kernels: runtime loops, the
 //     weight of a tap read per tap (an L1 hit), scalar shared loads in nchw.
 //   - Every output is computed and written by one thread, taps summed in (r, s) order:
-//     deterministic, and every element written exactly once (tests/test_depthwise_config.cpp
+//     deterministic, and every element written exactly once (tests/conv/test_depthwise_config.cpp
 //     counts the writes of both tilings on the CPU).
 //   - Registers (ptxas, sm_90, no spills): nchw 64 (80 for 5x5, capped for 4 and 3 blocks of 256
 //     threads per SM), nhwc 58-128 (the unrolled window's loads of all kernel rows are in flight

@@ -1,6 +1,6 @@
 // The nhwc pipelined strip kernel (sub-variant 8.3 of im2col_gemm_cuda,
 // conv/cuda/depthwise_strip_kernels.cu): configuration and index math, host and device (MYCONV_HD
-// helpers), shared with the CPU emulation in tests/test_depthwise_strip_emulation.cpp.
+// helpers), shared with the CPU emulation in tests/conv/test_depthwise_strip_emulation.cpp.
 //
 // The same threads and per-thread algorithm as the nhwc strip kernel (8.2: a 16-byte channel
 // vector, a strip of P output pixels, a band of output rows, each input row used once for every

@@ -1,7 +1,7 @@
 // The nchw whole-plane kernel (sub-variant 8.4 of im2col_gemm_cuda,
 // conv/cuda/depthwise_plane_kernels.cu): configuration, index math and the per-output-strip
 // algorithm, host and device (MYCONV_HD), shared with the CPU emulation in
-// tests/test_depthwise_plane.cpp.
+// tests/conv/test_depthwise_plane.cpp.
 //
 // For small maps (MobileNet-v2's 14x14 and 7x7 layers with 384-960 channels) the strips of 8.2
 // are short: a 14-wide row takes 7-output strips of element loads, a band is one row, and every

@@ -1,6 +1,6 @@
 // The index math and the per-thread algorithm of the depthwise strip kernels
 // (conv/cuda/depthwise_strip_kernels.cu, sub-variant 8.2), shared with their CPU emulation in
-// tests/test_depthwise_config.cpp: the same code decides which outputs a thread writes, which
+// tests/conv/test_depthwise_config.cpp: the same code decides which outputs a thread writes, which
 // input rows and columns it loads, and which partial sum each loaded row feeds with which tap.
 // Host and device (MYCONV_HD); the memory accesses are the caller's (a Rows type, below), so the
 // kernels do vector loads and conversions and the emulation checks alignment, bounds and values.

@@ -1,7 +1,8 @@
 // The launch configuration of the depthwise strip kernels (conv/cuda/depthwise_strip_kernels.cu,
 // sub-variant 8.2 of im2col_gemm_cuda): which problems they run, the shape a thread computes and
 // how the threads cover the output. Host-only C++; the index math and the per-thread algorithm are
-// conv/cuda/depthwise_strip.hpp (shared with the CPU emulation in tests/test_depthwise_config.cpp).
+// conv/cuda/depthwise_strip.hpp (shared with the CPU emulation in
+// tests/conv/test_depthwise_config.cpp).
 //
 // The strip kernels run 3x3 depthwise layers (groups == IC, multiplier 1, dilation 1) at stride 1
 // or 2, the shape of MobileNet-v2's ten depthwise layers and most depthwise CNNs. A thread owns

@@ -6,7 +6,7 @@
 //         input, B the weights read K-major ([n][k] storage: GemmShape::b_k_major).
 // The engine's own rule (gemm_auto_plan) chooses tile, schedule and split-K. Host-only, no CUDA
 // dependency, so that the variant choice (conv/cuda/variant_choice.cpp) asks it and
-// tests/test_variant_choice.cpp checks it on the CPU.
+// tests/conv/test_variant_choice.cpp checks it on the CPU.
 #pragma once
 
 #include <string>

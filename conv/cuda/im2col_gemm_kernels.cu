@@ -1,7 +1,7 @@
 // im2col + GEMM convolution on CUDA cores, FP32: numbered variants side by side (llm.c style),
 // each with its launcher. The backend conv/cuda/im2col_gemm_cuda.cpp runs one of them
 // (BackendOptions::variant, "" = the default, the fastest); each is checked against the float64
-// reference by tests/test_backends_gpu.cpp and timed by myconv like any backend.
+// reference by tests/conv/test_backends_gpu.cpp and timed by myconv like any backend.
 //
 // Build (part of the normal build when CUDA is found; pick the GPU's architecture to build fast):
 //   cmake -S . -B build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build

@@ -1,7 +1,8 @@
 // im2col + GEMM convolution on tensor cores (TF32, FP16, BF16 with FP32 accumulation): variants
 // 4-6 of the backend conv/cuda/im2col_gemm_cuda.cpp, side by side with the FP32 CUDA-core
 // variants 1-3 in im2col_gemm_kernels.cu. Each is checked against the float64 reference by
-// tests/test_im2col_gemm_cuda.cpp (every tile, type and layout) and tests/test_backends_gpu.cpp.
+// tests/conv/test_im2col_gemm_cuda.cpp (every tile, type and layout) and
+// tests/conv/test_backends_gpu.cpp.
 //
 // Build: part of the normal build when CUDA is found; the kernels need sm_80 or newer (mma.sync
 // with bf16/tf32 and m16n8k16, cp.async), so a build must include 80 or 90 in

@@ -1,5 +1,5 @@
 // Index math of conv's tensor-core kernels (variants 4-6 in conv/cuda/im2col_gemm_mma.cu), shared
-// by host and device so that tests/test_mma_index.cpp checks it on the CPU. The generic part
+// by host and device so that tests/conv/test_mma_index.cpp checks it on the CPU. The generic part
 // (mma.sync fragment layouts, ldmatrix row addresses, the k-contiguous tile geometry, split-K)
 // lives in core/cuda/mma_index.hpp, shared with the op suite's matmul; here is what is conv's:
 //   - how a k slice of the column tile is dealt to threads (along k or along m);

@@ -1,7 +1,7 @@
 // The launch configuration of the small-OC direct convolution kernel
 // (conv/cuda/small_conv_kernels.cu): which instantiation, how many threads share a pixel's
 // reduction, how the blocks are shaped. Host-only C++ with no CUDA dependency, so that the choice
-// and the heuristics are unit-tested everywhere (tests/test_small_conv.cpp).
+// and the heuristics are unit-tested everywhere (tests/conv/test_small_conv.cpp).
 //
 // The kernel's work decomposition, in the GEMM view of conv/im2col_index.hpp
 // (per group out[oc][m] = sum_k wei[oc][k] * col[k][m]):

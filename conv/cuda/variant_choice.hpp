@@ -3,7 +3,7 @@
 // default) that states its choice and why, or a search (--variant search) that times the
 // candidates once, in the case's compile step, as cuDNN's search does. Host-only C++ with no
 // CUDA dependency, so that the heuristic is unit-tested everywhere
-// (tests/test_variant_choice.cpp).
+// (tests/conv/test_variant_choice.cpp).
 #pragma once
 
 #include <string>

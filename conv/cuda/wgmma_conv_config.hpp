@@ -1,6 +1,6 @@
 // The plan of the Hopper tensor-core convolution (variant 10, conv/cuda/wgmma_conv.cu): which
 // problems it runs, its tile and pipeline depth, and its split-K. Host-only C++ with no CUDA
-// dependency, so that the choice is unit-tested everywhere (tests/test_wgmma_conv_config.cpp).
+// dependency, so that the choice is unit-tested everywhere (tests/conv/test_wgmma_conv.cpp).
 //
 // The kernel is an implicit GEMM on the nhwc input (the problem's own, or variant 6's repack of
 // an nchw one): per output tile of BM = 128 pixels x BN output channels, each k slice is 128 bytes

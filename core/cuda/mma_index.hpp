@@ -1,6 +1,6 @@
 // Index math of the warp-level tensor-core kernels (mma.sync) that the suites share, host and
-// device, so that tests/test_mma_index.cpp checks it on the CPU. The device code that uses it is
-// core/cuda/mma.cuh; its users are conv's im2col GEMM (conv/cuda/im2col_gemm_mma.cu, whose
+// device, so that tests/conv/test_mma_index.cpp checks it on the CPU. The device code that uses it
+// is core/cuda/mma.cuh; its users are conv's im2col GEMM (conv/cuda/im2col_gemm_mma.cu, whose
 // conv-specific index math is conv/cuda/mma_index.hpp) and the op suite's matmul
 // (ops/cuda/matmul.cu).
 //   - which matrix element each lane holds in each register of mma.sync fragments (PTX ISA

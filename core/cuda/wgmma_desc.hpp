@@ -1,8 +1,8 @@
 // Shared-memory matrix descriptors of Hopper's warpgroup MMA (wgmma, sm_90a), host and device, so
-// that tests/test_gemm_config.cpp checks them on the CPU against a model of the layouts (PTX ISA
-// "Matrix Descriptor Format" and "Shared Memory Matrix Layout", the canonical layouts as CUTLASS's
-// cute/atom/mma_traits_sm90_gmma.hpp writes them). Users: core/cuda/hopper_ptx.cuh's kernels,
-// conv's variant 10 (conv/cuda/wgmma_conv.cu) and the GEMM engine (core/cuda/gemm/).
+// that tests/core/test_gemm_config.cpp checks them on the CPU against a model of the layouts (PTX
+// ISA "Matrix Descriptor Format" and "Shared Memory Matrix Layout", the canonical layouts as
+// CUTLASS's cute/atom/mma_traits_sm90_gmma.hpp writes them). Users: core/cuda/hopper_ptx.cuh's
+// kernels, conv's variant 10 (conv/cuda/wgmma_conv.cu) and the GEMM engine (core/cuda/gemm/).
 //
 // Only the 128-byte swizzle is used: tiles are rows of 128 bytes (64 16-bit or 32 32-bit values),
 // 8-row groups of 1024 bytes, 1024-byte aligned, with 16-byte chunk c of row r stored at chunk

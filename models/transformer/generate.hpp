@@ -150,7 +150,7 @@ class TrainStep {
 // every row) and the generated tokens; where CUDA graphs can be captured, the tokens of the same
 // generation through libtorch_graph's decode step ("generated_graph"; its decode is written
 // apart from the eager forward) and through own_cuda's ("generated_own").
-// scripts/hf_agreement.py compares them with transformers.
+// scripts/references/hf_agreement.py compares them with transformers.
 void dump_logits(const std::string& path, const Model& model, const Problem& p,
                  std::uint64_t seed);
 

@@ -1,7 +1,7 @@
 // The scalar math of own_cuda's decode kernels (own_decode_kernels.cu) that the host can run too:
 // the merge of split-KV (flash-decoding) softmax partials, SwiGLU's silu and GPT-2's gelu_new in
-// float. Written once, for the kernels and for the CPU tests (test_transformer.cpp) that check
-// it against a direct softmax.
+// float. Written once, for the kernels and for the CPU tests (tests/transformer/test_model.cpp)
+// that check it against a direct softmax.
 #pragma once
 
 #include <cmath>

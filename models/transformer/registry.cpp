@@ -43,7 +43,8 @@ const bench::KnownBackend<Implementation, RegistryOptions> kKnown[] = {
      "QKV GEMV, split-KV attention, argmax) replayed from one CUDA graph; prefill on LibTorch",
      MYCONV_TF_CUDA(own_cuda)},
     {"hf_transformers", "cuda", "Hugging Face transformers in Python (external reference)", nullptr,
-     "external reference: scripts/hf_reference.py runs it and writes the same result records"},
+     "external reference: scripts/references/hf_reference.py runs it and writes the same result "
+     "records"},
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Every implementation of the transformer suite, built or not, in one explicit table
 // (registry.cpp) with the reason where one is missing: libtorch_eager (CPU and CUDA),
 // libtorch_graph (CUDA graphs, a CUDA LibTorch only) and hf_transformers (the external Python
-// reference, scripts/hf_reference.py, which writes the same result records).
+// reference, scripts/references/hf_reference.py, which writes the same result records).
 #pragma once
 
 #include <memory>

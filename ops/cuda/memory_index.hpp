@@ -1,5 +1,5 @@
 // Index math of our element and memory kernels (ops/cuda/elementwise.cu, ops/cuda/memory.cu),
-// host and device alike, so that tests/test_ops_cuda_index.cpp checks it on the CPU (no CUDA
+// host and device alike, so that tests/ops/test_cuda_index.cpp checks it on the CPU (no CUDA
 // needed there):
 //   - broadcast: the two operands' shapes folded into groups of neighbouring dimensions that the
 //     second operand either all broadcasts or all keeps, then classified: same shape, scalar, row

@@ -2,7 +2,7 @@
 // family, numbered variants side by side (llm.c style). The backend ops/cuda/own_cuda.cpp runs
 // one of them (--variant N, default the first of variants(p)); the planning (axis merging, shape
 // class, grids, workspace) is host code in ops/cuda/reduction_plan.hpp, checked on the CPU by
-// tests/test_ops_reduction_plan.cpp.
+// tests/ops/test_reduction_plan.cpp.
 //
 // Build (part of the normal build when CUDA is found):
 //   cmake -S . -B build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build

@@ -1,7 +1,7 @@
 // Host-side planning of the reductions of ops/cuda/reduction.cu (sum, mean, max over any axes):
 // the axes merged into the fewest dimensions, the shape class that follows, and each variant's
 // kernels with their grids and workspace. Plain C++ with no CUDA header, so that
-// tests/test_ops_reduction_plan.cpp checks it on any machine.
+// tests/ops/test_reduction_plan.cpp checks it on any machine.
 //
 // Merging: dimensions of size 1 are dropped (reducing or keeping them is the same), then runs of
 // neighbouring dimensions that are all reduced or all kept become one dimension. What is left

@@ -1,6 +1,6 @@
 """Shared by the suites' reports (scripts/analyze_results.py picks one per results file): reading
 and checking result files (results/README.md, schema_version 2, or 1 upgraded as it is read by
-scripts/results_schema.py), the fields every suite's records have, number and Markdown
+scripts/results/results_schema.py), the fields every suite's records have, number and Markdown
 formatting, the system table, atomic writing of the report and its plots, and matplotlib (Agg)
 with its fallback: when the python3 that runs the script lacks matplotlib and /usr/bin/python3
 (Debian's python3-matplotlib) is another interpreter, the script runs itself again with it; when
@@ -14,7 +14,7 @@ import shlex
 import sys
 import tempfile
 
-from results_schema import SCHEMA_VERSION, DescriptorError, upgrade
+from results.results_schema import SCHEMA_VERSION, DescriptorError, upgrade
 
 PROG = "analyze_results.py"
 DTYPE_ORDER = ["fp32", "tf32", "fp16", "bf16"]
@@ -201,7 +201,7 @@ def shorten(text, limit=120):
 
 
 def trust_section(inputs):
-    """The trust check's findings (scripts/trust_check.py's trust.json beside an input
+    """The trust check's findings (scripts/references/trust_check.py's trust.json beside an input
     results.json): our LibTorch GPU medians against Python PyTorch's on the same GPU; the flagged
     rows listed. Empty where no input has one."""
     out = []
@@ -219,10 +219,10 @@ def trust_section(inputs):
         n = len(ratios)
         mid = f"{(ratios[(n - 1) // 2] + ratios[n // 2]) / 2:.3f}" if n else "n/a"
         out += ["## Trust check: our LibTorch figures against Python PyTorch's", "",
-                f"`{os.path.basename(path)}` beside `{d['path']}` (scripts/trust_check.py: the "
-                "same problems timed in Python PyTorch on the same GPU, in each record's timing "
-                "mode). Ratio = our GPU median / Python's; outside "
-                f"{low}-{high} is flagged. {len(cases)} cases, median ratio {mid}, "
+                f"`{os.path.basename(path)}` beside `{d['path']}` "
+                "(scripts/references/trust_check.py: the same problems timed in Python PyTorch on "
+                "the same GPU, in each record's timing mode). Ratio = our GPU median / Python's; "
+                f"outside {low}-{high} is flagged. {len(cases)} cases, median ratio {mid}, "
                 f"{len(flagged)} flagged.", ""]
         if flagged:
             out += md_table(["suite", "problem", "dtype", "timing", "ours ms", "python ms",
@@ -282,9 +282,9 @@ def write_atomic(path, data):
 
 def save_figure(fig, path):
     """Writes fig as PNG to path (atomically). With MYCONV_REPORT_NO_PNG=1 the figure is built but
-    neither drawn nor written (two thirds of a report's time): tests/test_committed_reports.py
-    remakes every committed report's text, which is the same either way, and checks the committed
-    plots themselves."""
+    neither drawn nor written (two thirds of a report's time):
+    tests/analysis/test_committed_reports.py remakes every committed report's text, which is the
+    same either way, and checks the committed plots themselves."""
     if os.environ.get("MYCONV_REPORT_NO_PNG") == "1":
         return
     fd, tmp = temp_beside(path)

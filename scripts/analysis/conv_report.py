@@ -1,5 +1,5 @@
-"""The conv suite's report (myconv results, and scripts/inductor_reference.py's torch_inductor
-records given beside them): report.md with the system and versions, the cases
+"""The conv suite's report (myconv results, and scripts/references/inductor_reference.py's
+torch_inductor records given beside them): report.md with the system and versions, the cases
 that need attention, winners, per problem a table of backends (medians, compile time, first run,
 speed-up vs LibTorch on the same device, correctness), compile overhead, ratios against cuDNN and
 the roofline ceilings; plots/ with a heatmap, times, compile times and a roofline. Every number is
@@ -8,7 +8,7 @@ read from the input files or computed from them by the formula named beside it.
 
 import math
 
-from results_schema import SCHEMA_VERSION
+from results.results_schema import SCHEMA_VERSION
 
 from analysis.common import (DTYPE_ORDER, command_line, correctness, figure_name, fmt, fmt_x,
                              gpu_info, gpu_models_note, intensity, md_table, median, number,
@@ -24,7 +24,8 @@ from analysis.slots import time_split_section
 RATIO_BASE = "cudnn"
 RATIO_BACKENDS = [("ours/cuDNN", "im2col_gemm_cuda"), ("Halide/cuDNN", "halide_cuda"),
                   ("LibTorch/cuDNN", "libtorch_cuda")]
-# Columns shown only where the inputs hold the backend (scripts/inductor_reference.py's records).
+# Columns shown only where the inputs hold the backend (scripts/references/inductor_reference.py's
+# records).
 RATIO_BACKENDS_IF_PRESENT = [("Inductor/cuDNN", "torch_inductor"),
                              ("Inductor max-autotune/cuDNN", "torch_inductor_max_autotune")]
 ATTENTION_STATUSES = ("incorrect", "failed", "timeout")

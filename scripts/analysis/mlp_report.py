@@ -9,8 +9,8 @@ dim. A "Targets" section states issue 12's targets against what the inputs hold 
 how much, or not measured): libtorch_graph <= 0.2x libtorch_eager at the example; at dim 4096 the
 CUDA implementations at >= 95% of the matmul ceiling in fp32 and >= 70% in tf32 and bf16;
 cublaslt_fused <= libtorch_graph at every size of the scaling studies; C++ libtorch_eager <=
-Python PyTorch eager (scripts/mlp_reference.py's records, given as another input, e.g. the run
-folder's references/python_reference.json) on the same configuration, device and dtype."""
+Python PyTorch eager (scripts/references/mlp_reference.py's records, given as another input, e.g.
+the run folder's references/python_reference.json) on the same configuration, device and dtype."""
 
 import math
 import os

@@ -10,7 +10,7 @@ from the records' raw fields (analysis/ops_model.py says how).
 
 import os
 
-from results_schema import SCHEMA_VERSION
+from results.results_schema import SCHEMA_VERSION
 
 from analysis import ops_plots
 from analysis.common import (command_line, correctness, fmt, gpu_info, gpu_models_note, md_table,

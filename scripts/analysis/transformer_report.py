@@ -1,6 +1,6 @@
-"""The transformer suite's report (mytransformer and scripts/hf_reference.py results, suite
-"transformer"): report.md with the system and the model, a table per model, device and dtype of
-every generation (TTFT, decode per token, throughputs, memory: the measured peak beside the
+"""The transformer suite's report (mytransformer and scripts/references/hf_reference.py results,
+suite "transformer"): report.md with the system and the model, a table per model, device and dtype
+of every generation (TTFT, decode per token, throughputs, memory: the measured peak beside the
 prediction from the config), the decode step's bytes and bandwidth (against the measured copy
 bandwidth), the implementations against each other on the same case
 (libtorch_graph and hf_transformers against libtorch_eager), the training steps, the issue's
@@ -354,9 +354,9 @@ def reference_section(inputs):
             out += [f"Not run: {hf.get('why')}.", ""]
         runs = hf.get("runs") or []
         if runs:
-            out += [f"`scripts/hf_reference.py` with `{hf.get('python')}`, one process per model "
-                    "and dtype; its records (backend `hf_transformers`, one per method) are in "
-                    "the tables above, from the files below.", ""]
+            out += [f"`scripts/references/hf_reference.py` with `{hf.get('python')}`, one process "
+                    "per model and dtype; its records (backend `hf_transformers`, one per method) "
+                    "are in the tables above, from the files below.", ""]
             out += md_table(["model", "dtype", "device", "status", "file", "seconds", "reason"],
                             [[r.get("model"), r.get("dtype"), r.get("device"), r.get("status"),
                               f"hf_reference/{r['file']}" if r.get("file") else "none",

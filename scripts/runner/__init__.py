@@ -1,8 +1,8 @@
-"""The case runner of scripts/run_cases.py (the entry point; scripts/run_all_experiments.sh calls
-it): session.py (the Runner: top level, progress line, report, --commit) with its parts as mixins,
-cases.py (case list, settings, identity, resume checks), isolation.py (the program's processes,
-many problems each, per-case limit, crash and OOM records), queue.py (the problems still to run,
-shared by the GPU workers of --gpus), limits.py (the op suite's limits, measured once),
+"""The case runner of scripts/runner/run_cases.py (the entry point; scripts/run_all_experiments.sh
+calls it): session.py (the Runner: top level, progress line, report, --commit) with its parts as
+mixins, cases.py (case list, settings, identity, resume checks), isolation.py (the program's
+processes, many problems each, per-case limit, crash and OOM records), queue.py (the problems still
+to run, shared by the GPU workers of --gpus), limits.py (the op suite's limits, measured once),
 output.py (run.json, cases.jsonl, results.json, results.csv), reference.py (the transformer
 suite's Hugging Face reference, after the cases); common.py is what they share.
 
@@ -48,16 +48,18 @@ Design (why it is built this way):
   recomputes the efficiencies from them). Should that measurement fail, each invocation measures
   its own, as myops does alone.
 
-- The transformer suite's external reference (Hugging Face transformers, scripts/hf_reference.py)
-  is a Python process over a whole model's grid, not a case of the program: it runs after the
-  cases, once per model and dtype, only where its Python imports transformers and torch, into
-  RUN/hf_reference/ with a status file that --resume reads (what finished is not run again); the
-  report reads its files beside results.json. Skipped, it says why, in the log and the report.
-  The conv suite's PyTorch Inductor reference (--inductor-reference, scripts/inductor_reference.py)
-  is run the same way (runner/inductor.py): one Python process over the run's GPU problems after
-  the cases, into RUN/inductor_reference/ with its status file; the report reads its records.
+- The transformer suite's external reference (Hugging Face transformers,
+  scripts/references/hf_reference.py) is a Python process over a whole model's grid, not a case of
+  the program: it runs after the cases, once per model and dtype, only where its Python imports
+  transformers and torch, into RUN/hf_reference/ with a status file that --resume reads (what
+  finished is not run again); the report reads its files beside results.json. Skipped, it says why,
+  in the log and the report. The conv suite's PyTorch Inductor reference (--inductor-reference,
+  scripts/references/inductor_reference.py) is run the same way (runner/inductor.py): one Python
+  process over the run's GPU problems after the cases, into RUN/inductor_reference/ with its status
+  file; the report reads its records.
 
-The modules import each other as `runner.X` (and results_schema from scripts/): run_cases.py puts
-its own folder on sys.path, which works in the source tree and in an install
-(PREFIX/share/myconv/scripts/, runner/ beside run_cases.py).
+The modules import each other as `runner.X` (and `results.results_schema`): run_cases.py, the entry
+point in this folder, puts scripts/ on sys.path in place of its own folder (runner/queue.py must
+not stand in for the standard library's queue), which works in the source tree and in an install
+(PREFIX/share/myconv/scripts/ with runner/ and results/ as in the source tree).
 """

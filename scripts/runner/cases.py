@@ -12,7 +12,7 @@ import shlex
 import socket
 import subprocess
 
-from results_schema import SCHEMA_VERSION
+from results.results_schema import SCHEMA_VERSION
 
 from runner import gpus
 from runner.common import (DEFAULT_TIMEOUT_S, PROGRAMS, QUICK_ARGS, UsageError, read_json_results,
@@ -124,7 +124,7 @@ class CasesMixin:
         version = version.get("schema_version", self.config.get("schema_version"))
         if version not in (None, SCHEMA_VERSION):
             raise UsageError(f"--resume: '{self.run_dir}' was written with schema_version "
-                             f"{version}; upgrade it first: scripts/migrate_results.py "
+                             f"{version}; upgrade it first: scripts/results/migrate_results.py "
                              f"{shown(self.run_dir)}")
         # One run folder, one source: a myconv built from other source would mix two programs'
         # results under one record. (--merge-only runs no program and may be given none.)

@@ -1,7 +1,7 @@
 """The conv suite's compiler reference, run after the cases with --inductor-reference: PyTorch
-Inductor (scripts/inductor_reference.py, one Python process over the run's GPU conv problems, the
-same seed and sampling options) into RUN/inductor_reference/torch_inductor.json, as the HF
-reference of the transformer suite is run (reference.py). What it did, or why not, is kept in
+Inductor (scripts/references/inductor_reference.py, one Python process over the run's GPU conv
+problems, the same seed and sampling options) into RUN/inductor_reference/torch_inductor.json, as
+the HF reference of the transformer suite is run (reference.py). What it did, or why not, is kept in
 RUN/inductor_reference/status.json (--resume runs it again unless it is `done`), said in the log,
 in results.json's `run.inductor_reference`; the report reads the records beside results.json.
 Where its Python ($MYCONV_PYTHON, else python3) has no torch with torch.compile or no GPU, the
@@ -18,7 +18,7 @@ from runner.reference import hf_python, option_values
 INDUCTOR_DIR = "inductor_reference"
 RESULTS_FILE = "torch_inductor.json"
 STATUS_FILE = "status.json"
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "references",
                       "inductor_reference.py")
 # myconv's options that inductor_reference.py takes alike: the seed and the sampling rules.
 SHARED_OPTIONS = ("--seed", "--warmup", "--min-iters", "--max-iters", "--min-time-ms",
@@ -78,7 +78,7 @@ class InductorMixin:
         why = None
         if shard and shard.get("index") != 1:
             why = (f"shard {shard['index']}/{shard['count']}: a shard holds part of the grid; "
-                   "run scripts/inductor_reference.py on the merged run's cases.jsonl")
+                   "run scripts/references/inductor_reference.py on the merged run's cases.jsonl")
         elif problems == 0:
             why = "the run holds no GPU conv case"
         if why:

@@ -1,6 +1,6 @@
 """The transformer suite's external reference, run after the cases: Hugging Face transformers on
-the same models, grid, seed, dtype and device (scripts/hf_reference.py, one process per model and
-dtype, into RUN/hf_reference/<model>_<dtype>.json), where the Python that would run it
+the same models, grid, seed, dtype and device (scripts/references/hf_reference.py, one process per
+model and dtype, into RUN/hf_reference/<model>_<dtype>.json), where the Python that would run it
 ($MYCONV_PYTHON, else python3) imports transformers and torch. What it did, or why not, is kept in
 RUN/hf_reference/status.json (--resume runs again only what did not finish), said in the log, in
 results.json's `run.hf_reference` and in the report, which reads the files beside results.json.
@@ -18,8 +18,9 @@ from runner.common import utc_now, write_atomic
 
 HF_DIR = "hf_reference"
 STATUS_FILE = "status.json"
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                      "hf_reference.py")
+SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REFERENCES = os.path.join(SCRIPTS, "references")
+SCRIPT = os.path.join(REFERENCES, "hf_reference.py")
 # mytransformer's options that hf_reference.py takes alike (the same grid, seed and warm-up): the
 # documented spelling -> hf_reference.py's.
 SHARED_OPTIONS = {"--preset": "--preset", "--config-file": "--config-file",
@@ -65,8 +66,7 @@ def file_stem(text):
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)
 
 
-TRUST_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            "trust_check.py")
+TRUST_SCRIPT = os.path.join(REFERENCES, "trust_check.py")
 TRUST_TIMEOUT_S = 1800
 
 
@@ -89,8 +89,8 @@ def hf_missing(python):
 
 class ReferenceMixin:
     def run_trust_check(self):
-        """--trust-check: scripts/trust_check.py on RUN/results.json with the Python that has
-        torch ($MYCONV_PYTHON, else python3), into RUN/trust.json and trust.md (the report reads
+        """--trust-check: scripts/references/trust_check.py on RUN/results.json with the Python that
+        has torch ($MYCONV_PYTHON, else python3), into RUN/trust.json and trust.md (the report reads
         them). Its skip (no torch with CUDA there) or failure is logged; the results stay."""
         cmd = [hf_python(), TRUST_SCRIPT, os.path.join(self.run_dir, "results.json"),
                "--output-dir", self.run_dir]

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from results_schema import SCHEMA_VERSION
+from results.results_schema import SCHEMA_VERSION
 
 from runner.cases import CasesMixin, case_key
 from runner.common import PROGRAMS, Log, Stopped, UsageError, hms, read_json_results, shown

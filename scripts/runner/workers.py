@@ -27,8 +27,7 @@ from runner.queue import QUEUE_FILE
 from runner.shard import case_costs, load_times
 
 POLL_S = 0.5
-RUN_CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                         "run_cases.py")
+RUN_CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_cases.py")
 
 
 def cores_text(cores):

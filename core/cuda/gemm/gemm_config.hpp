@@ -1,7 +1,7 @@
 // The plan of the Hopper GEMM engine (core/cuda/gemm/gemm_sm90.cu): which problems it takes, its
 // tile and pipeline depth, the shared-memory layout of a stage, the operand addresses the MMAs
 // read, and the order in which the persistent blocks walk the output tiles. Host and device code
-// with no CUDA dependency, so that tests/test_gemm_config.cpp checks it on the CPU.
+// with no CUDA dependency, so that tests/core/test_gemm_config.cpp checks it on the CPU.
 //
 // The GEMM: C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]), A and B row-major and contiguous
 // (A K-major, B MN-major), fp16 or bf16, FP32 accumulation; or B stored [b][n][k] (K-major, the

@@ -1,0 +1,237 @@
+// The Hopper GEMM engine (core/cuda/gemm/gemm_sm90.cu) on the GPU, fp16 and bf16 (and tf32
+// through variants 4-9: B transposed to K-major and rounded first), every output poisoned with NaN
+// first:
+//   - through own_cuda's matmul variant 4 (ops/cuda/matmul.cu) against the op suite's float64
+//     reference (ops/data.cpp; 4096 sampled elements above 2^30 multiply-adds, and then every
+//     output at least finite): odd m, n a multiple of 8 but not of the tile, k not a multiple of
+//     64, batches, many tiles (2048^3), and randomized shapes;
+//   - split-K by the rule (m <= 64) and variants 5-9 (split-K forced, off, each tile forced,
+//     ping-pong) on odd shapes, through own_cuda;
+//   - the engine itself with each tile width forced (128x128 and 128x256) and ping-pong, without
+//   and with
+//     split-K (3 splits, or fewer where k has fewer blocks), and each epilogue (identity, bias,
+//     bias + GELU erf and tanh, residual) on edge shapes, against a float64 reference written
+//     here;
+//   - the shapes it refuses (variant 4 not offered; variants 3 and 1 stay).
+// Skipped, with the reason, without a compute capability 9.0 GPU or without the sm_90a build.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/compare.hpp"
+#include "core/cuda/cuda_raii.hpp"
+#include "core/cuda/gemm/gemm.hpp"
+#include "core/dtype.hpp"
+#include "ops/cuda/own_cuda.hpp"
+#include "ops/data.hpp"
+#include "tests/common/gpu_skip.hpp"
+
+namespace ops {
+namespace {
+
+std::string engine_unusable_reason() {
+  if (const std::string why = conv::testing::gpu_unavailable_reason(); !why.empty())
+    return "needs a CUDA device: " + why;
+  return bench::gemm::gemm_sm90_unusable_reason();
+}
+#define SKIP_WITHOUT_ENGINE()                                               \
+  do {                                                                      \
+    if (const std::string why_ = engine_unusable_reason(); !why_.empty()) { \
+      GTEST_SKIP() << why_;                                                 \
+    }                                                                       \
+  } while (0)
+
+Problem matmul(std::int64_t b, std::int64_t m, std::int64_t n, std::int64_t k, DataType dt) {
+  Problem p;
+  p.op = Op::matmul;
+  p.b = b, p.m = m, p.n = n, p.k = k;
+  p.dtype = dt;
+  return p;
+}
+
+// Variant 4 (or one of 5-8, a choice of its rule forced) from a poisoned output, twice (the second
+// call on the same buffers, poisoned again).
+void check_variant4(const Problem& p, int variant = 4) {
+  SCOPED_TRACE(p.str() + " variant " + std::to_string(variant));
+  BackendOptions options;
+  options.variant = std::to_string(variant);
+  const auto backend = make_own_cuda_backend(options);
+  const bench::Support support = backend->check_support(p);
+  ASSERT_TRUE(support.ok) << support.reason;
+  const HostData data = make_host_data(p, 11);
+  const auto inst = backend->prepare(p, data);
+  inst->compile();
+  EXPECT_NE(inst->algorithm().find("v" + std::to_string(variant) + " wgmma"), std::string::npos)
+      << inst->algorithm();
+  const bench::Tolerance tol = tolerance(p, data.ref_rms);
+  std::vector<float> got(std::size_t(p.output_elements()));
+  for (int call = 0; call < 2; ++call) {
+    inst->poison_output();
+    inst->run();
+    inst->sync();
+    inst->read_output(got.data());
+    std::size_t non_finite = 0;
+    for (float v : got) non_finite += std::isfinite(v) ? 0 : 1;
+    EXPECT_EQ(non_finite, 0u) << "outputs left unwritten (NaN poison) or not finite";
+    bench::Correctness c;
+    if (data.ref_index.empty()) {
+      c = bench::compare(got.data(), data.ref.data(), got.size(), tol);
+    } else {
+      std::vector<float> sampled;
+      for (std::int64_t i : data.ref_index) sampled.push_back(got[std::size_t(i)]);
+      c = bench::compare(sampled.data(), data.ref.data(), sampled.size(), tol);
+    }
+    EXPECT_TRUE(c.passed) << "call " << call << ": " << c.message;
+  }
+}
+
+TEST(GemmSm90, MatmulVariant4MatchesTheReference) {
+  SKIP_WITHOUT_ENGINE();
+  for (DataType dt : {DataType::fp16, DataType::bf16, DataType::tf32}) {
+    check_variant4(matmul(1, 1001, 264, 200, dt));    // odd m, n not of the tile, k not of 64
+    check_variant4(matmul(3, 77, 136, 72, dt));       // batches, tiles mostly past the edges
+    check_variant4(matmul(1, 1, 8, 8, dt));           // the smallest shape it takes
+    check_variant4(matmul(8, 512, 512, 512, dt));     // batched, the targets' shape
+    check_variant4(matmul(1, 8, 4096, 4096, dt));     // skinny: 128x128 tiles, long k
+    check_variant4(matmul(1, 2048, 2048, 2048, dt));  // many tiles, persistent blocks loop
+    check_variant4(matmul(1, 3000, 5000, 1000, dt));  // 128x256 tiles, edges in m and k
+    std::mt19937 rng(26);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    for (int i = 0; i < 6; ++i)
+      check_variant4(
+          matmul(pick(1, 3), 2 * pick(0, 400) + 1, 8 * pick(1, 90), 8 * pick(1, 70), dt));
+  }
+}
+
+// Split-K by the rule (m <= 64, long k) and each forced choice (5 split-K, 6 none, 7 128x128,
+// 8 128x256, 9 ping-pong) on odd shapes: m odd, n not of the tile, k not of 64, batches.
+TEST(GemmSm90, SplitKAndForcedChoicesMatchTheReference) {
+  SKIP_WITHOUT_ENGINE();
+  for (DataType dt : {DataType::fp16, DataType::bf16, DataType::tf32}) {
+    check_variant4(matmul(1, 21, 1064, 8200, dt));  // split-K by the rule: 13 splits, k edge
+    check_variant4(matmul(1, 64, 4096, 4096, dt));  // 4 splits of 16 blocks
+    for (int v : {5, 6, 7, 8, 9}) {
+      check_variant4(matmul(1, 37, 1064, 2504, dt), v);
+      check_variant4(matmul(3, 201, 392, 1000, dt), v);  // batches, 16 k blocks
+      check_variant4(matmul(1, 5, 8, 72, dt), v);        // two k blocks: splits of one
+    }
+    // Ping-pong with 2 to 4 tiles a block (either warpgroup last) and k not of 64.
+    check_variant4(matmul(1, 4095, 2040, 264, dt), 9);
+    check_variant4(matmul(3, 1000, 1000, 136, dt), 9);
+  }
+}
+
+TEST(GemmSm90, ShapesItRefusesFallBackToVariant3) {
+  SKIP_WITHOUT_ENGINE();
+  const auto backend = make_own_cuda_backend(BackendOptions{});
+  for (const Problem& p : {matmul(1, 64, 64, 100, DataType::bf16),    // k % 8
+                           matmul(1, 64, 130, 64, DataType::fp16),    // n % 8
+                           matmul(1, 64, 64, 100, DataType::tf32),    // k % 8
+                           matmul(1, 64, 64, 64, DataType::fp32)}) {  // not 16-bit
+    BackendOptions v4;
+    v4.variant = "4";
+    EXPECT_FALSE(make_own_cuda_backend(v4)->check_support(p).ok) << p.str();
+    EXPECT_TRUE(backend->check_support(p).ok) << p.str();
+  }
+}
+
+// The float64 result of epilogue e on the sums of A B (all of A, B, bias, residual as rounded to
+// the dtype): what the engine must produce before its rounding.
+std::vector<double> reference(const bench::gemm::GemmShape& s, const std::vector<float>& a,
+                              const std::vector<float>& b, const std::vector<float>& bias,
+                              const std::vector<float>& residual, bench::gemm::EpilogueKind e) {
+  using bench::gemm::EpilogueKind;
+  std::vector<double> c(std::size_t(s.batch * s.m * s.n), 0.0);
+  for (std::int64_t z = 0; z < s.batch; ++z)
+    for (std::int64_t i = 0; i < s.m; ++i) {
+      double* row = c.data() + (z * s.m + i) * s.n;
+      for (std::int64_t l = 0; l < s.k; ++l) {
+        const double ail = a[std::size_t((z * s.m + i) * s.k + l)];
+        const float* bl = b.data() + (z * s.k + l) * s.n;
+        for (std::int64_t j = 0; j < s.n; ++j) row[j] += ail * bl[j];
+      }
+      for (std::int64_t j = 0; j < s.n; ++j) {
+        double& v = row[j];
+        if (e == EpilogueKind::residual) v += residual[std::size_t((z * s.m + i) * s.n + j)];
+        if (e != EpilogueKind::identity && e != EpilogueKind::residual) v += bias[std::size_t(j)];
+        if (e == EpilogueKind::bias_gelu_erf) v = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+        if (e == EpilogueKind::bias_gelu_tanh)
+          v = 0.5 * v *
+              (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+      }
+    }
+  return c;
+}
+
+TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
+  SKIP_WITHOUT_ENGINE();
+  using bench::gemm::EpilogueKind;
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  bench::Stream stream;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (DataType dt : {DataType::fp16, DataType::bf16})
+    for (const bench::gemm::GemmShape s :
+         {bench::gemm::GemmShape{1, 1001, 264, 200}, bench::gemm::GemmShape{3, 77, 136, 72},
+          bench::gemm::GemmShape{2, 129, 520, 1000}}) {
+      auto random = [&](std::int64_t count) {
+        std::vector<float> v(static_cast<std::size_t>(count));
+        for (float& x : v) x = bench::round_to(dt, uniform(rng));
+        return v;
+      };
+      const std::vector<float> a = random(s.batch * s.m * s.k), b = random(s.batch * s.k * s.n),
+                               bias = random(s.n), residual = random(s.batch * s.m * s.n);
+      auto upload = [&](const std::vector<float>& v) {
+        const std::vector<unsigned char> bytes = bench::to_storage_bytes(v, dt);
+        bench::DeviceBuffer<unsigned char> d(bytes.size());
+        d.upload_async(bytes.data(), stream.get());
+        stream.synchronize();
+        return d;
+      };
+      const auto da = upload(a), db = upload(b), dbias = upload(bias), dres = upload(residual);
+      bench::DeviceBuffer<unsigned char> dc(std::size_t(s.batch * s.m * s.n) * 2);
+      // Split-K's FP32 partials for up to 3 splits.
+      bench::DeviceBuffer<unsigned char> dw(std::size_t(3 * s.batch * s.m * s.n) * 4);
+      const Problem p = matmul(s.batch, s.m, s.n, s.k, dt);
+      for (int bn : {128, 256, 0})  // 0: ping-pong (128x128)
+        for (int splits : {1, 3})
+          for (EpilogueKind e :
+               {EpilogueKind::identity, EpilogueKind::bias, EpilogueKind::bias_gelu_erf,
+                EpilogueKind::bias_gelu_tanh, EpilogueKind::residual}) {
+            SCOPED_TRACE(p.str() + (bn ? " BN " + std::to_string(bn) : " ping-pong") + " splits " +
+                         std::to_string(splits) + " epilogue " + std::to_string(int(e)));
+            const bench::gemm::GemmPlan plan = bench::gemm::gemm_plan(
+                s, sms, bn, splits,
+                bn ? bench::gemm::GemmSchedule::cooperative : bench::gemm::GemmSchedule::pingpong);
+            ASSERT_EQ(plan.bn, bn ? bn : 128);
+            ASSERT_EQ(plan.splits > 1, splits > 1);  // every shape here has 2 k blocks or more
+            ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
+            dw.fill_bytes_async(0xFF, stream.get());  // NaN partials: every one must be written
+            const bench::gemm::Epilogue epilogue{e, dbias.data(), dres.data()};
+            dc.fill_bytes_async(0xFF, stream.get());
+            bench::gemm::gemm_sm90(
+                dt == DataType::fp16 ? bench::MmaDtype::fp16 : bench::MmaDtype::bf16, s, plan,
+                da.data(), db.data(), dc.data(), epilogue, dw.data(), stream.get());
+            std::vector<unsigned char> bytes(dc.bytes());
+            dc.download_async(bytes.data(), stream.get());
+            stream.synchronize();
+            std::vector<float> got(std::size_t(s.batch * s.m * s.n));
+            bench::from_storage_bytes(bytes.data(), got.size(), dt, got.data());
+            const std::vector<double> ref = reference(s, a, b, bias, residual, e);
+            const bench::Correctness c =
+                bench::compare(got.data(), ref.data(), got.size(),
+                               tolerance(p, bench::rms(ref.data(), ref.size())));
+            EXPECT_TRUE(c.passed) << c.message;
+            EXPECT_EQ(c.non_finite, 0u);
+          }
+    }
+}
+
+}  // namespace
+}  // namespace ops
