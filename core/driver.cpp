@@ -67,6 +67,19 @@ double g_device_context_ms = 0;  // CUDA initialization and context, wherever it
 std::streambuf* g_stdout = nullptr;
 std::string g_format = "table";
 
+// The shared options' part of a case's reproducing command, with --timing TIMING.
+std::string command_text(const CLI::App& app, const DriverOptions& o, const std::string& timing) {
+  std::string s;
+  if (app.count("--seed")) s += " --seed " + std::to_string(o.seed);
+  if (timing != "real") s += " --timing " + timing;
+  if (o.no_graph) s += " --no-graph";
+  if (o.threads > 0) s += " --threads " + std::to_string(o.threads);
+  if (o.device >= 0) s += " --device " + std::to_string(o.device);
+  if (o.pure_runs > 0) s += " --pure-runs " + std::to_string(o.pure_runs);
+  if (o.cold_cache) s += " --cold-cache";
+  return s;
+}
+
 }  // namespace
 
 std::chrono::steady_clock::time_point program_start() {
@@ -77,16 +90,13 @@ void add_version_flag(CLI::App& app) {
   app.set_version_flag("--version", project_version() + " (git " + git_commit() + ")");
 }
 
-void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both, bool device_index) {
-  std::vector<std::string> modes = {"real", "pure"};
-  if (allow_both) modes.push_back("both");
+void add_common_options(CLI::App& app, DriverOptions& o, bool device_index) {
   app.add_option("--timing", o.timing,
-                 std::string("real: every call synchronized, overheads included; pure: calls back "
-                             "to back between one timer pair, or a replayed CUDA graph where the "
-                             "backend allows capture") +
-                     (allow_both ? "; both: every case in each mode, every backend alike" : ""))
+                 "real: every call synchronized, overheads included; pure: calls back to back "
+                 "between one timer pair, or a replayed CUDA graph where the backend allows "
+                 "capture; both: every case in each mode (real, then pure), every backend alike")
       ->capture_default_str()
-      ->check(CLI::IsMember(modes));
+      ->check(CLI::IsMember({"real", "pure", "both"}));
   app.add_flag("--no-graph", o.no_graph, "--timing pure: loop calls instead of replaying a graph");
   const std::int64_t int_max = std::numeric_limits<int>::max();
   app.add_option("--pure-runs", o.pure_runs,
@@ -221,15 +231,11 @@ std::string check_common_options(const CLI::App& app, const DriverOptions& o) {
     throw UsageError("--min-time-ms must not exceed --max-time-ms");
   check_common_paths(o);
   if (o.device >= 0) select_cuda_device(o.device);
-  std::string s;
-  if (app.count("--seed")) s += " --seed " + std::to_string(o.seed);
-  if (o.timing != "real") s += " --timing " + o.timing;
-  if (o.no_graph) s += " --no-graph";
-  if (o.threads > 0) s += " --threads " + std::to_string(o.threads);
-  if (o.device >= 0) s += " --device " + std::to_string(o.device);
-  if (o.pure_runs > 0) s += " --pure-runs " + std::to_string(o.pure_runs);
-  if (o.cold_cache) s += " --cold-cache";
-  return s;
+  return command_text(app, o, o.timing);
+}
+
+std::string common_command_text(const CLI::App& app, const DriverOptions& o, TimingMode mode) {
+  return command_text(app, o, mode == TimingMode::pure ? "pure" : "real");
 }
 
 bool handle_source_options(const DriverOptions& o) {

@@ -27,7 +27,7 @@ namespace bench {
 
 struct DriverOptions {
   MeasureConfig measure;
-  std::string timing = "real";  // real | pure (| both where the driver allows it)
+  std::string timing = "real";  // real | pure | both (each case in each mode)
   bool no_graph = false, cold_cache = false;
   int pure_runs = 0;
   std::uint64_t seed = 1;
@@ -50,11 +50,11 @@ struct DriverOptions {
 // options.
 void add_version_flag(CLI::App& app);
 
-// Adds the shared options to app. allow_both: --timing also takes "both" (every case measured in
-// real and in pure mode). device_index: --device N (the CUDA device index); false where the driver
-// has a --device of its own (mytransformer: auto, cpu, cuda or N).
-void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both = false,
-                        bool device_index = true);
+// Adds the shared options to app. --timing takes real, pure or both (every case measured in real
+// and then in pure mode; core/driver_loop.hpp runs the modes). device_index: --device N (the CUDA
+// device index); false where the driver has a --device of its own (mytransformer: auto, cpu, cuda
+// or N).
+void add_common_options(CLI::App& app, DriverOptions& o, bool device_index = true);
 
 // --device N: makes CUDA device N current for everything after (the memory gate, the system
 // facts, the device services, every GPU backend); UsageError (exit 2) where there is no device N
@@ -77,6 +77,10 @@ int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
 // part of each case's reproducing command they give (e.g. " --seed 7 --timing pure"), options left
 // at their defaults omitted.
 std::string check_common_options(const CLI::App& app, const DriverOptions& o);
+
+// The shared options' part of the reproducing command of a case measured in `mode` (as
+// check_common_options returns it, with --timing naming that mode).
+std::string common_command_text(const CLI::App& app, const DriverOptions& o, TimingMode mode);
 
 // --source-info and --write-source-diff: does what they ask and returns true (the driver exits 0).
 bool handle_source_options(const DriverOptions& o);

@@ -14,7 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/driver.hpp"
+#include "core/driver_loop.hpp"
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "core/peak.hpp"
@@ -141,134 +141,81 @@ void write_markdown(const std::string& path, const bench::ResultSet& set) {
   bench::write_file_atomic(path, md.str());
 }
 
-// The case options of one timing mode: with --timing both, each case's command names the mode it
-// ran in.
-bench::CaseOptions options_for(const bench::CaseOptions& base, bench::TimingMode mode) {
-  bench::CaseOptions options = base;
-  options.timing = mode;
-  std::string& prefix = options.command_prefix;
-  if (const auto at = prefix.find(" --timing both"); at != std::string::npos)
-    prefix.replace(at, 14, mode == bench::TimingMode::pure ? " --timing pure" : "");
-  return options;
-}
-
-int run(const Options& o, const std::string& command_prefix) {
+int run(const Options& o, const CLI::App& app, const std::string& command_head) {
   const bench::DriverOptions& c = o.common;
-  if (bench::handle_source_options(c)) return 0;
-  if (o.list_ops) {
-    print_op_list();
-    return 0;
-  }
-  std::vector<ops::RegistryEntry> registry = ops::make_registry(o.backend_options);
-  if (c.list_backends) {
-    bench::print_backend_list(std::cout, registry);
-    return 0;
-  }
-
-  // Validate everything before the first case runs, so bad input leaves no partial output.
-  bench::check_backend_names(o.backends, ops::known_backend_names());
-  bench::check_output_file("--markdown", o.markdown_path);
-  std::vector<std::string> notes;
-  const std::vector<ops::Problem> problems = ops::expand(o.settings, &notes);
-  for (const auto& n : notes) std::cerr << "myops: note: " << n << "\n";
-
+  bench::Suite<ops::Problem, ops::RegistryEntry> s;
+  s.program = "myops";
+  s.command_head = command_head;
+  s.backends = o.backends;
+  s.known_backends = ops::known_backend_names();
+  s.own_listing = [&] {
+    if (o.list_ops) print_op_list();
+    return o.list_ops;
+  };
+  s.make_registry = [&] { return ops::make_registry(o.backend_options); };
+  s.problems = [&](std::vector<std::string>* notes) {
+    bench::check_output_file("--markdown", o.markdown_path);
+    return ops::expand(o.settings, notes);
+  };
   // Run order: PyTorch first on each device, so that every other backend's score is at hand
   // when its case ends.
-  std::vector<const ops::RegistryEntry*> selected =
-      bench::select_backends(registry, o.backends, c.available_only);
-  std::stable_sort(selected.begin(), selected.end(), [](const auto* a, const auto* b) {
-    auto key = [](const ops::RegistryEntry* e) {
-      return 2 * (e->device == "cuda") + (e->name != ops::reference_backend(e->device));
-    };
-    return key(a) < key(b);
-  });
-  auto uses = [&](const std::string& device) {
-    return std::any_of(selected.begin(), selected.end(),
-                       [&](const auto* e) { return e->backend && e->device == device; });
+  s.order = [](std::vector<const ops::RegistryEntry*>& selected) {
+    std::stable_sort(selected.begin(), selected.end(), [](const auto* a, const auto* b) {
+      auto key = [](const ops::RegistryEntry* e) {
+        return 2 * (e->device == "cuda") + (e->name != ops::reference_backend(e->device));
+      };
+      return key(a) < key(b);
+    });
   };
-  // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
-  // exit 2; the others' cases are recorded unsupported below. Listing runs nothing.
-  auto need_of = [](const ops::Problem& p, const ops::RegistryEntry& e) {
-    return ops::memory_need(p, e.device == "cuda");
+  s.name_of = [](const ops::Problem& p) { return p.str_with_name(); };
+  s.memory_need = [](const ops::Problem& p, bool gpu) { return ops::memory_need(p, gpu); };
+  s.identity = [](const ops::RegistryEntry& e, const ops::Problem& p,
+                  const bench::CaseOptions& options) {
+    return ops::make_result(e.name, e.device, p, options);
   };
-  const bench::MemoryGate memory = bench::gate_cases(
-      c.list_cases, uses("cuda"), problems, selected,
-      [](const ops::Problem& p) { return p.str_with_name(); }, need_of);
-
-  bench::Session session;
-  bench::start_session(session, c, uses("cuda"), command_prefix);
-  bench::ResultSet& set = session.set;
-  std::vector<bench::TimingMode> modes = {session.case_options.timing};
-  if (c.timing == "both") modes = {bench::TimingMode::real, bench::TimingMode::pure};
-
-  if (c.list_cases) {
-    for (const auto& p : problems)
-      for (const auto mode : modes)
-        for (const auto* e : selected) {
-          const bench::CaseOptions options = options_for(session.case_options, mode);
-          std::cout << bench::to_json(ops::make_result(e->name, e->device, p, options)).dump()
-                    << "\n";
-        }
-    return 0;
-  }
-  for (const auto* e : selected)
-    if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
-
-  std::cout << "myops " << bench::project_version() << " (" << bench::git_commit() << ") on "
-            << set.system["host"].get<std::string>() << ", "
-            << set.system["cpu_model"].get<std::string>() << "\n";
-  if (!o.no_peaks) {
+  s.before_cases = [&](bench::Session& session, const std::vector<const ops::RegistryEntry*>& sel,
+                       const std::vector<ops::Problem>& problems) {
+    if (o.no_peaks) {
+      session.set.system["bandwidth"] = {{"why", "not measured (--no-peaks)"}};
+      return;
+    }
     std::vector<bench::DataType> matmul_dtypes;
     for (const auto& p : problems)
       if (p.op == ops::Op::matmul &&
           std::find(matmul_dtypes.begin(), matmul_dtypes.end(), p.dtype) == matmul_dtypes.end())
         matmul_dtypes.push_back(p.dtype);
-    measure_limits(set, uses("cpu"), uses("cuda"), matmul_dtypes);
-  } else {
-    set.system["bandwidth"] = {{"why", "not measured (--no-peaks)"}};
-  }
-  bench::write_results(session);
-  std::cout << problems.size() << " problem(s) x " << selected.size() << " backend(s)"
-            << (modes.size() > 1 ? " x 2 timing modes" : "") << "\n";
-
-  for (const auto& p : problems) {
+    auto uses = [&](const std::string& device) {
+      return std::any_of(sel.begin(), sel.end(),
+                         [&](const auto* e) { return e->backend && e->device == device; });
+    };
+    measure_limits(session.set, uses("cpu"), uses("cuda"), matmul_dtypes);
+  };
+  ops::HostData data;
+  s.begin_problem = [&](bench::Session& session, const ops::Problem& p, bool host_fits) {
     std::cout << "\n== " << p.str_with_name() << ": " << ops::to_string(p.category()) << ", "
               << p.input_elements() << " input elements, " << p.bytes() / 1e6 << " MB moved at "
               << "least"
               << (p.flops() > 0 ? ", " + bench::format_fixed(p.flops() / 1e6, 1) + " MFLOP" : "")
               << " ==\n";
-    // The host data is made where the host side fits; a case that does not fit is recorded.
-    const bool host_fits =
-        bench::memory_shortfall(ops::memory_need(p, false), memory.available()).empty();
-    const ops::HostData data = bench::timed_reference(
+    data = bench::timed_reference(
         session, [&] { return host_fits ? ops::make_host_data(p, c.seed) : ops::HostData{}; });
-    for (const auto mode : modes) {
-      const bench::CaseOptions options = options_for(session.case_options, mode);
-      for (const auto* e : selected) {
-        const bench::MemoryNeed need = need_of(p, *e);
-        if (const std::string why = bench::memory_shortfall(need, memory.available());
-            e->backend && !why.empty()) {
-          bench::finish_case(
-              std::cout, session,
-              bench::memory_unsupported(ops::make_result(e->name, e->device, p, options), why, need,
-                                        memory.available()),
-              nullptr);
-          continue;
-        }
-        ops::CaseOutput out =
-            ops::run_case(e->backend.get(), e->name, e->device, e->why_missing, p, data, options);
-        ops::fill_metrics(out.result, ops::reference_of(set.results, out.result), set.system);
-        bench::finish_case(std::cout, session, std::move(out.result), out.trace);
-      }
-    }
-  }
-
-  bench::print_summary_section(std::cout, set.results);
-  std::cout << "\n== Scores (bandwidth against the measured copy bandwidth; speed-up = PyTorch "
-               "time / backend time on the same device) ==\n";
-  print_scores(std::cout, set.results);
-  if (!o.markdown_path.empty()) write_markdown(o.markdown_path, set);
-  return bench::finish_run(std::cout, session, c.strict, {{o.markdown_path, "results, Markdown"}});
+  };
+  s.run = [&](bench::Session& session, const ops::RegistryEntry& e, const ops::Problem& p,
+              const bench::CaseOptions& options) {
+    ops::CaseOutput out =
+        ops::run_case(e.backend.get(), e.name, e.device, e.why_missing, p, data, options);
+    const auto& set = session.set;
+    ops::fill_metrics(out.result, ops::reference_of(set.results, out.result), set.system);
+    return std::optional<bench::CaseRun>({std::move(out.result), out.trace});
+  };
+  s.report = [&](bench::Session& session) {
+    std::cout << "\n== Scores (bandwidth against the measured copy bandwidth; speed-up = PyTorch "
+                 "time / backend time on the same device) ==\n";
+    print_scores(std::cout, session.set.results);
+    if (!o.markdown_path.empty()) write_markdown(o.markdown_path, session.set);
+  };
+  s.written = {{o.markdown_path, "results, Markdown"}};
+  return bench::run_suite(app, c, s);
 }
 
 }  // namespace
@@ -312,7 +259,7 @@ int main(int argc, char** argv) {
                "efficiencies)");
   app.add_option("--markdown", o.markdown_path, "Write a Markdown table of the results to FILE");
   app.add_flag("--list-ops", o.list_ops, "List the ops and size classes and exit");
-  bench::add_common_options(app, o.common, /*allow_both=*/true);
+  bench::add_common_options(app, o.common);
 
   return bench::run_main(app, argc, argv, "myops", [&] {
     o.backends = bench::canonical_backend_names(o.backends);  // older names too
@@ -330,7 +277,7 @@ int main(int argc, char** argv) {
     std::string prefix = "myops";
     if (!o.backend_options.variant.empty()) prefix += " --variant " + o.backend_options.variant;
     if (o.fast) prefix += " --fast";
-    prefix += bench::check_common_options(app, o.common);
-    return run(o, prefix);
+    (void)bench::check_common_options(app, o.common);
+    return run(o, app, prefix);
   });
 }
