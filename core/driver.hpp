@@ -97,22 +97,6 @@ std::string source_diff_path(const std::string& json_path);
 // current CUDA device's free memory where one is usable.
 MemoryAvailable memory_available(bool uses_gpu);
 
-// The gate of one invocation: every case of problems x the selected registry entries that has a
-// backend, checked against the memory here (none measured while only listing, which runs
-// nothing); UsageError (exit 2) when none fits. name_of(problem) names a case's problem,
-// need_of(problem, entry) is its MemoryNeed. The drivers record the cases that do not fit as
-// unsupported with both numbers (memory_shortfall against available()).
-template <class Problem, class Entry, class NameOf, class NeedOf>
-MemoryGate gate_cases(bool listing, bool gpu, const std::vector<Problem>& problems,
-                      const std::vector<const Entry*>& selected, NameOf name_of, NeedOf need_of) {
-  MemoryGate memory(listing ? MemoryAvailable{} : memory_available(gpu));
-  for (const auto& p : problems)
-    for (const auto* e : selected)
-      if (e->backend) memory.check(name_of(p) + " " + e->name, need_of(p, *e));
-  memory.refuse_if_nothing_fits();
-  return memory;
-}
-
 // The longest error line a driver prints (the program's name and "error: " included).
 inline constexpr std::size_t kMaxErrorLine = 300;
 

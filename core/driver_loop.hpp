@@ -52,25 +52,39 @@ struct Suite {
   // The suite's checks of its own options (UsageError) and its problems, in order; notes (tokens
   // not run as written) go to stderr, one line each.
   std::function<std::vector<Problem>(std::vector<std::string>* notes)> problems;
-  std::function<std::string(const Problem&)> name_of;               // the gate's names
-  std::function<MemoryNeed(const Problem&, bool gpu)> memory_need;  // core/memory_fit.hpp
+  std::function<std::string(const Problem&)> name_of;  // the gate's names
+  // Its need on the host (gpu false) or the GPU (core/memory_fit.hpp); where case_need is given,
+  // only begin_problem's host_fits.
+  std::function<MemoryNeed(const Problem&, bool gpu)> memory_need;
   // A case's identity record (--list-cases, a case that does not fit).
   std::function<Result(const Entry&, const Problem&, const CaseOptions&)> identity;
   // One case; nullopt where the hook recorded it itself.
   std::function<std::optional<CaseRun>(Session&, const Entry&, const Problem&, const CaseOptions&)>
       run;
 
-  // Optional hooks, in the order they run.
-  std::function<bool()> own_listing;                       // after the source options: true, exit 0
-  std::function<void(std::vector<const Entry*>&)> order;   // the selected backends' run order
-  // After the memory gate, before the session: the suite's last checks and its output folders.
-  std::function<void(const std::vector<const Entry*>&, const MemoryGate&)> before_session;
+  std::function<std::string()> banner_tail;  // after the banner's host (default ", CPU model")
+
+  // Optional hooks and overrides, in the order they run.
+  std::function<bool()> own_listing;  // after the source options: true, it listed; exit 0
+  // The selection of --backend and --available-only (default select_backends), and its order.
+  std::function<std::vector<const Entry*>(const std::vector<Entry>&)> select;
+  std::function<void(std::vector<const Entry*>&)> order;
+  // A case's memory need (default memory_need(problem, on the GPU)), and whether the memory gate
+  // judges a problem at all (default yes; a problem the suite skips before it allocates: no).
+  std::function<MemoryNeed(const Problem&, const Entry&)> case_need;
+  std::function<bool(const Problem&)> gated;
+  // After the memory gate, before the session: the suite's last checks and its output folders;
+  // true where it did what its options asked instead of the cases (exit 0).
+  std::function<bool(const std::vector<const Entry*>&, const MemoryGate&)> before_session;
   std::function<void(Session&)> session_started;  // after start_session, before any listing
+  std::function<std::string(const Problem&)> command_head_of;  // where it depends on the problem
   // After the banner, before the count line: measured limits (copy bandwidth, matmul ceiling).
   std::function<void(Session&, const std::vector<const Entry*>&, const std::vector<Problem>&)>
       before_cases;
+  std::function<void(std::size_t problems, std::size_t backends)> print_count;  // its own line
   // Before a problem's cases: its header line and its inputs (host_fits: the host side fits).
   std::function<void(Session&, const Problem&, bool host_fits)> begin_problem;
+  std::function<void(Session&, const Entry&, const Problem&)> before_case;  // a progress line
   std::function<void(Session&, const Result&)> after_case;  // lines after a case's block
   std::function<void(Session&)> report;  // after the summary: the suite's tables and files
   std::vector<std::pair<std::string, std::string>> written;  // the suite's files: path, what
@@ -94,52 +108,68 @@ int run_suite(const CLI::App& app, const DriverOptions& o, const Suite<Problem, 
   const std::vector<Problem> problems = s.problems(&notes);
   // On stderr, so that --list-cases output stays JSON.
   for (const auto& n : notes) std::cerr << s.program << ": note: " << n << "\n";
-  std::vector<const Entry*> selected = select_backends(registry, s.backends, o.available_only);
+  std::vector<const Entry*> selected =
+      s.select ? s.select(registry) : select_backends(registry, s.backends, o.available_only);
   if (s.order) s.order(selected);
   const bool uses_gpu = std::any_of(selected.begin(), selected.end(), [](const Entry* e) {
     return e->backend && e->device == "cuda";
   });
-  // Every case that would run against the memory here: when none fits, exit 2; the others' cases
-  // are recorded unsupported below. Listing runs nothing: a runner's invocation checks it.
   auto need_of = [&](const Problem& p, const Entry& e) {
-    return s.memory_need(p, e.device == "cuda");
+    return s.case_need ? s.case_need(p, e) : s.memory_need(p, e.device == "cuda");
   };
-  const MemoryGate memory =
-      gate_cases(o.list_cases, uses_gpu, problems, selected, s.name_of, need_of);
-  if (s.before_session) s.before_session(selected, memory);
+  auto gated = [&](const Problem& p) { return !s.gated || s.gated(p); };
+  // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
+  // exit 2; the others' cases are recorded unsupported below. Listing runs nothing: a runner's
+  // invocation of the case checks it.
+  MemoryGate memory(o.list_cases ? MemoryAvailable{} : memory_available(uses_gpu));
+  for (const auto& p : problems)
+    for (const Entry* e : selected)
+      if (e->backend && gated(p)) memory.check(s.name_of(p) + " " + e->name, need_of(p, *e));
+  memory.refuse_if_nothing_fits();
+  if (s.before_session && s.before_session(selected, memory)) return 0;
 
   Session session;
-  const std::vector<CaseOptions> head =
-      timing_mode_options(CaseOptions{}, app, o, s.command_head);
-  start_session(session, o, uses_gpu, head.front().command_prefix);
+  auto head_of = [&](const Problem& p) {
+    return s.command_head_of ? s.command_head_of(p) : s.command_head;
+  };
+  const std::string first_head = problems.empty() ? s.command_head : head_of(problems.front());
+  start_session(session, o, uses_gpu,
+                timing_mode_options(CaseOptions{}, app, o, first_head).front().command_prefix);
   if (s.session_started) s.session_started(session);
-  const std::vector<CaseOptions> modes =
-      timing_mode_options(session.case_options, app, o, s.command_head);
+  // The case options of each timing mode, for a problem.
+  auto modes_of = [&](const Problem& p) {
+    return timing_mode_options(session.case_options, app, o, head_of(p));
+  };
   // --list-cases: one line per case this command would run, the identity of its result record
   // (status skipped until run), for runners that track cases.
   if (o.list_cases) {
     for (const auto& p : problems)
-      for (const auto& options : modes)
+      for (const auto& options : modes_of(p))
         for (const Entry* e : selected) os << to_json(s.identity(*e, p, options)).dump() << "\n";
     return 0;
   }
   ResultSet& set = session.set;
   for (const Entry* e : selected)
     if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
-  print_banner(os, s.program, set);
+  print_banner(os, s.program, set, s.banner_tail ? s.banner_tail() : "");
   if (s.before_cases) s.before_cases(session, selected, problems);
   write_results(session);
-  print_case_count(os, problems.size(), selected.size(), modes.size());
+  if (s.print_count)
+    s.print_count(problems.size(), selected.size());
+  else
+    print_case_count(os, problems.size(), selected.size(), o.timing == "both" ? 2 : 1);
 
   for (const auto& p : problems) {
     // The inputs are made where the host side fits; a case that does not fit is recorded.
-    const bool host_fits = memory_shortfall(s.memory_need(p, false), memory.available()).empty();
-    if (s.begin_problem) s.begin_problem(session, p, host_fits);
-    for (const auto& options : modes)
+    if (s.begin_problem)
+      s.begin_problem(session, p,
+                      memory_shortfall(s.memory_need(p, false), memory.available()).empty());
+    for (const auto& options : modes_of(p))
       for (const Entry* e : selected) {
-        const MemoryNeed need = need_of(p, *e);
+        if (s.before_case) s.before_case(session, *e, p);
+        const MemoryNeed need = e->backend ? need_of(p, *e) : MemoryNeed{};
         if (const std::string why = memory_shortfall(need, memory.available());
-            e->backend && !why.empty()) {
+            e->backend && gated(p) && !why.empty()) {
           finish_case(os, session,
                       memory_unsupported(s.identity(*e, p, options), why, need, memory.available()),
                       nullptr);

@@ -90,6 +90,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
       throw UsageError(e.what());
     }
     if (!c.list_cases) bench::make_output_dir("--save-tensors", o.save_tensors_dir);
+    return false;
   };
   s.session_started = [&](bench::Session& session) {
     device_reference = conv::choose_reference(reference_env, session.device_services != nullptr,

@@ -298,6 +298,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
                          " (--no-ceiling measures none)");
     }
     if (!c.list_cases) bench::make_output_dir("--profile", o.profile_dir);
+    return false;
   };
   nlohmann::ordered_json ceilings;
 #if MYCONV_HAVE_CUPTI
