@@ -6,16 +6,15 @@
 //   myconv --shapes experiments/shapes/resnet50.txt --backend onednn_cpu
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "conv/bench.hpp"
+#include "conv/report.hpp"
 #include "conv/settings.hpp"
 #include "core/driver_loop.hpp"
 #include "core/error.hpp"
-#include "core/npy.hpp"
 #include "core/paths.hpp"
 #include "experiments/registry/conv.hpp"
 
@@ -31,30 +30,6 @@ struct Options {
   conv::BackendOptions backend_options;
   std::string save_tensors_dir;
 };
-
-void save_tensors(const std::string& dir, const conv::Problem& p, const conv::HostData& data) {
-  const auto folder = std::filesystem::path(dir) / p.str();
-  std::filesystem::create_directories(folder);
-  bench::write_npy((folder / "src.npy").string(), data.src.data(), p.src_shape());
-  bench::write_npy((folder / "wei.npy").string(), data.wei.data(), p.wei_shape());
-  bench::write_npy((folder / "ref.npy").string(), data.ref.data(), p.dst_shape());
-}
-
-// "== PROBLEM: dtype layout, shapes, MFLOP, GEMM shape ==" (the shapes where a backend runs it).
-void print_problem(const conv::Problem& p) {
-  std::cout << "\n== " << p.str_with_name() << ": " << bench::to_string(p.dtype) << " "
-            << conv::to_string(p.layout) << ", ";
-  if (p.unsupported_reason().empty()) {
-    const conv::GemmShape gm = p.gemm();
-    std::cout << "input " << p.mb << "x" << p.ic << "x" << p.ih << "x" << p.iw << ", weights "
-              << p.oc << "x" << p.ic / p.g << "x" << p.kh << "x" << p.kw << ", output " << p.mb
-              << "x" << p.oc << "x" << p.oh() << "x" << p.ow() << ", ";
-    std::cout << p.flops() / 1e6 << " MFLOP, GEMM M=" << gm.m << " N=" << gm.n << " K=" << gm.k
-              << (gm.groups > 1 ? " x" + std::to_string(gm.groups) + " groups" : "") << " ==\n";
-  } else {
-    std::cout << p.flops() / 1e6 << " MFLOP ==\n";
-  }
-}
 
 int run(const Options& o, const CLI::App& app, const std::string& command_head) {
   const bench::DriverOptions& c = o.common;
@@ -99,7 +74,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
   conv::HostData data;
   bool said_fallback = false;
   s.begin_problem = [&](bench::Session& session, const conv::Problem& p, bool host_fits) {
-    print_problem(p);
+    conv::print_problem(std::cout, p);
     // A problem no backend here runs gets no inputs or reference: its cases are unsupported.
     const bool make_data = p.unsupported_reason().empty() && host_fits;
     data = bench::timed_reference(session, [&] {
@@ -111,17 +86,14 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
                 << data.ref_fallback << "\n";
       said_fallback = true;
     }
-    if (make_data && !o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
+    if (make_data && !o.save_tensors_dir.empty()) conv::save_tensors(o.save_tensors_dir, p, data);
   };
   s.run = [&](bench::Session&, const conv::RegistryEntry& e, const conv::Problem& p,
               const bench::CaseOptions& options) {
     const bool keep = !o.save_tensors_dir.empty();
     conv::CaseOutput out =
         conv::run_case(e.backend.get(), e.name, e.device, e.why_missing, p, data, options, keep);
-    if (keep && !out.output.empty())
-      bench::write_npy(
-          (std::filesystem::path(o.save_tensors_dir) / p.str() / (e.name + ".npy")).string(),
-          out.output.data(), p.dst_shape());
+    if (keep && !out.output.empty()) conv::save_output(o.save_tensors_dir, p, e.name, out.output);
     return std::optional<bench::CaseRun>({std::move(out.result), out.trace});
   };
   s.written = {{o.save_tensors_dir, "tensors, .npy"}};
@@ -230,17 +202,6 @@ int main(int argc, char** argv) {
     s.layouts.clear();
     for (const auto& l : o.layouts) s.layouts.push_back(conv::parse_layout(l));
     (void)bench::check_common_options(app, o.common);
-    std::string prefix = "myconv";
-    if (o.backend_options.halide_schedule != "manual")
-      prefix += " --halide-schedule " + o.backend_options.halide_schedule;
-    if (!o.backend_options.halide_tile.empty())
-      prefix += " --halide-tile " + o.backend_options.halide_tile;
-    if (!o.backend_options.variant.empty()) prefix += " --variant " + o.backend_options.variant;
-    if (o.backend_options.cudnn_api != conv::BackendOptions{}.cudnn_api)
-      prefix += " --cudnn-api " + o.backend_options.cudnn_api;
-    if (o.backend_options.cudnn_algo != "heuristic")
-      prefix += " --cudnn-algo " + o.backend_options.cudnn_algo;
-    if (o.backend_options.torch_cudnn_benchmark) prefix += " --torch-cudnn-benchmark";
-    return run(o, app, prefix);
+    return run(o, app, "myconv" + conv::command_text(o.backend_options));
   });
 }

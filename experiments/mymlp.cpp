@@ -28,7 +28,10 @@
 #include "core/trace_report.hpp"
 #include "experiments/registry/mlp.hpp"
 #include "models/mlp/bench.hpp"
+#include "models/mlp/ceiling.hpp"
+#include "models/mlp/report.hpp"
 #include "models/mlp/scaling.hpp"
+#include "models/mlp/settings.hpp"
 #if MYCONV_HAVE_TORCH
 #include "models/mlp/profile.hpp"
 #include "models/mlp/ref_mlp.hpp"
@@ -43,217 +46,13 @@ using bench::UsageError;
 
 struct Options {
   bench::DriverOptions common;
-  std::int64_t dim = 128, num_layers = 16, batch_size = 128, num_steps = 5;
-  bool example = false, matmul = false, no_ceiling = false;
-  std::vector<std::string> problems, scale, dtypes = {"fp32"}, backends;
-  std::string base = "dim=256,num_layers=4,batch_size=256,num_steps=2";
-  std::vector<std::int64_t> matmul_dims = {1024, 2048, 4096, 8192, 16384};
+  mlp::Settings settings;
+  bool no_ceiling = false;
+  std::vector<std::string> backends;
   int num_warmups = -1, num_trials = -1, phase_steps = 10;
   std::int64_t ceiling_n_cpu = 1024, ceiling_n_cuda = 8192;
   std::string profile_dir;
 };
-
-std::string problem_flops_text(const mlp::Problem& p) {
-  return std::visit(
-      [](const auto& x) {
-        return bench::format_fixed(x.flops() / 1e9, 3) + " GFLOP per call, " +
-               bench::format_fixed(x.bytes() / 1e6, 2) + " MB moved at least";
-      },
-      p);
-}
-
-bool in_study(const mlp::Problem& p) {
-  const std::string n = std::visit([](const auto& x) { return x.name; }, p);
-  return n == "base" || n.rfind("scale_", 0) == 0;
-}
-
-// Settings -> problems, in order, without duplicates.
-std::vector<mlp::Problem> expand(const Options& o, const CLI::App& app,
-                                 const std::vector<bench::DataType>& dtypes) {
-  std::vector<mlp::Problem> out;
-  std::set<std::string> seen;
-  auto add = [&](const mlp::Problem& p) {
-    if (seen.insert(mlp::str_with_name(p)).second) out.push_back(p);
-  };
-  const bool dims_given = app.count("--dim") || app.count("--num-layers") ||
-                          app.count("--batch-size") || app.count("--num-steps");
-  const bool run_example =
-      o.example || dims_given || (o.problems.empty() && o.scale.empty() && !o.matmul);
-  for (const auto dt : dtypes) {
-    for (const auto& d : o.problems) {
-      try {
-        add(mlp::parse_problem(d, dt));
-      } catch (const UsageError& e) {
-        throw UsageError(std::string("--problem: ") + e.what());
-      }
-    }
-    if (run_example) {
-      mlp::MlpProblem p;
-      p.dim = o.dim;
-      p.num_layers = o.num_layers;
-      p.batch_size = o.batch_size;
-      p.num_steps = o.num_steps;
-      p.dtype = dt;
-      if (const std::string why = p.validate(); !why.empty()) throw UsageError(why);
-      if (!dims_given) p.name = "example";  // the lecture's example
-      add(p);
-    }
-    if (!o.scale.empty())
-      for (const auto& p : mlp::study_problems(mlp::parse_base(o.base, dt), o.scale)) add(p);
-    if (o.matmul)
-      for (const auto n : o.matmul_dims) {
-        mlp::MatmulProblem p;
-        p.n = n;
-        p.dtype = dt;
-        if (const std::string why = p.validate(); !why.empty())
-          throw UsageError("--matmul-dims: " + why);
-        add(p);
-      }
-  }
-  return out;
-}
-
-// The measured matmul ceiling of each (device, dtype): the best TFLOP/s of every available
-// backend's GEMM on a square matmul (best of 3 synchronized calls after one warm-up).
-nlohmann::ordered_json measure_ceilings(const Options& o,
-                                        const std::vector<const mlp::RegistryEntry*>& selected,
-                                        const std::vector<mlp::Problem>& problems) {
-  nlohmann::ordered_json out = {
-      {"method", "best over the implementations' GEMMs (torch::mm, cuBLASLt) of a square " +
-                     std::to_string(o.ceiling_n_cpu) + "^3 (cpu) or " +
-                     std::to_string(o.ceiling_n_cuda) +
-                     "^3 (cuda) matmul, random inputs, best of 3 synchronized calls after one "
-                     "warm-up, host clock"}};
-  std::set<std::pair<std::string, std::string>> done;
-  for (const auto& p : problems)
-    for (const auto* e : selected) {
-      if (!e->backend || !e->backend->available().ok) continue;
-      const bench::DataType dt = mlp::dtype_of(p);
-      const std::string d = bench::to_string(dt);
-      mlp::MatmulProblem mm;
-      mm.n = e->device == "cuda" ? o.ceiling_n_cuda : o.ceiling_n_cpu;
-      mm.dtype = dt;
-      if (!e->backend->check_matmul_support(mm).ok) continue;
-      if (!done.insert({e->name, d}).second) continue;
-      try {
-        std::cout << "measuring the matmul ceiling: " << e->name << " " << mm.str() << "...\n";
-        const mlp::MatmulData data = mlp::make_matmul_data(mm, 1);
-        auto inst = e->backend->prepare_matmul(mm, data);
-        inst->compile();
-        inst->run();
-        inst->sync();
-        double best = 1e30;
-        for (int i = 0; i < 3; ++i) {
-          bench::WallTimer t;
-          inst->run();
-          inst->sync();
-          best = std::min(best, t.elapsed().count());
-        }
-        const double tflops = mm.flops() / (best * 1e-3) / 1e12;
-        out["by_backend"][e->name][d] = tflops;
-        auto& cur = out["tflops"][e->device][d];
-        if (cur.is_null() || cur.get<double>() < tflops) cur = tflops;
-      } catch (const std::exception& ex) {
-        out["failed"][e->name][d] = ex.what();
-      }
-    }
-  return out;
-}
-
-std::optional<double> ceiling_of(const nlohmann::ordered_json& c, const bench::Result& r) {
-  if (!c.contains("tflops") || !c["tflops"].contains(r.device) ||
-      !c["tflops"][r.device].contains(r.dtype))
-    return std::nullopt;
-  return c["tflops"][r.device][r.dtype].get<double>();
-}
-
-// The lecture's numbers of one passed MLP case, after its result block.
-void print_mlp_summary(std::ostream& os, const bench::Result& r) {
-  if (r.status != bench::Status::passed) return;
-  const auto& m = r.metrics;
-  const auto& p = r.params;
-  const bench::Summary& s = r.gpu_time_ms ? *r.gpu_time_ms : *r.total_time_ms;
-  os << "    config: dim " << p["dim"] << ", num_layers " << p["num_layers"] << ", batch_size "
-     << p["batch_size"] << ", num_steps " << p["num_steps"] << ", " << r.dtype << "\n"
-     << "    run_mlp: median " << bench::format_ms(s.median) << " ms, mean "
-     << bench::format_ms(s.mean) << ", min " << bench::format_ms(s.min) << ", spread (p90-p10) "
-     << bench::format_ms(s.p90 - s.p10) << " over " << s.samples << " trials ("
-     << (r.gpu_time_ms ? "GPU" : "total") << " time)\n";
-  if (m.contains("forward_ms"))
-    os << "    per step: " << bench::format_ms(m.value("step_ms", 0.0)) << " ms = forward "
-       << bench::format_ms(m["forward_ms"].get<double>()) << " + backward "
-       << bench::format_ms(m["backward_ms"].get<double>()) << " (split measured apart)\n";
-  if (m.contains("tflops"))
-    os << "    " << bench::format_fixed(m["tflops"].get<double>(), 3)
-       << " TFLOP/s (6*B*D^2*L*S = " << r.flop / 1e9 << " GFLOP)"
-       << (m.contains("ceiling_tflops")
-               ? ", ceiling " + bench::format_fixed(m["ceiling_tflops"].get<double>(), 3) +
-                     " TFLOP/s: " +
-                     bench::format_fixed(100 * m["fraction_of_ceiling"].get<double>(), 1) + "%"
-               : std::string(", no ceiling measured"))
-       << "\n";
-  os << "    peak memory: "
-     << (m.contains("peak_memory_bytes")
-             ? bench::format_fixed(m["peak_memory_bytes"].get<double>() / (1 << 20), 1) + " MiB"
-             : r.extra.value("peak_memory_not_measured", std::string("n/a")))
-     << "\n";
-}
-
-// row with, where modes, a timing column (`timing`, else its header) inserted at `at`.
-std::vector<std::string> with_timing(std::vector<std::string> row, std::size_t at, bool modes,
-                                     const std::string& timing = "timing") {
-  if (modes) row.insert(row.begin() + static_cast<std::ptrdiff_t>(at), timing);
-  return row;
-}
-
-// With --timing both (modes), a timing column in this table and the next.
-void print_studies(std::ostream& os, const nlohmann::ordered_json& studies, bool modes) {
-  if (studies.empty()) return;
-  os << "\n== Scaling studies: time = a x factor^b, least squares in log-log ==\n";
-  bench::Table t(with_timing({"backend", "dtype", "parameter", "factors", "times ms", "b", "R^2",
-                              "expected"},
-                             2, modes));
-  for (const auto& s : studies) {
-    std::string f, ms;
-    for (std::size_t i = 0; i < s["factors"].size(); ++i) {
-      f += (i ? "," : "") + bench::format_fixed(s["factors"][i].get<double>(), 0);
-      ms += (i ? "," : "") + bench::format_ms(s["time_ms"][i].get<double>(), 3);
-    }
-    t.add_row(with_timing({s["backend"], s["dtype"], s["parameter"], f, ms,
-                           bench::format_fixed(s["fit_exponent"].get<double>(), 3),
-                           bench::format_fixed(s["fit_r2"].get<double>(), 4),
-                           bench::format_fixed(s["expected_exponent"].get<double>(), 0)},
-                          2, modes, s["timing"]));
-  }
-  t.print(os);
-}
-
-void print_mlp_figures(std::ostream& os, const std::vector<bench::Result>& results, bool modes) {
-  bench::Table t(with_timing({"problem", "name", "backend", "status", "ms/call", "fwd ms",
-                              "bwd ms", "TFLOP/s", "% ceiling", "peak MiB"},
-                             3, modes));
-  for (const auto& r : results) {
-    const auto& m = r.metrics;
-    auto num = [&](const char* k, double scale, int digits) {
-      return m.contains(k) ? bench::format_fixed(m[k].get<double>() * scale, digits)
-                           : std::string("-");
-    };
-    t.add_row(with_timing({r.problem, r.name, r.backend, bench::to_string(r.status),
-                           bench::format_ms(r.primary_time_ms()), num("forward_ms", 1, 4),
-                           num("backward_ms", 1, 4), num("tflops", 1, 3),
-                           num("fraction_of_ceiling", 100, 1),
-                           num("peak_memory_bytes", 1.0 / (1 << 20), 1)},
-                          3, modes, r.timing_mode));
-  }
-  t.print(os);
-}
-
-std::string file_stem(const bench::Result& r) {
-  std::string s = r.backend + "." + r.problem + (r.name.empty() ? "" : "." + r.name);
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
-  return s;
-}
 
 int run(const Options& o, const CLI::App& app, const std::string& command_head) {
   const bench::DriverOptions& c = o.common;
@@ -264,14 +63,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
   s.known_backends = mlp::known_backend_names();
   s.make_registry = [] { return mlp::make_registry(); };
   s.problems = [&](std::vector<std::string>*) {
-    std::vector<bench::DataType> dtypes;
-    for (const auto& d : o.dtypes) {
-      const bench::DataType dt = bench::parse_data_type(d);
-      if (!mlp::is_mlp_dtype(dt))
-        throw UsageError("--dtype: " + d + " is not one of the MLP suite's: fp32, tf32, bf16");
-      dtypes.push_back(dt);
-    }
-    std::vector<mlp::Problem> problems = expand(o, app, dtypes);
+    std::vector<mlp::Problem> problems = mlp::expand(o.settings);
     if (!c.list_cases) bench::check_output_dir("--profile", o.profile_dir);
     return problems;
   };
@@ -312,7 +104,8 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
     if (o.no_ceiling)
       system["mlp_matmul_ceiling"] = {{"why", "not measured (--no-ceiling)"}};
     else
-      system["mlp_matmul_ceiling"] = measure_ceilings(o, sel, problems);
+      system["mlp_matmul_ceiling"] =
+          mlp::measure_ceilings(sel, problems, o.ceiling_n_cpu, o.ceiling_n_cuda);
     ceilings = system["mlp_matmul_ceiling"];
 #if MYCONV_HAVE_CUPTI
     if (!o.profile_dir.empty() && uses_gpu && !session.case_options.trace) {
@@ -326,8 +119,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
   mlp::MatmulData matmul_data;
   std::map<mlp::Gelu, mlp::Reference> refs;
   s.begin_problem = [&](bench::Session& session, const mlp::Problem& problem, bool host_fits) {
-    std::cout << "\n== " << mlp::str_with_name(problem) << ": " << problem_flops_text(problem)
-              << " ==\n";
+    mlp::print_problem(std::cout, problem);
     refs.clear();
     if (const auto* p = std::get_if<mlp::MlpProblem>(&problem))
       mlp_data = bench::timed_reference(
@@ -343,10 +135,10 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
               bench::CaseOptions options) -> std::optional<bench::CaseRun> {
     const auto* p = std::get_if<mlp::MlpProblem>(&problem);
     if (!p) {
-      mlp::CaseOutput out = mlp::run_matmul_case(e.backend.get(), e.name, e.device, e.why_missing,
-                                                 std::get<mlp::MatmulProblem>(problem),
-                                                 matmul_data, options);
-      mlp::fill_metrics(out.result, ceiling_of(ceilings, out.result));
+      mlp::CaseOutput out =
+          mlp::run_matmul_case(e.backend.get(), e.name, e.device, e.why_missing,
+                               std::get<mlp::MatmulProblem>(problem), matmul_data, options);
+      mlp::fill_metrics(out.result, mlp::ceiling_of(ceilings, out.result));
       return bench::CaseRun{std::move(out.result), out.trace};
     }
     mlp::MlpCaseSettings settings;
@@ -361,13 +153,13 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
 #endif
     };
     profile_table.clear();
-    const bool profiled = !o.profile_dir.empty() && !in_study(problem) && e.backend;
+    const bool profiled = !o.profile_dir.empty() && !mlp::in_study(problem) && e.backend;
     if (profiled && e.backend->profiler() == "libtorch") {
 #if MYCONV_HAVE_TORCH
       settings.profile = [&](mlp::Instance& inst, bench::Result& r) {
         const mlp::ProfileOutput po =
             mlp::profile_libtorch([&] { inst.run_for_profile(); }, [&] { inst.sync(); },
-                                  e.device == "cuda", o.profile_dir, file_stem(r));
+                                  e.device == "cuda", o.profile_dir, mlp::file_stem(r));
         r.extra["profile"] = mlp::to_json(po);
         profile_table = po.table;
       };
@@ -378,18 +170,19 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
 #endif
     mlp::CaseOutput out = mlp::run_mlp_case(e.backend.get(), e.name, e.device, e.why_missing, *p,
                                             mlp_data, settings, options);
-    mlp::fill_metrics(out.result, ceiling_of(ceilings, out.result));
+    mlp::fill_metrics(out.result, mlp::ceiling_of(ceilings, out.result));
     if (!out.trace || session.case_options.trace)
       return bench::CaseRun{std::move(out.result), out.trace};
     // The CUPTI profile of this case, recorded here.
     const std::string path =
-        (std::filesystem::path(o.profile_dir) / (file_stem(out.result) + ".trace.json")).string();
+        (std::filesystem::path(o.profile_dir) / (mlp::file_stem(out.result) + ".trace.json"))
+            .string();
     bench::write_chrome_trace(path, *out.trace, out.result);
     out.result.extra["profile"] = {{"profiler", "CUPTI (core/cuda/cupti_tracer)"},
                                    {"trace_file", path}};
     bench::print_result_block(std::cout, out.result);
     bench::print_debug_block(std::cout, *out.trace, out.result, path, 20);
-    print_mlp_summary(std::cout, out.result);
+    mlp::print_summary(std::cout, out.result);
     session.set.results.push_back(std::move(out.result));
     bench::write_results(session);
     return std::nullopt;
@@ -401,11 +194,11 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
                   << " TFLOP/s\n";
       return;
     }
-    print_mlp_summary(std::cout, r);
+    mlp::print_summary(std::cout, r);
     if (!profile_table.empty())
       std::cout << "    profile (" << r.extra["profile"]["sort_by"].get<std::string>()
-                << "), trace " << r.extra["profile"]["trace_file"].get<std::string>()
-                << ", stacks " << r.extra["profile"]["stacks_file"].get<std::string>() << ":\n"
+                << "), trace " << r.extra["profile"]["trace_file"].get<std::string>() << ", stacks "
+                << r.extra["profile"]["stacks_file"].get<std::string>() << ":\n"
                 << profile_table;
   };
   s.report = [&](bench::Session& session) {
@@ -414,8 +207,8 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
     if (set.blocks["studies"].empty()) set.blocks.erase("studies");
     std::cout << "\n== MLP figures (per call; forward and backward per step) ==\n";
     const bool modes = c.timing == "both";
-    print_mlp_figures(std::cout, set.results, modes);
-    if (set.blocks.contains("studies")) print_studies(std::cout, set.blocks["studies"], modes);
+    mlp::print_figures(std::cout, set.results, modes);
+    if (set.blocks.contains("studies")) mlp::print_studies(std::cout, set.blocks["studies"], modes);
   };
   s.written = {{o.profile_dir, "profiles"}};
   return bench::run_suite(app, c, s);
@@ -433,31 +226,36 @@ int main(int argc, char** argv) {
   bench::add_version_flag(app);
   // Sizes: integers from 1; the problem's own check bounds them (models/mlp/problem.hpp).
   const auto size = bench::integer_in(1, std::numeric_limits<std::int64_t>::max());
-  app.add_option("--dim", o.dim, "Width of every Linear layer")->capture_default_str()->check(size);
-  app.add_option("--num-layers", o.num_layers, "Layers")->capture_default_str()->check(size);
-  app.add_option("--batch-size", o.batch_size, "Rows of the input")
+  app.add_option("--dim", o.settings.dim, "Width of every Linear layer")
       ->capture_default_str()
       ->check(size);
-  app.add_option("--num-steps", o.num_steps, "Steps (forward, loss, backward) per call")
+  app.add_option("--num-layers", o.settings.num_layers, "Layers")
       ->capture_default_str()
       ->check(size);
-  app.add_flag("--example", o.example,
+  app.add_option("--batch-size", o.settings.batch_size, "Rows of the input")
+      ->capture_default_str()
+      ->check(size);
+  app.add_option("--num-steps", o.settings.num_steps, "Steps (forward, loss, backward) per call")
+      ->capture_default_str()
+      ->check(size);
+  app.add_flag("--example", o.settings.example,
                "Also run the configuration of --dim/--num-layers/--batch-size/--num-steps with "
                "--scale, --matmul or --problem (alone it runs by default)");
-  app.add_option("--problem", o.problems,
+  app.add_option("--problem", o.settings.problems,
                  "Descriptor, e.g. mlp:d128l16b128s5:bf16 or mm:n4096 (repeatable)");
-  app.add_option("--scale", o.scale,
+  app.add_option("--scale", o.settings.scale,
                  "Scaling studies: num_steps num_layers batch_size dim, or all (list); factors "
                  "2..5 from --base")
       ->delimiter(',');
-  app.add_option("--base", o.base, "Base of the scaling studies (key=value list)")
+  app.add_option("--base", o.settings.base, "Base of the scaling studies (key=value list)")
       ->capture_default_str();
-  app.add_flag("--matmul", o.matmul, "Square matmuls over --matmul-dims for each implementation");
-  app.add_option("--matmul-dims", o.matmul_dims, "Sizes of --matmul (list)")
+  app.add_flag("--matmul", o.settings.matmul,
+               "Square matmuls over --matmul-dims for each implementation");
+  app.add_option("--matmul-dims", o.settings.matmul_dims, "Sizes of --matmul (list)")
       ->capture_default_str()
       ->delimiter(',')
       ->check(size);
-  app.add_option("--dtype", o.dtypes, "Data types: fp32 tf32 bf16 (list)")
+  app.add_option("--dtype", o.settings.dtypes, "Data types: fp32 tf32 bf16 (list)")
       ->capture_default_str()
       ->delimiter(',');
   app.add_option("--backend", o.backends, "Backends to run (list; default: all built)")
@@ -487,6 +285,8 @@ int main(int argc, char** argv) {
 
   return bench::run_main(app, argc, argv, "mymlp", [&] {
     o.backends = bench::canonical_backend_names(o.backends);  // older names too
+    o.settings.dims_given = app.count("--dim") || app.count("--num-layers") ||
+                            app.count("--batch-size") || app.count("--num-steps");
     std::string prefix = "mymlp";
     if (o.num_warmups >= 0) prefix += " --num-warmups " + std::to_string(o.num_warmups);
     if (o.num_trials >= 0) prefix += " --num-trials " + std::to_string(o.num_trials);

@@ -6,11 +6,8 @@
 //   myops                                   every op, size class medium, fp32
 //   myops --category reduction --size all --dtype fp32,bf16
 //   myops --problem sum:4x512x896:axis=2 --backend own_cuda --backend libtorch_cuda
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <iostream>
-#include <map>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -18,10 +15,9 @@
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "core/peak.hpp"
-#include "core/printers.hpp"
-#include "core/system_info.hpp"
 #include "experiments/registry/ops.hpp"
 #include "ops/bench.hpp"
+#include "ops/report.hpp"
 #include "ops/score.hpp"
 #include "ops/settings.hpp"
 #if MYCONV_HAVE_CUDA
@@ -45,34 +41,6 @@ struct Options {
   std::string markdown_path;
   bool fast = false, list_ops = false, no_peaks = false;
 };
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
-
-void print_op_list() {
-  bench::Table t({"category", "op", "example"});
-  const std::map<ops::Category, std::string> example = {
-      {ops::Category::element, "add:4096x4096+1x4096"},
-      {ops::Category::activation, "gelu_tanh:4096x4096:bf16"},
-      {ops::Category::reduction, "sum:4x512x896:axis=2"},
-      {ops::Category::normalization, "layernorm:4x512x896"},
-      {ops::Category::matmul, "matmul:m4096n4096k4096:bf16"},
-      {ops::Category::memory, "permute:16x512x512:perm=0,2,1"}};
-  for (ops::Op op : ops::all_ops()) {
-    const ops::Category c = ops::category_of(op);
-    std::string e = example.at(c);
-    e = ops::to_string(op) + e.substr(e.find(':'));
-    t.add_row({ops::to_string(c), ops::to_string(op), e});
-  }
-  t.print(std::cout);
-  const std::string dir = ops::ops_list_dir();
-  std::cout << "size classes (--size): " << join(ops::size_classes())
-            << ", all (every class but xlarge)\nop lists: "
-            << (dir.empty() ? "not found (set MYCONV_OPS_DIR)" : dir) << "\n";
-}
 
 // The machine's measured limits, once, for the devices the selected backends run on.
 void measure_limits(bench::ResultSet& set, bool cpu, bool gpu,
@@ -99,48 +67,6 @@ void measure_limits(bench::ResultSet& set, bool cpu, bool gpu,
 #endif
 }
 
-// One line per passed case: time, GB/s, % of the measured peak, speed-up and band.
-void print_scores(std::ostream& os, const std::vector<bench::Result>& results) {
-  bench::Table t(
-      {"problem", "backend", "timing", "status", "ms", "GB/s", "% peak", "vs_pytorch", "band"});
-  for (const auto& r : results) {
-    const auto& m = r.metrics;
-    auto num = [&](const char* key, double scale, int digits) {
-      return m.contains(key) ? bench::format_fixed(m[key].get<double>() * scale, digits)
-                             : std::string("-");
-    };
-    t.add_row({r.problem, r.backend, r.timing_mode, bench::to_string(r.status),
-               bench::format_ms(r.primary_time_ms()), num("bandwidth_gbs", 1, 1),
-               num("bandwidth_efficiency", 100, 1),
-               m.contains("speedup_vs_pytorch") ? num("speedup_vs_pytorch", 1, 2) + "x" : "-",
-               m.value("score_band", std::string("-"))});
-  }
-  t.print(os);
-}
-
-void write_markdown(const std::string& path, const bench::ResultSet& set) {
-  std::ostringstream md;
-  md << "# myops results\n\n"
-     << "Host " << set.system.value("host", std::string("?")) << ", source " << bench::git_commit()
-     << ". Full report: `scripts/analyze_results.py` on the --json file.\n\n"
-     << "| problem | dtype | backend | timing | status | ms | GB/s | % of measured peak | "
-        "vs PyTorch | band | reason |\n"
-     << "|---|---|---|---|---|---:|---:|---:|---:|---|---|\n";
-  for (const auto& r : set.results) {
-    const auto& m = r.metrics;
-    auto num = [&](const char* key, double scale, int digits) {
-      return m.contains(key) ? bench::format_fixed(m[key].get<double>() * scale, digits)
-                             : std::string("");
-    };
-    md << "| `" << r.problem << "` | " << r.dtype << " | " << r.backend << " | " << r.timing_mode
-       << " | " << bench::to_string(r.status) << " | " << bench::format_ms(r.primary_time_ms())
-       << " | " << num("bandwidth_gbs", 1, 1) << " | " << num("bandwidth_efficiency", 100, 1)
-       << " | " << num("speedup_vs_pytorch", 1, 2) << " | " << m.value("score_band", std::string())
-       << " | " << (r.status == bench::Status::passed ? "" : r.reason) << " |\n";
-  }
-  bench::write_file_atomic(path, md.str());
-}
-
 int run(const Options& o, const CLI::App& app, const std::string& command_head) {
   const bench::DriverOptions& c = o.common;
   bench::Suite<ops::Problem, ops::RegistryEntry> s;
@@ -149,7 +75,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
   s.backends = o.backends;
   s.known_backends = ops::known_backend_names();
   s.own_listing = [&] {
-    if (o.list_ops) print_op_list();
+    if (o.list_ops) ops::print_op_list(std::cout);
     return o.list_ops;
   };
   s.make_registry = [&] { return ops::make_registry(o.backend_options); };
@@ -192,11 +118,7 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
   };
   ops::HostData data;
   s.begin_problem = [&](bench::Session& session, const ops::Problem& p, bool host_fits) {
-    std::cout << "\n== " << p.str_with_name() << ": " << ops::to_string(p.category()) << ", "
-              << p.input_elements() << " input elements, " << p.bytes() / 1e6 << " MB moved at "
-              << "least"
-              << (p.flops() > 0 ? ", " + bench::format_fixed(p.flops() / 1e6, 1) + " MFLOP" : "")
-              << " ==\n";
+    ops::print_problem(std::cout, p);
     data = bench::timed_reference(
         session, [&] { return host_fits ? ops::make_host_data(p, c.seed) : ops::HostData{}; });
   };
@@ -211,8 +133,8 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
   s.report = [&](bench::Session& session) {
     std::cout << "\n== Scores (bandwidth against the measured copy bandwidth; speed-up = PyTorch "
                  "time / backend time on the same device) ==\n";
-    print_scores(std::cout, session.set.results);
-    if (!o.markdown_path.empty()) write_markdown(o.markdown_path, session.set);
+    ops::print_scores(std::cout, session.set.results);
+    if (!o.markdown_path.empty()) ops::write_markdown(o.markdown_path, session.set);
   };
   s.written = {{o.markdown_path, "results, Markdown"}};
   return bench::run_suite(app, c, s);

@@ -174,14 +174,7 @@ int run(Options& o, CLI::App& app) {
     if (!o.dump_logits.empty() && models.size() != 1)
       throw UsageError("--dump-logits writes one model's logits: give one --model");
     // Every case's reproducing command: the model, then the settings that are not the case's own.
-    if (task == Task::train) settings_text += " --task train";
-    if (grid.temperature > 0)
-      settings_text += " --temperature " + bench::format_fixed(grid.temperature, 3) +
-                       " --top-p " + bench::format_fixed(grid.top_p, 3);
-    settings_text += " --num-runs " + std::to_string(grid.num_runs);
-    if (grid.max_batch_input_product != kDefaultMaxBatchInputProduct)
-      settings_text +=
-          " --max-batch-input-product " + std::to_string(grid.max_batch_input_product);
+    settings_text = command_text(grid, task);
     (void)bench::check_common_options(app, c);
     // A bad checkpoint is bad input (exit 2, no partial files).
     std::vector<ModelProblem> problems;
@@ -199,33 +192,11 @@ int run(Options& o, CLI::App& app) {
   // asked that runs only on the other device is recorded skipped.
   std::deque<RegistryEntry> elsewhere;
   s.select = [&](const std::vector<RegistryEntry>& registry) {
-    std::vector<const RegistryEntry*> selected;
-    for (const auto& name : known_implementation_names()) {
-      const bool asked = std::find(o.impls.begin(), o.impls.end(), name) != o.impls.end();
-      const RegistryEntry* entry = nullptr;
-      bool other_device = false;
-      for (const auto& e : registry)
-        if (e.name == name) {
-          if (e.device == device_name)
-            entry = &e;
-          else
-            other_device = true;
-        }
-      if (o.impls.empty() ? !(entry && entry->backend) : !asked) continue;
-      if (c.available_only && !(entry && bench::runnable_here(*entry))) continue;
-      if (entry) {
-        selected.push_back(entry);
-      } else if (other_device) {
-        elsewhere.push_back({name, device_name, "", nullptr, name + " does not run on " + device_name});
-        selected.push_back(&elsewhere.back());
-      }
-    }
-    if (c.available_only && selected.empty())
-      throw UsageError("--available-only: none of the implementations asked can run on " +
-                       device_name + " here (--list-backends says why)");
-    return selected;
+    return select_implementations(registry, o.impls, device_name, c.available_only, elsewhere);
   };
-  s.name_of = [&](const ModelProblem& p) { return str_with_name(p.p, models[p.model].config.name); };
+  s.name_of = [&](const ModelProblem& p) {
+    return str_with_name(p.p, models[p.model].config.name);
+  };
   // The suite's own peak prediction (memory.hpp); a case past max_batch_input_product is skipped.
   s.case_need = [&](const ModelProblem& p, const RegistryEntry& e) {
     Sampling sampling;
@@ -299,8 +270,8 @@ int run(Options& o, CLI::App& app) {
     }
     total = problems * backends;
     std::cout << (o.problems.empty() ? "grid " + grid.name : std::string("--problem")) << ": "
-              << problems << " config(s) x " << backends << " implementation(s), "
-              << grid.num_runs << " run(s) each\n";
+              << problems << " config(s) x " << backends << " implementation(s), " << grid.num_runs
+              << " run(s) each\n";
     started = std::chrono::steady_clock::now();
   };
   // The runner's progress line (core/printers.hpp): case, then backend.
@@ -309,9 +280,8 @@ int run(Options& o, CLI::App& app) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::cout << "\n"
               << bench::progress_line(done++, total, elapsed,
-                                      p.p.str() + " " + models[p.model].config.name + " " +
-                                          e.name + " " + device_name + " " +
-                                          bench::to_string(p.p.dtype))
+                                      p.p.str() + " " + models[p.model].config.name + " " + e.name +
+                                          " " + device_name + " " + bench::to_string(p.p.dtype))
               << std::endl;
   };
   s.run = [&](bench::Session&, const RegistryEntry& e, const ModelProblem& p,
@@ -401,10 +371,12 @@ int main(int argc, char** argv) {
   // A generation is long: one warm-up run unless asked otherwise.
   o.common.measure.warmup_iters = 1;
   bench::add_common_options(app, o.common, /*device_index=*/false);
-  app.get_option("--timing")->description(
-      "real only: a generation is timed as it runs (the prefill, each decode step, a training "
-      "step); pure and both: a usage error, exit 2 (libtorch_graph replays the decode steps from "
-      "a CUDA graph instead)");
+  app.get_option("--timing")
+      ->description(
+          "real only: a generation is timed as it runs (the prefill, each decode step, a training "
+          "step); pure and both: a usage error, exit 2 (libtorch_graph replays the decode steps "
+          "from "
+          "a CUDA graph instead)");
 
   return bench::run_main(
       app, argc, argv, "mytransformer",

@@ -86,6 +86,11 @@ std::vector<MlpProblem> study_problems(const MlpProblem& base,
   return out;
 }
 
+bool in_study(const Problem& p) {
+  const std::string n = std::visit([](const auto& x) { return x.name; }, p);
+  return n == "base" || n.rfind("scale_", 0) == 0;
+}
+
 PowerFit fit_power_law(const std::vector<double>& factors, const std::vector<double>& times) {
   std::vector<double> xs, ys;
   for (std::size_t i = 0; i < factors.size() && i < times.size(); ++i)

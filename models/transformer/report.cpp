@@ -26,8 +26,8 @@ void print_generation_figures(std::ostream& os, const std::vector<bench::Result>
     return a;
   };
   const Row times = train ? Row{"forward ms", "backward ms", "step ms", "tokens/s"}
-                          : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s",
-                                "decode GB/s", "weights/copy"};
+                          : Row{"TTFT ms",   "ms/token (median)", "decode tok/s",
+                                "e2e tok/s", "decode GB/s",       "weights/copy"};
   bench::Table t(join(join({"model", "backend", "dtype", "case", "status"}, times),
                       {"peak MiB", "predicted MiB", "peak/pred"}));
   for (const auto& r : results) {
@@ -38,8 +38,10 @@ void print_generation_figures(std::ostream& os, const std::vector<bench::Result>
     };
     const Row figures = train ? Row{num("forward_ms", 2), num("backward_ms", 2),
                                     num("train_step_ms", 2), num("train_tokens_per_s", 1)}
-                              : Row{num("ttft_ms", 2), num("decode_ms_per_token_median", 3),
-                                    num("decode_tokens_per_s", 1), num("e2e_tokens_per_s", 1),
+                              : Row{num("ttft_ms", 2),
+                                    num("decode_ms_per_token_median", 3),
+                                    num("decode_tokens_per_s", 1),
+                                    num("e2e_tokens_per_s", 1),
                                     num("decode_bandwidth_gbs", 1),
                                     num("decode_weight_bandwidth_vs_copy", 3)};
     const double mib = double(1 << 20);

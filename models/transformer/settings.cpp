@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
+#include "core/printers.hpp"
 #include "core/system_info.hpp"
 
 namespace transformer {
@@ -287,6 +288,18 @@ CaseList expand_cases(const std::vector<ModelSource>& models,
     if (!mc.problems.empty()) list.by_model.push_back(std::move(mc));
   }
   return list;
+}
+
+std::string command_text(const Grid& g, Task task) {
+  std::string s;
+  if (task == Task::train) s += " --task train";
+  if (g.temperature > 0)
+    s += " --temperature " + bench::format_fixed(g.temperature, 3) + " --top-p " +
+         bench::format_fixed(g.top_p, 3);
+  s += " --num-runs " + std::to_string(g.num_runs);
+  if (g.max_batch_input_product != kDefaultMaxBatchInputProduct)
+    s += " --max-batch-input-product " + std::to_string(g.max_batch_input_product);
+  return s;
 }
 
 }  // namespace transformer

@@ -47,6 +47,10 @@ nlohmann::ordered_json to_json(const Grid& g);
 // Values in range: positive sizes and runs, temperature >= 0, 0 < top_p <= 1. UsageError.
 void check_grid(const Grid& g);
 
+// The settings' part of every case's reproducing command that is not the case's own: the task
+// (train), the sampling, the runs, a max_batch_input_product other than the default.
+std::string command_text(const Grid& g, Task task);
+
 // One problem per dtype x batch size x input length (in that nesting order).
 std::vector<Problem> expand(const Grid& g, Task task, const std::vector<bench::DataType>& dtypes);
 
