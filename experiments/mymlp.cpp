@@ -153,7 +153,10 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
 #endif
     };
     profile_table.clear();
-    const bool profiled = !o.profile_dir.empty() && !mlp::in_study(problem) && e.backend;
+    // One profile per case: with --timing both, of its real-mode run (the files are named by
+    // backend and problem).
+    const bool profiled = !o.profile_dir.empty() && !mlp::in_study(problem) && e.backend &&
+                          !(c.timing == "both" && options.timing == bench::TimingMode::pure);
     if (profiled && e.backend->profiler() == "libtorch") {
 #if MYCONV_HAVE_TORCH
       settings.profile = [&](mlp::Instance& inst, bench::Result& r) {
