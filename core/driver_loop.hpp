@@ -3,7 +3,7 @@
 // libraries' versions, --list-cases, the banner, then problem x timing mode x backend with each
 // case recorded (a case that does not fit in memory as unsupported), the summary and the result
 // files. A driver describes its suite (a Suite: its registry, its problems, how one case runs,
-// its own tables) and keeps only its options.
+// its own tables) and keeps only its options. The non-template parts are in core/driver.cpp.
 #pragma once
 
 #include <algorithm>

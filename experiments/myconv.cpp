@@ -11,7 +11,6 @@
 #include <CLI/CLI.hpp>
 
 #include "conv/bench.hpp"
-#include "conv/report.hpp"
 #include "conv/settings.hpp"
 #include "core/driver_loop.hpp"
 #include "core/error.hpp"

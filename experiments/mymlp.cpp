@@ -28,7 +28,6 @@
 #include "core/trace_report.hpp"
 #include "experiments/registry/mlp.hpp"
 #include "models/mlp/bench.hpp"
-#include "models/mlp/ceiling.hpp"
 #include "models/mlp/report.hpp"
 #include "models/mlp/scaling.hpp"
 #include "models/mlp/settings.hpp"

@@ -17,7 +17,6 @@
 #include "core/peak.hpp"
 #include "experiments/registry/ops.hpp"
 #include "ops/bench.hpp"
-#include "ops/report.hpp"
 #include "ops/score.hpp"
 #include "ops/settings.hpp"
 #if MYCONV_HAVE_CUDA

@@ -32,9 +32,7 @@
 #include "core/torch/libtorch_common.hpp"
 #include "models/transformer/bench.hpp"
 #include "models/transformer/config.hpp"
-#include "models/transformer/model_cache.hpp"
 #include "models/transformer/registry.hpp"
-#include "models/transformer/report.hpp"
 #include "models/transformer/safetensors.hpp"
 #include "models/transformer/settings.hpp"
 
@@ -375,8 +373,7 @@ int main(int argc, char** argv) {
       ->description(
           "real only: a generation is timed as it runs (the prefill, each decode step, a training "
           "step); pure and both: a usage error, exit 2 (libtorch_graph replays the decode steps "
-          "from "
-          "a CUDA graph instead)");
+          "from a CUDA graph instead)");
 
   return bench::run_main(
       app, argc, argv, "mytransformer",

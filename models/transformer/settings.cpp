@@ -302,4 +302,18 @@ std::string command_text(const Grid& g, Task task) {
   return s;
 }
 
+void print_presets(std::ostream& os, const std::vector<Grid>& presets, const std::string& path) {
+  bench::Table t({"preset", "batch sizes", "input lengths", "output", "runs", "description"});
+  auto list = [](const std::vector<std::int64_t>& v) {
+    std::string s;
+    for (auto x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+    return s;
+  };
+  for (const auto& g : presets)
+    t.add_row({g.name, list(g.batch_sizes), list(g.input_lengths), std::to_string(g.output_length),
+               std::to_string(g.num_runs), g.description});
+  t.print(os);
+  os << "from " << path << " (our values, to be replaced by the seed's exact ones when known)\n";
+}
+
 }  // namespace transformer

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -87,5 +88,8 @@ std::vector<ModelSource> resolve_models(const std::vector<std::string>& specs, b
 CaseList expand_cases(const std::vector<ModelSource>& models,
                       const std::vector<std::string>& descriptors, const Grid& g,
                       const std::string& task_option, const std::vector<bench::DataType>& dtypes);
+
+// The presets of `path`, one row each.
+void print_presets(std::ostream& os, const std::vector<Grid>& presets, const std::string& path);
 
 }  // namespace transformer
