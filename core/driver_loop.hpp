@@ -62,8 +62,6 @@ struct Suite {
   std::function<std::optional<CaseRun>(Session&, const Entry&, const Problem&, const CaseOptions&)>
       run;
 
-  std::function<std::string()> banner_tail;  // after the banner's host (default ", CPU model")
-
   // Optional hooks and overrides, in the order they run.
   std::function<bool()> own_listing;  // after the source options: true, it listed; exit 0
   // The selection of --backend and --available-only (default select_backends), and its order.
@@ -78,6 +76,7 @@ struct Suite {
   std::function<bool(const std::vector<const Entry*>&, const MemoryGate&)> before_session;
   std::function<void(Session&)> session_started;  // after start_session, before any listing
   std::function<std::string(const Problem&)> command_head_of;  // where it depends on the problem
+  std::function<std::string()> banner_tail;  // after the banner's host (default ", CPU model")
   // After the banner, before the count line: measured limits (copy bandwidth, matmul ceiling).
   std::function<void(Session&, const std::vector<const Entry*>&, const std::vector<Problem>&)>
       before_cases;
