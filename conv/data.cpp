@@ -1,12 +1,14 @@
 #include "conv/data.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <thread>
 
 #include "conv/indexing.hpp"
 #include "core/compare.hpp"
+#include "core/npy.hpp"
 
 namespace conv {
 
@@ -107,6 +109,20 @@ bench::MemoryNeed memory_need(const Problem& p, bool on_gpu) {
   need.host_bytes = host_bytes_needed(p);
   if (on_gpu) need.device_bytes = p.bytes();
   return need;
+}
+
+void save_tensors(const std::string& dir, const Problem& p, const HostData& data) {
+  const auto folder = std::filesystem::path(dir) / p.str();
+  std::filesystem::create_directories(folder);
+  bench::write_npy((folder / "src.npy").string(), data.src.data(), p.src_shape());
+  bench::write_npy((folder / "wei.npy").string(), data.wei.data(), p.wei_shape());
+  bench::write_npy((folder / "ref.npy").string(), data.ref.data(), p.dst_shape());
+}
+
+void save_output(const std::string& dir, const Problem& p, const std::string& backend,
+                 const std::vector<float>& output) {
+  bench::write_npy((std::filesystem::path(dir) / p.str() / (backend + ".npy")).string(),
+                   output.data(), p.dst_shape());
 }
 
 }  // namespace conv

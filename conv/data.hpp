@@ -84,4 +84,11 @@ double host_bytes_needed(const Problem& p);
 // picked at run time and not counted.
 bench::MemoryNeed memory_need(const Problem& p, bool on_gpu);
 
+// DIR/PROBLEM/src.npy, wei.npy and ref.npy (the float64 reference).
+void save_tensors(const std::string& dir, const Problem& p, const HostData& data);
+
+// DIR/PROBLEM/BACKEND.npy: a backend's checked output.
+void save_output(const std::string& dir, const Problem& p, const std::string& backend,
+                 const std::vector<float>& output);
+
 }  // namespace conv

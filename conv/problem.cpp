@@ -444,4 +444,19 @@ Problem parse_problem(const std::string& text, const Problem& defaults) {
   return p;
 }
 
+void print_problem(std::ostream& os, const Problem& p) {
+  os << "\n== " << p.str_with_name() << ": " << bench::to_string(p.dtype) << " "
+     << to_string(p.layout) << ", ";
+  if (!p.unsupported_reason().empty()) {
+    os << p.flops() / 1e6 << " MFLOP ==\n";
+    return;
+  }
+  const GemmShape gm = p.gemm();
+  os << "input " << p.mb << "x" << p.ic << "x" << p.ih << "x" << p.iw << ", weights " << p.oc << "x"
+     << p.ic / p.g << "x" << p.kh << "x" << p.kw << ", output " << p.mb << "x" << p.oc << "x"
+     << p.oh() << "x" << p.ow() << ", " << p.flops() / 1e6 << " MFLOP, GEMM M=" << gm.m
+     << " N=" << gm.n << " K=" << gm.k
+     << (gm.groups > 1 ? " x" + std::to_string(gm.groups) + " groups" : "") << " ==\n";
+}
+
 }  // namespace conv

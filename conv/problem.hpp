@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -113,5 +114,9 @@ inline bool operator!=(const Problem& a, const Problem& b) {
 // `defaults` where the text does not give them. Throws bench::UsageError on malformed text or an
 // invalid problem, with the reason.
 Problem parse_problem(const std::string& text, const Problem& defaults = Problem());
+
+// "== PROBLEM: dtype layout, input, weights and output shapes, MFLOP, GEMM shape ==" after a
+// blank line (the shapes only where this suite runs the problem).
+void print_problem(std::ostream& os, const Problem& p);
 
 }  // namespace conv

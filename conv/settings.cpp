@@ -91,4 +91,15 @@ std::vector<Problem> expand(const Settings& s, std::vector<std::string>* notes) 
   return out;
 }
 
+std::string command_text(const BackendOptions& o) {
+  std::string s;
+  if (o.halide_schedule != "manual") s += " --halide-schedule " + o.halide_schedule;
+  if (!o.halide_tile.empty()) s += " --halide-tile " + o.halide_tile;
+  if (!o.variant.empty()) s += " --variant " + o.variant;
+  if (o.cudnn_api != BackendOptions{}.cudnn_api) s += " --cudnn-api " + o.cudnn_api;
+  if (o.cudnn_algo != "heuristic") s += " --cudnn-algo " + o.cudnn_algo;
+  if (o.torch_cudnn_benchmark) s += " --torch-cudnn-benchmark";
+  return s;
+}
+
 }  // namespace conv

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "conv/backend.hpp"
 #include "conv/problem.hpp"
 #include "core/shape_file.hpp"
 
@@ -31,6 +32,10 @@ struct Settings {
 // produced it) or an unreadable shape file. `notes`, when given, receives one line per shape-file
 // token that is not run as written: a benchdnn option, or a repeat of an earlier problem.
 std::vector<Problem> expand(const Settings& s, std::vector<std::string>* notes = nullptr);
+
+// The backend options' part of a case's reproducing command, those left at their defaults
+// omitted (e.g. " --halide-schedule li2018 --variant 3").
+std::string command_text(const BackendOptions& o);
 
 // Shape files are read by the core's reader (core/shape_file.hpp), as op lists are.
 using bench::read_shape_file;

@@ -14,6 +14,7 @@
 
 #include "core/cpu_threads.hpp"
 #include "core/crash_report.hpp"
+#include "core/driver_loop.hpp"
 #include "core/error.hpp"
 #include "core/grammar.hpp"
 #include "core/option_checks.hpp"
@@ -67,6 +68,19 @@ double g_device_context_ms = 0;  // CUDA initialization and context, wherever it
 std::streambuf* g_stdout = nullptr;
 std::string g_format = "table";
 
+// The shared options' part of a case's reproducing command, with --timing TIMING.
+std::string command_text(const CLI::App& app, const DriverOptions& o, const std::string& timing) {
+  std::string s;
+  if (app.count("--seed")) s += " --seed " + std::to_string(o.seed);
+  if (timing != "real") s += " --timing " + timing;
+  if (o.no_graph) s += " --no-graph";
+  if (o.threads > 0) s += " --threads " + std::to_string(o.threads);
+  if (o.device >= 0) s += " --device " + std::to_string(o.device);
+  if (o.pure_runs > 0) s += " --pure-runs " + std::to_string(o.pure_runs);
+  if (o.cold_cache) s += " --cold-cache";
+  return s;
+}
+
 }  // namespace
 
 std::chrono::steady_clock::time_point program_start() {
@@ -77,16 +91,13 @@ void add_version_flag(CLI::App& app) {
   app.set_version_flag("--version", project_version() + " (git " + git_commit() + ")");
 }
 
-void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both, bool device_index) {
-  std::vector<std::string> modes = {"real", "pure"};
-  if (allow_both) modes.push_back("both");
+void add_common_options(CLI::App& app, DriverOptions& o, bool device_index) {
   app.add_option("--timing", o.timing,
-                 std::string("real: every call synchronized, overheads included; pure: calls back "
-                             "to back between one timer pair, or a replayed CUDA graph where the "
-                             "backend allows capture") +
-                     (allow_both ? "; both: every case in each mode, every backend alike" : ""))
+                 "real: every call synchronized, overheads included; pure: calls back to back "
+                 "between one timer pair, or a replayed CUDA graph where the backend allows "
+                 "capture; both: every case in each mode (real, then pure), every backend alike")
       ->capture_default_str()
-      ->check(CLI::IsMember(modes));
+      ->check(CLI::IsMember({"real", "pure", "both"}));
   app.add_flag("--no-graph", o.no_graph, "--timing pure: loop calls instead of replaying a graph");
   const std::int64_t int_max = std::numeric_limits<int>::max();
   app.add_option("--pure-runs", o.pure_runs,
@@ -221,15 +232,11 @@ std::string check_common_options(const CLI::App& app, const DriverOptions& o) {
     throw UsageError("--min-time-ms must not exceed --max-time-ms");
   check_common_paths(o);
   if (o.device >= 0) select_cuda_device(o.device);
-  std::string s;
-  if (app.count("--seed")) s += " --seed " + std::to_string(o.seed);
-  if (o.timing != "real") s += " --timing " + o.timing;
-  if (o.no_graph) s += " --no-graph";
-  if (o.threads > 0) s += " --threads " + std::to_string(o.threads);
-  if (o.device >= 0) s += " --device " + std::to_string(o.device);
-  if (o.pure_runs > 0) s += " --pure-runs " + std::to_string(o.pure_runs);
-  if (o.cold_cache) s += " --cold-cache";
-  return s;
+  return command_text(app, o, o.timing);
+}
+
+std::string common_command_text(const CLI::App& app, const DriverOptions& o, TimingMode mode) {
+  return command_text(app, o, mode == TimingMode::pure ? "pure" : "real");
 }
 
 bool handle_source_options(const DriverOptions& o) {
@@ -449,6 +456,34 @@ int closing_status(std::ostream& os, const ResultSet& set, bool strict) {
     std::cout.flush();
   }
   return strict && bad ? 1 : 0;
+}
+
+std::vector<CaseOptions> timing_mode_options(const CaseOptions& base, const CLI::App& app,
+                                             const DriverOptions& o,
+                                             const std::string& command_head) {
+  std::vector<TimingMode> modes = {o.timing == "pure" ? TimingMode::pure : TimingMode::real};
+  if (o.timing == "both") modes = {TimingMode::real, TimingMode::pure};
+  std::vector<CaseOptions> out;
+  for (const TimingMode mode : modes) {
+    CaseOptions options = base;
+    options.timing = mode;
+    options.command_prefix = command_head + common_command_text(app, o, mode);
+    out.push_back(std::move(options));
+  }
+  return out;
+}
+
+void print_banner(std::ostream& os, const std::string& program, const ResultSet& set,
+                  const std::string& tail) {
+  os << program << " " << project_version() << " (" << git_commit() << ") on "
+     << set.system["host"].get<std::string>()
+     << (tail.empty() ? ", " + set.system["cpu_model"].get<std::string>() : tail) << "\n";
+}
+
+void print_case_count(std::ostream& os, std::size_t problems, std::size_t backends,
+                      std::size_t modes) {
+  os << problems << " problem(s) x " << backends << " backend(s)"
+     << (modes > 1 ? " x " + std::to_string(modes) + " timing modes" : "") << "\n";
 }
 
 }  // namespace bench

@@ -27,7 +27,7 @@ namespace bench {
 
 struct DriverOptions {
   MeasureConfig measure;
-  std::string timing = "real";  // real | pure (| both where the driver allows it)
+  std::string timing = "real";  // real | pure | both (each case in each mode)
   bool no_graph = false, cold_cache = false;
   int pure_runs = 0;
   std::uint64_t seed = 1;
@@ -50,11 +50,11 @@ struct DriverOptions {
 // options.
 void add_version_flag(CLI::App& app);
 
-// Adds the shared options to app. allow_both: --timing also takes "both" (every case measured in
-// real and in pure mode). device_index: --device N (the CUDA device index); false where the driver
-// has a --device of its own (mytransformer: auto, cpu, cuda or N).
-void add_common_options(CLI::App& app, DriverOptions& o, bool allow_both = false,
-                        bool device_index = true);
+// Adds the shared options to app. --timing takes real, pure or both (every case measured in real
+// and then in pure mode; core/driver_loop.hpp runs the modes). device_index: --device N (the CUDA
+// device index); false where the driver has a --device of its own (mytransformer: auto, cpu, cuda
+// or N).
+void add_common_options(CLI::App& app, DriverOptions& o, bool device_index = true);
 
 // --device N: makes CUDA device N current for everything after (the memory gate, the system
 // facts, the device services, every GPU backend); UsageError (exit 2) where there is no device N
@@ -78,6 +78,10 @@ int run_main(CLI::App& app, int argc, char** argv, const std::string& program,
 // at their defaults omitted.
 std::string check_common_options(const CLI::App& app, const DriverOptions& o);
 
+// The shared options' part of the reproducing command of a case measured in `mode` (as
+// check_common_options returns it, with --timing naming that mode).
+std::string common_command_text(const CLI::App& app, const DriverOptions& o, TimingMode mode);
+
 // --source-info and --write-source-diff: does what they ask and returns true (the driver exits 0).
 bool handle_source_options(const DriverOptions& o);
 
@@ -92,22 +96,6 @@ std::string source_diff_path(const std::string& json_path);
 // The memory there for the memory gate (core/memory_fit.hpp): the host's, and with uses_gpu the
 // current CUDA device's free memory where one is usable.
 MemoryAvailable memory_available(bool uses_gpu);
-
-// The gate of one invocation: every case of problems x the selected registry entries that has a
-// backend, checked against the memory here (none measured while only listing, which runs
-// nothing); UsageError (exit 2) when none fits. name_of(problem) names a case's problem,
-// need_of(problem, entry) is its MemoryNeed. The drivers record the cases that do not fit as
-// unsupported with both numbers (memory_shortfall against available()).
-template <class Problem, class Entry, class NameOf, class NeedOf>
-MemoryGate gate_cases(bool listing, bool gpu, const std::vector<Problem>& problems,
-                      const std::vector<const Entry*>& selected, NameOf name_of, NeedOf need_of) {
-  MemoryGate memory(listing ? MemoryAvailable{} : memory_available(gpu));
-  for (const auto& p : problems)
-    for (const auto* e : selected)
-      if (e->backend) memory.check(name_of(p) + " " + e->name, need_of(p, *e));
-  memory.refuse_if_nothing_fits();
-  return memory;
-}
 
 // The longest error line a driver prints (the program's name and "error: " included).
 inline constexpr std::size_t kMaxErrorLine = 300;

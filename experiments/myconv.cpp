@@ -4,22 +4,17 @@
 //   myconv --input-size 64 --kernel-size 5
 //   myconv --problem mb32ic64ih56oc64kh3ph1 --dtype fp32 --dtype bf16 --json out.json
 //   myconv --shapes experiments/shapes/resnet50.txt --backend onednn_cpu
+#include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
-#include <set>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "conv/bench.hpp"
 #include "conv/settings.hpp"
-#include "core/driver.hpp"
+#include "core/driver_loop.hpp"
 #include "core/error.hpp"
-#include "core/npy.hpp"
 #include "core/paths.hpp"
-#include "core/printers.hpp"
-#include "core/system_info.hpp"
 #include "experiments/registry/conv.hpp"
 
 namespace {
@@ -35,104 +30,53 @@ struct Options {
   std::string save_tensors_dir;
 };
 
-void save_tensors(const std::string& dir, const conv::Problem& p, const conv::HostData& data) {
-  const auto folder = std::filesystem::path(dir) / p.str();
-  std::filesystem::create_directories(folder);
-  bench::write_npy((folder / "src.npy").string(), data.src.data(), p.src_shape());
-  bench::write_npy((folder / "wei.npy").string(), data.wei.data(), p.wei_shape());
-  bench::write_npy((folder / "ref.npy").string(), data.ref.data(), p.dst_shape());
-}
-
-int run(const Options& o, const std::string& command_prefix) {
+int run(const Options& o, const CLI::App& app, const std::string& command_head) {
   const bench::DriverOptions& c = o.common;
-  if (bench::handle_source_options(c)) return 0;
-  std::vector<conv::RegistryEntry> registry = conv::make_registry(o.backend_options);
-  if (c.list_backends) {
-    bench::print_backend_list(std::cout, registry);
-    return 0;
-  }
-
-  // Validate everything before the first case runs, so bad input leaves no partial output.
-  bench::check_backend_names(o.backends, conv::known_backend_names());
-  if (!c.list_cases) bench::check_output_dir("--save-tensors", o.save_tensors_dir);
-  std::vector<std::string> notes;
-  std::vector<conv::Problem> problems = conv::expand(o.settings, &notes);
-  // Shape-file tokens not run as written (benchdnn options, repeats): one line each, on stderr so
-  // that --list-cases output stays JSON.
-  for (const auto& n : notes) std::cerr << "myconv: note: " << n << "\n";
-
-  std::vector<const conv::RegistryEntry*> selected =
-      bench::select_backends(registry, o.backends, c.available_only);
-
-  const bool any_gpu_backend = std::any_of(selected.begin(), selected.end(), [](const auto* e) {
-    return e->backend && e->device == "cuda";
-  });
-  // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
-  // exit 2; the others' cases are recorded unsupported below. Listing runs nothing: a runner's
-  // invocation of the case checks it.
-  auto need_of = [](const conv::Problem& p, const conv::RegistryEntry& e) {
-    return conv::memory_need(p, e.device == "cuda");
+  bench::Suite<conv::Problem, conv::RegistryEntry> s;
+  s.program = "myconv";
+  s.command_head = command_head;
+  s.backends = o.backends;
+  s.known_backends = conv::known_backend_names();
+  s.make_registry = [&] { return conv::make_registry(o.backend_options); };
+  s.problems = [&](std::vector<std::string>* notes) {
+    if (!c.list_cases) bench::check_output_dir("--save-tensors", o.save_tensors_dir);
+    return conv::expand(o.settings, notes);
+  };
+  s.name_of = [](const conv::Problem& p) { return p.str_with_name(); };
+  s.memory_need = [](const conv::Problem& p, bool gpu) { return conv::memory_need(p, gpu); };
+  s.identity = [](const conv::RegistryEntry& e, const conv::Problem& p,
+                  const bench::CaseOptions& options) {
+    return conv::make_result(e.name, e.device, p, options);
   };
   // Where each problem's float64 reference runs: MYCONV_REFERENCE=auto (default: on the GPU where
   // the run has a GPU backend, the build has CUDA and a device is usable), cpu or gpu. Checked
-  // here; chosen once the session knows whether a device is usable.
+  // before the session; chosen once it knows whether a device is usable.
   const char* reference_env = std::getenv("MYCONV_REFERENCE");
-  try {
-    (void)conv::choose_reference(reference_env, any_gpu_backend, conv::device_reference());
-    (void)conv::host_check_forced(std::getenv("MYCONV_CHECK"));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  const bench::MemoryGate memory = bench::gate_cases(
-      c.list_cases, any_gpu_backend, problems, selected,
-      [](const conv::Problem& p) { return p.str_with_name(); }, need_of);
-
-  if (!c.list_cases) bench::make_output_dir("--save-tensors", o.save_tensors_dir);
-  bench::Session session;
-  bench::start_session(session, c, any_gpu_backend, command_prefix);
-  bench::ResultSet& set = session.set;
-  const conv::DeviceReferenceConv device_reference = conv::choose_reference(
-      reference_env, session.device_services != nullptr, conv::device_reference());
-  for (const auto* e : selected)
-    if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
-
-  // --list-cases: one line per (problem, backend) case this command would run, the identity
-  // of its result record as JSON (status skipped until run), for runners that track cases.
-  if (c.list_cases) {
-    for (const auto& p : problems)
-      for (const auto* e : selected)
-        std::cout
-            << bench::to_json(conv::make_result(e->name, e->device, p, session.case_options)).dump()
-            << "\n";
-    return 0;
-  }
-
-  std::cout << "myconv " << bench::project_version() << " (" << bench::git_commit() << ") on "
-            << set.system["host"].get<std::string>() << ", "
-            << set.system["cpu_model"].get<std::string>() << "\n";
-  std::cout << problems.size() << " problem(s) x " << selected.size() << " backend(s)\n";
-  bool said_fallback = false;
-  for (const auto& p : problems) {
-    // A problem no backend here runs gets no inputs or reference: its cases are unsupported.
-    const bool runnable = p.unsupported_reason().empty();
-    if (runnable) {
-      const conv::GemmShape gm = p.gemm();
-      std::cout << "\n== " << p.str_with_name() << ": " << bench::to_string(p.dtype) << " "
-                << conv::to_string(p.layout) << ", input " << p.mb << "x" << p.ic << "x" << p.ih
-                << "x" << p.iw << ", weights " << p.oc << "x" << p.ic / p.g << "x" << p.kh << "x"
-                << p.kw << ", output " << p.mb << "x" << p.oc << "x" << p.oh() << "x" << p.ow()
-                << ", " << p.flops() / 1e6 << " MFLOP, GEMM M=" << gm.m << " N=" << gm.n
-                << " K=" << gm.k
-                << (gm.groups > 1 ? " x" + std::to_string(gm.groups) + " groups" : "") << " ==\n";
-    } else {
-      std::cout << "\n== " << p.str_with_name() << ": " << bench::to_string(p.dtype) << " "
-                << conv::to_string(p.layout) << ", " << p.flops() / 1e6 << " MFLOP ==\n";
+  conv::DeviceReferenceConv device_reference = nullptr;
+  s.before_session = [&](const std::vector<const conv::RegistryEntry*>& selected,
+                         const bench::MemoryGate&) {
+    const bool gpu = std::any_of(selected.begin(), selected.end(),
+                                 [](const auto* e) { return e->backend && e->device == "cuda"; });
+    try {
+      (void)conv::choose_reference(reference_env, gpu, conv::device_reference());
+      (void)conv::host_check_forced(std::getenv("MYCONV_CHECK"));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
     }
-    // The host data is made where the host side fits; a case that does not fit is recorded.
-    const bool host_fits =
-        bench::memory_shortfall(conv::memory_need(p, false), memory.available()).empty();
-    const bool make_data = runnable && host_fits;
-    const conv::HostData data = bench::timed_reference(session, [&] {
+    if (!c.list_cases) bench::make_output_dir("--save-tensors", o.save_tensors_dir);
+    return false;
+  };
+  s.session_started = [&](bench::Session& session) {
+    device_reference = conv::choose_reference(reference_env, session.device_services != nullptr,
+                                              conv::device_reference());
+  };
+  conv::HostData data;
+  bool said_fallback = false;
+  s.begin_problem = [&](bench::Session& session, const conv::Problem& p, bool host_fits) {
+    conv::print_problem(std::cout, p);
+    // A problem no backend here runs gets no inputs or reference: its cases are unsupported.
+    const bool make_data = p.unsupported_reason().empty() && host_fits;
+    data = bench::timed_reference(session, [&] {
       return make_data ? conv::make_host_data(p, c.seed, device_reference) : conv::HostData{};
     });
     // The GPU reference failed (each record says why in extra.reference_fallback): said once.
@@ -141,31 +85,18 @@ int run(const Options& o, const std::string& command_prefix) {
                 << data.ref_fallback << "\n";
       said_fallback = true;
     }
-    if (make_data && !o.save_tensors_dir.empty()) save_tensors(o.save_tensors_dir, p, data);
-    for (const auto* e : selected) {
-      const bench::MemoryNeed need = need_of(p, *e);
-      if (const std::string why = bench::memory_shortfall(need, memory.available());
-          e->backend && !why.empty()) {
-        bench::finish_case(std::cout, session,
-                           bench::memory_unsupported(
-                               conv::make_result(e->name, e->device, p, session.case_options), why,
-                               need, memory.available()),
-                           nullptr);
-        continue;
-      }
-      conv::CaseOutput out =
-          conv::run_case(e->backend.get(), e->name, e->device, e->why_missing, p, data,
-                         session.case_options, /*keep_output=*/!o.save_tensors_dir.empty());
-      if (!o.save_tensors_dir.empty() && !out.output.empty())
-        bench::write_npy(
-            (std::filesystem::path(o.save_tensors_dir) / p.str() / (e->name + ".npy")).string(),
-            out.output.data(), p.dst_shape());
-      bench::finish_case(std::cout, session, std::move(out.result), out.trace);
-    }
-  }
-
-  bench::print_summary_section(std::cout, set.results);
-  return bench::finish_run(std::cout, session, c.strict, {{o.save_tensors_dir, "tensors, .npy"}});
+    if (make_data && !o.save_tensors_dir.empty()) conv::save_tensors(o.save_tensors_dir, p, data);
+  };
+  s.run = [&](bench::Session&, const conv::RegistryEntry& e, const conv::Problem& p,
+              const bench::CaseOptions& options) {
+    const bool keep = !o.save_tensors_dir.empty();
+    conv::CaseOutput out =
+        conv::run_case(e.backend.get(), e.name, e.device, e.why_missing, p, data, options, keep);
+    if (keep && !out.output.empty()) conv::save_output(o.save_tensors_dir, p, e.name, out.output);
+    return std::optional<bench::CaseRun>({std::move(out.result), out.trace});
+  };
+  s.written = {{o.save_tensors_dir, "tensors, .npy"}};
+  return bench::run_suite(app, c, s);
 }
 
 }  // namespace
@@ -269,19 +200,7 @@ int main(int argc, char** argv) {
     for (const auto& d : o.dtypes) s.dtypes.push_back(bench::parse_data_type(d));
     s.layouts.clear();
     for (const auto& l : o.layouts) s.layouts.push_back(conv::parse_layout(l));
-    const std::string common = bench::check_common_options(app, o.common);
-    std::string prefix = "myconv";
-    if (o.backend_options.halide_schedule != "manual")
-      prefix += " --halide-schedule " + o.backend_options.halide_schedule;
-    if (!o.backend_options.halide_tile.empty())
-      prefix += " --halide-tile " + o.backend_options.halide_tile;
-    if (!o.backend_options.variant.empty()) prefix += " --variant " + o.backend_options.variant;
-    if (o.backend_options.cudnn_api != conv::BackendOptions{}.cudnn_api)
-      prefix += " --cudnn-api " + o.backend_options.cudnn_api;
-    if (o.backend_options.cudnn_algo != "heuristic")
-      prefix += " --cudnn-algo " + o.backend_options.cudnn_algo;
-    if (o.backend_options.torch_cudnn_benchmark) prefix += " --torch-cudnn-benchmark";
-    prefix += common;
-    return run(o, prefix);
+    (void)bench::check_common_options(app, o.common);
+    return run(o, app, "myconv" + conv::command_text(o.backend_options));
   });
 }

@@ -6,20 +6,15 @@
 //   myops                                   every op, size class medium, fp32
 //   myops --category reduction --size all --dtype fp32,bf16
 //   myops --problem sum:4x512x896:axis=2 --backend own_cuda --backend libtorch_cuda
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <iostream>
-#include <map>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
-#include "core/driver.hpp"
+#include "core/driver_loop.hpp"
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "core/peak.hpp"
-#include "core/printers.hpp"
-#include "core/system_info.hpp"
 #include "experiments/registry/ops.hpp"
 #include "ops/bench.hpp"
 #include "ops/score.hpp"
@@ -46,34 +41,6 @@ struct Options {
   bool fast = false, list_ops = false, no_peaks = false;
 };
 
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
-
-void print_op_list() {
-  bench::Table t({"category", "op", "example"});
-  const std::map<ops::Category, std::string> example = {
-      {ops::Category::element, "add:4096x4096+1x4096"},
-      {ops::Category::activation, "gelu_tanh:4096x4096:bf16"},
-      {ops::Category::reduction, "sum:4x512x896:axis=2"},
-      {ops::Category::normalization, "layernorm:4x512x896"},
-      {ops::Category::matmul, "matmul:m4096n4096k4096:bf16"},
-      {ops::Category::memory, "permute:16x512x512:perm=0,2,1"}};
-  for (ops::Op op : ops::all_ops()) {
-    const ops::Category c = ops::category_of(op);
-    std::string e = example.at(c);
-    e = ops::to_string(op) + e.substr(e.find(':'));
-    t.add_row({ops::to_string(c), ops::to_string(op), e});
-  }
-  t.print(std::cout);
-  const std::string dir = ops::ops_list_dir();
-  std::cout << "size classes (--size): " << join(ops::size_classes())
-            << ", all (every class but xlarge)\nop lists: "
-            << (dir.empty() ? "not found (set MYCONV_OPS_DIR)" : dir) << "\n";
-}
-
 // The machine's measured limits, once, for the devices the selected backends run on.
 void measure_limits(bench::ResultSet& set, bool cpu, bool gpu,
                     const std::vector<bench::DataType>& matmul_dtypes) {
@@ -99,176 +66,77 @@ void measure_limits(bench::ResultSet& set, bool cpu, bool gpu,
 #endif
 }
 
-// One line per passed case: time, GB/s, % of the measured peak, speed-up and band.
-void print_scores(std::ostream& os, const std::vector<bench::Result>& results) {
-  bench::Table t(
-      {"problem", "backend", "timing", "status", "ms", "GB/s", "% peak", "vs_pytorch", "band"});
-  for (const auto& r : results) {
-    const auto& m = r.metrics;
-    auto num = [&](const char* key, double scale, int digits) {
-      return m.contains(key) ? bench::format_fixed(m[key].get<double>() * scale, digits)
-                             : std::string("-");
-    };
-    t.add_row({r.problem, r.backend, r.timing_mode, bench::to_string(r.status),
-               bench::format_ms(r.primary_time_ms()), num("bandwidth_gbs", 1, 1),
-               num("bandwidth_efficiency", 100, 1),
-               m.contains("speedup_vs_pytorch") ? num("speedup_vs_pytorch", 1, 2) + "x" : "-",
-               m.value("score_band", std::string("-"))});
-  }
-  t.print(os);
-}
-
-void write_markdown(const std::string& path, const bench::ResultSet& set) {
-  std::ostringstream md;
-  md << "# myops results\n\n"
-     << "Host " << set.system.value("host", std::string("?")) << ", source " << bench::git_commit()
-     << ". Full report: `scripts/analyze_results.py` on the --json file.\n\n"
-     << "| problem | dtype | backend | timing | status | ms | GB/s | % of measured peak | "
-        "vs PyTorch | band | reason |\n"
-     << "|---|---|---|---|---|---:|---:|---:|---:|---|---|\n";
-  for (const auto& r : set.results) {
-    const auto& m = r.metrics;
-    auto num = [&](const char* key, double scale, int digits) {
-      return m.contains(key) ? bench::format_fixed(m[key].get<double>() * scale, digits)
-                             : std::string("");
-    };
-    md << "| `" << r.problem << "` | " << r.dtype << " | " << r.backend << " | " << r.timing_mode
-       << " | " << bench::to_string(r.status) << " | " << bench::format_ms(r.primary_time_ms())
-       << " | " << num("bandwidth_gbs", 1, 1) << " | " << num("bandwidth_efficiency", 100, 1)
-       << " | " << num("speedup_vs_pytorch", 1, 2) << " | " << m.value("score_band", std::string())
-       << " | " << (r.status == bench::Status::passed ? "" : r.reason) << " |\n";
-  }
-  bench::write_file_atomic(path, md.str());
-}
-
-// The case options of one timing mode: with --timing both, each case's command names the mode it
-// ran in.
-bench::CaseOptions options_for(const bench::CaseOptions& base, bench::TimingMode mode) {
-  bench::CaseOptions options = base;
-  options.timing = mode;
-  std::string& prefix = options.command_prefix;
-  if (const auto at = prefix.find(" --timing both"); at != std::string::npos)
-    prefix.replace(at, 14, mode == bench::TimingMode::pure ? " --timing pure" : "");
-  return options;
-}
-
-int run(const Options& o, const std::string& command_prefix) {
+int run(const Options& o, const CLI::App& app, const std::string& command_head) {
   const bench::DriverOptions& c = o.common;
-  if (bench::handle_source_options(c)) return 0;
-  if (o.list_ops) {
-    print_op_list();
-    return 0;
-  }
-  std::vector<ops::RegistryEntry> registry = ops::make_registry(o.backend_options);
-  if (c.list_backends) {
-    bench::print_backend_list(std::cout, registry);
-    return 0;
-  }
-
-  // Validate everything before the first case runs, so bad input leaves no partial output.
-  bench::check_backend_names(o.backends, ops::known_backend_names());
-  bench::check_output_file("--markdown", o.markdown_path);
-  std::vector<std::string> notes;
-  const std::vector<ops::Problem> problems = ops::expand(o.settings, &notes);
-  for (const auto& n : notes) std::cerr << "myops: note: " << n << "\n";
-
+  bench::Suite<ops::Problem, ops::RegistryEntry> s;
+  s.program = "myops";
+  s.command_head = command_head;
+  s.backends = o.backends;
+  s.known_backends = ops::known_backend_names();
+  s.own_listing = [&] {
+    if (o.list_ops) ops::print_op_list(std::cout);
+    return o.list_ops;
+  };
+  s.make_registry = [&] { return ops::make_registry(o.backend_options); };
+  s.problems = [&](std::vector<std::string>* notes) {
+    bench::check_output_file("--markdown", o.markdown_path);
+    return ops::expand(o.settings, notes);
+  };
   // Run order: PyTorch first on each device, so that every other backend's score is at hand
   // when its case ends.
-  std::vector<const ops::RegistryEntry*> selected =
-      bench::select_backends(registry, o.backends, c.available_only);
-  std::stable_sort(selected.begin(), selected.end(), [](const auto* a, const auto* b) {
-    auto key = [](const ops::RegistryEntry* e) {
-      return 2 * (e->device == "cuda") + (e->name != ops::reference_backend(e->device));
-    };
-    return key(a) < key(b);
-  });
-  auto uses = [&](const std::string& device) {
-    return std::any_of(selected.begin(), selected.end(),
-                       [&](const auto* e) { return e->backend && e->device == device; });
+  s.order = [](std::vector<const ops::RegistryEntry*>& selected) {
+    std::stable_sort(selected.begin(), selected.end(), [](const auto* a, const auto* b) {
+      auto key = [](const ops::RegistryEntry* e) {
+        return 2 * (e->device == "cuda") + (e->name != ops::reference_backend(e->device));
+      };
+      return key(a) < key(b);
+    });
   };
-  // Every case that would run against the memory here (core/memory_fit.hpp): when none fits,
-  // exit 2; the others' cases are recorded unsupported below. Listing runs nothing.
-  auto need_of = [](const ops::Problem& p, const ops::RegistryEntry& e) {
-    return ops::memory_need(p, e.device == "cuda");
+  s.name_of = [](const ops::Problem& p) { return p.str_with_name(); };
+  s.memory_need = [](const ops::Problem& p, bool gpu) { return ops::memory_need(p, gpu); };
+  s.identity = [](const ops::RegistryEntry& e, const ops::Problem& p,
+                  const bench::CaseOptions& options) {
+    return ops::make_result(e.name, e.device, p, options);
   };
-  const bench::MemoryGate memory = bench::gate_cases(
-      c.list_cases, uses("cuda"), problems, selected,
-      [](const ops::Problem& p) { return p.str_with_name(); }, need_of);
-
-  bench::Session session;
-  bench::start_session(session, c, uses("cuda"), command_prefix);
-  bench::ResultSet& set = session.set;
-  std::vector<bench::TimingMode> modes = {session.case_options.timing};
-  if (c.timing == "both") modes = {bench::TimingMode::real, bench::TimingMode::pure};
-
-  if (c.list_cases) {
-    for (const auto& p : problems)
-      for (const auto mode : modes)
-        for (const auto* e : selected) {
-          const bench::CaseOptions options = options_for(session.case_options, mode);
-          std::cout << bench::to_json(ops::make_result(e->name, e->device, p, options)).dump()
-                    << "\n";
-        }
-    return 0;
-  }
-  for (const auto* e : selected)
-    if (e->backend) set.system["libraries"][e->name] = e->backend->library_version();
-
-  std::cout << "myops " << bench::project_version() << " (" << bench::git_commit() << ") on "
-            << set.system["host"].get<std::string>() << ", "
-            << set.system["cpu_model"].get<std::string>() << "\n";
-  if (!o.no_peaks) {
+  s.before_cases = [&](bench::Session& session, const std::vector<const ops::RegistryEntry*>& sel,
+                       const std::vector<ops::Problem>& problems) {
+    if (o.no_peaks) {
+      session.set.system["bandwidth"] = {{"why", "not measured (--no-peaks)"}};
+      return;
+    }
     std::vector<bench::DataType> matmul_dtypes;
     for (const auto& p : problems)
       if (p.op == ops::Op::matmul &&
           std::find(matmul_dtypes.begin(), matmul_dtypes.end(), p.dtype) == matmul_dtypes.end())
         matmul_dtypes.push_back(p.dtype);
-    measure_limits(set, uses("cpu"), uses("cuda"), matmul_dtypes);
-  } else {
-    set.system["bandwidth"] = {{"why", "not measured (--no-peaks)"}};
-  }
-  bench::write_results(session);
-  std::cout << problems.size() << " problem(s) x " << selected.size() << " backend(s)"
-            << (modes.size() > 1 ? " x 2 timing modes" : "") << "\n";
-
-  for (const auto& p : problems) {
-    std::cout << "\n== " << p.str_with_name() << ": " << ops::to_string(p.category()) << ", "
-              << p.input_elements() << " input elements, " << p.bytes() / 1e6 << " MB moved at "
-              << "least"
-              << (p.flops() > 0 ? ", " + bench::format_fixed(p.flops() / 1e6, 1) + " MFLOP" : "")
-              << " ==\n";
-    // The host data is made where the host side fits; a case that does not fit is recorded.
-    const bool host_fits =
-        bench::memory_shortfall(ops::memory_need(p, false), memory.available()).empty();
-    const ops::HostData data = bench::timed_reference(
+    auto uses = [&](const std::string& device) {
+      return std::any_of(sel.begin(), sel.end(),
+                         [&](const auto* e) { return e->backend && e->device == device; });
+    };
+    measure_limits(session.set, uses("cpu"), uses("cuda"), matmul_dtypes);
+  };
+  ops::HostData data;
+  s.begin_problem = [&](bench::Session& session, const ops::Problem& p, bool host_fits) {
+    ops::print_problem(std::cout, p);
+    data = bench::timed_reference(
         session, [&] { return host_fits ? ops::make_host_data(p, c.seed) : ops::HostData{}; });
-    for (const auto mode : modes) {
-      const bench::CaseOptions options = options_for(session.case_options, mode);
-      for (const auto* e : selected) {
-        const bench::MemoryNeed need = need_of(p, *e);
-        if (const std::string why = bench::memory_shortfall(need, memory.available());
-            e->backend && !why.empty()) {
-          bench::finish_case(
-              std::cout, session,
-              bench::memory_unsupported(ops::make_result(e->name, e->device, p, options), why, need,
-                                        memory.available()),
-              nullptr);
-          continue;
-        }
-        ops::CaseOutput out =
-            ops::run_case(e->backend.get(), e->name, e->device, e->why_missing, p, data, options);
-        ops::fill_metrics(out.result, ops::reference_of(set.results, out.result), set.system);
-        bench::finish_case(std::cout, session, std::move(out.result), out.trace);
-      }
-    }
-  }
-
-  bench::print_summary_section(std::cout, set.results);
-  std::cout << "\n== Scores (bandwidth against the measured copy bandwidth; speed-up = PyTorch "
-               "time / backend time on the same device) ==\n";
-  print_scores(std::cout, set.results);
-  if (!o.markdown_path.empty()) write_markdown(o.markdown_path, set);
-  return bench::finish_run(std::cout, session, c.strict, {{o.markdown_path, "results, Markdown"}});
+  };
+  s.run = [&](bench::Session& session, const ops::RegistryEntry& e, const ops::Problem& p,
+              const bench::CaseOptions& options) {
+    ops::CaseOutput out =
+        ops::run_case(e.backend.get(), e.name, e.device, e.why_missing, p, data, options);
+    const auto& set = session.set;
+    ops::fill_metrics(out.result, ops::reference_of(set.results, out.result), set.system);
+    return std::optional<bench::CaseRun>({std::move(out.result), out.trace});
+  };
+  s.report = [&](bench::Session& session) {
+    std::cout << "\n== Scores (bandwidth against the measured copy bandwidth; speed-up = PyTorch "
+                 "time / backend time on the same device) ==\n";
+    ops::print_scores(std::cout, session.set.results);
+    if (!o.markdown_path.empty()) ops::write_markdown(o.markdown_path, session.set);
+  };
+  s.written = {{o.markdown_path, "results, Markdown"}};
+  return bench::run_suite(app, c, s);
 }
 
 }  // namespace
@@ -312,7 +180,7 @@ int main(int argc, char** argv) {
                "efficiencies)");
   app.add_option("--markdown", o.markdown_path, "Write a Markdown table of the results to FILE");
   app.add_flag("--list-ops", o.list_ops, "List the ops and size classes and exit");
-  bench::add_common_options(app, o.common, /*allow_both=*/true);
+  bench::add_common_options(app, o.common);
 
   return bench::run_main(app, argc, argv, "myops", [&] {
     o.backends = bench::canonical_backend_names(o.backends);  // older names too
@@ -330,7 +198,7 @@ int main(int argc, char** argv) {
     std::string prefix = "myops";
     if (!o.backend_options.variant.empty()) prefix += " --variant " + o.backend_options.variant;
     if (o.fast) prefix += " --fast";
-    prefix += bench::check_common_options(app, o.common);
-    return run(o, prefix);
+    (void)bench::check_common_options(app, o.common);
+    return run(o, app, prefix);
   });
 }

@@ -9,25 +9,18 @@
 //   mytransformer --model gpt2,qwen2-0.5b --preset small_scale --list-cases
 //   mytransformer --model gpt2,qwen2-0.5b --problem 'mb1in128out64:n"qwen2-0.5b"' --backend
 //       libtorch_cuda       one case, as scripts/run_all_experiments.sh --suite transformer runs it
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <iomanip>
+#include <deque>
 #include <iostream>
 #include <limits>
-#include <map>
-#include <sstream>
+#include <memory>
 
 #include <ATen/Parallel.h>
-#include <c10/core/GradMode.h>
 #include <torch/version.h>
 #include <CLI/CLI.hpp>
 
-#include "core/driver.hpp"
+#include "core/driver_loop.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
 #include "core/cuda/cuda_peak.hpp"
 #endif
@@ -87,401 +80,226 @@ at::Device resolve_device(const std::string& d) {
   throw UsageError("--device: '" + d + "' is not a device (auto, cpu, cuda, or a CUDA index N)");
 }
 
-void print_presets(const std::vector<Grid>& presets, const std::string& path) {
-  bench::Table t({"preset", "batch sizes", "input lengths", "output", "runs", "description"});
-  auto list = [](const std::vector<std::int64_t>& v) {
-    std::string s;
-    for (auto x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-    return s;
-  };
-  for (const auto& g : presets)
-    t.add_row({g.name, list(g.batch_sizes), list(g.input_lengths), std::to_string(g.output_length),
-               std::to_string(g.num_runs), g.description});
-  t.print(std::cout);
-  std::cout << "from " << path
-            << " (our values, to be replaced by the seed's exact ones when known)\n";
-}
-
-std::string timestamp() {
-  return bench::format_now("%Y%m%d_%H%M%S", false);
-}
-
-// A model's record in system.models (and system.model: the first).
-nlohmann::ordered_json model_record(const ModelSource& m) {
-  return {{"name", m.config.name},
-          {"source", m.description},
-          {"arch", to_string(m.config.arch)},
-          {"parameters", m.config.parameter_count()},
-          {"config", to_hf_config(m.config)},
-          {"attention", Model::attention_kind()}};
-}
-
-// The model of each (model, dtype) the cases ask for, made when first asked; one at a time: the
-// previous one is released before the next is made, so that one model's weights are in memory.
-// Training makes the weights require gradients, so a model serves one task.
-class ModelCache {
- public:
-  ModelCache(const std::vector<ModelSource>& models, at::Device device, std::uint64_t seed)
-      : models_(models), device_(device), seed_(seed) {}
-
-  // The model, or nullptr with error() saying why it could not be made. A bad checkpoint is bad
-  // input (UsageError).
-  Model* get(std::size_t index, bench::DataType dt) {
-    const Key key{index, dt};
-    if (current_ && key_ == key) return current_.get();
-    if (errors_.count(key)) return nullptr;
-    if (current_) {
-      current_.reset();
-      release_cached_memory(device_);
-    }
-    const ModelSource& source = models_[index];
-    try {
-      const at::ScalarType st = dt == bench::DataType::fp16   ? at::kHalf
-                                : dt == bench::DataType::bf16 ? at::kBFloat16
-                                                              : at::kFloat;
-      if (dt == bench::DataType::tf32) throw bench::Unsupported("tf32 is not a storage dtype");
-      if (source.checkpoint_dir.empty()) {
-        current_ = std::make_unique<Model>(Model::random(source.config, seed_, st, device_));
-      } else {
-        const Checkpoint ckpt(source.checkpoint_dir);
-        current_ =
-            std::make_unique<Model>(Model::from_checkpoint(source.config, ckpt, st, device_));
-      }
-      key_ = key;
-      return current_.get();
-    } catch (const UsageError&) {
-      throw;
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      errors_[key] = "model not made: " + what.substr(0, what.find('\n'));
-      return nullptr;
-    }
-  }
-  const std::string& error(std::size_t index, bench::DataType dt) { return errors_[{index, dt}]; }
-
- private:
-  using Key = std::pair<std::size_t, bench::DataType>;
-  const std::vector<ModelSource>& models_;
-  at::Device device_;
-  std::uint64_t seed_;
-  std::unique_ptr<Model> current_;
-  Key key_{};
-  std::map<Key, std::string> errors_;
+// One case's problem: the model (an index into the run's models) and its problem.
+struct ModelProblem {
+  std::size_t model = 0;
+  Problem p;
 };
 
 int run(Options& o, CLI::App& app) {
   bench::DriverOptions& c = o.common;
-  if (bench::handle_source_options(c)) return 0;
   bench::libtorch::apply_cpu_threads();  // --threads
   Model::select_sdpa_backend(o.sdpa_backend);
   const std::string ppath = presets_path();
-  if (o.show_presets) {
-    print_presets(load_presets(ppath), ppath);
-    return 0;
-  }
-  if (!o.create.empty()) {
-    if (o.create_output.empty()) throw UsageError("--create needs --output FILE");
-    bench::check_output_file("--output", o.create_output);
-    const Grid g = find_preset(load_presets(ppath), o.create);
-    bench::write_file_atomic(o.create_output, to_json(g).dump(2) + "\n");
-    std::cout << "wrote preset " << g.name << " to " << o.create_output << "\n";
-    return 0;
-  }
-  std::vector<RegistryEntry> registry = make_registry();
-  if (c.list_backends) {
-    bench::print_backend_list(std::cout, registry);
-    return 0;
-  }
-
-  // Everything is validated before the first case runs.
-  if (c.timing != "real")
-    throw UsageError(
-        "--timing: mytransformer times generations as they run (real); pure mode "
-        "does not apply (libtorch_graph replays the decode steps from a CUDA graph)");
-  try {
-    bench::check_backend_names(bench::canonical_backend_names(o.impls),
-                               known_implementation_names());
-  } catch (const UsageError& e) {  // --impl is --backend's other name (the seed tool's word)
-    std::string what = e.what();
-    throw UsageError("--backend" + what.substr(what.find(':')));
-  }
-  if (!o.problems.empty() &&
-      (!o.batch_sizes.empty() || !o.input_lengths.empty() || app.count("--output-length")))
-    throw UsageError(
-        "--problem gives the cases themselves: give it or --batch-size, --input-length, "
-        "--output-length, not both");
-  Grid grid = find_preset(load_presets(ppath), o.preset.empty() ? "default" : o.preset);
-  if (!o.config_file.empty()) {
-    std::vector<std::string> ignored;
-    grid = read_grid_file(o.config_file, grid, &ignored);
-    for (const auto& k : ignored)
-      std::cerr << "mytransformer: note: --config-file key '" << k << "' is not used\n";
-  }
-  if (!o.batch_sizes.empty()) grid.batch_sizes = o.batch_sizes;
-  if (!o.input_lengths.empty()) grid.input_lengths = o.input_lengths;
-  if (app.count("--output-length")) grid.output_length = o.output_length;
-  if (app.count("--num-runs")) grid.num_runs = o.num_runs;
-  if (app.count("--temperature")) grid.temperature = o.temperature;
-  if (app.count("--top-p")) grid.top_p = o.top_p;
-  if (app.count("--max-batch-input-product"))
-    grid.max_batch_input_product = o.max_batch_input_product;
-  check_grid(grid);
-  if (!o.output_prefix.empty()) {
-    const std::string stamp = timestamp();
-    c.json_path = o.output_prefix + "_" + stamp + ".json";
-    c.csv_path = o.output_prefix + "_" + stamp + ".csv";
-  }
-  const at::Device device = resolve_device(o.device);
-  const std::string device_name = device.is_cuda() ? "cuda" : "cpu";
-  o.impls = bench::canonical_backend_names(o.impls, device_name);  // older names too
-  std::vector<bench::DataType> dtypes;
-  if (o.dtypes.empty()) o.dtypes = {device.is_cuda() ? "fp16" : "fp32"};
-  for (const auto& d : o.dtypes) {
-    dtypes.push_back(bench::parse_data_type(d));
-    if (dtypes.back() == bench::DataType::tf32)
-      throw UsageError(
-          "--dtype: tf32 is a math mode of fp32 matmuls, not a storage type; "
-          "mytransformer runs fp32, fp16, bf16");
-  }
-  const std::vector<ModelSource> models =
-      resolve_models(o.models, app.count("--model") > 0, o.problems, c.seed);
-  if (o.show_config) {
-    if (models.size() != 1) throw UsageError("--show-config prints one model: give one --model");
-    std::cout << to_hf_config(models.front().config).dump(2) << "\n";
-    return 0;
-  }
-  const CaseList cases =
-      expand_cases(models, o.problems, grid, app.count("--task") ? o.task : "", dtypes);
-  const Task task = cases.task;
-  bench::check_output_file("--dump-logits", o.dump_logits);
-  if (!o.dump_logits.empty() && models.size() != 1)
-    throw UsageError("--dump-logits writes one model's logits: give one --model");
-
-  // The implementations: those asked (or every one built for the device), each on the device.
-  struct Selected {
-    std::string name;
-    const Implementation* impl = nullptr;
-    std::string why_missing;
-  };
-  std::vector<Selected> selected;
-  for (const auto& name : known_implementation_names()) {
-    const bool asked = std::find(o.impls.begin(), o.impls.end(), name) != o.impls.end();
-    const RegistryEntry* entry = nullptr;
-    bool other_device = false;
-    for (const auto& e : registry)
-      if (e.name == name) {
-        if (e.device == device_name)
-          entry = &e;
-        else
-          other_device = true;
-      }
-    if (o.impls.empty() ? !(entry && entry->backend) : !asked) continue;
-    if (c.available_only && !(entry && bench::runnable_here(*entry))) continue;
-    if (entry)
-      selected.push_back({name, entry->backend.get(), entry->why_missing});
-    else if (other_device)
-      selected.push_back({name, nullptr, name + " does not run on " + device_name});
-  }
-
-  if (c.available_only && selected.empty())
-    throw UsageError("--available-only: none of the implementations asked can run on " +
-                     device_name + " here (--list-backends says why)");
-
-  // Every case's reproducing command: the model, then the settings that are not the case's own.
-  std::string settings_text;
-  if (task == Task::train) settings_text += " --task train";
-  if (grid.temperature > 0)
-    settings_text += " --temperature " + bench::format_fixed(grid.temperature, 3) + " --top-p " +
-                     bench::format_fixed(grid.top_p, 3);
-  settings_text += " --num-runs " + std::to_string(grid.num_runs);
-  if (grid.max_batch_input_product != kDefaultMaxBatchInputProduct)
-    settings_text += " --max-batch-input-product " + std::to_string(grid.max_batch_input_product);
-  settings_text += bench::check_common_options(app, c);
-  auto prefix_of = [&](const ModelSource& m) {
-    return "mytransformer --model " + m.spec + settings_text;
-  };
-
-  // Checked before anything is written: a bad checkpoint is bad input (exit 2, no partial files).
-  for (const auto& mc : cases.by_model) {
-    const ModelSource& m = models[mc.model];
-    if (!m.checkpoint_dir.empty()) Model::check_checkpoint(m.config, Checkpoint(m.checkpoint_dir));
-  }
-
-  // Every case that would run against the memory here (core/memory_fit.hpp), by the suite's own
-  // peak prediction (memory.hpp): when none fits, exit 2; the others' cases are recorded
-  // unsupported below. Listing runs nothing; a case past max_batch_input_product is skipped.
-  Sampling sampling;
-  sampling.temperature = grid.temperature;
-  sampling.top_p = grid.top_p;
-  bench::MemoryGate memory(c.list_cases ? bench::MemoryAvailable{}
-                                        : bench::memory_available(device.is_cuda()));
-  auto need_of = [&](const ModelSource& m, const Problem& p, const Implementation& impl) {
-    return memory_need(m.config, p, memory_context(impl.mode(), sampling, device));
-  };
-  for (const auto& mc : cases.by_model)
-    for (const auto& p : mc.problems)
-      for (const auto& s : selected)
-        if (s.impl && p.mb * p.in <= grid.max_batch_input_product)
-          memory.check(str_with_name(p, models[mc.model].config.name) + " " + s.name,
-                       need_of(models[mc.model], p, *s.impl));
-  memory.refuse_if_nothing_fits();
-
-  bench::Session session;
-  bench::start_session(session, c, device.is_cuda(), prefix_of(models[cases.by_model.at(0).model]));
-  auto options_of = [&](const ModelSource& m) {
-    bench::CaseOptions options = session.case_options;
-    options.command_prefix = prefix_of(m);
-    return options;
-  };
-  if (c.list_cases) {
-    for (const auto& mc : cases.by_model) {
-      const bench::CaseOptions options = options_of(models[mc.model]);
-      for (const auto& p : mc.problems)
-        for (const auto& s : selected)
-          std::cout << bench::to_json(
-                           make_result(s.name, device_name, p, models[mc.model].config, options))
-                           .dump()
-                    << "\n";
+  bench::Suite<ModelProblem, RegistryEntry> s;
+  s.program = "mytransformer";
+  s.backends = bench::canonical_backend_names(o.impls);
+  s.known_backends = known_implementation_names();
+  s.own_listing = [&] {
+    if (o.show_presets) print_presets(std::cout, load_presets(ppath), ppath);
+    if (!o.create.empty()) {
+      if (o.create_output.empty()) throw UsageError("--create needs --output FILE");
+      bench::check_output_file("--output", o.create_output);
+      const Grid g = find_preset(load_presets(ppath), o.create);
+      bench::write_file_atomic(o.create_output, to_json(g).dump(2) + "\n");
+      std::cout << "wrote preset " << g.name << " to " << o.create_output << "\n";
     }
-    return 0;
-  }
-  bench::ResultSet& set = session.set;
-  for (const auto& s : selected)
-    if (s.impl) set.system["libraries"][s.name] = s.impl->library_version();
-  set.system["libraries"]["torch_threads"] = at::get_num_threads();
-  nlohmann::ordered_json model_records = nlohmann::ordered_json::array();
-  for (const auto& mc : cases.by_model) model_records.push_back(model_record(models[mc.model]));
-  set.system["model"] = model_records.front();
-  set.system["models"] = model_records;
-  set.system["grid"] = to_json(grid);
-  set.system["grid"]["name"] = grid.name;
-  if (!o.problems.empty()) {  // the cases are the descriptors', not the grid's
-    for (const char* k : {"batch_sizes", "input_lengths", "output_length"})
-      set.system["grid"].erase(k);
-    set.system["grid"]["problems"] = o.problems;
-  }
-  set.system["task"] = to_string(task);
-  double copy_gbs = 0;  // the decode step's bandwidth is also given against it
-#if MYCONV_HAVE_TORCH_CUDA
-  if (device.is_cuda() && task == Task::generate) {
-    const int index = device.has_index() ? device.index() : 0;
-    std::cout << "measuring device " << index << "'s copy bandwidth (device-to-device copy)...\n";
-    const nlohmann::ordered_json bw = bench::measure_cuda_copy_bandwidth(index);
-    set.system["bandwidth"]["cuda"] = nlohmann::ordered_json::array({bw});
-    if (bw.contains("measured_copy_gbs")) copy_gbs = bw["measured_copy_gbs"].get<double>();
-  }
-#endif
-
-  std::size_t total = 0;
-  for (const auto& mc : cases.by_model) total += mc.problems.size() * selected.size();
-  std::cout << "mytransformer " << bench::project_version() << " (" << bench::git_commit()
-            << ") on " << set.system["host"].get<std::string>() << ", device " << device.str()
-            << ", LibTorch " TORCH_VERSION << "\n";
-  for (const auto& mc : cases.by_model) {
-    const ModelSource& m = models[mc.model];
-    std::cout << "model " << m.config.name << " (" << to_string(m.config.arch) << ", "
-              << bench::format_fixed(double(m.config.parameter_count()) / 1e6, 1)
-              << "M parameters): " << m.description << "\n";
-  }
-  std::cout << (o.problems.empty() ? "grid " + grid.name : std::string("--problem")) << ": "
-            << total / std::max<std::size_t>(selected.size(), 1) << " config(s) x "
-            << selected.size() << " implementation(s), " << grid.num_runs << " run(s) each\n";
-  bench::write_results(session);
-
-  ModelCache cache(models, device, c.seed);
-  if (!o.dump_logits.empty()) {
-    const Problem& p = cases.by_model.front().problems.front();
-    Model* m = cache.get(0, p.dtype);
-    if (!m) throw std::runtime_error(cache.error(0, p.dtype));
-    dump_logits(o.dump_logits, *m, p, c.seed);
-    std::cout << "wrote the prefill logits and greedy tokens of " << p.str() << " to "
-              << o.dump_logits << "\n";
-    return 0;
-  }
-
-  CaseSettings settings;
-  settings.sampling.temperature = grid.temperature;
-  settings.sampling.top_p = grid.top_p;
-  settings.sampling.seed = c.seed;
-  settings.num_runs = grid.num_runs;
-  settings.max_batch_input_product = grid.max_batch_input_product;
-  settings.seed = c.seed;
-  settings.copy_bandwidth_gbs = copy_gbs;
-
-  std::size_t done = 0;
-  const auto started = std::chrono::steady_clock::now();
-  for (const auto& mc : cases.by_model) {
-    const ModelSource& source = models[mc.model];
-    const bench::CaseOptions options = options_of(source);
-    for (const auto& p : mc.problems)
-      for (const auto& s : selected) {
-        const double elapsed =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        // The runner's progress line (core/printers.hpp): case, then backend.
-        std::cout << "\n"
-                  << bench::progress_line(done, total, elapsed,
-                                          p.str() + " " + source.config.name + " " + s.name + " " +
-                                              device_name + " " + bench::to_string(p.dtype))
-                  << std::endl;
-        const bench::MemoryNeed need = s.impl ? need_of(source, p, *s.impl) : bench::MemoryNeed{};
-        if (const std::string why = bench::memory_shortfall(need, memory.available());
-            !why.empty() && p.mb * p.in <= grid.max_batch_input_product) {
-          bench::finish_case(
-              std::cout, session,
-              bench::memory_unsupported(make_result(s.name, device_name, p, source.config, options),
-                                        why, need, memory.available()),
-              nullptr);
-          ++done;
-          continue;
-        }
-        Model* model = s.impl ? cache.get(mc.model, p.dtype) : nullptr;
-        const std::string why =
-            s.impl ? (model ? "" : cache.error(mc.model, p.dtype)) : s.why_missing;
-        CaseOutput out =
-            run_case(model, s.impl, s.name, device_name, why, p, source.config, settings, options);
-        bench::finish_case(std::cout, session, std::move(out.result), out.trace);
-        const std::string memory_line = memory_text(set.results.back());
-        if (!memory_line.empty()) std::cout << "    memory        " << memory_line << "\n";
-        ++done;
-      }
-  }
-
-  bench::print_summary_section(std::cout, set.results);
-  std::cout << "\n== Generation figures (means over " << grid.num_runs << " run(s)) ==\n";
-  const bool train = task == Task::train;
-  // Per case its times (a generation's: with the decode step's bandwidth, GB/s of its bytes and
-  // its weight bytes' fraction of the measured copy bandwidth), then memory: the allocator's peak
-  // (CUDA) beside the prediction from the config (memory.hpp).
-  using Row = std::vector<std::string>;
-  auto join = [](Row a, const Row& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
+    if (o.show_config) {
+      const auto m = resolve_models(o.models, app.count("--model") > 0, o.problems, c.seed);
+      if (m.size() != 1) throw UsageError("--show-config prints one model: give one --model");
+      std::cout << to_hf_config(m.front().config).dump(2) << "\n";
+    }
+    return o.show_presets || !o.create.empty() || o.show_config;
   };
-  const Row times = train ? Row{"forward ms", "backward ms", "step ms", "tokens/s"}
-                          : Row{"TTFT ms", "ms/token (median)", "decode tok/s", "e2e tok/s",
-                                "decode GB/s", "weights/copy"};
-  bench::Table t(join(join({"model", "backend", "dtype", "case", "status"}, times),
-                      {"peak MiB", "predicted MiB", "peak/pred"}));
-  for (const auto& r : set.results) {
-    const auto& m = r.metrics;
-    auto num = [&](const char* key, int digits, double scale = 1) {
-      return m.contains(key) ? bench::format_fixed(m[key].get<double>() / scale, digits)
-                             : std::string("-");
-    };
-    const Row figures = train ? Row{num("forward_ms", 2), num("backward_ms", 2),
-                                    num("train_step_ms", 2), num("train_tokens_per_s", 1)}
-                              : Row{num("ttft_ms", 2), num("decode_ms_per_token_median", 3),
-                                    num("decode_tokens_per_s", 1), num("e2e_tokens_per_s", 1),
-                                    num("decode_bandwidth_gbs", 1),
-                                    num("decode_weight_bandwidth_vs_copy", 3)};
-    const double mib = double(1 << 20);
-    t.add_row(
-        join(join({r.name, r.backend, r.dtype, r.problem, bench::to_string(r.status)}, figures),
-             {num("peak_allocated_bytes", 1, mib), num("predicted_peak_bytes", 1, mib),
-              num("peak_vs_prediction", 3)}));
-  }
-  t.print(std::cout);
-  return bench::finish_run(std::cout, session, c.strict);
+  s.make_registry = [] { return make_registry(); };
+
+  // The run's settings, filled as the problems are expanded.
+  Grid grid;
+  at::Device device(at::kCPU);
+  std::string device_name, settings_text;
+  std::vector<ModelSource> models;
+  Task task = Task::generate;
+  std::vector<std::size_t> used_models;  // the models with cases, in order
+  ModelProblem first;
+  s.problems = [&](std::vector<std::string>*) {
+    if (c.timing != "real")
+      throw UsageError("--timing " + c.timing +
+                       ": mytransformer times generations as they run (real); pure mode does not "
+                       "apply (libtorch_graph replays the decode steps from a CUDA graph)");
+    if (!o.problems.empty() &&
+        (!o.batch_sizes.empty() || !o.input_lengths.empty() || app.count("--output-length")))
+      throw UsageError(
+          "--problem gives the cases themselves: give it or --batch-size, --input-length, "
+          "--output-length, not both");
+    grid = find_preset(load_presets(ppath), o.preset.empty() ? "default" : o.preset);
+    if (!o.config_file.empty()) {
+      std::vector<std::string> ignored;
+      grid = read_grid_file(o.config_file, grid, &ignored);
+      for (const auto& k : ignored)
+        std::cerr << "mytransformer: note: --config-file key '" << k << "' is not used\n";
+    }
+    if (!o.batch_sizes.empty()) grid.batch_sizes = o.batch_sizes;
+    if (!o.input_lengths.empty()) grid.input_lengths = o.input_lengths;
+    if (app.count("--output-length")) grid.output_length = o.output_length;
+    if (app.count("--num-runs")) grid.num_runs = o.num_runs;
+    if (app.count("--temperature")) grid.temperature = o.temperature;
+    if (app.count("--top-p")) grid.top_p = o.top_p;
+    if (app.count("--max-batch-input-product"))
+      grid.max_batch_input_product = o.max_batch_input_product;
+    check_grid(grid);
+    if (!o.output_prefix.empty()) {
+      const std::string stamp = bench::format_now("%Y%m%d_%H%M%S", false);
+      c.json_path = o.output_prefix + "_" + stamp + ".json";
+      c.csv_path = o.output_prefix + "_" + stamp + ".csv";
+    }
+    device = resolve_device(o.device);
+    device_name = device.is_cuda() ? "cuda" : "cpu";
+    o.impls = bench::canonical_backend_names(o.impls, device_name);  // older names too
+    std::vector<bench::DataType> dtypes;
+    if (o.dtypes.empty()) o.dtypes = {device.is_cuda() ? "fp16" : "fp32"};
+    for (const auto& d : o.dtypes) {
+      dtypes.push_back(bench::parse_data_type(d));
+      if (dtypes.back() == bench::DataType::tf32)
+        throw UsageError(
+            "--dtype: tf32 is a math mode of fp32 matmuls, not a storage type; "
+            "mytransformer runs fp32, fp16, bf16");
+    }
+    models = resolve_models(o.models, app.count("--model") > 0, o.problems, c.seed);
+    const CaseList cases =
+        expand_cases(models, o.problems, grid, app.count("--task") ? o.task : "", dtypes);
+    task = cases.task;
+    bench::check_output_file("--dump-logits", o.dump_logits);
+    if (!o.dump_logits.empty() && models.size() != 1)
+      throw UsageError("--dump-logits writes one model's logits: give one --model");
+    // Every case's reproducing command: the model, then the settings that are not the case's own.
+    settings_text = command_text(grid, task);
+    (void)bench::check_common_options(app, c);
+    // A bad checkpoint is bad input (exit 2, no partial files).
+    std::vector<ModelProblem> problems;
+    for (const auto& mc : cases.by_model) {
+      const ModelSource& m = models[mc.model];
+      if (!m.checkpoint_dir.empty())
+        Model::check_checkpoint(m.config, Checkpoint(m.checkpoint_dir));
+      for (const auto& p : mc.problems) problems.push_back({mc.model, p});
+      used_models.push_back(mc.model);
+    }
+    first = problems.at(0);
+    return problems;
+  };
+  // The implementations asked (or every one built for the device), each on the device; one
+  // asked that runs only on the other device is recorded skipped.
+  std::deque<RegistryEntry> elsewhere;
+  s.select = [&](const std::vector<RegistryEntry>& registry) {
+    return select_implementations(registry, o.impls, device_name, c.available_only, elsewhere);
+  };
+  s.name_of = [&](const ModelProblem& p) {
+    return str_with_name(p.p, models[p.model].config.name);
+  };
+  // The suite's own peak prediction (memory.hpp); a case past max_batch_input_product is skipped.
+  s.case_need = [&](const ModelProblem& p, const RegistryEntry& e) {
+    Sampling sampling;
+    sampling.temperature = grid.temperature;
+    sampling.top_p = grid.top_p;
+    return memory_need(models[p.model].config, p.p,
+                       memory_context(e.backend->mode(), sampling, device));
+  };
+  s.gated = [&](const ModelProblem& p) { return p.p.mb * p.p.in <= grid.max_batch_input_product; };
+  s.identity = [&](const RegistryEntry& e, const ModelProblem& p,
+                   const bench::CaseOptions& options) {
+    return make_result(e.name, device_name, p.p, models[p.model].config, options);
+  };
+  s.command_head_of = [&](const ModelProblem& p) {
+    return "mytransformer --model " + models[p.model].spec + settings_text;
+  };
+  std::unique_ptr<ModelCache> cache;
+  s.before_session = [&](const std::vector<const RegistryEntry*>&, const bench::MemoryGate&) {
+    cache = std::make_unique<ModelCache>(models, device, c.seed);
+    if (o.dump_logits.empty() || c.list_cases) return false;
+    Model* m = cache->get(first.model, first.p.dtype);
+    if (!m) throw std::runtime_error(cache->error(first.model, first.p.dtype));
+    dump_logits(o.dump_logits, *m, first.p, c.seed);
+    std::cout << "wrote the prefill logits and greedy tokens of " << first.p.str() << " to "
+              << o.dump_logits << "\n";
+    return true;
+  };
+  s.banner_tail = [&] { return ", device " + device.str() + ", LibTorch " TORCH_VERSION; };
+  CaseSettings settings;
+  s.before_cases = [&](bench::Session& session, const std::vector<const RegistryEntry*>&,
+                       const std::vector<ModelProblem>&) {
+    auto& system = session.set.system;
+    system["libraries"]["torch_threads"] = at::get_num_threads();
+    nlohmann::ordered_json records = nlohmann::ordered_json::array();
+    for (const auto m : used_models) records.push_back(model_record(models[m]));
+    system["model"] = records.front();
+    system["models"] = records;
+    system["grid"] = to_json(grid);
+    system["grid"]["name"] = grid.name;
+    if (!o.problems.empty()) {  // the cases are the descriptors', not the grid's
+      for (const char* k : {"batch_sizes", "input_lengths", "output_length"})
+        system["grid"].erase(k);
+      system["grid"]["problems"] = o.problems;
+    }
+    system["task"] = to_string(task);
+    settings.sampling.temperature = grid.temperature;
+    settings.sampling.top_p = grid.top_p;
+    settings.sampling.seed = c.seed;
+    settings.num_runs = grid.num_runs;
+    settings.max_batch_input_product = grid.max_batch_input_product;
+    settings.seed = c.seed;
+#if MYCONV_HAVE_TORCH_CUDA
+    if (device.is_cuda() && task == Task::generate) {  // the decode step's bandwidth against it
+      const int index = device.has_index() ? device.index() : 0;
+      std::cout << "measuring device " << index << "'s copy bandwidth (device-to-device copy)...\n";
+      const nlohmann::ordered_json bw = bench::measure_cuda_copy_bandwidth(index);
+      system["bandwidth"]["cuda"] = nlohmann::ordered_json::array({bw});
+      if (bw.contains("measured_copy_gbs"))
+        settings.copy_bandwidth_gbs = bw["measured_copy_gbs"].get<double>();
+    }
+#endif
+  };
+  std::size_t done = 0, total = 0;
+  std::chrono::steady_clock::time_point started;
+  s.print_count = [&](std::size_t problems, std::size_t backends) {
+    for (const auto m : used_models) {
+      const ModelConfig& cfg = models[m].config;
+      std::cout << "model " << cfg.name << " (" << to_string(cfg.arch) << ", "
+                << bench::format_fixed(double(cfg.parameter_count()) / 1e6, 1)
+                << "M parameters): " << models[m].description << "\n";
+    }
+    total = problems * backends;
+    std::cout << (o.problems.empty() ? "grid " + grid.name : std::string("--problem")) << ": "
+              << problems << " config(s) x " << backends << " implementation(s), " << grid.num_runs
+              << " run(s) each\n";
+    started = std::chrono::steady_clock::now();
+  };
+  // The runner's progress line (core/printers.hpp): case, then backend.
+  s.before_case = [&](bench::Session&, const RegistryEntry& e, const ModelProblem& p) {
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::cout << "\n"
+              << bench::progress_line(done++, total, elapsed,
+                                      p.p.str() + " " + models[p.model].config.name + " " + e.name +
+                                          " " + device_name + " " + bench::to_string(p.p.dtype))
+              << std::endl;
+  };
+  s.run = [&](bench::Session&, const RegistryEntry& e, const ModelProblem& p,
+              const bench::CaseOptions& options) {
+    Model* model = e.backend ? cache->get(p.model, p.p.dtype) : nullptr;
+    const std::string why =
+        e.backend ? (model ? "" : cache->error(p.model, p.p.dtype)) : e.why_missing;
+    CaseOutput out = run_case(model, e.backend.get(), e.name, device_name, why, p.p,
+                              models[p.model].config, settings, options);
+    return std::optional<bench::CaseRun>({std::move(out.result), out.trace});
+  };
+  s.after_case = [&](bench::Session&, const bench::Result& r) {
+    const std::string memory_line = memory_text(r);
+    if (!memory_line.empty()) std::cout << "    memory        " << memory_line << "\n";
+  };
+  s.report = [&](bench::Session& session) {
+    std::cout << "\n== Generation figures (means over " << grid.num_runs << " run(s)) ==\n";
+    print_generation_figures(std::cout, session.set.results, task == Task::train);
+  };
+  return bench::run_suite(app, c, s);
 }
 
 }  // namespace
@@ -550,7 +368,12 @@ int main(int argc, char** argv) {
                  "exit (scripts/references/hf_agreement.py)");
   // A generation is long: one warm-up run unless asked otherwise.
   o.common.measure.warmup_iters = 1;
-  bench::add_common_options(app, o.common, /*allow_both=*/false, /*device_index=*/false);
+  bench::add_common_options(app, o.common, /*device_index=*/false);
+  app.get_option("--timing")
+      ->description(
+          "real only: a generation is timed as it runs (the prefill, each decode step, a training "
+          "step); pure and both: a usage error, exit 2 (libtorch_graph replays the decode steps "
+          "from a CUDA graph instead)");
 
   return bench::run_main(
       app, argc, argv, "mytransformer",

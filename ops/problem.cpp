@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/printers.hpp"
 
 namespace ops {
 namespace {
@@ -419,6 +420,13 @@ Problem parse_problem(const std::string& text, const Problem& defaults) {
   if (const std::string why = p.validate(); !why.empty())
     throw bench::UsageError("invalid op problem " + bench::quote_input(text, 40) + ": " + why);
   return p;
+}
+
+void print_problem(std::ostream& os, const Problem& p) {
+  os << "\n== " << p.str_with_name() << ": " << to_string(p.category()) << ", "
+     << p.input_elements() << " input elements, " << p.bytes() / 1e6 << " MB moved at "
+     << "least" << (p.flops() > 0 ? ", " + bench::format_fixed(p.flops() / 1e6, 1) + " MFLOP" : "")
+     << " ==\n";
 }
 
 }  // namespace ops

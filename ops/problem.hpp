@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -97,5 +98,8 @@ inline bool operator!=(const Problem& a, const Problem& b) {
 // Parses a descriptor; dtype from `defaults` when the text names none. Throws bench::UsageError
 // with the reason on malformed text or an invalid problem.
 Problem parse_problem(const std::string& text, const Problem& defaults = Problem());
+
+// "== PROBLEM: category, input elements, MB moved at least[, MFLOP] ==", after a blank line.
+void print_problem(std::ostream& os, const Problem& p);
 
 }  // namespace ops

@@ -1,5 +1,10 @@
 #include "ops/score.hpp"
 
+#include <sstream>
+
+#include "core/printers.hpp"
+#include "core/system_info.hpp"
+
 namespace ops {
 
 std::string reference_backend(const std::string& device) {
@@ -74,6 +79,47 @@ void fill_metrics(bench::Result& r, const bench::Result* reference,
       m["score_band"] = score_band(ratio);
     }
   }
+}
+
+void print_scores(std::ostream& os, const std::vector<bench::Result>& results) {
+  bench::Table t(
+      {"problem", "backend", "timing", "status", "ms", "GB/s", "% peak", "vs_pytorch", "band"});
+  for (const auto& r : results) {
+    const auto& m = r.metrics;
+    auto num = [&](const char* key, double scale, int digits) {
+      return m.contains(key) ? bench::format_fixed(m[key].get<double>() * scale, digits)
+                             : std::string("-");
+    };
+    t.add_row({r.problem, r.backend, r.timing_mode, bench::to_string(r.status),
+               bench::format_ms(r.primary_time_ms()), num("bandwidth_gbs", 1, 1),
+               num("bandwidth_efficiency", 100, 1),
+               m.contains("speedup_vs_pytorch") ? num("speedup_vs_pytorch", 1, 2) + "x" : "-",
+               m.value("score_band", std::string("-"))});
+  }
+  t.print(os);
+}
+
+void write_markdown(const std::string& path, const bench::ResultSet& set) {
+  std::ostringstream md;
+  md << "# myops results\n\n"
+     << "Host " << set.system.value("host", std::string("?")) << ", source " << bench::git_commit()
+     << ". Full report: `scripts/analyze_results.py` on the --json file.\n\n"
+     << "| problem | dtype | backend | timing | status | ms | GB/s | % of measured peak | "
+        "vs PyTorch | band | reason |\n"
+     << "|---|---|---|---|---|---:|---:|---:|---:|---|---|\n";
+  for (const auto& r : set.results) {
+    const auto& m = r.metrics;
+    auto num = [&](const char* key, double scale, int digits) {
+      return m.contains(key) ? bench::format_fixed(m[key].get<double>() * scale, digits)
+                             : std::string("");
+    };
+    md << "| `" << r.problem << "` | " << r.dtype << " | " << r.backend << " | " << r.timing_mode
+       << " | " << bench::to_string(r.status) << " | " << bench::format_ms(r.primary_time_ms())
+       << " | " << num("bandwidth_gbs", 1, 1) << " | " << num("bandwidth_efficiency", 100, 1)
+       << " | " << num("speedup_vs_pytorch", 1, 2) << " | " << m.value("score_band", std::string())
+       << " | " << (r.status == bench::Status::passed ? "" : r.reason) << " |\n";
+  }
+  bench::write_file_atomic(path, md.str());
 }
 
 }  // namespace ops

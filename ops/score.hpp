@@ -1,9 +1,11 @@
 // The op suite's figures of merit, derived from measured results and the machine's measured
 // limits (system.bandwidth, system.matmul_ceiling): bandwidth and its efficiency against the
 // measured copy bandwidth of the backend's device, matmul throughput against the measured matmul
-// ceiling, the speed-up against PyTorch on the same device, and Genesis's score band.
+// ceiling, the speed-up against PyTorch on the same device, and Genesis's score band; and the
+// tables that show them (console, Markdown).
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,5 +33,11 @@ const bench::Result* reference_of(const std::vector<bench::Result>& results,
 // passed. Only for a passed r with a time; a figure whose limit was not measured is left out.
 void fill_metrics(bench::Result& r, const bench::Result* reference,
                   const nlohmann::ordered_json& system);
+
+// One line per case: time, GB/s, % of the measured peak, speed-up and band.
+void print_scores(std::ostream& os, const std::vector<bench::Result>& results);
+
+// The results as a Markdown table, written atomically to path.
+void write_markdown(const std::string& path, const bench::ResultSet& set);
 
 }  // namespace ops

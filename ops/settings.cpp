@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "core/error.hpp"
+#include "core/printers.hpp"
 #include "core/system_info.hpp"
 
 namespace ops {
@@ -20,6 +22,12 @@ bool contains(const std::vector<T>& v, const T& x) {
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s;
+}
+
+std::string join_names(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
   return s;
 }
 
@@ -117,6 +125,28 @@ std::vector<Problem> expand(const Settings& s, std::vector<std::string>* notes) 
         "no op problem is left by these settings (--size/--ops-file/--problem "
         "with --category/--op/--dtype)");
   return out;
+}
+
+void print_op_list(std::ostream& os) {
+  bench::Table t({"category", "op", "example"});
+  const std::map<Category, std::string> example = {
+      {Category::element, "add:4096x4096+1x4096"},
+      {Category::activation, "gelu_tanh:4096x4096:bf16"},
+      {Category::reduction, "sum:4x512x896:axis=2"},
+      {Category::normalization, "layernorm:4x512x896"},
+      {Category::matmul, "matmul:m4096n4096k4096:bf16"},
+      {Category::memory, "permute:16x512x512:perm=0,2,1"}};
+  for (Op op : all_ops()) {
+    const Category c = category_of(op);
+    std::string e = example.at(c);
+    e = to_string(op) + e.substr(e.find(':'));
+    t.add_row({to_string(c), to_string(op), e});
+  }
+  t.print(os);
+  const std::string dir = ops_list_dir();
+  os << "size classes (--size): " << join_names(size_classes())
+     << ", all (every class but xlarge)\nop lists: "
+     << (dir.empty() ? "not found (set MYCONV_OPS_DIR)" : dir) << "\n";
 }
 
 }  // namespace ops

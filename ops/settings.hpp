@@ -2,6 +2,7 @@
 // problems to run (benchdnn's settings_t -> prb_t).
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,8 @@ std::string ops_list_dir();
 // settings that leave no problem. `notes`, when given, receives one line per left-out
 // combination kind and per benchdnn option or repeated line in a file.
 std::vector<Problem> expand(const Settings& s, std::vector<std::string>* notes = nullptr);
+
+// Every op with its category and an example descriptor, the size classes and the op lists' folder.
+void print_op_list(std::ostream& os);
 
 }  // namespace ops

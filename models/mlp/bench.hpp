@@ -4,11 +4,16 @@
 // peak memory (and the profile, when asked). Never throws: every outcome is a status.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "core/registry.hpp"
 #include "core/result.hpp"
 #include "core/runner.hpp"
 #include "core/trace.hpp"
@@ -50,5 +55,17 @@ CaseOutput run_matmul_case(const Backend* backend, const std::string& backend_na
 // fraction_of_ceiling and ceiling_bound_ms; an MLP case also step_ms (per step, from the call's
 // median). The split and the memory are filled by the case itself.
 void fill_metrics(bench::Result& r, std::optional<double> ceiling_tflops);
+
+// The measured matmul ceiling the suite's TFLOP/s are held against.
+// system.mlp_matmul_ceiling (results/README.md): for each dtype of `problems` and each selected
+// backend that runs it, a square n^3 matmul (n_cuda on the GPU, n_cpu on the CPU), random
+// inputs, best of 3 synchronized calls after one warm-up, host clock; one "measuring" line each on
+// stdout. A backend that throws is recorded under "failed".
+nlohmann::ordered_json measure_ceilings(
+    const std::vector<const bench::RegistryEntry<Backend>*>& selected,
+    const std::vector<Problem>& problems, std::int64_t n_cpu, std::int64_t n_cuda);
+
+// The ceiling of r's device and dtype in `ceilings`, where measured.
+std::optional<double> ceiling_of(const nlohmann::ordered_json& ceilings, const bench::Result& r);
 
 }  // namespace mlp

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "core/error.hpp"
 
@@ -85,6 +86,11 @@ std::vector<MlpProblem> study_problems(const MlpProblem& base,
   return out;
 }
 
+bool in_study(const Problem& p) {
+  const std::string n = std::visit([](const auto& x) { return x.name; }, p);
+  return n == "base" || n.rfind("scale_", 0) == 0;
+}
+
 PowerFit fit_power_law(const std::vector<double>& factors, const std::vector<double>& times) {
   std::vector<double> xs, ys;
   for (std::size_t i = 0; i < factors.size() && i < times.size(); ++i)
@@ -120,13 +126,15 @@ PowerFit fit_power_law(const std::vector<double>& factors, const std::vector<dou
 }
 
 nlohmann::ordered_json studies_json(const std::vector<bench::Result>& results) {
-  // (backend, dtype) -> parameter -> factor -> time; the base is factor 1 of every parameter.
-  std::map<std::pair<std::string, std::string>, std::map<std::string, std::map<int, double>>> t;
-  std::map<std::pair<std::string, std::string>, double> base;
+  // (backend, dtype, timing mode) -> parameter -> factor -> time; the base is factor 1 of every
+  // parameter. The mode (real or pure, however it sampled) keeps --timing both's runs apart.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  std::map<Key, std::map<std::string, std::map<int, double>>> t;
+  std::map<Key, double> base;
   for (const auto& r : results) {
     const auto ms = r.primary_time_ms();
     if (r.status != bench::Status::passed || !ms) continue;
-    const auto key = std::make_pair(r.backend, r.dtype);
+    const Key key{r.backend, r.dtype, r.timing_mode.substr(0, r.timing_mode.find(':'))};
     if (r.name == "base") {
       base[key] = *ms;
       continue;
@@ -152,8 +160,9 @@ nlohmann::ordered_json studies_json(const std::vector<bench::Result>& results) {
         ms.push_back(time);
       }
       const PowerFit fit = fit_power_law(f, ms);
-      out.push_back({{"backend", key.first},
-                     {"dtype", key.second},
+      out.push_back({{"backend", std::get<0>(key)},
+                     {"dtype", std::get<1>(key)},
+                     {"timing", std::get<2>(key)},
                      {"parameter", param},
                      {"factors", f},
                      {"time_ms", ms},

@@ -29,6 +29,9 @@ MlpProblem parse_base(const std::string& text, DataType dt);
 std::vector<MlpProblem> study_problems(const MlpProblem& base,
                                        const std::vector<std::string>& parameters);
 
+// Whether p is a study's: named base or scale_*.
+bool in_study(const Problem& p);
+
 struct PowerFit {
   double a = 0, b = 0, r2 = 0;
   int points = 0;

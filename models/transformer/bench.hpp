@@ -11,7 +11,9 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
 #include "core/runner.hpp"
@@ -72,5 +74,11 @@ void add_memory_prediction(bench::Result& r, const MemoryPrediction& m);
 std::string memory_text(const bench::Result& r);
 // Hands the caching allocator's free blocks back (after an out-of-memory case).
 void release_cached_memory(at::Device device);
+
+// Per case its times (a generation's: with the decode step's bandwidth, GB/s of its bytes and its
+// weight bytes' fraction of the measured copy bandwidth; train: the step's), then memory: the
+// allocator's peak (CUDA) beside the prediction from the config (memory.hpp).
+void print_generation_figures(std::ostream& os, const std::vector<bench::Result>& results,
+                              bool train);
 
 }  // namespace transformer

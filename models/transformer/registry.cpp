@@ -1,5 +1,7 @@
 #include "models/transformer/registry.hpp"
 
+#include <algorithm>
+
 #include <ATen/Context.h>
 #include <torch/version.h>
 
@@ -95,6 +97,38 @@ std::vector<std::string> known_implementation_names() {
   for (const auto& n : bench::names_of(kKnown))
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   return names;
+}
+
+std::vector<const RegistryEntry*> select_implementations(const std::vector<RegistryEntry>& registry,
+                                                         const std::vector<std::string>& names,
+                                                         const std::string& device,
+                                                         bool available_only,
+                                                         std::deque<RegistryEntry>& elsewhere) {
+  std::vector<const RegistryEntry*> selected;
+  for (const auto& name : known_implementation_names()) {
+    const bool asked = std::find(names.begin(), names.end(), name) != names.end();
+    const RegistryEntry* entry = nullptr;
+    bool other_device = false;
+    for (const auto& e : registry)
+      if (e.name == name) {
+        if (e.device == device)
+          entry = &e;
+        else
+          other_device = true;
+      }
+    if (names.empty() ? !(entry && entry->backend) : !asked) continue;
+    if (available_only && !(entry && bench::runnable_here(*entry))) continue;
+    if (entry) {
+      selected.push_back(entry);
+    } else if (other_device) {
+      elsewhere.push_back({name, device, "", nullptr, name + " does not run on " + device});
+      selected.push_back(&elsewhere.back());
+    }
+  }
+  if (available_only && selected.empty())
+    throw bench::UsageError("--available-only: none of the implementations asked can run on " +
+                            device + " here (--list-backends says why)");
+  return selected;
 }
 
 }  // namespace transformer

@@ -4,6 +4,7 @@
 // reference, scripts/references/hf_reference.py, which writes the same result records).
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,16 @@ struct RegistryOptions {};
 using RegistryEntry = bench::RegistryEntry<Implementation>;
 
 std::vector<RegistryEntry> make_registry();
+
+// The implementations --backend asks for (every one built for the device when none is named),
+// on `device` ("cpu" or "cuda"), in the known order; with available_only only those that can run
+// here (bench::UsageError when none can). One asked that runs only on the other device is an
+// entry without a backend ("NAME does not run on DEVICE"), kept in `elsewhere`.
+std::vector<const RegistryEntry*> select_implementations(const std::vector<RegistryEntry>& registry,
+                                                         const std::vector<std::string>& names,
+                                                         const std::string& device,
+                                                         bool available_only,
+                                                         std::deque<RegistryEntry>& elsewhere);
 std::vector<std::string> known_implementation_names();
 // Whether LibTorch sees a CUDA device.
 bool cuda_available();

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/paths.hpp"
+#include "core/printers.hpp"
 #include "core/system_info.hpp"
 
 namespace transformer {
@@ -287,6 +288,32 @@ CaseList expand_cases(const std::vector<ModelSource>& models,
     if (!mc.problems.empty()) list.by_model.push_back(std::move(mc));
   }
   return list;
+}
+
+std::string command_text(const Grid& g, Task task) {
+  std::string s;
+  if (task == Task::train) s += " --task train";
+  if (g.temperature > 0)
+    s += " --temperature " + bench::format_fixed(g.temperature, 3) + " --top-p " +
+         bench::format_fixed(g.top_p, 3);
+  s += " --num-runs " + std::to_string(g.num_runs);
+  if (g.max_batch_input_product != kDefaultMaxBatchInputProduct)
+    s += " --max-batch-input-product " + std::to_string(g.max_batch_input_product);
+  return s;
+}
+
+void print_presets(std::ostream& os, const std::vector<Grid>& presets, const std::string& path) {
+  bench::Table t({"preset", "batch sizes", "input lengths", "output", "runs", "description"});
+  auto list = [](const std::vector<std::int64_t>& v) {
+    std::string s;
+    for (auto x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+    return s;
+  };
+  for (const auto& g : presets)
+    t.add_row({g.name, list(g.batch_sizes), list(g.input_lengths), std::to_string(g.output_length),
+               std::to_string(g.num_runs), g.description});
+  t.print(os);
+  os << "from " << path << " (our values, to be replaced by the seed's exact ones when known)\n";
 }
 
 }  // namespace transformer

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ nlohmann::ordered_json to_json(const Grid& g);
 // Values in range: positive sizes and runs, temperature >= 0, 0 < top_p <= 1. UsageError.
 void check_grid(const Grid& g);
 
+// The settings' part of every case's reproducing command that is not the case's own: the task
+// (train), the sampling, the runs, a max_batch_input_product other than the default.
+std::string command_text(const Grid& g, Task task);
+
 // One problem per dtype x batch size x input length (in that nesting order).
 std::vector<Problem> expand(const Grid& g, Task task, const std::vector<bench::DataType>& dtypes);
 
@@ -83,5 +88,8 @@ std::vector<ModelSource> resolve_models(const std::vector<std::string>& specs, b
 CaseList expand_cases(const std::vector<ModelSource>& models,
                       const std::vector<std::string>& descriptors, const Grid& g,
                       const std::string& task_option, const std::vector<bench::DataType>& dtypes);
+
+// The presets of `path`, one row each.
+void print_presets(std::ostream& os, const std::vector<Grid>& presets, const std::string& path);
 
 }  // namespace transformer

@@ -210,6 +210,25 @@ for v1 in mb2ic3ih13oc5kh3sw2ph1 g4mb1ic8ih13oc8kh3ph1dh2 g2mb3ic6ih13iw11oc4kh3
   if [ "$got" = "$v2" ]; then passes=$((passes + 1)); else fail "upgrade of $v1: '$v2', myconv writes '$got'"; fi
 done
 
+# --timing both: every case in real and then in pure mode, one record each; each case's command
+# names its own mode (none for real), and the listed cases are those run.
+if "$myconv" --input_size 8 --kernel_size 3 --backend libtorch_cpu --timing both --seed 3 \
+    --list-cases >"$work/both.jsonl" 2>"$work/stderr" &&
+    "$myconv" --input_size 8 --kernel_size 3 --backend libtorch_cpu --timing both --seed 3 \
+      "${quick[@]}" --json "$work/both.json" >"$work/stdout" 2>"$work/stderr" &&
+    grep -q "1 problem(s) x 1 backend(s) x 2 timing modes" "$work/stdout" &&
+    python3 - "$work/both.jsonl" "$work/both.json" <<'PY'
+import json, sys
+listed = [json.loads(l)["command"] for l in open(sys.argv[1])]
+rs = json.load(open(sys.argv[2]))["results"]
+assert [r["command"] for r in rs] == listed, (listed, [r["command"] for r in rs])
+assert listed == ["myconv --seed 3 --problem mb2ic4ih8oc8kh3 --backend libtorch_cpu",
+                  "myconv --seed 3 --timing pure --problem mb2ic4ih8oc8kh3 --backend libtorch_cpu"], listed
+assert [r["timing_mode"].split(":")[0] for r in rs] == ["real", "pure"], [r["timing_mode"] for r in rs]
+assert all(r["status"] == "passed" for r in rs), [(r["status"], r["reason"]) for r in rs]
+PY
+then passes=$((passes + 1)); else fail "--timing both"; cat "$work/stdout" "$work/stderr"; fi
+
 # The source record: --source-info is system.source; a build from a tree that differed from its
 # commit writes the difference beside --json and names it, a clean one writes none.
 mkdir -p "$work/src"

@@ -89,5 +89,26 @@ else
   fail "good run exited non-zero"; tail -30 "$work/stdout"
 fi
 
+# --timing both: each case in real and then in pure mode; a scaling study per mode, each fitted to
+# its own mode's times; the tables gain a timing column.
+if "$mymlp" "${quick[@]}" --scale num_steps --base dim=8,num_layers=1,batch_size=4,num_steps=1 \
+    --timing both --json "$work/both.json" >"$work/stdout" 2>&1 &&
+    grep -q "5 problem(s) x 1 backend(s) x 2 timing modes" "$work/stdout" &&
+    python3 - "$work/both.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+res = doc["results"]
+assert len(res) == 10 and all(r["status"] == "passed" for r in res), [(r["status"], r["reason"]) for r in res]
+modes = [r["timing_mode"].split(":")[0] for r in res]
+assert modes == ["real", "pure"] * 5, modes
+assert all(("--timing pure" in r["command"]) == (m == "pure") for r, m in zip(res, modes))
+st = doc["studies"]
+assert sorted(s["timing"] for s in st) == ["pure", "real"] and all(s["points"] == 5 for s in st), st
+for s in st:
+    own = [r["total_time_ms"]["median"] for r, m in zip(res, modes) if m == s["timing"]]
+    assert sorted(s["time_ms"]) == sorted(own), (s, own)
+PY
+then passes=$((passes + 1)); else fail "--timing both"; tail -30 "$work/stdout"; fi
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -62,6 +62,8 @@ expect_usage_error "bad device" "device" "${m[@]/cpu/tpu}"
 expect_usage_error "zero output length" "output-length" "${m[@]}" --output_length 0
 expect_usage_error "top_p out of range" "top-p" "${m[@]}" --temperature 1 --top_p 1.5
 expect_usage_error "pure timing" "timing" "${m[@]}" --timing pure
+expect_usage_error "both timing modes" "timing both" "${m[@]}" --timing both
+if "$bin" --help | grep -q "pure and both: a usage error"; then ok "--help: --timing real only"; else fail "--help does not say --timing is real only"; fi
 expect_usage_error "unknown task" "task" "${m[@]}" --task finetune
 expect_usage_error "unknown option" "see --help" "${m[@]}" --batch-sise 2
 # --problem and --backend, as scripts/run_all_experiments.sh sends them.

@@ -121,5 +121,34 @@ TEST(MlpScaling, StudiesJsonFromResults) {
   EXPECT_EQ(j[0]["points"], 5);
 }
 
+// --timing both: one study per timing mode, each fitted to its own mode's times.
+TEST(MlpScaling, StudiesJsonKeepsTimingModesApart) {
+  std::vector<bench::Result> rs;
+  auto add = [&](const std::string& name, const std::string& mode, double ms) {
+    bench::Result r;
+    r.backend = "x";
+    r.dtype = "fp32";
+    r.name = name;
+    r.timing_mode = mode;
+    r.status = bench::Status::passed;
+    bench::Summary s;
+    s.median = ms;
+    r.total_time_ms = s;
+    rs.push_back(r);
+  };
+  for (int f : {1, 2, 3, 4, 5}) {
+    const std::string name = f == 1 ? "base" : "scale_dim_x" + std::to_string(f);
+    add(name, "real", f * f * 1.0);
+    add(name, "pure:back-to-back", f * 1.0);
+  }
+  const auto j = studies_json(rs);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["timing"], "pure");
+  EXPECT_NEAR(j[0]["fit_exponent"].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(j[1]["timing"], "real");
+  EXPECT_NEAR(j[1]["fit_exponent"].get<double>(), 2.0, 1e-9);
+  EXPECT_EQ(j[1]["points"], 5);
+}
+
 }  // namespace
 }  // namespace mlp
