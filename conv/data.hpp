@@ -73,7 +73,8 @@ std::uint64_t problem_seed(const Problem& p, std::uint64_t user_seed);
 HostData make_host_data(const Problem& p, std::uint64_t user_seed,
                         DeviceReferenceConv device = nullptr);
 
-// Direct convolution in float64 (each product and the sum in double) over p's layout.
+// Direct convolution in float64 (each product and the sum in double) over p's layout
+// (conv/ref_conv.cpp).
 // Runs on all hardware threads.
 void reference_conv(const Problem& p, const float* src, const float* wei, double* dst);
 
