@@ -14,8 +14,8 @@
 #include "core/trace.hpp"
 #include "models/transformer/problem.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
-#include "models/transformer/decode_cuda.hpp"
-#include "models/transformer/own_decode.hpp"
+#include "models/transformer/cuda/decode_cuda.hpp"
+#include "models/transformer/cuda/own_decode.hpp"
 #endif
 
 namespace transformer {

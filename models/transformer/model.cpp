@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "models/transformer/bench.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
-#include "models/transformer/decode_cuda.hpp"
+#include "models/transformer/cuda/decode_cuda.hpp"
 #endif
 
 namespace transformer {

@@ -7,7 +7,7 @@
 
 #include "core/torch/libtorch_common.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
-#include "models/transformer/own_decode.hpp"
+#include "models/transformer/cuda/own_decode.hpp"
 #endif
 
 namespace transformer {

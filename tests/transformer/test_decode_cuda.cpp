@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "models/transformer/config.hpp"
-#include "models/transformer/decode_cuda.hpp"
+#include "models/transformer/cuda/decode_cuda.hpp"
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
-#include "models/transformer/own_decode.hpp"
+#include "models/transformer/cuda/own_decode.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/transformer/tiny_transformers.hpp"
 

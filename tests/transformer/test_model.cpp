@@ -24,7 +24,7 @@
 #include "models/transformer/config.hpp"
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
-#include "models/transformer/own_decode_math.hpp"
+#include "models/transformer/cuda/own_decode_math.hpp"
 #include "models/transformer/problem.hpp"
 #include "models/transformer/safetensors.hpp"
 #include "tests/common/temp_dir.hpp"

@@ -1,9 +1,9 @@
-#include "models/transformer/decode_cuda.hpp"
+#include "models/transformer/cuda/decode_cuda.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
 
 #include "core/error.hpp"
-#include "models/transformer/decode_kernels.hpp"
+#include "models/transformer/cuda/decode_kernels.hpp"
 
 namespace transformer {
 namespace {

@@ -1,9 +1,9 @@
-#include "models/transformer/decode_kernels.hpp"
+#include "models/transformer/cuda/decode_kernels.hpp"
 
 #include <algorithm>
 
 #include "core/cuda/cuda_check.hpp"
-#include "models/transformer/elem.cuh"
+#include "models/transformer/cuda/elem.cuh"
 
 namespace transformer::cuda {
 namespace {

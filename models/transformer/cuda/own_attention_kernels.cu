@@ -1,11 +1,11 @@
-#include "models/transformer/own_decode_kernels.hpp"
+#include "models/transformer/cuda/own_decode_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-#include "models/transformer/own_decode_device.cuh"
-#include "models/transformer/own_decode_math.hpp"
+#include "models/transformer/cuda/own_decode_device.cuh"
+#include "models/transformer/cuda/own_decode_math.hpp"
 
 namespace transformer::cuda {
 namespace {

@@ -1,4 +1,4 @@
-#include "models/transformer/own_decode.hpp"
+#include "models/transformer/cuda/own_decode.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "models/transformer/own_decode_kernels.hpp"
+#include "models/transformer/cuda/own_decode_kernels.hpp"
 
 namespace transformer {
 

@@ -9,8 +9,8 @@
 #include <cstddef>
 
 #include "core/cuda/cuda_check.hpp"
-#include "models/transformer/decode_kernels.hpp"
-#include "models/transformer/elem.cuh"
+#include "models/transformer/cuda/decode_kernels.hpp"
+#include "models/transformer/cuda/elem.cuh"
 
 namespace transformer::cuda::own_device {
 

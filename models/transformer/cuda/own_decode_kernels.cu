@@ -2,13 +2,13 @@
 // and variant 1) and the host side that sizes and dispatches every GEMV launch, the tensor-core
 // kernel (own_gemv_mma_kernels.cu) included; the pieces the kernels share: own_gemv_device.cuh.
 // Built only with a CUDA LibTorch.
-#include "models/transformer/own_decode_kernels.hpp"
+#include "models/transformer/cuda/own_decode_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 
-#include "models/transformer/own_gemv_device.cuh"
+#include "models/transformer/cuda/own_gemv_device.cuh"
 
 namespace transformer::cuda {
 namespace {

@@ -21,7 +21,7 @@
 
 #include <cstdint>
 
-#include "models/transformer/decode_kernels.hpp"
+#include "models/transformer/cuda/decode_kernels.hpp"
 
 namespace transformer::cuda {
 

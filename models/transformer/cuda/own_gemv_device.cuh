@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "models/transformer/own_decode_device.cuh"
-#include "models/transformer/own_decode_kernels.hpp"
-#include "models/transformer/own_decode_math.hpp"
+#include "models/transformer/cuda/own_decode_device.cuh"
+#include "models/transformer/cuda/own_decode_kernels.hpp"
+#include "models/transformer/cuda/own_decode_math.hpp"
 
 namespace transformer::cuda::own_device {
 

@@ -1,13 +1,13 @@
 // The decode step's GEMV on tensor cores (fp16, bf16; batch >= kMmaMinBatch), beside the SIMT
 // variants in own_decode_kernels.cu, whose norm_gemv launches it through launch_mma_gemv. Needs
 // sm_80 or newer (mma.sync m16n8k16); built only with a CUDA LibTorch, with the rest of own_cuda.
-//   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c models/transformer/own_gemv_mma_kernels.cu
+//   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c models/transformer/cuda/own_gemv_mma_kernels.cu
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <type_traits>
 
-#include "models/transformer/own_gemv_device.cuh"
+#include "models/transformer/cuda/own_gemv_device.cuh"
 
 namespace transformer::cuda::own_device {
 namespace {
