@@ -7,10 +7,14 @@
 #include <fstream>
 #include <set>
 
+#include <ATen/Context.h>
+#include <torch/version.h>
+
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
+#include "models/transformer/registry.hpp"
 
 namespace transformer {
 
@@ -314,6 +318,61 @@ void print_presets(std::ostream& os, const std::vector<Grid>& presets, const std
                std::to_string(g.num_runs), g.description});
   t.print(os);
   os << "from " << path << " (our values, to be replaced by the seed's exact ones when known)\n";
+}
+
+Grid resolve_grid(const RunSettings& s, const std::string& presets_path,
+                  std::vector<std::string>* ignored) {
+  if (!s.problems.empty() &&
+      (!s.batch_sizes.empty() || !s.input_lengths.empty() || s.output_length > 0))
+    throw UsageError(
+        "--problem gives the cases themselves: give it or --batch-size, --input-length, "
+        "--output-length, not both");
+  Grid grid = find_preset(load_presets(presets_path), s.preset.empty() ? "default" : s.preset);
+  if (!s.config_file.empty()) grid = read_grid_file(s.config_file, grid, ignored);
+  if (!s.batch_sizes.empty()) grid.batch_sizes = s.batch_sizes;
+  if (!s.input_lengths.empty()) grid.input_lengths = s.input_lengths;
+  if (s.output_length > 0) grid.output_length = s.output_length;
+  if (s.num_runs > 0) grid.num_runs = s.num_runs;
+  if (s.temperature >= 0) grid.temperature = s.temperature;
+  if (s.top_p >= 0) grid.top_p = s.top_p;
+  if (s.max_batch_input_product > 0) grid.max_batch_input_product = s.max_batch_input_product;
+  check_grid(grid);
+  return grid;
+}
+
+c10::Device resolve_device(const std::string& d, const std::function<void(int)>& select_cuda) {
+  if (d == "cpu") return c10::Device(c10::kCPU);
+  std::string index = d;
+  if (d.rfind("cuda:", 0) == 0) index = d.substr(5);
+  const bool numeric =
+      !index.empty() && index.size() <= 4 &&
+      std::all_of(index.begin(), index.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (d == "cuda" || d == "gpu" || numeric) {
+    if (!cuda_available())
+      throw UsageError("--device " + d + ": LibTorch " TORCH_VERSION " finds no CUDA device" +
+                       std::string(MYCONV_HAVE_TORCH_CUDA ? "" : " (this build is CPU-only)"));
+    const int n = numeric ? std::stoi(index) : 0;
+    const int count = static_cast<int>(at::getNumGPUs());
+    if (n >= count)
+      throw UsageError("--device " + d + ": no CUDA device " + std::to_string(n) + " (" +
+                       std::to_string(count) + " here)");
+    select_cuda(n);
+    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(n));
+  }
+  if (d == "auto") return cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  throw UsageError("--device: '" + d + "' is not a device (auto, cpu, cuda, or a CUDA index N)");
+}
+
+std::vector<bench::DataType> resolve_dtypes(const std::vector<std::string>& names, bool cuda) {
+  std::vector<bench::DataType> dtypes;
+  for (const auto& d : names.empty() ? std::vector<std::string>{cuda ? "fp16" : "fp32"} : names) {
+    dtypes.push_back(bench::parse_data_type(d));
+    if (dtypes.back() == bench::DataType::tf32)
+      throw UsageError(
+          "--dtype: tf32 is a math mode of fp32 matmuls, not a storage type; "
+          "mytransformer runs fp32, fp16, bf16");
+  }
+  return dtypes;
 }
 
 }  // namespace transformer
