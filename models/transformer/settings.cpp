@@ -7,14 +7,10 @@
 #include <fstream>
 #include <set>
 
-#include <ATen/Context.h>
-#include <torch/version.h>
-
 #include "core/error.hpp"
 #include "core/paths.hpp"
 #include "core/printers.hpp"
 #include "core/system_info.hpp"
-#include "models/transformer/registry.hpp"
 
 namespace transformer {
 
@@ -338,29 +334,6 @@ Grid resolve_grid(const RunSettings& s, const std::string& presets_path,
   if (s.max_batch_input_product > 0) grid.max_batch_input_product = s.max_batch_input_product;
   check_grid(grid);
   return grid;
-}
-
-c10::Device resolve_device(const std::string& d, const std::function<void(int)>& select_cuda) {
-  if (d == "cpu") return c10::Device(c10::kCPU);
-  std::string index = d;
-  if (d.rfind("cuda:", 0) == 0) index = d.substr(5);
-  const bool numeric =
-      !index.empty() && index.size() <= 4 &&
-      std::all_of(index.begin(), index.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-  if (d == "cuda" || d == "gpu" || numeric) {
-    if (!cuda_available())
-      throw UsageError("--device " + d + ": LibTorch " TORCH_VERSION " finds no CUDA device" +
-                       std::string(MYCONV_HAVE_TORCH_CUDA ? "" : " (this build is CPU-only)"));
-    const int n = numeric ? std::stoi(index) : 0;
-    const int count = static_cast<int>(at::getNumGPUs());
-    if (n >= count)
-      throw UsageError("--device " + d + ": no CUDA device " + std::to_string(n) + " (" +
-                       std::to_string(count) + " here)");
-    select_cuda(n);
-    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(n));
-  }
-  if (d == "auto") return cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
-  throw UsageError("--device: '" + d + "' is not a device (auto, cpu, cuda, or a CUDA index N)");
 }
 
 std::vector<bench::DataType> resolve_dtypes(const std::vector<std::string>& names, bool cuda) {

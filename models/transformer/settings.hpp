@@ -3,17 +3,15 @@
 // input_lengths, output_length, num_runs, temperature, top_p, max_batch_input_product) from a
 // preset (experiments/transformer/presets.json), a --config-file or overrides, or the cases
 // themselves (--problem descriptors, as the runner sends them); and the expansion into each
-// model's problems. RunSettings: the options as given; resolve_grid, resolve_device and
-// resolve_dtypes read them.
+// model's problems. RunSettings: the options as given; resolve_grid and resolve_dtypes read them
+// (the device: registry.hpp resolve_device).
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
 #include "models/transformer/problem.hpp"
@@ -116,12 +114,6 @@ struct RunSettings {
 // with --batch-size, --input-length or --output-length.
 Grid resolve_grid(const RunSettings& s, const std::string& presets_path,
                   std::vector<std::string>* ignored);
-
-// --device: auto, cpu, cuda (device 0), or the CUDA device's index N (also cuda:N), as the other
-// programs' --device N. A CUDA device named (not auto) is made current through select_cuda (the
-// core's device facts, memory gate and services see it too). UsageError where LibTorch finds no
-// such device.
-c10::Device resolve_device(const std::string& d, const std::function<void(int)>& select_cuda);
 
 // --dtype (default fp16 on CUDA, fp32 on the CPU); UsageError for tf32 or an unknown name.
 std::vector<bench::DataType> resolve_dtypes(const std::vector<std::string>& names, bool cuda);

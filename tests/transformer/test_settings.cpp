@@ -1,7 +1,7 @@
 // The transformer suite's settings (models/transformer/settings.cpp, problem.cpp): the descriptor
 // with and without the model's name round-trips, presets and config files, the models of a run
 // (--model, or the models --problem names) and the expansion into each model's cases; a run's
-// grid (preset, options given), device and dtypes.
+// grid (preset, options given) and dtypes.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -47,7 +47,7 @@ TEST(TransformerSettings, PresetsAndConfigFiles) {
   EXPECT_EQ(back.num_runs, q.num_runs);
 }
 
-TEST(TransformerSettings, GridDeviceAndDtypesOfARun) {
+TEST(TransformerSettings, GridAndDtypesOfARun) {
   RunSettings s;
   s.preset = "quick_test";
   s.batch_sizes = {3};
@@ -64,11 +64,6 @@ TEST(TransformerSettings, GridDeviceAndDtypesOfARun) {
   EXPECT_NO_THROW(resolve_grid(s, presets_path(), nullptr));
   s.top_p = 1.5;  // checked as a grid
   EXPECT_THROW(resolve_grid(s, presets_path(), nullptr), bench::UsageError);
-  int selected = -1;
-  EXPECT_TRUE(resolve_device("cpu", [&](int n) { selected = n; }).is_cpu());
-  EXPECT_EQ(selected, -1);
-  EXPECT_THROW(resolve_device("tpu", [](int) {}), bench::UsageError);
-  EXPECT_THROW(resolve_device("cuda:99", [](int) {}), bench::UsageError);
   EXPECT_EQ(resolve_dtypes({}, false), (std::vector<DataType>{DataType::fp32}));
   EXPECT_EQ(resolve_dtypes({}, true), (std::vector<DataType>{DataType::fp16}));
   EXPECT_EQ(resolve_dtypes({"bf16", "fp32"}, true),
