@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 
 #include "core/case_result.hpp"
 #include "core/compare.hpp"
+#include "core/error.hpp"
 #include "core/stats.hpp"
 
 namespace conv {
@@ -110,6 +112,44 @@ CaseOutput run_case(const Backend* backend, const std::string& backend_name,
   bench::CaseRun run = bench::run_case(std::move(record), hooks, options);
   out.result = std::move(run.result);
   out.trace = std::move(run.trace);
+  return out;
+}
+
+void SuiteRun::check_reference(bool gpu) const {
+  try {
+    (void)conv::choose_reference(reference_env_, gpu, device_);
+    (void)host_check_forced(check_env_);
+  } catch (const std::invalid_argument& e) {
+    throw bench::UsageError(e.what());
+  }
+}
+
+void SuiteRun::choose_reference(bool device_usable) {
+  reference_ = conv::choose_reference(reference_env_, device_usable, device_);
+}
+
+bool SuiteRun::make_inputs(const Problem& p, bool host_fits) {
+  // A problem no backend here runs gets no inputs or reference: its cases are unsupported.
+  const bool make = p.unsupported_reason().empty() && host_fits;
+  data_ = make ? make_host_data(p, seed_, reference_) : HostData{};
+  return make;
+}
+
+void SuiteRun::after_inputs(std::ostream& err, const Problem& p, bool made) {
+  // The GPU reference failed (each record says why in extra.reference_fallback): said once.
+  if (!data_.ref_fallback.empty() && !said_fallback_) {
+    err << "myconv: note: float64 reference on the CPU: the GPU one failed: "
+        << data_.ref_fallback << "\n";
+    said_fallback_ = true;
+  }
+  if (made && !save_dir_.empty()) save_tensors(save_dir_, p, data_);
+}
+
+CaseOutput SuiteRun::run(const Entry& e, const Problem& p, const CaseOptions& options) const {
+  const bool keep = !save_dir_.empty();
+  CaseOutput out =
+      run_case(e.backend.get(), e.name, e.device, e.why_missing, p, data_, options, keep);
+  if (keep && !out.output.empty()) save_output(save_dir_, p, e.name, out.output);
   return out;
 }
 

@@ -51,48 +51,28 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
   // Where each problem's float64 reference runs: MYCONV_REFERENCE=auto (default: on the GPU where
   // the run has a GPU backend, the build has CUDA and a device is usable), cpu or gpu. Checked
   // before the session; chosen once it knows whether a device is usable.
-  const char* reference_env = std::getenv("MYCONV_REFERENCE");
-  conv::DeviceReferenceConv device_reference = nullptr;
+  conv::SuiteRun suite(std::getenv("MYCONV_REFERENCE"), std::getenv("MYCONV_CHECK"),
+                       conv::device_reference(), o.save_tensors_dir, c.seed);
   s.before_session = [&](const std::vector<const conv::RegistryEntry*>& selected,
                          const bench::MemoryGate&) {
-    const bool gpu = std::any_of(selected.begin(), selected.end(),
-                                 [](const auto* e) { return e->backend && e->device == "cuda"; });
-    try {
-      (void)conv::choose_reference(reference_env, gpu, conv::device_reference());
-      (void)conv::host_check_forced(std::getenv("MYCONV_CHECK"));
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
+    suite.check_reference(std::any_of(selected.begin(), selected.end(), [](const auto* e) {
+      return e->backend && e->device == "cuda";
+    }));
     if (!c.list_cases) bench::make_output_dir("--save-tensors", o.save_tensors_dir);
     return false;
   };
   s.session_started = [&](bench::Session& session) {
-    device_reference = conv::choose_reference(reference_env, session.device_services != nullptr,
-                                              conv::device_reference());
+    suite.choose_reference(session.device_services != nullptr);
   };
-  conv::HostData data;
-  bool said_fallback = false;
   s.begin_problem = [&](bench::Session& session, const conv::Problem& p, bool host_fits) {
     conv::print_problem(std::cout, p);
-    // A problem no backend here runs gets no inputs or reference: its cases are unsupported.
-    const bool make_data = p.unsupported_reason().empty() && host_fits;
-    data = bench::timed_reference(session, [&] {
-      return make_data ? conv::make_host_data(p, c.seed, device_reference) : conv::HostData{};
-    });
-    // The GPU reference failed (each record says why in extra.reference_fallback): said once.
-    if (!data.ref_fallback.empty() && !said_fallback) {
-      std::cerr << "myconv: note: float64 reference on the CPU: the GPU one failed: "
-                << data.ref_fallback << "\n";
-      said_fallback = true;
-    }
-    if (make_data && !o.save_tensors_dir.empty()) conv::save_tensors(o.save_tensors_dir, p, data);
+    const bool made =
+        bench::timed_reference(session, [&] { return suite.make_inputs(p, host_fits); });
+    suite.after_inputs(std::cerr, p, made);
   };
   s.run = [&](bench::Session&, const conv::RegistryEntry& e, const conv::Problem& p,
               const bench::CaseOptions& options) {
-    const bool keep = !o.save_tensors_dir.empty();
-    conv::CaseOutput out =
-        conv::run_case(e.backend.get(), e.name, e.device, e.why_missing, p, data, options, keep);
-    if (keep && !out.output.empty()) conv::save_output(o.save_tensors_dir, p, e.name, out.output);
+    conv::CaseOutput out = suite.run(e, p, options);
     return std::optional<bench::CaseRun>({std::move(out.result), out.trace});
   };
   s.written = {{o.save_tensors_dir, "tensors, .npy"}};

@@ -1,12 +1,18 @@
 #include "models/mlp/bench.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <set>
 
+#include "core/error.hpp"
+#include "core/printers.hpp"
 #include "core/stats.hpp"
 #include "core/timer.hpp"
+#include "core/trace_report.hpp"
 #include "models/mlp/data.hpp"
+#include "models/mlp/report.hpp"
+#include "models/mlp/scaling.hpp"
 
 namespace mlp {
 namespace {
@@ -179,6 +185,117 @@ std::optional<double> ceiling_of(const nlohmann::ordered_json& c, const bench::R
       !c["tflops"][r.device].contains(r.dtype))
     return std::nullopt;
   return c["tflops"][r.device][r.dtype].get<double>();
+}
+
+void SuiteRun::check_ceilings_fit(const std::vector<const Entry*>& selected,
+                                  const bench::MemoryAvailable& available) const {
+  for (const auto* e : selected) {
+    if (!e->backend || settings_.no_ceiling) continue;
+    MatmulProblem mm;
+    mm.n = e->device == "cuda" ? settings_.ceiling_n_cuda : settings_.ceiling_n_cpu;
+    if (const std::string why =
+            bench::memory_shortfall(memory_need(mm, e->device == "cuda"), available);
+        !why.empty())
+      throw bench::UsageError(std::string(e->device == "cuda" ? "--ceiling-n" : "--ceiling-n-cpu") +
+                              ": the ceiling matmul " + mm.str() + " does not fit in memory: " +
+                              why + " (--no-ceiling measures none)");
+  }
+}
+
+void SuiteRun::before_cases(nlohmann::ordered_json& system,
+                            const std::vector<const Entry*>& selected,
+                            const std::vector<Problem>& problems, bool traced) {
+  if (settings_.no_ceiling)
+    system["mlp_matmul_ceiling"] = {{"why", "not measured (--no-ceiling)"}};
+  else
+    system["mlp_matmul_ceiling"] = measure_ceilings(selected, problems, settings_.ceiling_n_cpu,
+                                                    settings_.ceiling_n_cuda);
+  ceilings_ = system["mlp_matmul_ceiling"];
+  const bool uses_gpu = std::any_of(selected.begin(), selected.end(), [](const Entry* e) {
+    return e->backend && e->device == "cuda";
+  });
+  if (make_cupti && !settings_.profile_dir.empty() && uses_gpu && !traced) {
+    cupti_ = make_cupti();
+    cupti_config_.device_activity = cupti_.get();
+    cupti_config_.calls = 1;
+  }
+}
+
+void SuiteRun::make_inputs(const Problem& problem, bool host_fits) {
+  refs_.clear();
+  if (const auto* p = std::get_if<MlpProblem>(&problem))
+    mlp_data_ = host_fits ? make_data(*p, seed_) : MlpData{};
+  else
+    matmul_data_ =
+        host_fits ? make_matmul_data(std::get<MatmulProblem>(problem), seed_) : MatmulData{};
+}
+
+CaseOutput SuiteRun::run(const Entry& e, const Problem& problem, bench::CaseOptions options) {
+  const auto* p = std::get_if<MlpProblem>(&problem);
+  if (!p) {
+    CaseOutput out = run_matmul_case(e.backend.get(), e.name, e.device, e.why_missing,
+                                     std::get<MatmulProblem>(problem), matmul_data_, options);
+    fill_metrics(out.result, ceiling_of(ceilings_, out.result));
+    return out;
+  }
+  MlpCaseSettings settings;
+  settings.phase_steps = settings_.phase_steps;
+  settings.reference = [this, p](Gelu g) -> const Reference& {
+    auto it = refs_.find(g);
+    if (it != refs_.end()) return it->second;
+    if (!reference) throw std::runtime_error("no float64 reference: LibTorch is not built");
+    return refs_.emplace(g, reference(*p, mlp_data_, g)).first->second;
+  };
+  profile_table_.clear();
+  // One profile per case: with --timing both, of its real-mode run (the files are named by
+  // backend and problem).
+  const bool profiled = !settings_.profile_dir.empty() && !in_study(problem) && e.backend &&
+                        !(both_modes_ && options.timing == bench::TimingMode::pure);
+  if (profiled && e.backend->profiler() == "libtorch" && profile_libtorch)
+    settings.profile = [this, &e](Instance& inst, bench::Result& r) {
+      profile_table_ = profile_libtorch(inst, r, e.device == "cuda", settings_.profile_dir);
+    };
+  if (profiled && e.backend->profiler() == "cupti" && cupti_) options.trace = &cupti_config_;
+  CaseOutput out = run_mlp_case(e.backend.get(), e.name, e.device, e.why_missing, *p, mlp_data_,
+                                settings, options);
+  fill_metrics(out.result, ceiling_of(ceilings_, out.result));
+  return out;
+}
+
+bool SuiteRun::write_cupti_profile(CaseOutput& out, bool traced, std::ostream& os) const {
+  if (!out.trace || traced) return false;
+  const std::string path =
+      (std::filesystem::path(settings_.profile_dir) / (file_stem(out.result) + ".trace.json"))
+          .string();
+  bench::write_chrome_trace(path, *out.trace, out.result);
+  out.result.extra["profile"] = {{"profiler", "CUPTI (core/cuda/cupti_tracer)"},
+                                 {"trace_file", path}};
+  bench::print_result_block(os, out.result);
+  bench::print_debug_block(os, *out.trace, out.result, path, 20);
+  print_summary(os, out.result);
+  return true;
+}
+
+void SuiteRun::after_case(std::ostream& os, const bench::Result& r) const {
+  if (r.params.value("kind", std::string()) != "mlp") {
+    if (r.metrics.contains("tflops"))
+      os << "    " << bench::format_fixed(r.metrics["tflops"].get<double>(), 3) << " TFLOP/s\n";
+    return;
+  }
+  print_summary(os, r);
+  if (!profile_table_.empty())
+    os << "    profile (" << r.extra["profile"]["sort_by"].get<std::string>() << "), trace "
+       << r.extra["profile"]["trace_file"].get<std::string>() << ", stacks "
+       << r.extra["profile"]["stacks_file"].get<std::string>() << ":\n"
+       << profile_table_;
+}
+
+void SuiteRun::report(std::ostream& os, bench::ResultSet& set) const {
+  set.blocks["studies"] = studies_json(set.results);
+  if (set.blocks["studies"].empty()) set.blocks.erase("studies");
+  os << "\n== MLP figures (per call; forward and backward per step) ==\n";
+  print_figures(os, set.results, both_modes_);
+  if (set.blocks.contains("studies")) print_studies(os, set.blocks["studies"], both_modes_);
 }
 
 }  // namespace mlp

@@ -2,12 +2,15 @@
 // backend's support check, the gradient check against the float64 reference (or, for a matmul
 // case, the sampled check of C), and after the timed sampling the forward/backward split and the
 // peak memory (and the profile, when asked). Never throws: every outcome is a status.
+// SuiteRun: what the driver loop (core/driver_loop.hpp) asks of the suite across a run's cases.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,7 +20,10 @@
 #include "core/result.hpp"
 #include "core/runner.hpp"
 #include "core/trace.hpp"
+#include "core/memory_fit.hpp"
 #include "models/mlp/backend.hpp"
+#include "models/mlp/data.hpp"
+#include "models/mlp/settings.hpp"
 
 namespace mlp {
 
@@ -67,5 +73,59 @@ nlohmann::ordered_json measure_ceilings(
 
 // The ceiling of r's device and dtype in `ceilings`, where measured.
 std::optional<double> ceiling_of(const nlohmann::ordered_json& ceilings, const bench::Result& r);
+
+using Entry = bench::RegistryEntry<Backend>;
+
+// A run's cases as the driver loop calls them: the matmul ceiling (checked against the memory,
+// then measured), each problem's inputs and float64 references, each case with its metrics and
+// its profile (--profile), the lines after a case and the closing tables. What needs LibTorch or
+// CUPTI the driver gives (empty where not built).
+class SuiteRun {
+ public:
+  // The float64 reference (ref_mlp.hpp); without it an MLP case's check fails.
+  std::function<Reference(const MlpProblem&, const MlpData&, Gelu)> reference;
+  // LibTorch's profile of one case into a folder (profile.hpp profile_case): its console table.
+  std::function<std::string(Instance&, bench::Result&, bool cuda, const std::string& dir)>
+      profile_libtorch;
+  // The device activity a cuBLASLt case's --profile records (core/cuda/cupti_tracer.hpp).
+  std::function<std::unique_ptr<bench::ActivitySource>()> make_cupti;
+
+  // both_modes: --timing both (a case is profiled in its real mode only).
+  SuiteRun(RunSettings settings, std::uint64_t seed, bool both_modes)
+      : settings_(std::move(settings)), seed_(seed), both_modes_(both_modes) {}
+
+  // bench::UsageError where a selected backend's ceiling matmul does not fit in `available`.
+  void check_ceilings_fit(const std::vector<const Entry*>& selected,
+                          const bench::MemoryAvailable& available) const;
+  // Measures the ceilings into system["mlp_matmul_ceiling"] (or says why not); with --profile of
+  // a GPU backend, the CUPTI source unless the session traces already (traced).
+  void before_cases(nlohmann::ordered_json& system, const std::vector<const Entry*>& selected,
+                    const std::vector<Problem>& problems, bool traced);
+  // The problem's inputs (none where the host side does not fit); its references are made when
+  // a check first needs them.
+  void make_inputs(const Problem& p, bool host_fits);
+  // One case with its metrics against the ceiling, and its profile when asked.
+  CaseOutput run(const Entry& e, const Problem& p, bench::CaseOptions options);
+  // A case CUPTI profiled, where the session does not trace (traced false): writes its trace
+  // into the profile folder, records it in out.result.extra.profile and prints its result and
+  // debug blocks and its summary; true where it did (the driver then records the case).
+  bool write_cupti_profile(CaseOutput& out, bool traced, std::ostream& os) const;
+  // The lines after a case's result block: its summary, TFLOP/s or LibTorch's profile table.
+  void after_case(std::ostream& os, const bench::Result& r) const;
+  // After the summary: the studies block of `set` and the figures and fits tables.
+  void report(std::ostream& os, bench::ResultSet& set) const;
+
+ private:
+  RunSettings settings_;
+  std::uint64_t seed_;
+  bool both_modes_;
+  nlohmann::ordered_json ceilings_;
+  bench::TraceConfig cupti_config_;
+  std::unique_ptr<bench::ActivitySource> cupti_;
+  MlpData mlp_data_;
+  MatmulData matmul_data_;
+  std::map<Gelu, Reference> refs_;
+  std::string profile_table_;
+};
 
 }  // namespace mlp

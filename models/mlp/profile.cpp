@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/printers.hpp"
+#include "models/mlp/report.hpp"
 
 namespace mlp {
 namespace {
@@ -243,6 +244,14 @@ nlohmann::ordered_json to_json(const ProfileOutput& p) {
           {"sort_by", p.sort_key},        {"top_ops", p.top_ops},
           {"trace_file", p.trace_path},   {"trace_writer", p.trace_writer},
           {"stacks_file", p.stacks_path}, {"stacks_metric", p.stacks_metric}};
+}
+
+std::string profile_case(Instance& inst, bench::Result& r, bool cuda, const std::string& dir) {
+  const ProfileOutput po =
+      profile_libtorch([&] { inst.run_for_profile(); }, [&] { inst.sync(); }, cuda, dir,
+                       file_stem(r));
+  r.extra["profile"] = to_json(po);
+  return po.table;
 }
 
 }  // namespace mlp

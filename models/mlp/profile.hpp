@@ -18,6 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/result.hpp"
+#include "models/mlp/backend.hpp"
+
 namespace mlp {
 
 struct ProfileOutput {
@@ -38,5 +41,9 @@ ProfileOutput profile_libtorch(const std::function<void()>& run, const std::func
                                int top_rows = 20);
 
 nlohmann::ordered_json to_json(const ProfileOutput& p);
+
+// One case's --profile: profile_libtorch of one call of inst into dir, the files named by r
+// (report.hpp file_stem); r.extra["profile"] gets the record (to_json). Returns the table.
+std::string profile_case(Instance& inst, bench::Result& r, bool cuda, const std::string& dir);
 
 }  // namespace mlp

@@ -57,4 +57,20 @@ std::vector<Problem> expand(const Settings& o) {
   return out;
 }
 
+std::string apply_fixed_counts(const RunSettings& s, bench::MeasureConfig& m) {
+  std::string text;
+  if (s.num_warmups >= 0) {
+    text += " --num-warmups " + std::to_string(s.num_warmups);
+    m.warmup_iters = s.num_warmups;
+  }
+  if (s.num_trials >= 0) {  // no adaptive stop
+    text += " --num-trials " + std::to_string(s.num_trials);
+    m.min_iters = m.max_iters = s.num_trials;
+    m.min_time_ms = 0;
+    m.max_time_ms = 1e12;
+    m.target_cv = 0;
+  }
+  return text;
+}
+
 }  // namespace mlp

@@ -5,6 +5,7 @@
 #include <ATen/Context.h>
 #include <torch/version.h>
 
+#include "core/error.hpp"
 #include "core/torch/libtorch_common.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
 #include "models/transformer/cuda/own_decode.hpp"
@@ -129,6 +130,31 @@ std::vector<const RegistryEntry*> select_implementations(const std::vector<Regis
     throw bench::UsageError("--available-only: none of the implementations asked can run on " +
                             device + " here (--list-backends says why)");
   return selected;
+}
+
+c10::Device resolve_device(const std::string& d, const std::function<void(int)>& select_cuda) {
+  if (d == "cpu") return c10::Device(c10::kCPU);
+  std::string index = d;
+  if (d.rfind("cuda:", 0) == 0) index = d.substr(5);
+  const bool numeric =
+      !index.empty() && index.size() <= 4 &&
+      std::all_of(index.begin(), index.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (d == "cuda" || d == "gpu" || numeric) {
+    if (!cuda_available())
+      throw bench::UsageError(
+          "--device " + d + ": LibTorch " TORCH_VERSION " finds no CUDA device" +
+          std::string(MYCONV_HAVE_TORCH_CUDA ? "" : " (this build is CPU-only)"));
+    const int n = numeric ? std::stoi(index) : 0;
+    const int count = static_cast<int>(at::getNumGPUs());
+    if (n >= count)
+      throw bench::UsageError("--device " + d + ": no CUDA device " + std::to_string(n) + " (" +
+                              std::to_string(count) + " here)");
+    select_cuda(n);
+    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(n));
+  }
+  if (d == "auto") return cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  throw bench::UsageError("--device: '" + d +
+                          "' is not a device (auto, cpu, cuda, or a CUDA index N)");
 }
 
 }  // namespace transformer

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,5 +54,11 @@ std::vector<const RegistryEntry*> select_implementations(const std::vector<Regis
 std::vector<std::string> known_implementation_names();
 // Whether LibTorch sees a CUDA device.
 bool cuda_available();
+
+// --device: auto, cpu, cuda (device 0), or the CUDA device's index N (also cuda:N), as the other
+// programs' --device N. A CUDA device named (not auto) is made current through select_cuda (the
+// core's device facts, memory gate and services see it too). UsageError where LibTorch finds no
+// such device.
+c10::Device resolve_device(const std::string& d, const std::function<void(int)>& select_cuda);
 
 }  // namespace transformer

@@ -316,4 +316,36 @@ void print_presets(std::ostream& os, const std::vector<Grid>& presets, const std
   os << "from " << path << " (our values, to be replaced by the seed's exact ones when known)\n";
 }
 
+Grid resolve_grid(const RunSettings& s, const std::string& presets_path,
+                  std::vector<std::string>* ignored) {
+  if (!s.problems.empty() &&
+      (!s.batch_sizes.empty() || !s.input_lengths.empty() || s.output_length > 0))
+    throw UsageError(
+        "--problem gives the cases themselves: give it or --batch-size, --input-length, "
+        "--output-length, not both");
+  Grid grid = find_preset(load_presets(presets_path), s.preset.empty() ? "default" : s.preset);
+  if (!s.config_file.empty()) grid = read_grid_file(s.config_file, grid, ignored);
+  if (!s.batch_sizes.empty()) grid.batch_sizes = s.batch_sizes;
+  if (!s.input_lengths.empty()) grid.input_lengths = s.input_lengths;
+  if (s.output_length > 0) grid.output_length = s.output_length;
+  if (s.num_runs > 0) grid.num_runs = s.num_runs;
+  if (s.temperature >= 0) grid.temperature = s.temperature;
+  if (s.top_p >= 0) grid.top_p = s.top_p;
+  if (s.max_batch_input_product > 0) grid.max_batch_input_product = s.max_batch_input_product;
+  check_grid(grid);
+  return grid;
+}
+
+std::vector<bench::DataType> resolve_dtypes(const std::vector<std::string>& names, bool cuda) {
+  std::vector<bench::DataType> dtypes;
+  for (const auto& d : names.empty() ? std::vector<std::string>{cuda ? "fp16" : "fp32"} : names) {
+    dtypes.push_back(bench::parse_data_type(d));
+    if (dtypes.back() == bench::DataType::tf32)
+      throw UsageError(
+          "--dtype: tf32 is a math mode of fp32 matmuls, not a storage type; "
+          "mytransformer runs fp32, fp16, bf16");
+  }
+  return dtypes;
+}
+
 }  // namespace transformer

@@ -3,7 +3,8 @@
 // input_lengths, output_length, num_runs, temperature, top_p, max_batch_input_product) from a
 // preset (experiments/transformer/presets.json), a --config-file or overrides, or the cases
 // themselves (--problem descriptors, as the runner sends them); and the expansion into each
-// model's problems.
+// model's problems. RunSettings: the options as given; resolve_grid and resolve_dtypes read them
+// (the device: registry.hpp resolve_device).
 #pragma once
 
 #include <cstdint>
@@ -91,5 +92,30 @@ CaseList expand_cases(const std::vector<ModelSource>& models,
 
 // The presets of `path`, one row each.
 void print_presets(std::ostream& os, const std::vector<Grid>& presets, const std::string& path);
+
+// mytransformer's own options as given. A number left at its value here was not given (the
+// options' checks keep a given one in range).
+struct RunSettings {
+  std::vector<std::string> models = {"gpt2"}, problems;  // --model, --problem
+  bool model_given = false, task_given = false;
+  std::string device = "auto", preset, config_file, task = "generate";
+  std::string sdpa_backend = "auto";
+  std::vector<std::int64_t> batch_sizes, input_lengths;
+  std::int64_t output_length = 0, max_batch_input_product = 0;
+  int num_runs = 0;
+  double temperature = -1, top_p = -1;
+  std::vector<std::string> dtypes, impls;
+  std::string create, create_output, dump_logits;  // --create, --output, --dump-logits
+  bool show_presets = false, show_config = false;
+};
+
+// The run's grid: the preset (default "default"), a --config-file over it (its keys not used in
+// *ignored), the options given over both; checked (check_grid). UsageError where --problem comes
+// with --batch-size, --input-length or --output-length.
+Grid resolve_grid(const RunSettings& s, const std::string& presets_path,
+                  std::vector<std::string>* ignored);
+
+// --dtype (default fp16 on CUDA, fp32 on the CPU); UsageError for tf32 or an unknown name.
+std::vector<bench::DataType> resolve_dtypes(const std::vector<std::string>& names, bool cuda);
 
 }  // namespace transformer

@@ -1,5 +1,6 @@
 // The MLP suite's problems (descriptor round-trips, bad input, work counts), data, gradient check
-// and scaling fit (models/mlp/problem.cpp, data.cpp, scaling.cpp).
+// and scaling fit (models/mlp/problem.cpp, data.cpp, scaling.cpp); the lecture's fixed counts
+// (settings.cpp).
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "models/mlp/data.hpp"
 #include "models/mlp/problem.hpp"
 #include "models/mlp/scaling.hpp"
+#include "models/mlp/settings.hpp"
 
 namespace mlp {
 namespace {
@@ -22,6 +24,22 @@ TEST(MlpProblem, RoundTrips) {
   const Problem named = parse_problem("mlp:d16l2b4s3:n\"scale_dim_x2\"", DataType::bf16);
   EXPECT_EQ(str_with_name(named), "mlp:d16l2b4s3:bf16:n\"scale_dim_x2\"");
   EXPECT_EQ(std::get<MlpProblem>(named).name, "scale_dim_x2");
+}
+
+TEST(MlpSettings, FixedCounts) {
+  bench::MeasureConfig m;
+  RunSettings s;
+  EXPECT_EQ(apply_fixed_counts(s, m), "");  // none given: the core's adaptive stop
+  EXPECT_EQ(m.min_iters, bench::MeasureConfig{}.min_iters);
+  EXPECT_EQ(m.target_cv, bench::MeasureConfig{}.target_cv);
+  s.num_warmups = 0;
+  s.num_trials = 7;
+  EXPECT_EQ(apply_fixed_counts(s, m), " --num-warmups 0 --num-trials 7");
+  EXPECT_EQ(m.warmup_iters, 0);
+  EXPECT_EQ(m.min_iters, 7);
+  EXPECT_EQ(m.max_iters, 7);
+  EXPECT_EQ(m.min_time_ms, 0);
+  EXPECT_EQ(m.target_cv, 0);
 }
 
 TEST(MlpProblem, WorkCounts) {

@@ -4,7 +4,8 @@
 // checked against a float64 reference written here from transformers' modeling code; the KV-cache
 // decode against a full recompute at every step; the static (graph) step against the eager one; the
 // generator's modes, and on a GPU the CUDA decode paths against each other; own_cuda's kernels'
-// scalar math; the case through the core's runner with its bandwidth metrics; a training step.
+// scalar math; the case through the core's runner with its bandwidth metrics; a training step;
+// --device (registry.cpp resolve_device).
 // (own_cuda's and the fused kernels' tests that need a CUDA LibTorch: test_decode_cuda.cpp;
 // descriptors, presets, models and cases: test_settings.cpp.)
 #include <gtest/gtest.h>
@@ -140,6 +141,16 @@ at::Tensor reference_logits(const ModelConfig& c, const Weights& w, const at::Te
 }
 
 // ---- config -----------------------------------------------------------------------------------
+
+// --device (registry.cpp resolve_device): cpu without selecting a CUDA device; a name that is no
+// device, or a CUDA index past the devices here, is a UsageError.
+TEST(TransformerRegistry, DeviceOfARun) {
+  int selected = -1;
+  EXPECT_TRUE(resolve_device("cpu", [&](int n) { selected = n; }).is_cpu());
+  EXPECT_EQ(selected, -1);
+  EXPECT_THROW(resolve_device("tpu", [](int) {}), bench::UsageError);
+  EXPECT_THROW(resolve_device("cuda:99", [](int) {}), bench::UsageError);
+}
 
 TEST(TransformerConfig, BuiltinsMatchThePublishedParameterCounts) {
   // GPT-2 small 124,439,808; Qwen2-0.5B 494,032,768; Llama-3.2-1B 1,235,814,400 (tied heads).

@@ -1,6 +1,7 @@
 // The transformer suite's settings (models/transformer/settings.cpp, problem.cpp): the descriptor
 // with and without the model's name round-trips, presets and config files, the models of a run
-// (--model, or the models --problem names) and the expansion into each model's cases.
+// (--model, or the models --problem names) and the expansion into each model's cases; a run's
+// grid (preset, options given) and dtypes.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -44,6 +45,30 @@ TEST(TransformerSettings, PresetsAndConfigFiles) {
   const Grid back = read_grid_file(file, Grid{}, nullptr);
   EXPECT_EQ(back.batch_sizes, q.batch_sizes);
   EXPECT_EQ(back.num_runs, q.num_runs);
+}
+
+TEST(TransformerSettings, GridAndDtypesOfARun) {
+  RunSettings s;
+  s.preset = "quick_test";
+  s.batch_sizes = {3};
+  s.num_runs = 2;
+  s.temperature = 0;  // given: replaces the preset's
+  Grid g = resolve_grid(s, presets_path(), nullptr);
+  EXPECT_EQ(g.batch_sizes, (std::vector<std::int64_t>{3}));
+  EXPECT_EQ(g.input_lengths, (std::vector<std::int64_t>{32, 64}));
+  EXPECT_EQ(g.output_length, 20);  // not given: the preset's
+  EXPECT_EQ(g.num_runs, 2);
+  s.problems = {"mb1in4out2"};  // the cases themselves, with a grid option
+  EXPECT_THROW(resolve_grid(s, presets_path(), nullptr), bench::UsageError);
+  s.batch_sizes.clear();
+  EXPECT_NO_THROW(resolve_grid(s, presets_path(), nullptr));
+  s.top_p = 1.5;  // checked as a grid
+  EXPECT_THROW(resolve_grid(s, presets_path(), nullptr), bench::UsageError);
+  EXPECT_EQ(resolve_dtypes({}, false), (std::vector<DataType>{DataType::fp32}));
+  EXPECT_EQ(resolve_dtypes({}, true), (std::vector<DataType>{DataType::fp16}));
+  EXPECT_EQ(resolve_dtypes({"bf16", "fp32"}, true),
+            (std::vector<DataType>{DataType::bf16, DataType::fp32}));
+  EXPECT_THROW(resolve_dtypes({"tf32"}, false), bench::UsageError);
 }
 
 TEST(TransformerProblem, DescriptorRoundTrips) {
