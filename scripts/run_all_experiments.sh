@@ -313,9 +313,8 @@ for s in "${suites[@]}"; do
       "executable"
   fi
 done
-# A build folder configured for another source tree (a checkout copied or moved with its build/)
-# would build that tree's sources, or fail half way: refused here, before anything is made, with
-# both trees named. The fix is the user's: remove the folder, or name a fresh one (--build-dir).
+# A build folder configured for another source tree (a checkout moved with its build/) would build
+# that tree's sources: refused before anything is made, both trees named (fix: --build-dir).
 needs_build=0
 for s in "${suites[@]}"; do [ -n "$(prebuilt_of "$s")" ] || needs_build=1; done
 if [ $needs_build -eq 1 ] && [ -f "$build_dir/CMakeCache.txt" ]; then
@@ -351,8 +350,7 @@ if [ -z "$resume" ]; then
     esac
     label="preset $preset"
   fi
-  # The op suite's grid: the size classes (every one but xlarge) or op lists, fp32 and bf16;
-  # --quick: the small class in fp32, unless given.
+  # The op suite's grid: the size classes but xlarge, or op lists; fp32, bf16 (--quick: small fp32).
   ops_grid=()
   if [ ${#ops_files[@]} -gt 0 ]; then
     for f in "${ops_files[@]}"; do
@@ -372,8 +370,7 @@ if [ -z "$resume" ]; then
   }
   [ -z "$ops" ] || { ops_grid+=("--op" "$ops"); ops_label+=" ops $ops"; }
   # The MLP suite's grid: the lecture's example, the four scaling studies, the matmul dims, fp32
-  # and bf16 (each case's profile, outside the studies, into RUN/profile: see runner_of); --quick:
-  # a tiny example, base and matmul in fp32.
+  # and bf16 (profiles into RUN/profile: runner_of); --quick: a tiny example, base, matmul, fp32.
   mlp_dtypes=${dtypes:-$([ $quick -eq 1 ] && echo fp32 || echo fp32,bf16)}
   if [ $quick -eq 1 ]; then
     mlp_grid=(--dim 16 --num-layers 2 --batch-size 8 --num-steps 2 --scale all
@@ -385,8 +382,7 @@ if [ -z "$resume" ]; then
     mlp_label="mlp example, d4096, scaling studies, matmul"
   fi
   # The transformer suite's grid: the models at one preset, device and dtype, sent to every
-  # invocation (the descriptors carry the case and the model's name, not the runs, the sampling or
-  # the dtype); --quick: two tiny random models (GPT-2 and Qwen2 layouts), preset quick_test.
+  # invocation; --quick: two tiny random models (GPT-2 and Qwen2 layouts), preset quick_test.
   tf_presets="$MYCONV_ROOT/experiments/transformer/presets.json"
   if [ "$suite" = transformer ]; then
     tf_preset=${preset:-$([ $quick -eq 1 ] && echo quick_test || echo small_scale)}
@@ -449,8 +445,7 @@ for s in "${suites[@]}"; do
       "no set-up, no build" >>"$log"
 done
 # step WHAT COMMAND...: one set-up or build step, its output in the log only; a failure stops the
-# script with the log's last lines. Each step is checked by itself: `set -e` does not reach into a
-# `{ ...; } >>log || ...` list, which would go on after a failed set-up or configure.
+# script with the log's last lines (`set -e` does not reach into a `{ ...; } >>log || ...` list).
 step() {
   local what=$1 rc=0
   shift
@@ -478,8 +473,7 @@ for d in "${run_dirs[@]:1}"; do  # the other suites' logs start with the same se
 done
 
 # runner_of INDEX [--prepare-only|--prepared]: the runner's command line for suite INDEX, in
-# `runner`: a new run (listing its cases, then running them; or listing only), a run of a folder
-# listed before, or --resume.
+# `runner`: a new run (listing, then running; or listing only), a folder listed before, or --resume.
 runner_of() {
   local i=$1 mode=${2:-} s=${suites[$1]} f
   runner=(python3 "$MYCONV_ROOT/scripts/runner/run_cases.py" --run-dir "${run_dirs[$i]}"
@@ -526,11 +520,10 @@ runner_of() {
   for f in "${extra[@]}"; do runner+=("--extra-arg=$f"); done
 }
 
-# The MLP suite's Python reference (scripts/references/mlp_reference.py: the lecture's code in
-# Python PyTorch) on the grid's example in its dtypes, on the GPU where Python's torch sees one
-# (else the CPU), measured before the cases into RUN/references/python_reference.json: the report
-# holds C++ libtorch_cpu/libtorch_cuda to it. Skipped, with the reason in the log, where python3 has
-# no torch.
+# The MLP suite's Python reference (scripts/references/mlp_reference.py) on the grid's example in
+# its dtypes, on the GPU where Python's torch sees one, into RUN/references/python_reference.json
+# before the cases: the report holds libtorch_cpu/libtorch_cuda to it. Skipped (the log says why)
+# where python3 has no torch.
 python_reference() {
   local run_dir=$1 bin=$2 device ref_log=$1/all_experiments.txt
   local ref=(--config mlp:d128l16b128s5)
