@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include <torch/torch.h>
+#include <torch/types.h>  // torch:: tensors and ATen ops (torch/torch.h adds nn, optim, data, jit)
 
 #include "conv/problem.hpp"
 #include "core/torch/libtorch_common.hpp"

@@ -2,7 +2,7 @@
 // CPU here; ATen picks its own kernel (oneDNN/mkldnn, slow_conv2d, depthwise) per problem.
 #include <limits>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <torch/version.h>
 
 #include "baselines/conv/backends.hpp"

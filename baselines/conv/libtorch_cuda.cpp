@@ -33,7 +33,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "baselines/conv/backends.hpp"
 #include "baselines/conv/libtorch_conv.hpp"

@@ -3,7 +3,7 @@
 // (at::get_num_threads()) per call. A dtype ATen has no CPU kernel for (some fp16 ops in LibTorch
 // 1.13) is unsupported with ATen's message; tf32 is a GPU math mode, unsupported here. Where a
 // CPU kernel is known to miss the dtype's tolerance, extra() names the defect (known_issue).
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <torch/version.h>
 
 #include "baselines/libtorch_cpu_backend.hpp"

@@ -27,7 +27,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "baselines/ops/backends.hpp"
 #include "baselines/ops/libtorch_ops.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <torch/torch.h>
+#include <torch/types.h>  // torch:: tensors and ATen ops (torch/torch.h adds nn, optim, data, jit)
 #include <torch/version.h>
 
 #include "core/torch/libtorch_common.hpp"

@@ -1,7 +1,8 @@
 #include "models/mlp/ref_mlp.hpp"
 
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/types.h>
 #include <torch/version.h>
 
 #include <stdexcept>
