@@ -16,9 +16,10 @@ from analysis import mlp_report  # noqa: E402
 
 
 def rec(backend, dim, dtype="fp32", name="", gpu=None, total=None, frac=None, device="cuda",
-        layers=4, batch=256, steps=2):
+        layers=4, batch=256, steps=2, timing="real"):
     r = {"suite": "mlp", "backend": backend, "device": device, "dtype": dtype, "name": name,
-         "status": "passed", "problem": f"mlp:d{dim}l{layers}b{batch}s{steps}:{dtype}",
+         "status": "passed", "timing_mode": timing,
+         "problem": f"mlp:d{dim}l{layers}b{batch}s{steps}:{dtype}",
          "params": {"kind": "mlp", "dim": dim, "num_layers": layers, "batch_size": batch,
                     "num_steps": steps}, "metrics": {}}
     if gpu is not None:
@@ -80,6 +81,34 @@ class MlpTargets(unittest.TestCase):
             rec("pytorch_python_eager", 128, "bf16", total=15.0, **ex)])
         v = verdicts(rows, "C++ libtorch_eager_cuda <= Python")
         self.assertEqual([x[1][:6] for x in v], ["met", "missed"])
+
+    def test_timing_both_keeps_the_modes_apart(self):
+        # --timing both: each size has a real and a pure record per backend. Fused is slower
+        # than graph in real timing only; mixing the modes would pair a real record with a
+        # pure one and hide it.
+        records = [
+            rec("cublaslt_fused", 256, name="base", gpu=0.30),
+            rec("libtorch_graph", 256, name="base", gpu=0.26),
+            rec("cublaslt_fused", 256, name="base", gpu=0.20, timing="pure:back-to-back"),
+            rec("libtorch_graph", 256, name="base", gpu=0.25, timing="pure:back-to-back"),
+            rec("cublaslt_fused", 512, name="scale_dim_x2", gpu=0.50),
+            rec("cublaslt_fused", 512, name="scale_dim_x2", gpu=0.35, timing="pure:back-to-back")]
+        v = verdicts(mlp_report.targets(records), "cublaslt_fused <= libtorch_graph")
+        self.assertEqual(len(v), 2, v)
+        self.assertIn("1 sizes in fp32 (pure)", v[0][0])
+        self.assertEqual(v[0][1], "met")
+        self.assertIn("1 sizes in fp32;", v[1][0])
+        self.assertTrue(v[1][1].startswith("missed at 1 of 1"), v[1][1])
+        groups = mlp_report.studies(records)
+        self.assertEqual(sorted(groups), [("cublaslt_fused (pure)", "fp32", "dim"),
+                                          ("cublaslt_fused (real)", "fp32", "dim")])
+        self.assertEqual(groups[("cublaslt_fused (real)", "fp32", "dim")],
+                         [(1.0, 0.30), (2.0, 0.50)])
+        self.assertEqual(groups[("cublaslt_fused (pure)", "fp32", "dim")],
+                         [(1.0, 0.20), (2.0, 0.35)])
+        # One mode: the backend is named as before.
+        self.assertEqual(sorted(mlp_report.studies(records[:2] + records[4:5])),
+                         [("cublaslt_fused", "fp32", "dim")])
 
 
 if __name__ == "__main__":
