@@ -3,7 +3,10 @@
 // and a result's one-line description for failure messages.
 #pragma once
 
+#include <cmath>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
 #include "core/runner.hpp"
@@ -39,6 +42,30 @@ Result run_on(const Backend& backend, const Problem& p) {
   const auto data = make_host_data(p, 1);
   return run_case(&backend, backend.name(), backend.device(), "", p, data, tiny_case_options())
       .result;
+}
+
+// The poison test of an instance (compiled) with n output values: its output read after
+// poison_output() (all NaN when `poisoned`), then read after each of two runs, each run preceded
+// by poison_output(). A backend that skips writing an output leaves NaN in `first` or `second`.
+struct PoisonedRuns {
+  bool poisoned = true;
+  std::vector<float> first, second;
+};
+template <class Instance>
+PoisonedRuns run_twice_after_poison(Instance& inst, std::size_t n) {
+  PoisonedRuns r;
+  r.first.resize(n);
+  r.second.resize(n);
+  inst.poison_output();
+  inst.read_output(r.first.data());
+  for (float v : r.first) r.poisoned = r.poisoned && std::isnan(v);
+  for (std::vector<float>* out : {&r.first, &r.second}) {
+    inst.poison_output();
+    inst.run();
+    inst.sync();
+    inst.read_output(out->data());
+  }
+  return r;
 }
 
 // "problem: status reason", printed by a failed expectation (the tests compare statuses).

@@ -101,20 +101,11 @@ TEST(OnednnCpu, PoisonedOutputIsOverwrittenOnEveryRun) {
   std::unique_ptr<Instance> inst = backend->prepare(p, data);
   inst->compile();
   EXPECT_EQ(inst->output_dims(), (std::vector<std::int64_t>{1, 5, 5, 5}));
-  std::vector<float> first(static_cast<std::size_t>(p.dst_elements()));
-  std::vector<float> second(first.size());
-  inst->poison_output();
-  inst->read_output(first.data());
-  for (float v : first) ASSERT_TRUE(std::isnan(v));
-  inst->run();
-  inst->sync();
-  inst->read_output(first.data());
-  inst->poison_output();
-  inst->run();
-  inst->sync();
-  inst->read_output(second.data());
-  EXPECT_EQ(first, second);
-  for (float v : second) ASSERT_FALSE(std::isnan(v));
+  const bench::testing::PoisonedRuns r =
+      bench::testing::run_twice_after_poison(*inst, static_cast<std::size_t>(p.dst_elements()));
+  ASSERT_TRUE(r.poisoned);
+  EXPECT_EQ(r.first, r.second);
+  for (float v : r.second) ASSERT_FALSE(std::isnan(v));
 }
 
 }  // namespace

@@ -123,20 +123,11 @@ TEST(OpsLibtorchCpu, PoisonedOutputIsReplacedOnEveryRun) {
   const HostData data = make_host_data(p, 2);
   std::unique_ptr<Instance> inst = backend->prepare(p, data);
   inst->compile();
-  std::vector<float> first(static_cast<std::size_t>(p.output_elements()));
-  std::vector<float> second(first.size());
-  inst->poison_output();
-  inst->read_output(first.data());
-  for (float v : first) ASSERT_TRUE(std::isnan(v));
-  inst->run();
-  inst->sync();
-  inst->read_output(first.data());
-  inst->poison_output();
-  inst->run();
-  inst->sync();
-  inst->read_output(second.data());
-  EXPECT_EQ(first, second);
-  for (std::size_t i = 0; i < second.size(); ++i) EXPECT_NEAR(second[i], data.ref[i], 1e-5);
+  const bench::testing::PoisonedRuns r = bench::testing::run_twice_after_poison(
+      *inst, static_cast<std::size_t>(p.output_elements()));
+  ASSERT_TRUE(r.poisoned);
+  EXPECT_EQ(r.first, r.second);
+  for (std::size_t i = 0; i < r.second.size(); ++i) EXPECT_NEAR(r.second[i], data.ref[i], 1e-5);
 }
 
 TEST(OpsLibtorchCpu, ScalarOutputIsOneElement) {

@@ -117,20 +117,11 @@ TEST(OnednnCpuOps, PoisonedOutputIsOverwrittenOnEveryRun) {
     const HostData data = make_host_data(p, 2);
     std::unique_ptr<Instance> inst = backend->prepare(p, data);
     inst->compile();
-    std::vector<float> first(static_cast<std::size_t>(p.output_elements()));
-    std::vector<float> second(first.size());
-    inst->poison_output();
-    inst->read_output(first.data());
-    for (float v : first) ASSERT_TRUE(std::isnan(v)) << d;
-    inst->run();
-    inst->sync();
-    inst->read_output(first.data());
-    inst->poison_output();
-    inst->run();
-    inst->sync();
-    inst->read_output(second.data());
-    EXPECT_EQ(first, second) << d;
-    for (float v : second) ASSERT_FALSE(std::isnan(v)) << d;
+    const bench::testing::PoisonedRuns r = bench::testing::run_twice_after_poison(
+        *inst, static_cast<std::size_t>(p.output_elements()));
+    ASSERT_TRUE(r.poisoned) << d;
+    EXPECT_EQ(r.first, r.second) << d;
+    for (float v : r.second) ASSERT_FALSE(std::isnan(v)) << d;
   }
 }
 
