@@ -19,6 +19,7 @@
 #include "core/paths.hpp"
 #include "core/system_info.hpp"
 #include "core/torch/libtorch_common.hpp"
+#include "experiments/registry/transformer.hpp"
 #include "models/transformer/suite_run.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 // preset (experiments/transformer/presets.json), a --config-file or overrides, or the cases
 // themselves (--problem descriptors, as the runner sends them); and the expansion into each
 // model's problems. RunSettings: the options as given; resolve_grid and resolve_dtypes read them
-// (the device: registry.hpp resolve_device).
+// (the device: backend.hpp resolve_device).
 #pragma once
 
 #include <cstdint>
