@@ -1,8 +1,7 @@
-// What every suite's backend registry shares (experiments/registry/*.cpp,
-// models/transformer/registry.cpp): the table of known backends, each with its factory where it
-// is built and the reason where it is not, turned into entries in report order; and the
-// --list-backends table. Typed on the suite's Backend and its options; the table itself stays in
-// the suite's registry, with its #if guards.
+// What every suite's backend registry shares (experiments/registry/*.cpp): the table of known
+// backends, each with its factory where it is built and the reason where it is not, turned into
+// entries in report order; and the --list-backends table. Typed on the suite's Backend and its
+// options; the table itself stays in the suite's registry, with its #if guards.
 #pragma once
 
 #include <algorithm>

@@ -10,15 +10,14 @@
 //   mytransformer --model gpt2,qwen2-0.5b --problem 'mb1in128out64:n"qwen2-0.5b"' --backend
 //       libtorch_cuda       one case, as scripts/run_all_experiments.sh --suite transformer runs it
 #include <iostream>
-#include <limits>
 
 #include <CLI/CLI.hpp>
 
 #include "core/driver_loop.hpp"
-#include "core/option_checks.hpp"
 #include "core/paths.hpp"
 #include "core/system_info.hpp"
 #include "core/torch/libtorch_common.hpp"
+#include "experiments/registry/transformer.hpp"
 #include "models/transformer/suite_run.hpp"
 
 namespace {
@@ -94,60 +93,7 @@ int main(int argc, char** argv) {
       "mytransformer: prefill, per-token decode, memory and training steps of decoder-only "
       "transformers (GPT-2, Qwen2, Llama) on LibTorch"};
   bench::add_version_flag(app);
-  app.add_option("--model", o.run.models,
-                 "Built-in config (gpt2, gpt2-medium, gpt2-large, distilgpt2, qwen2-0.5b, "
-                 "qwen2.5-0.5b, qwen2-1.5b, llama-3.2-1b; random weights), a Hugging Face "
-                 "checkpoint folder, or a config.json alone (random weights); a list runs each")
-      ->capture_default_str()
-      ->delimiter(',');
-  app.add_option("--problem", o.run.problems,
-                 "A case instead of the grid, e.g. mb4in512out128 or train_mb4in512, with "
-                 ":n\"MODEL\" for one model's (as --list-cases prints them; repeatable)");
-  app.add_option("--device", o.run.device, "auto, cpu, cuda, or the CUDA device index N (cuda:N)")
-      ->capture_default_str();
-  app.add_option("--preset", o.run.preset,
-                 "Grid preset: default quick_test small_scale medium_scale large_scale "
-                 "batch_size_study input_length_study (--show-presets)");
-  app.add_option("--config-file", o.run.config_file,
-                 "JSON with the keys batch_sizes, input_lengths, output_length, num_runs, "
-                 "temperature, top_p, max_batch_input_product (over the preset)");
-  app.add_flag("--show-presets", o.run.show_presets, "List the presets and exit");
-  app.add_flag("--show-config", o.run.show_config,
-               "Print the model's config.json (as transformers writes it) and exit");
-  app.add_option("--create", o.run.create, "Write preset PRESET as a config file (with --output)");
-  app.add_option("--output", o.run.create_output, "File --create writes");
-  // Sizes of at most 9 digits, as the descriptors write them (models/transformer/problem.hpp).
-  const auto size = bench::integer_in(1, 999999999);
-  app.add_option("--batch-size", o.run.batch_sizes, "Batch sizes (list)")
-      ->delimiter(',')
-      ->check(size);
-  app.add_option("--input-length", o.run.input_lengths, "Prompt lengths (list)")
-      ->delimiter(',')
-      ->check(size);
-  app.add_option("--output-length", o.run.output_length, "Tokens generated per row")->check(size);
-  app.add_option("--num-runs", o.run.num_runs, "Timed repetitions per config")
-      ->check(bench::integer_in(1, 1000000));
-  app.add_option("--temperature", o.run.temperature, "Sampling temperature (0: greedy)")
-      ->check(bench::non_negative_number());
-  app.add_option("--top-p", o.run.top_p, "Nucleus sampling mass (with --temperature)")
-      ->check(bench::finite_number(0, 1, /*min_exclusive=*/true));
-  app.add_option("--max-batch-input-product", o.run.max_batch_input_product,
-                 "Configs with batch x input length above this are skipped (default 131072)")
-      ->check(bench::integer_in(1, std::numeric_limits<std::int64_t>::max()));
-  app.add_option("--dtype", o.run.dtypes,
-                 "fp32 fp16 bf16 (list; default fp16 on cuda, fp32 on cpu)")
-      ->delimiter(',');
-  app.add_option(
-         "--backend", o.run.impls,
-         "Implementations: libtorch_cpu libtorch_cuda libtorch_graph own_cuda hf_transformers "
-         "(list; "
-         "default every one built for the device)")
-      ->delimiter(',');
-  app.add_option("--task", o.run.task, "generate (default) or train")->capture_default_str();
-  app.add_option("--sdpa-backend", o.run.sdpa_backend,
-                 "scaled_dot_product_attention's kernels: auto (LibTorch picks), or only cudnn, "
-                 "flash, efficient or math")
-      ->capture_default_str();
+  add_run_options(app, o.run);
   app.add_option("--output-file", o.output_prefix,
                  "Write PREFIX_YYYYMMDD_HHMMSS.json and .csv (instead of --json/--csv)");
   app.add_option("--dump-logits", o.run.dump_logits,

@@ -19,7 +19,7 @@
 namespace transformer {
 
 #if MYCONV_HAVE_TORCH_CUDA
-// cuda_graph.cpp: the CUDA caching allocator's statistics, LibTorch's cuBLAS workspaces.
+// cuda/generation_cuda.cpp: the CUDA caching allocator's statistics, LibTorch's cuBLAS workspaces.
 void cuda_reset_peak(int device);
 void cuda_peak(int device, std::int64_t* allocated, std::int64_t* reserved);
 void cuda_empty_cache();
@@ -82,11 +82,12 @@ bench::Tolerance cache_tolerance(bench::DataType dt, double ref_rms) {
 
 class GenerationInstance final : public bench::Instance {
  public:
-  GenerationInstance(const Model& model, const Problem& p, const CaseSettings& s, DecodeMode mode,
-                     std::shared_ptr<RunLog> log)
+  GenerationInstance(const Model& model, const Problem& p, const CaseSettings& s,
+                     const Backend& backend, std::shared_ptr<RunLog> log)
       : model_(model), p_(p), log_(std::move(log)) {
     guarded([&] {
-      gen_ = std::make_unique<Generator>(model, p.mb, p.in, p.out, s.sampling, mode, s.seed);
+      gen_ = std::make_unique<Generator>(model, p.mb, p.in, p.out, s.sampling, backend.mode(),
+                                         s.seed, backend.decode_capture());
     });
     sampling_ = s.sampling;
   }
@@ -249,8 +250,7 @@ void fill_bandwidth_metrics(bench::Result& r, const Problem& p, const ModelConfi
   if (p.task != Task::generate || p.out < 2 || !m.contains("decode_ms_per_token_mean")) return;
   const double step_s = m["decode_ms_per_token_mean"].get<double>() / 1e3;
   if (!(step_s > 0)) return;
-  const double per_position =
-      double(cfg.kv_cache_bytes(p.mb, 1, bench::storage_bytes(p.dtype)));
+  const double per_position = double(cfg.kv_cache_bytes(p.mb, 1, bench::storage_bytes(p.dtype)));
   const double weights = double(weight_bytes);
   const double kv_read = per_position * (double(p.in) + double(p.out) / 2.0);
   const double kv_write = per_position;
@@ -463,7 +463,7 @@ void release_cached_memory(at::Device device) {
 #endif
 }
 
-CaseOutput run_case(Model* model, const Implementation* impl, const std::string& impl_name,
+CaseOutput run_case(Model* model, const Backend* impl, const std::string& impl_name,
                     const std::string& device, const std::string& why_missing, const Problem& p,
                     const ModelConfig& cfg, const CaseSettings& settings,
                     bench::CaseOptions options) {
@@ -497,7 +497,7 @@ CaseOutput run_case(Model* model, const Implementation* impl, const std::string&
     hooks.check_support = [impl, &p, &cfg] { return impl->check_support(p, cfg); };
     hooks.prepare = [&, model]() -> std::unique_ptr<bench::Instance> {
       if (p.task == Task::train) return std::make_unique<TrainInstance>(*model, p, settings, log);
-      return std::make_unique<GenerationInstance>(*model, p, settings, impl->mode(), log);
+      return std::make_unique<GenerationInstance>(*model, p, settings, *impl, log);
     };
     hooks.check = [&p](bench::Instance& base, bench::Result& r, bool) {
       if (p.task == Task::train) return check_train(static_cast<TrainInstance&>(base), r);

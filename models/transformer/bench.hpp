@@ -22,7 +22,7 @@
 #include "models/transformer/memory.hpp"
 #include "models/transformer/model.hpp"
 #include "models/transformer/problem.hpp"
-#include "models/transformer/registry.hpp"
+#include "models/transformer/backend.hpp"
 
 namespace transformer {
 
@@ -50,7 +50,7 @@ bench::Result make_result(const std::string& impl, const std::string& device, co
 // Runs one case. impl null: not built (skipped with why_missing). model null: the model could not
 // be made for this device and dtype (failed with why_missing). Past max_batch_input_product:
 // skipped with the reason. Out of memory: failed, reason "out of memory".
-CaseOutput run_case(Model* model, const Implementation* impl, const std::string& impl_name,
+CaseOutput run_case(Model* model, const Backend* impl, const std::string& impl_name,
                     const std::string& device, const std::string& why_missing, const Problem& p,
                     const ModelConfig& cfg, const CaseSettings& settings,
                     bench::CaseOptions options);

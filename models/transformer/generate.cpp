@@ -1,7 +1,7 @@
 #include "models/transformer/generate.hpp"
 
-#include <c10/core/GradMode.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
 
 #include <chrono>
 #include <limits>
@@ -15,24 +15,20 @@
 #include "models/transformer/problem.hpp"
 #if MYCONV_HAVE_TORCH_CUDA
 #include "models/transformer/cuda/decode_cuda.hpp"
-#include "models/transformer/cuda/own_decode.hpp"
 #endif
 
 namespace transformer {
 
 #if MYCONV_HAVE_TORCH_CUDA
-// cuda_graph.cpp: CUDA events on the current stream, and the captured decode step.
+// generation_cuda.cpp: CUDA events on the current stream.
 std::unique_ptr<StepClock> make_cuda_step_clock(int max_marks);
-std::unique_ptr<DecodeGraph> capture_decode_graph(const Model& model, KvCache& cache,
-                                                  std::string* why);
 #endif
 
 at::Tensor next_tokens(const at::Tensor& logits, const Sampling& s) {
 #if MYCONV_HAVE_TORCH_CUDA
   // Our argmax (decode_kernels.cu) spreads a row over many blocks: ATen's one-block reduction
   // took 15 us a step over GPT-2's vocabulary on the H100 (CUPTI trace of a graph decode).
-  if (s.greedy() && logits.is_cuda() && logits.dim() == 2)
-    return fused_argmax(logits.contiguous());
+  if (s.greedy() && logits.is_cuda() && logits.dim() == 2) return fused_argmax(logits.contiguous());
 #endif
   if (s.greedy()) return logits.argmax(-1);
   // transformers' sampling: float32 logits, temperature, TopPLogitsWarper, softmax, multinomial.
@@ -101,35 +97,20 @@ bool decode_graph_built(std::string* why) {
 #endif
 }
 
-std::unique_ptr<DecodeGraph> make_decode_graph(const Model& model, KvCache& cache,
-                                               std::string* why) {
-#if MYCONV_HAVE_TORCH_CUDA
-  if (!model.device().is_cuda()) {
-    if (why) *why = "CUDA graphs need the model on a CUDA device";
-    return nullptr;
-  }
-  return capture_decode_graph(model, cache, why);
-#else
-  (void)model;
-  (void)cache;
-  decode_graph_built(why);
-  return nullptr;
-#endif
-}
-
 double GenerationTimes::decode_total_ms() const {
   return std::accumulate(decode_ms.begin(), decode_ms.end(), 0.0);
 }
 
 Generator::Generator(const Model& model, std::int64_t batch, std::int64_t input_len,
                      std::int64_t output_len, const Sampling& sampling, DecodeMode mode,
-                     std::uint64_t prompt_seed)
+                     std::uint64_t prompt_seed, DecodeCapture capture)
     : model_(model),
       batch_(batch),
       input_len_(input_len),
       output_len_(output_len),
       sampling_(sampling),
-      mode_(mode) {
+      mode_(mode),
+      capture_(std::move(capture)) {
   BENCH_CHECK(batch >= 1 && input_len >= 1 && output_len >= 1,
               "batch, input and output lengths must be positive");
   const c10::NoGradGuard no_grad;
@@ -148,15 +129,13 @@ void Generator::prepare() {
   if (mode_ != DecodeMode::graph && mode_ != DecodeMode::own) return;
   const c10::NoGradGuard no_grad;
   std::string why;
-  if (mode_ == DecodeMode::graph) {
-    graph_ = make_decode_graph(model_, cache_, &why);
-  } else {
-#if MYCONV_HAVE_TORCH_CUDA
-    graph_ = make_own_decode_graph(model_, cache_, &why);
-#else
-    why = "own_cuda needs a CUDA build of LibTorch (this one is CPU-only)";
-#endif
+  if (!capture_) {
+    if (!decode_graph_built(&why)) throw bench::Unsupported(why);
+    throw bench::Unsupported("no capture of the decode step was given (its backend gives one)");
   }
+  if (!model_.device().is_cuda())
+    throw bench::Unsupported("CUDA graphs need the model on a CUDA device");
+  graph_ = capture_(model_, cache_, &why);
   if (!graph_) throw bench::Unsupported(why);
 }
 
@@ -314,8 +293,8 @@ double TrainStep::reference_loss() const {
 
 // ---- --dump-logits ----------------------------------------------------------------------------
 
-void dump_logits(const std::string& path, const Model& model, const Problem& p,
-                 std::uint64_t seed) {
+void dump_logits(const std::string& path, const Model& model, const Problem& p, std::uint64_t seed,
+                 const DecodeCapture& graph_capture, const DecodeCapture& own_capture) {
   const c10::NoGradGuard no_grad;
   Sampling greedy;
   Generator gen(model, p.mb, p.in, p.out, greedy, DecodeMode::eager, seed);
@@ -345,14 +324,14 @@ void dump_logits(const std::string& path, const Model& model, const Problem& p,
   j["prefill_logits_row0"] = rows(full.select(0, 0));
   j["prefill_last_logits"] = rows(full.select(1, p.in - 1));
   j["generated"] = rows(gen.generated().cpu());
-  if (decode_graph_built(nullptr) && model.device().is_cuda()) {
-    Generator graph(model, p.mb, p.in, p.out, greedy, DecodeMode::graph, seed);
+  if (graph_capture && model.device().is_cuda()) {
+    Generator graph(model, p.mb, p.in, p.out, greedy, DecodeMode::graph, seed, graph_capture);
     graph.prepare();
     graph.run();
     graph.finish();
     j["generated_graph"] = rows(graph.generated().cpu());
     // own_cuda's tokens where its kernels run this model and dtype ("generated_own").
-    Generator own(model, p.mb, p.in, p.out, greedy, DecodeMode::own, seed);
+    Generator own(model, p.mb, p.in, p.out, greedy, DecodeMode::own, seed, own_capture);
     try {
       own.prepare();
       own.run();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,10 +64,11 @@ class DecodeGraph {
   virtual std::string description() const { return ""; }
 };
 
-// Captures model.decode_step_static over cache; null with *why where this build has no CUDA
-// LibTorch or the capture fails.
-std::unique_ptr<DecodeGraph> make_decode_graph(const Model& model, KvCache& cache,
-                                               std::string* why);
+// A backend's capture of its decode step over a static cache (the model on a CUDA device): the
+// graph, or null with *why. libtorch_graph's (baselines/transformer/) captures
+// model.decode_step_static; own_cuda's (cuda/own_decode.hpp) our own kernels' step.
+using DecodeCapture =
+    std::function<std::unique_ptr<DecodeGraph>(const Model&, KvCache&, std::string*)>;
 // Whether this build can capture CUDA graphs (a CUDA LibTorch), and why not.
 bool decode_graph_built(std::string* why);
 
@@ -79,10 +81,13 @@ struct GenerationTimes {
 class Generator {
  public:
   // A prompt of batch rows x input_len random ids in [0, vocab) (drawn from prompt_seed, a
-  // different sequence per row) and a cache of input_len + output_len positions.
+  // different sequence per row) and a cache of input_len + output_len positions. capture: the
+  // backend's (graph and own modes).
   Generator(const Model& model, std::int64_t batch, std::int64_t input_len, std::int64_t output_len,
-            const Sampling& sampling, DecodeMode mode, std::uint64_t prompt_seed);
-  // Graph and own modes: capture the decode step (throw bench::Unsupported when they cannot).
+            const Sampling& sampling, DecodeMode mode, std::uint64_t prompt_seed,
+            DecodeCapture capture = {});
+  // Graph and own modes: capture the decode step (throw bench::Unsupported when they cannot, or
+  // when no capture was given).
   void prepare();
   // One generation: enqueues prefill and output_len - 1 decode steps with the clock's marks.
   void run();
@@ -106,6 +111,7 @@ class Generator {
   std::int64_t batch_, input_len_, output_len_;
   Sampling sampling_;
   DecodeMode mode_;
+  DecodeCapture capture_;
   KvCache cache_;
   at::Tensor prompt_, generated_, last_logits_, pos_;
   std::unique_ptr<DecodeGraph> graph_;
@@ -148,10 +154,11 @@ class TrainStep {
 // mytransformer's --dump-logits: one greedy generation of p with libtorch_eager, written as JSON
 // to path: the prompt, the prefill logits (every position of the first row, the last position of
 // every row) and the generated tokens; where CUDA graphs can be captured, the tokens of the same
-// generation through libtorch_graph's decode step ("generated_graph"; its decode is written
-// apart from the eager forward) and through own_cuda's ("generated_own").
-// scripts/references/hf_agreement.py compares them with transformers.
-void dump_logits(const std::string& path, const Model& model, const Problem& p,
-                 std::uint64_t seed);
+// generation through libtorch_graph's decode step (graph: its capture; "generated_graph"; its
+// decode is written apart from the eager forward) and through own_cuda's (own: its capture;
+// "generated_own"). Empty captures: not built. scripts/references/hf_agreement.py compares them
+// with transformers.
+void dump_logits(const std::string& path, const Model& model, const Problem& p, std::uint64_t seed,
+                 const DecodeCapture& graph, const DecodeCapture& own);
 
 }  // namespace transformer

@@ -4,7 +4,7 @@
 // preset (experiments/transformer/presets.json), a --config-file or overrides, or the cases
 // themselves (--problem descriptors, as the runner sends them); and the expansion into each
 // model's problems. RunSettings: the options as given; resolve_grid and resolve_dtypes read them
-// (the device: registry.hpp resolve_device).
+// (the device: backend.hpp resolve_device).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "models/transformer/problem.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace transformer {
 
@@ -117,5 +121,9 @@ Grid resolve_grid(const RunSettings& s, const std::string& presets_path,
 
 // --dtype (default fp16 on CUDA, fp32 on the CPU); UsageError for tf32 or an unknown name.
 std::vector<bench::DataType> resolve_dtypes(const std::vector<std::string>& names, bool cuda);
+
+// mytransformer's own options (--model to --sdpa-backend) on app, filling s; the driver adds the
+// shared ones (core/driver.hpp), --output-file and --dump-logits.
+void add_run_options(CLI::App& app, RunSettings& s);
 
 }  // namespace transformer

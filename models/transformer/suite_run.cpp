@@ -74,6 +74,7 @@ std::vector<ModelProblem> SuiteRun::problems(const std::string& timing,
 
 std::vector<const RegistryEntry*> SuiteRun::select(const std::vector<RegistryEntry>& registry,
                                                    bool available_only) {
+  registry_ = &registry;
   return select_implementations(registry, s_.impls, device_name_, available_only, elsewhere_);
 }
 
@@ -107,7 +108,15 @@ bool SuiteRun::before_session(std::ostream& os, bool list_cases) {
   if (s_.dump_logits.empty() || list_cases) return false;
   Model* m = cache_->get(first_.model, first_.p.dtype);
   if (!m) throw std::runtime_error(cache_->error(first_.model, first_.p.dtype));
-  dump_logits(s_.dump_logits, *m, first_.p, seed_);
+  // The tokens of the graph and own decode steps too, through their backends' captures.
+  DecodeCapture graph, own;
+  if (registry_)
+    for (const auto& e : *registry_) {
+      if (!e.backend) continue;
+      if (e.backend->mode() == DecodeMode::graph) graph = e.backend->decode_capture();
+      if (e.backend->mode() == DecodeMode::own) own = e.backend->decode_capture();
+    }
+  dump_logits(s_.dump_logits, *m, first_.p, seed_, graph, own);
   os << "wrote the prefill logits and greedy tokens of " << first_.p.str() << " to "
      << s_.dump_logits << "\n";
   return true;

@@ -20,9 +20,9 @@
 #include "core/memory_fit.hpp"
 #include "core/result.hpp"
 #include "core/runner.hpp"
+#include "models/transformer/backend.hpp"
 #include "models/transformer/bench.hpp"
 #include "models/transformer/model.hpp"
-#include "models/transformer/registry.hpp"
 #include "models/transformer/settings.hpp"
 
 namespace transformer {
@@ -47,7 +47,8 @@ class SuiteRun {
                                      const std::function<void(int)>& select_cuda,
                                      const std::function<void()>& check_common);
   // The implementations asked (or every one built for the device), each on the device; one
-  // asked that runs only on the other device is recorded skipped.
+  // asked that runs only on the other device is recorded skipped. The registry is kept (for
+  // --dump-logits) and must outlive the run.
   std::vector<const RegistryEntry*> select(const std::vector<RegistryEntry>& registry,
                                            bool available_only);
   std::string name_of(const ModelProblem& p) const;
@@ -85,6 +86,7 @@ class SuiteRun {
   std::vector<std::size_t> used_models_;  // the models with cases, in order
   ModelProblem first_;
   std::deque<RegistryEntry> elsewhere_;
+  const std::vector<RegistryEntry>* registry_ = nullptr;  // select()'s, which outlives the run
   std::unique_ptr<ModelCache> cache_;
   CaseSettings settings_;
   std::size_t done_ = 0, total_ = 0;

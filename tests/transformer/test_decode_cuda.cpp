@@ -16,9 +16,9 @@
 
 #include "models/transformer/config.hpp"
 #include "models/transformer/cuda/decode_cuda.hpp"
+#include "models/transformer/cuda/own_decode.hpp"
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
-#include "models/transformer/cuda/own_decode.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/transformer/tiny_transformers.hpp"
 
@@ -115,7 +115,7 @@ void expect_own_decode_matches_eager(const ModelConfig& c, std::vector<at::Scala
       std::string why;
       ASSERT_TRUE(own_decode_supported(c, t, s.b, &why)) << what << ": " << why;
       Generator eager(m, s.b, s.in, s.out, Sampling{}, DecodeMode::eager, 3);
-      Generator own(m, s.b, s.in, s.out, Sampling{}, DecodeMode::own, 3);
+      Generator own(m, s.b, s.in, s.out, Sampling{}, DecodeMode::own, 3, &make_own_decode_graph);
       eager.run();
       eager.finish();
       own.prepare();

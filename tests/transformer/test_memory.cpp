@@ -16,12 +16,12 @@
 #include <memory>
 #include <vector>
 
+#include "baselines/transformer/backends.hpp"
 #include "models/transformer/bench.hpp"
 #include "models/transformer/config.hpp"
 #include "models/transformer/memory.hpp"
 #include "models/transformer/model.hpp"
 #include "models/transformer/problem.hpp"
-#include "models/transformer/registry.hpp"
 
 namespace transformer {
 namespace {
@@ -256,7 +256,7 @@ struct Counted {
 Counted count_case(const ModelConfig& cfg, const Problem& p, const Sampling& sampling = {}) {
   const at::ScalarType st = p.dtype == bench::DataType::bf16 ? at::kBFloat16 : at::kFloat;
   Model m = Model::random(cfg, 1, st, at::kCPU);
-  const Implementation impl("libtorch_eager", "cpu", DecodeMode::eager);
+  const Backend impl("libtorch_eager", "cpu", DecodeMode::eager);
   CaseSettings s;
   s.num_runs = 2;
   s.sampling = sampling;
@@ -342,9 +342,13 @@ TEST(TransformerMemory, CudaPeakWithinTenPercent) {
   s.num_runs = 2;
   bench::CaseOptions o;
   o.measure.warmup_iters = 1;
-  const Implementation eager("libtorch_eager", "cuda", DecodeMode::eager);
-  const Implementation graph("libtorch_graph", "cuda", DecodeMode::graph);
-  auto check = [&](Model& model, const Implementation& impl, const Problem& p) {
+  const Backend eager("libtorch_eager", "cuda", DecodeMode::eager);
+#if MYCONV_HAVE_TORCH_CUDA
+  const Backend graph("libtorch_graph", "cuda", DecodeMode::graph, &capture_libtorch_decode_graph);
+#else
+  const Backend graph("libtorch_graph", "cuda", DecodeMode::graph);
+#endif
+  auto check = [&](Model& model, const Backend& impl, const Problem& p) {
     const bench::Result r = run_case(&model, &impl, impl.name(), "cuda", "", p, cfg, s, o).result;
     const std::string what = impl.name() + " " + p.str();
     ASSERT_EQ(r.status, bench::Status::passed) << what << ": " << r.reason;

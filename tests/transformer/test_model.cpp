@@ -5,7 +5,7 @@
 // decode against a full recompute at every step; the static (graph) step against the eager one; the
 // generator's modes, and on a GPU the CUDA decode paths against each other; own_cuda's kernels'
 // scalar math; the case through the core's runner with its bandwidth metrics; a training step;
-// --device (registry.cpp resolve_device).
+// --device (backend.cpp resolve_device).
 // (own_cuda's and the fused kernels' tests that need a CUDA LibTorch: test_decode_cuda.cpp;
 // descriptors, presets, models and cases: test_settings.cpp.)
 #include <gtest/gtest.h>
@@ -20,12 +20,13 @@
 #include <fstream>
 #include <map>
 
+#include "baselines/transformer/backends.hpp"
 #include "core/error.hpp"
 #include "models/transformer/bench.hpp"
 #include "models/transformer/config.hpp"
+#include "models/transformer/cuda/own_decode_math.hpp"
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
-#include "models/transformer/cuda/own_decode_math.hpp"
 #include "models/transformer/problem.hpp"
 #include "models/transformer/safetensors.hpp"
 #include "tests/common/temp_dir.hpp"
@@ -142,9 +143,9 @@ at::Tensor reference_logits(const ModelConfig& c, const Weights& w, const at::Te
 
 // ---- config -----------------------------------------------------------------------------------
 
-// --device (registry.cpp resolve_device): cpu without selecting a CUDA device; a name that is no
+// --device (backend.cpp resolve_device): cpu without selecting a CUDA device; a name that is no
 // device, or a CUDA index past the devices here, is a UsageError.
-TEST(TransformerRegistry, DeviceOfARun) {
+TEST(TransformerBackend, DeviceOfARun) {
   int selected = -1;
   EXPECT_TRUE(resolve_device("cpu", [&](int n) { selected = n; }).is_cpu());
   EXPECT_EQ(selected, -1);
@@ -362,7 +363,7 @@ TEST_P(TinyModels, GeneratorModesAgree) {
   sampled.finish();
   EXPECT_TRUE(at::equal(drawn, sampled.generated()));
   EXPECT_LT(drawn.max().item<std::int64_t>(), c.vocab_size);
-  // No CUDA LibTorch here: the graph mode says why it cannot run.
+  // Without its backend's capture (and on the CPU) the graph mode says why it cannot run.
   Generator graph(m, 1, 4, 3, Sampling{}, DecodeMode::graph, 3);
   EXPECT_THROW(graph.prepare(), bench::Unsupported);
 }
@@ -373,9 +374,16 @@ TEST_P(TinyModels, CudaDecodePathsAgree) {
   if (!decode_graph_built(nullptr) || !at::hasCUDA()) GTEST_SKIP() << "no CUDA LibTorch or GPU";
   const ModelConfig c = config();
   const Model m = Model::random(c, 4, at::kFloat, at::Device(at::kCUDA, 0));
+#if MYCONV_HAVE_TORCH_CUDA
+  const DecodeCapture graph_capture = &capture_libtorch_decode_graph;  // libtorch_graph's
+#else
+  const DecodeCapture graph_capture;
+#endif
   std::vector<std::unique_ptr<Generator>> gens;
   for (DecodeMode mode : {DecodeMode::eager, DecodeMode::static_shape, DecodeMode::graph}) {
-    gens.push_back(std::make_unique<Generator>(m, 2, 9, 10, Sampling{}, mode, 3));
+    gens.push_back(
+        std::make_unique<Generator>(m, 2, 9, 10, Sampling{}, mode, 3,
+                                    mode == DecodeMode::graph ? graph_capture : DecodeCapture{}));
     gens.back()->prepare();
     gens.back()->run();
     gens.back()->finish();
@@ -452,7 +460,7 @@ bench::CaseOptions quick_options() {
 TEST(TransformerCase, GenerationThroughTheRunner) {
   const ModelConfig c = tiny_gpt2();
   Model m = Model::random(c, 1, at::kFloat, at::kCPU);
-  const Implementation impl("libtorch_eager", "cpu", DecodeMode::eager);
+  const Backend impl("libtorch_eager", "cpu", DecodeMode::eager);
   CaseSettings s;
   s.num_runs = 3;
   Problem p;

@@ -16,6 +16,7 @@
 
 #include <ATen/ATen.h>
 
+#include "models/transformer/backend.hpp"
 #include "models/transformer/config.hpp"
 #include "models/transformer/generate.hpp"
 #include "models/transformer/model.hpp"
@@ -29,5 +30,9 @@ bool own_decode_supported(const ModelConfig& cfg, at::ScalarType dtype, std::int
 // The step captured over cache (the model on a CUDA device); null with *why where it cannot be.
 std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& cache,
                                                    std::string* why);
+
+// own_cuda as a backend of the suite (own_cuda.cpp): decode mode own, the capture above, and
+// own_decode_supported's limits beside the suite's.
+std::unique_ptr<Backend> make_own_cuda_backend();
 
 }  // namespace transformer

@@ -1,15 +1,11 @@
 // The CUDA side of generation, built only with a CUDA LibTorch (MYCONV_HAVE_TORCH_CUDA): the step
-// clock of CUDA events on the current stream, the decode step captured into a CUDA graph
-// (libtorch_graph), and the caching allocator's statistics and cuBLAS workspaces (bench.cpp). The
-// capture follows torch.cuda.graph: a few warm-up steps on a side stream (lazy initialization,
-// cuBLAS workspaces), then at::cuda::CUDAGraph captures one static step into its private memory
-// pool; every replay reads the ids and the position from the static input buffers and writes the
-// logits buffer.
+// clock of CUDA events on the current stream, and the caching allocator's statistics and cuBLAS
+// workspaces (bench.cpp). libtorch_graph's capture of the decode step is in
+// baselines/transformer/libtorch_graph.cpp.
 #include <cuda_runtime_api.h>
 
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
-#include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -57,58 +53,10 @@ class CudaStepClock final : public StepClock {
   std::size_t used_ = 0;
 };
 
-class CudaDecodeGraph final : public DecodeGraph {
- public:
-  CudaDecodeGraph(const Model& model, KvCache& cache) : batch_(cache.batch) {
-    const auto ids = at::TensorOptions().dtype(at::kLong).device(model.device());
-    ids_ = at::zeros({batch_, 1}, ids);
-    pos_ = at::zeros({1}, ids);
-    const c10::cuda::CUDAStream side = at::cuda::getStreamFromPool();
-    const c10::cuda::CUDAStream current = at::cuda::getCurrentCUDAStream();
-    current.synchronize();
-    {
-      const c10::cuda::CUDAStreamGuard guard(side);
-      for (int i = 0; i < 3; ++i) logits_ = model.decode_step_static(ids_, pos_, cache);
-      side.synchronize();
-      graph_.capture_begin();
-      try {
-        logits_ = model.decode_step_static(ids_, pos_, cache);
-      } catch (...) {
-        graph_.capture_end();
-        throw;
-      }
-      graph_.capture_end();
-      side.synchronize();
-    }
-  }
-
-  at::Tensor step(const at::Tensor& ids, std::int64_t pos) override {
-    ids_.copy_(ids.view({batch_, 1}));
-    pos_.fill_(pos);
-    graph_.replay();
-    return logits_;
-  }
-
- private:
-  std::int64_t batch_;
-  at::Tensor ids_, pos_, logits_;
-  at::cuda::CUDAGraph graph_;
-};
-
 }  // namespace
 
 std::unique_ptr<StepClock> make_cuda_step_clock(int max_marks) {
   return std::make_unique<CudaStepClock>(max_marks);
-}
-
-std::unique_ptr<DecodeGraph> capture_decode_graph(const Model& model, KvCache& cache,
-                                                  std::string* why) {
-  try {
-    return std::make_unique<CudaDecodeGraph>(model, cache);
-  } catch (const std::exception& e) {
-    if (why) *why = std::string("CUDA graph capture of the decode step failed: ") + e.what();
-    return nullptr;
-  }
 }
 
 void cuda_reset_peak(int device) {

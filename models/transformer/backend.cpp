@@ -1,4 +1,4 @@
-#include "models/transformer/registry.hpp"
+#include "models/transformer/backend.hpp"
 
 #include <algorithm>
 
@@ -6,67 +6,24 @@
 #include <torch/version.h>
 
 #include "core/error.hpp"
-#include "core/torch/libtorch_common.hpp"
-#if MYCONV_HAVE_TORCH_CUDA
-#include "models/transformer/cuda/own_decode.hpp"
-#endif
 
 namespace transformer {
-
-namespace {
-
-std::unique_ptr<Implementation> eager_cpu(const RegistryOptions&) {
-  return std::make_unique<Implementation>("libtorch_cpu", "cpu", DecodeMode::eager);
-}
-#if MYCONV_HAVE_TORCH_CUDA
-std::unique_ptr<Implementation> eager_cuda(const RegistryOptions&) {
-  return std::make_unique<Implementation>("libtorch_cuda", "cuda", DecodeMode::eager);
-}
-std::unique_ptr<Implementation> graph_cuda(const RegistryOptions&) {
-  return std::make_unique<Implementation>("libtorch_graph", "cuda", DecodeMode::graph);
-}
-std::unique_ptr<Implementation> own_cuda(const RegistryOptions&) {
-  return std::make_unique<Implementation>("own_cuda", "cuda", DecodeMode::own);
-}
-#define MYCONV_TF_CUDA(factory) factory, ""
-#else
-#define MYCONV_TF_CUDA(factory) nullptr, "needs a CUDA LibTorch: " MYCONV_WHY_NO_TORCH_CUDA
-#endif
-
-const bench::KnownBackend<Implementation, RegistryOptions> kKnown[] = {
-    {"libtorch_cpu", "cpu", "prefill and every decode step as ATen calls over the static cache",
-     eager_cpu, ""},
-    {"libtorch_cuda", "cuda", "prefill and every decode step as ATen calls over the static cache",
-     MYCONV_TF_CUDA(eager_cuda)},
-    {"libtorch_graph", "cuda",
-     "decode steps replayed from a CUDA graph captured per batch size over the static cache",
-     MYCONV_TF_CUDA(graph_cuda)},
-    {"own_cuda", "cuda",
-     "decode steps of our own kernels (norm fused into the GEMVs, RoPE and the KV write in the "
-     "QKV GEMV, split-KV attention, argmax) replayed from one CUDA graph; prefill on LibTorch",
-     MYCONV_TF_CUDA(own_cuda)},
-    {"hf_transformers", "cuda", "Hugging Face transformers in Python (external reference)", nullptr,
-     "external reference: scripts/references/hf_reference.py runs it and writes the same result "
-     "records"},
-};
-
-}  // namespace
 
 bool cuda_available() {
   return at::hasCUDA();
 }
 
-std::string Implementation::library_version() const {
+std::string Backend::library_version() const {
   return "LibTorch " TORCH_VERSION;
 }
 
-Support Implementation::available() const {
+Support Backend::available() const {
   if (device_ == "cuda" && !cuda_available())
     return Support::no("LibTorch " TORCH_VERSION " finds no CUDA device");
   return Support::yes();
 }
 
-Support Implementation::check_support(const Problem& p, const ModelConfig& cfg) const {
+Support Backend::check_support(const Problem& p, const ModelConfig& cfg) const {
   if (p.dtype == bench::DataType::tf32)
     return Support::no("tf32 is a math mode, not a storage dtype: use fp32, fp16 or bf16");
   const std::int64_t positions = p.task == Task::train ? p.in : p.in + p.out;
@@ -79,25 +36,7 @@ Support Implementation::check_support(const Problem& p, const ModelConfig& cfg) 
                          " captures decode steps; training runs in libtorch_cpu or libtorch_cuda");
     if (p.in < 2) return Support::no("training needs sequences of 2 tokens at least");
   }
-#if MYCONV_HAVE_TORCH_CUDA
-  if (mode_ == DecodeMode::own) {
-    std::string why;
-    if (!own_decode_supported(cfg, bench::libtorch::scalar_type(p.dtype), p.mb, &why))
-      return Support::no(why);
-  }
-#endif
   return Support::yes();
-}
-
-std::vector<RegistryEntry> make_registry() {
-  return bench::make_entries(kKnown, RegistryOptions{});
-}
-
-std::vector<std::string> known_implementation_names() {
-  std::vector<std::string> names;
-  for (const auto& n : bench::names_of(kKnown))
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  return names;
 }
 
 std::vector<const RegistryEntry*> select_implementations(const std::vector<RegistryEntry>& registry,
@@ -106,7 +45,10 @@ std::vector<const RegistryEntry*> select_implementations(const std::vector<Regis
                                                          bool available_only,
                                                          std::deque<RegistryEntry>& elsewhere) {
   std::vector<const RegistryEntry*> selected;
-  for (const auto& name : known_implementation_names()) {
+  std::vector<std::string> known;  // the registry's names in its order, each once
+  for (const auto& e : registry)
+    if (std::find(known.begin(), known.end(), e.name) == known.end()) known.push_back(e.name);
+  for (const auto& name : known) {
     const bool asked = std::find(names.begin(), names.end(), name) != names.end();
     const RegistryEntry* entry = nullptr;
     bool other_device = false;
