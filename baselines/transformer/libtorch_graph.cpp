@@ -3,6 +3,7 @@
 // stream (lazy initialization, cuBLAS workspaces), then at::cuda::CUDAGraph captures one static
 // step (Model::decode_step_static) into its private memory pool; every replay reads the ids and
 // the position from the static input buffers and writes the logits buffer.
+#include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>

@@ -1,5 +1,6 @@
 #include "models/transformer/generate.hpp"
 
+#include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>  // at::Tensor, ScalarType, Device; the .cpp files include ATen/ATen.h
 
 #include "models/transformer/model.hpp"
 

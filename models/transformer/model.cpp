@@ -1,5 +1,6 @@
 #include "models/transformer/model.hpp"
 
+#include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/version.h>
 

@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>  // at::Tensor, ScalarType, Device; the .cpp files include ATen/ATen.h
 
 #include "models/transformer/config.hpp"
 #include "models/transformer/safetensors.hpp"

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 

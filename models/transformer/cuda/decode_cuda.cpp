@@ -1,5 +1,6 @@
 #include "models/transformer/cuda/decode_cuda.hpp"
 
+#include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 
 #include "core/error.hpp"

@@ -4,6 +4,7 @@
 // baselines/transformer/libtorch_graph.cpp.
 #include <cuda_runtime_api.h>
 
+#include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>

@@ -1,5 +1,6 @@
 #include "models/transformer/cuda/own_decode.hpp"
 
+#include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
