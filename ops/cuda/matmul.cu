@@ -45,6 +45,9 @@
 //      128x128 tile, 8 the 128x256 tile (7 and 8 with the rule's split-K for that tile).
 //   9  the engine's ping-pong schedule (128x128 tiles, the consumer warpgroups on alternate
 //      tiles, one's epilogue under the other's MMAs; the rule's split-K), to time against 4.
+//   10 fp16, bf16 with m <= 16 on sm_90: the skinny-M kernel of matmul_skinny.cu (C^T = B^T A^T
+//      on mma.sync, B streamed in 16-byte vectors, split-K over a thread block cluster summed
+//      through distributed shared memory); offered last, by --variant 10, until timed.
 // Small grids split K (variant 2; variant 3 with its 64x64 tile): each split writes its FP32
 // partial C to the workspace, then a second kernel sums them in split order (deterministic).
 // Output tiles go in groups of 8 tile rows, column-major within a group, so that blocks running
@@ -87,6 +90,7 @@
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/matmul_engine.hpp"
 #include "ops/cuda/matmul_plan.hpp"
+#include "ops/cuda/matmul_skinny.hpp"
 
 namespace ops::cuda {
 namespace {
@@ -490,6 +494,7 @@ void matmul_launch(const OpArgs& args, int variant) {
     return launch_naive<__nv_bfloat16>(args);
   }
   if (engine_variant(variant) && engine_runs(p)) return engine_launch(args, variant);
+  if (variant == kSkinnyVariant) return skinny_launch(args);
   if ((variant != 2 && variant != 3) || (variant == 2) != (p.dtype == DataType::fp32))
     throw std::logic_error("matmul: variant " + std::to_string(variant) + " does not run " +
                            bench::to_string(p.dtype));

@@ -1,5 +1,6 @@
 // matmul's host side: the variants a problem runs, the plans of variants 2 and 3, workspace and
-// description, and the family (ops/cuda/matmul_plan.hpp; the kernels: matmul.cu).
+// description, and the family (ops/cuda/matmul_plan.hpp; the kernels: matmul.cu, variant 10's
+// matmul_skinny.cu).
 #include "ops/cuda/matmul_plan.hpp"
 
 #include <limits>
@@ -8,6 +9,7 @@
 
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/matmul_engine.hpp"
+#include "ops/cuda/matmul_skinny.hpp"
 
 namespace ops::cuda {
 namespace {
@@ -28,7 +30,11 @@ std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
   if (p.dtype == DataType::fp32) return {2, 1};
-  return engine_runs(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8, 9} : std::vector<int>{3, 1};
+  std::vector<int> v =
+      engine_runs(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8, 9} : std::vector<int>{3, 1};
+  // The skinny-M kernel (m <= 16) is offered last, by --variant 10 only, until measured.
+  if (skinny_runs(p)) v.push_back(kSkinnyVariant);
+  return v;
 }
 
 std::size_t matmul_workspace_bytes(const Problem& p, int variant) {
@@ -38,6 +44,7 @@ std::size_t matmul_workspace_bytes(const Problem& p, int variant) {
 
 std::string matmul_describe(const Problem& p, int variant) {
   if (variant == 1) return "v1 naive: a thread per output, FP32 accumulation";
+  if (variant == kSkinnyVariant && skinny_runs(p)) return skinny_describe(p);
   if (engine_variant(variant) && engine_runs(p)) return engine_describe(p, variant);
   const Plan plan = plan_of(p, variant);
   const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "";
