@@ -10,10 +10,6 @@
 #include "conv/problem.hpp"
 #include "core/shape_file.hpp"
 
-namespace CLI {
-class App;
-}
-
 namespace conv {
 
 struct Settings {
@@ -45,21 +41,5 @@ std::string command_text(const BackendOptions& o);
 using bench::read_shape_file;
 using bench::ShapeEntry;
 using bench::ShapeFile;
-
-// myconv's own command line: the problems' settings, the backends and their options; the shared
-// options are core/driver.hpp's (bench::DriverOptions).
-struct Options {
-  Settings settings;
-  std::vector<std::string> dtypes = {"fp32"}, layouts = {"nchw"};  // into settings
-  std::vector<std::string> backends;
-  BackendOptions backend_options;
-};
-
-// Adds myconv's own options to app, in --help's order (before the shared ones).
-void add_options(CLI::App& app, Options& o);
-
-// After parsing: --backend's current names, the settings' data types and layouts; UsageError for
-// the dimension options with --problem/--shapes, or an unknown data type or layout.
-void finish_options(const CLI::App& app, Options& o);
 
 }  // namespace conv

@@ -1,8 +1,8 @@
 // The options several suites' command lines share in the same words, written once: list options,
 // --problem with its file of problems, --backend (which backends run, older names read as the
 // current ones) and --dtype's names as data types.
-// Each suite's settings add them among their own options (conv/settings.cpp, ops/settings.cpp,
-// models/mlp/settings.cpp); the shared measurement and output options are core/driver.hpp's.
+// Each suite's options add them among their own (conv/options.hpp, ops/options.hpp,
+// models/mlp/options.hpp); the shared measurement and output options are core/driver.hpp's.
 #pragma once
 
 #include <string>

@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "conv/bench.hpp"
-#include "conv/settings.hpp"
+#include "conv/options.hpp"
 #include "core/driver_loop.hpp"
 #include "core/paths.hpp"
 #include "experiments/registry/conv.hpp"

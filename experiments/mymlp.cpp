@@ -17,8 +17,8 @@
 #include "core/paths.hpp"
 #include "experiments/registry/mlp.hpp"
 #include "models/mlp/bench.hpp"
+#include "models/mlp/options.hpp"
 #include "models/mlp/report.hpp"
-#include "models/mlp/settings.hpp"
 #if MYCONV_HAVE_TORCH
 #include "models/mlp/profile.hpp"
 #include "models/mlp/ref_mlp.hpp"

@@ -14,7 +14,7 @@
 #include "core/paths.hpp"
 #include "experiments/registry/ops.hpp"
 #include "ops/bench.hpp"
-#include "ops/settings.hpp"
+#include "ops/options.hpp"
 
 namespace {
 

@@ -6,11 +6,8 @@
 #include <map>
 #include <set>
 
-#include <CLI/CLI.hpp>
-
 #include "core/error.hpp"
 #include "core/printers.hpp"
-#include "core/suite_options.hpp"
 #include "core/system_info.hpp"
 
 namespace ops {
@@ -150,55 +147,6 @@ void print_op_list(std::ostream& os) {
   os << "size classes (--size): " << join_names(size_classes())
      << ", all (every class but xlarge)\nop lists: "
      << (dir.empty() ? "not found (set MYCONV_OPS_DIR)" : dir) << "\n";
-}
-
-void add_options(CLI::App& app, Options& o) {
-  auto& s = o.settings;
-  bench::add_list_option(app, "--size", s.sizes,
-                         "Size classes: small medium large xlarge batched, or all (every class "
-                         "but xlarge); each is an op list in experiments/ops/ (list)");
-  app.add_option("--category", s.categories,
-                 "Only these categories: element activation reduction normalization matmul "
-                 "memory (list)")
-      ->delimiter(',');
-  app.add_option("--op", s.ops, "Only these ops, e.g. add, softmax, transpose (list)")
-      ->delimiter(',');
-  bench::add_list_option(app, "--dtype", o.dtypes,
-                         "Data types: fp32 fp16 bf16, tf32 (matmul only) (list); a descriptor "
-                         "naming one keeps it");
-  bench::add_problem_sources(
-      app, s.descriptors,
-      "Op descriptor, e.g. add:4096x4096+1x4096:bf16 (repeatable); replaces --size", "--ops-file",
-      s.ops_files, "Op list file: one descriptor per line (repeatable); replaces --size");
-  bench::add_backend_option(app, o.backends);
-  app.add_option("--variant", o.backend_options.variant,
-                 "Kernel variant of own_cuda (default: the best for each op; ops/cuda/*.cu list "
-                 "them)");
-  app.add_flag("--fast", o.fast,
-               "Short sampling (1 warm-up, 10 to 100 ms per case) for a quick look");
-  app.add_flag("--no-peaks", o.no_peaks,
-               "Do not measure the copy bandwidth and matmul ceiling at the start (no "
-               "efficiencies)");
-  app.add_option("--markdown", o.markdown_path, "Write a Markdown table of the results to FILE");
-  app.add_flag("--list-ops", o.list_ops, "List the ops and size classes and exit");
-}
-
-std::string finish_options(const CLI::App& app, Options& o, bench::MeasureConfig& m) {
-  auto& s = o.settings;
-  bench::finish_backend_names(o.backends);
-  if (app.count("--size") && !(s.descriptors.empty() && s.ops_files.empty()))
-    throw bench::UsageError("--problem/--ops-file replace --size; give one or the other");
-  s.dtypes = bench::parse_data_types(o.dtypes);
-  if (o.fast) {  // only what the user did not set
-    if (!app.count("--warmup")) m.warmup_iters = 1;
-    if (!app.count("--max-time-ms")) m.max_time_ms = 100;
-    if (!app.count("--min-time-ms")) m.min_time_ms = std::min(10.0, m.max_time_ms);
-    if (!app.count("--min-iters")) m.min_iters = 3;
-  }
-  std::string head = "myops";
-  if (!o.backend_options.variant.empty()) head += " --variant " + o.backend_options.variant;
-  if (o.fast) head += " --fast";
-  return head;
 }
 
 }  // namespace ops

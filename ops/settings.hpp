@@ -6,14 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/measure.hpp"
 #include "core/shape_file.hpp"
-#include "ops/backend.hpp"
 #include "ops/problem.hpp"
-
-namespace CLI {
-class App;
-}
 
 namespace ops {
 
@@ -49,24 +43,5 @@ std::vector<Problem> expand(const Settings& s, std::vector<std::string>* notes =
 
 // Every op with its category and an example descriptor, the size classes and the op lists' folder.
 void print_op_list(std::ostream& os);
-
-// myops' own command line: the settings, the backends and their options, and what the suite
-// writes and lists; the shared options are core/driver.hpp's (bench::DriverOptions).
-struct Options {
-  Settings settings;
-  std::vector<std::string> dtypes = {"fp32"};  // --dtype's names, into settings.dtypes
-  std::vector<std::string> backends;
-  BackendOptions backend_options;
-  std::string markdown_path;
-  bool fast = false, list_ops = false, no_peaks = false;
-};
-
-// Adds myops' own options to app, in --help's order (before the shared ones).
-void add_options(CLI::App& app, Options& o);
-
-// After parsing: --backend's current names, the settings' data types, --fast's sampling in m
-// (only what the user did not set); UsageError for --size with --problem/--ops-file. Returns the
-// start of each case's reproducing command ("myops --variant 3 --fast").
-std::string finish_options(const CLI::App& app, Options& o, bench::MeasureConfig& m);
 
 }  // namespace ops

@@ -11,10 +11,6 @@
 #include "core/measure.hpp"
 #include "models/mlp/problem.hpp"
 
-namespace CLI {
-class App;
-}
-
 namespace mlp {
 
 struct Settings {
@@ -43,19 +39,5 @@ struct RunSettings {
 // samples, no adaptive stop. Returns their part of each case's command (" --num-warmups N
 // --num-trials M", those given).
 std::string apply_fixed_counts(const RunSettings& s, bench::MeasureConfig& m);
-
-// mymlp's own command line: the problems' settings, how the cases run, the backends; the shared
-// options are core/driver.hpp's (bench::DriverOptions).
-struct Options {
-  Settings settings;
-  RunSettings run;
-  std::vector<std::string> backends;
-};
-
-// Adds mymlp's own options to app, in --help's order (before the shared ones).
-void add_options(CLI::App& app, Options& o);
-
-// After parsing: --backend's current names and whether any of the example's sizes was given.
-void finish_options(const CLI::App& app, Options& o);
 
 }  // namespace mlp
