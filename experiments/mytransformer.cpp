@@ -18,6 +18,7 @@
 #include "core/system_info.hpp"
 #include "core/torch/libtorch_common.hpp"
 #include "experiments/registry/transformer.hpp"
+#include "models/transformer/options.hpp"
 #include "models/transformer/suite_run.hpp"
 
 namespace {

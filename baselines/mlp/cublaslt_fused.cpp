@@ -34,7 +34,6 @@
 #include <vector>
 
 #include "baselines/mlp/backends.hpp"
-#include "baselines/mlp/cublaslt_fused_kernels.hpp"
 #include "core/cuda/cublas_check.hpp"
 #include "core/cuda/cublaslt_raii.hpp"
 #include "core/cuda/cuda_check.hpp"
@@ -42,6 +41,7 @@
 #include "core/cuda/cuda_raii.hpp"
 #include "core/cuda/cuda_services.hpp"
 #include "core/error.hpp"
+#include "models/mlp/cuda/step_kernels.hpp"
 
 namespace mlp {
 namespace {

@@ -1,6 +1,8 @@
 // The measured matmul ceiling of this GPU, for the op suite's system info (myops records it beside
-// the datasheet peaks): what cuBLASLt reaches on a large square matmul per dtype. Defined in
-// baselines/ops/cublaslt.cpp, so only in a build with CUDA (MYCONV_HAVE_CUDA).
+// the datasheet peaks): what cuBLASLt reaches on a large square matmul per dtype, measured by the
+// core's one ceiling measurement (core/matmul_ceiling.hpp). Defined in
+// baselines/ops/cublaslt.cpp, so only in a build with CUDA (MYCONV_HAVE_CUDA); the registry
+// (experiments/registry/ops.cpp gpu_limits) calls it.
 #pragma once
 
 #include <vector>

@@ -4,6 +4,13 @@
 
 #include "baselines/ops/backends.hpp"
 #include "ops/cuda/own_cuda.hpp"
+#if MYCONV_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "baselines/ops/matmul_ceiling.hpp"
+#include "core/cuda/cuda_info.hpp"
+#include "core/cuda/cuda_peak.hpp"
+#endif
 
 namespace ops {
 
@@ -64,6 +71,26 @@ std::vector<RegistryEntry> make_registry(const BackendOptions& options) {
 
 std::vector<std::string> known_backend_names() {
   return bench::names_of(kKnown);
+}
+
+GpuLimits gpu_limits() {
+#if MYCONV_HAVE_CUDA
+  return [](std::ostream& os, nlohmann::ordered_json& system,
+            const std::vector<bench::DataType>& matmul_dtypes) {
+    if (!bench::cuda_device_available().ok) return;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) device = 0;
+    os << "measuring device " << device << "'s copy bandwidth (device-to-device copy)...\n";
+    system["bandwidth"]["cuda"] =
+        nlohmann::ordered_json::array({bench::measure_cuda_copy_bandwidth(device)});
+    if (!matmul_dtypes.empty()) {
+      os << "measuring the matmul ceiling (cuBLASLt)...\n";
+      system["matmul_ceiling"] = measure_matmul_ceiling(matmul_dtypes);
+    }
+  };
+#else
+  return {};
+#endif
 }
 
 }  // namespace ops

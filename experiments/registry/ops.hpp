@@ -9,6 +9,7 @@
 
 #include "core/registry.hpp"
 #include "ops/backend.hpp"
+#include "ops/bench.hpp"
 
 namespace ops {
 
@@ -19,5 +20,11 @@ std::vector<RegistryEntry> make_registry(const BackendOptions& options);
 
 // Names of all known backends (built or not), in report order.
 std::vector<std::string> known_backend_names();
+
+// The GPU's limits the scores are held against (SuiteRun::measure_gpu_limits): the current
+// device's copy bandwidth and cuBLASLt's matmul ceiling (baselines/ops/matmul_ceiling.hpp); empty
+// where the build has no CUDA.
+using GpuLimits = decltype(SuiteRun::measure_gpu_limits);
+GpuLimits gpu_limits();
 
 }  // namespace ops

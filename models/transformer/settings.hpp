@@ -16,10 +16,6 @@
 
 #include "models/transformer/problem.hpp"
 
-namespace CLI {
-class App;
-}
-
 namespace transformer {
 
 inline constexpr std::int64_t kDefaultMaxBatchInputProduct = 131072;
@@ -121,9 +117,5 @@ Grid resolve_grid(const RunSettings& s, const std::string& presets_path,
 
 // --dtype (default fp16 on CUDA, fp32 on the CPU); UsageError for tf32 or an unknown name.
 std::vector<bench::DataType> resolve_dtypes(const std::vector<std::string>& names, bool cuda);
-
-// mytransformer's own options (--model to --sdpa-backend) on app, filling s; the driver adds the
-// shared ones (core/driver.hpp), --output-file and --dump-logits.
-void add_run_options(CLI::App& app, RunSettings& s);
 
 }  // namespace transformer

@@ -1,10 +1,10 @@
-// The two small kernels of the cuBLASLt MLP step (cublaslt_fused.cpp) that are not GEMMs: the sum
-// of the last activation (the loss is its mean) and the accumulation of a bias gradient of a
-// later step (the BGRAD epilogue overwrites its output).
+// The two small kernels of the cuBLASLt MLP step (baselines/mlp/cublaslt_fused.cpp) that are not
+// GEMMs: the sum of the last activation (the loss is its mean) and the accumulation of a bias
+// gradient of a later step (the BGRAD epilogue overwrites its output).
 #include <cuda_bf16.h>
 
-#include "baselines/mlp/cublaslt_fused_kernels.hpp"
 #include "core/cuda/cuda_check.hpp"
+#include "models/mlp/cuda/step_kernels.hpp"
 
 namespace mlp::cuda {
 namespace {

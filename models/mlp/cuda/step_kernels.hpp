@@ -1,4 +1,5 @@
-// Kernels of the cuBLASLt MLP step that are not GEMMs (cublaslt_fused_kernels.cu).
+// Our kernels of the MLP step that are not GEMMs (step_kernels.cu), used by the cublaslt_fused
+// backend (baselines/mlp/cublaslt_fused.cpp) between its cuBLASLt calls.
 #pragma once
 
 #include <cuda_runtime_api.h>
