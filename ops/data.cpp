@@ -138,4 +138,16 @@ bench::MemoryNeed memory_need(const Problem& p, bool on_gpu) {
   return need;
 }
 
+bench::Correctness check_output(const Problem& p, const HostData& data, const float* got) {
+  const bench::Tolerance tol = tolerance(p, data.ref_rms, data.norm_amplification);
+  if (data.ref_index.empty())
+    return bench::compare(got, data.ref.data(), static_cast<std::size_t>(p.output_elements()), tol);
+  std::vector<float> sampled(data.ref_index.size());
+  for (std::size_t i = 0; i < sampled.size(); ++i)
+    sampled[i] = got[static_cast<std::size_t>(data.ref_index[i])];
+  bench::Correctness c = bench::compare(sampled.data(), data.ref.data(), sampled.size(), tol);
+  for (auto& m : c.first_mismatches) m.index = static_cast<std::size_t>(data.ref_index[m.index]);
+  return c;
+}
+
 }  // namespace ops

@@ -56,4 +56,9 @@ std::vector<double> reference(const Problem& p, const std::vector<std::vector<fl
 // as E[x^2] - E[x]^2, e.g. PyTorch's CPU kernels).
 bench::Tolerance tolerance(const Problem& p, double ref_rms, double norm_amplification = 0);
 
+// An output (p.output_elements() values, row-major) against data's reference with p's tolerance:
+// every element, or where the reference is sampled (data.ref_index) those elements, the
+// mismatches then numbered as output elements.
+bench::Correctness check_output(const Problem& p, const HostData& data, const float* got);
+
 }  // namespace ops

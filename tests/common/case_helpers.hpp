@@ -5,9 +5,13 @@
 
 #include <cmath>
 #include <cstddef>
+#include <set>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
 #include "core/result.hpp"
 #include "core/runner.hpp"
 
@@ -66,6 +70,38 @@ PoisonedRuns run_twice_after_poison(Instance& inst, std::size_t n) {
     inst.read_output(out->data());
   }
   return r;
+}
+
+// The message of the UsageError that parse(text) throws, or "accepted" where it throws none: a
+// descriptor parser's rejection, for the problem tests.
+template <class Parse>
+std::string why_rejected_by(Parse&& parse, const std::string& text) {
+  try {
+    parse(text);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+// A suite's registry (experiments/registry/): each entry's name once, its device cpu or cuda, and
+// either a backend that gives the entry's name and device and a library version, or the reason it
+// is missing. Returns the names.
+template <class Registry>
+std::set<std::string> expect_well_formed_registry(const Registry& registry) {
+  std::set<std::string> names;
+  for (const auto& e : registry) {
+    EXPECT_TRUE(names.insert(e.name).second) << e.name;
+    EXPECT_TRUE(e.device == "cpu" || e.device == "cuda") << e.name;
+    if (e.backend) {
+      EXPECT_EQ(e.backend->name(), e.name);
+      EXPECT_EQ(e.backend->device(), e.device);
+      EXPECT_FALSE(e.backend->library_version().empty()) << e.name;
+    } else {
+      EXPECT_FALSE(e.why_missing.empty()) << e.name;
+    }
+  }
+  return names;
 }
 
 // "problem: status reason", printed by a failed expectation (the tests compare statuses).

@@ -136,18 +136,7 @@ TEST(CpuThreads, HalideRunsOneThreadWhenAsked) { expect_threads_used("halide_cpu
 
 TEST(Registry, NamesAreUniqueAndMissingOnesSayWhy) {
   const auto registry = make_registry(BackendOptions{});
-  std::set<std::string> names;
-  for (const auto& e : registry) {
-    EXPECT_TRUE(names.insert(e.name).second) << e.name;
-    EXPECT_TRUE(e.device == "cpu" || e.device == "cuda") << e.name;
-    if (e.backend) {
-      EXPECT_EQ(e.backend->name(), e.name);
-      EXPECT_EQ(e.backend->device(), e.device);
-      EXPECT_FALSE(e.backend->library_version().empty()) << e.name;
-    } else {
-      EXPECT_FALSE(e.why_missing.empty()) << e.name;
-    }
-  }
+  bench::testing::expect_well_formed_registry(registry);
   EXPECT_EQ(known_backend_names().size(), registry.size());
 }
 

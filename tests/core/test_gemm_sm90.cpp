@@ -67,7 +67,6 @@ void check_variant4(const Problem& p, int variant = 4) {
   inst->compile();
   EXPECT_NE(inst->algorithm().find("v" + std::to_string(variant) + " wgmma"), std::string::npos)
       << inst->algorithm();
-  const bench::Tolerance tol = tolerance(p, data.ref_rms);
   std::vector<float> got(std::size_t(p.output_elements()));
   for (int call = 0; call < 2; ++call) {
     inst->poison_output();
@@ -77,14 +76,7 @@ void check_variant4(const Problem& p, int variant = 4) {
     std::size_t non_finite = 0;
     for (float v : got) non_finite += std::isfinite(v) ? 0 : 1;
     EXPECT_EQ(non_finite, 0u) << "outputs left unwritten (NaN poison) or not finite";
-    bench::Correctness c;
-    if (data.ref_index.empty()) {
-      c = bench::compare(got.data(), data.ref.data(), got.size(), tol);
-    } else {
-      std::vector<float> sampled;
-      for (std::int64_t i : data.ref_index) sampled.push_back(got[std::size_t(i)]);
-      c = bench::compare(sampled.data(), data.ref.data(), sampled.size(), tol);
-    }
+    const bench::Correctness c = check_output(p, data, got.data());
     EXPECT_TRUE(c.passed) << "call " << call << ": " << c.message;
   }
 }

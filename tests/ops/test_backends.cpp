@@ -116,17 +116,7 @@ TEST(OpsGpuBackends, EveryOwnVariantMatchesTheReference) {
 
 TEST(OpsRegistry, NamesAreUniqueAndMissingOnesSayWhy) {
   const auto registry = make_registry(BackendOptions{});
-  std::set<std::string> names;
-  for (const auto& e : registry) {
-    EXPECT_TRUE(names.insert(e.name).second) << e.name;
-    EXPECT_TRUE(e.device == "cpu" || e.device == "cuda") << e.name;
-    if (e.backend) {
-      EXPECT_EQ(e.backend->name(), e.name);
-      EXPECT_EQ(e.backend->device(), e.device);
-    } else {
-      EXPECT_FALSE(e.why_missing.empty()) << e.name;
-    }
-  }
+  const std::set<std::string> names = bench::testing::expect_well_formed_registry(registry);
   EXPECT_EQ(names.count(reference_backend("cpu")), 1u);
   EXPECT_EQ(names.count(reference_backend("cuda")), 1u);
 }

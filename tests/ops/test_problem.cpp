@@ -3,17 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "tests/common/case_helpers.hpp"
 
 namespace ops {
 namespace {
 
 std::string why_rejected(const std::string& d) {
-  try {
-    parse_problem(d);
-  } catch (const bench::UsageError& e) {
-    return e.what();
-  }
-  return "accepted";
+  return bench::testing::why_rejected_by([](const std::string& s) { parse_problem(s); }, d);
 }
 
 TEST(OpsProblem, DescriptorsRoundTrip) {
