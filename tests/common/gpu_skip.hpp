@@ -17,6 +17,14 @@ inline std::string gpu_unavailable_reason() {
 
 }  // namespace conv::testing
 
+// Skips the test with `reason` (an expression giving a std::string) where it is not empty.
+#define MYCONV_SKIP_IF(reason)                              \
+  do {                                                      \
+    if (const std::string why_ = (reason); !why_.empty()) { \
+      GTEST_SKIP() << why_;                                 \
+    }                                                       \
+  } while (0)
+
 #define MYCONV_SKIP_WITHOUT_GPU()                                                            \
   do {                                                                                       \
     if (const std::string why_ = ::conv::testing::gpu_unavailable_reason(); !why_.empty()) { \

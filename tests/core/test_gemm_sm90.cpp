@@ -29,6 +29,7 @@
 #include "ops/cuda/own_cuda.hpp"
 #include "ops/data.hpp"
 #include "tests/common/gpu_skip.hpp"
+#include "tests/ops/random_ops.hpp"
 
 namespace ops {
 namespace {
@@ -38,20 +39,9 @@ std::string engine_unusable_reason() {
     return "needs a CUDA device: " + why;
   return bench::gemm::gemm_sm90_unusable_reason();
 }
-#define SKIP_WITHOUT_ENGINE()                                               \
-  do {                                                                      \
-    if (const std::string why_ = engine_unusable_reason(); !why_.empty()) { \
-      GTEST_SKIP() << why_;                                                 \
-    }                                                                       \
-  } while (0)
+#define SKIP_WITHOUT_ENGINE() MYCONV_SKIP_IF(engine_unusable_reason())
 
-Problem matmul(std::int64_t b, std::int64_t m, std::int64_t n, std::int64_t k, DataType dt) {
-  Problem p;
-  p.op = Op::matmul;
-  p.b = b, p.m = m, p.n = n, p.k = k;
-  p.dtype = dt;
-  return p;
-}
+using ops::testing::matmul_problem;
 
 // Variant 4 (or one of 5-8, a choice of its rule forced) from a poisoned output, twice (the second
 // call on the same buffers, poisoned again).
@@ -84,18 +74,18 @@ void check_variant4(const Problem& p, int variant = 4) {
 TEST(GemmSm90, MatmulVariant4MatchesTheReference) {
   SKIP_WITHOUT_ENGINE();
   for (DataType dt : {DataType::fp16, DataType::bf16, DataType::tf32}) {
-    check_variant4(matmul(1, 1001, 264, 200, dt));    // odd m, n not of the tile, k not of 64
-    check_variant4(matmul(3, 77, 136, 72, dt));       // batches, tiles mostly past the edges
-    check_variant4(matmul(1, 1, 8, 8, dt));           // the smallest shape it takes
-    check_variant4(matmul(8, 512, 512, 512, dt));     // batched, the targets' shape
-    check_variant4(matmul(1, 8, 4096, 4096, dt));     // skinny: 128x128 tiles, long k
-    check_variant4(matmul(1, 2048, 2048, 2048, dt));  // many tiles, persistent blocks loop
-    check_variant4(matmul(1, 3000, 5000, 1000, dt));  // 128x256 tiles, edges in m and k
+    check_variant4(matmul_problem(1, 1001, 264, 200, dt));  // odd m, n not of the tile, k not of 64
+    check_variant4(matmul_problem(3, 77, 136, 72, dt));     // batches, tiles mostly past the edges
+    check_variant4(matmul_problem(1, 1, 8, 8, dt));         // the smallest shape it takes
+    check_variant4(matmul_problem(8, 512, 512, 512, dt));   // batched, the targets' shape
+    check_variant4(matmul_problem(1, 8, 4096, 4096, dt));   // skinny: 128x128 tiles, long k
+    check_variant4(matmul_problem(1, 2048, 2048, 2048, dt));  // many tiles, persistent blocks loop
+    check_variant4(matmul_problem(1, 3000, 5000, 1000, dt));  // 128x256 tiles, edges in m and k
     std::mt19937 rng(26);
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     for (int i = 0; i < 6; ++i)
       check_variant4(
-          matmul(pick(1, 3), 2 * pick(0, 400) + 1, 8 * pick(1, 90), 8 * pick(1, 70), dt));
+          matmul_problem(pick(1, 3), 2 * pick(0, 400) + 1, 8 * pick(1, 90), 8 * pick(1, 70), dt));
   }
 }
 
@@ -104,26 +94,27 @@ TEST(GemmSm90, MatmulVariant4MatchesTheReference) {
 TEST(GemmSm90, SplitKAndForcedChoicesMatchTheReference) {
   SKIP_WITHOUT_ENGINE();
   for (DataType dt : {DataType::fp16, DataType::bf16, DataType::tf32}) {
-    check_variant4(matmul(1, 21, 1064, 8200, dt));  // split-K by the rule: 13 splits, k edge
-    check_variant4(matmul(1, 64, 4096, 4096, dt));  // 4 splits of 16 blocks
+    check_variant4(
+        matmul_problem(1, 21, 1064, 8200, dt));  // split-K by the rule: 13 splits, k edge
+    check_variant4(matmul_problem(1, 64, 4096, 4096, dt));  // 4 splits of 16 blocks
     for (int v : {5, 6, 7, 8, 9}) {
-      check_variant4(matmul(1, 37, 1064, 2504, dt), v);
-      check_variant4(matmul(3, 201, 392, 1000, dt), v);  // batches, 16 k blocks
-      check_variant4(matmul(1, 5, 8, 72, dt), v);        // two k blocks: splits of one
+      check_variant4(matmul_problem(1, 37, 1064, 2504, dt), v);
+      check_variant4(matmul_problem(3, 201, 392, 1000, dt), v);  // batches, 16 k blocks
+      check_variant4(matmul_problem(1, 5, 8, 72, dt), v);        // two k blocks: splits of one
     }
     // Ping-pong with 2 to 4 tiles a block (either warpgroup last) and k not of 64.
-    check_variant4(matmul(1, 4095, 2040, 264, dt), 9);
-    check_variant4(matmul(3, 1000, 1000, 136, dt), 9);
+    check_variant4(matmul_problem(1, 4095, 2040, 264, dt), 9);
+    check_variant4(matmul_problem(3, 1000, 1000, 136, dt), 9);
   }
 }
 
 TEST(GemmSm90, ShapesItRefusesFallBackToVariant3) {
   SKIP_WITHOUT_ENGINE();
   const auto backend = make_own_cuda_backend(BackendOptions{});
-  for (const Problem& p : {matmul(1, 64, 64, 100, DataType::bf16),    // k % 8
-                           matmul(1, 64, 130, 64, DataType::fp16),    // n % 8
-                           matmul(1, 64, 64, 100, DataType::tf32),    // k % 8
-                           matmul(1, 64, 64, 64, DataType::fp32)}) {  // not 16-bit
+  for (const Problem& p : {matmul_problem(1, 64, 64, 100, DataType::bf16),    // k % 8
+                           matmul_problem(1, 64, 130, 64, DataType::fp16),    // n % 8
+                           matmul_problem(1, 64, 64, 100, DataType::tf32),    // k % 8
+                           matmul_problem(1, 64, 64, 64, DataType::fp32)}) {  // not 16-bit
     BackendOptions v4;
     v4.variant = "4";
     EXPECT_FALSE(make_own_cuda_backend(v4)->check_support(p).ok) << p.str();
@@ -190,7 +181,7 @@ TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
       bench::DeviceBuffer<unsigned char> dc(std::size_t(s.batch * s.m * s.n) * 2);
       // Split-K's FP32 partials for up to 3 splits.
       bench::DeviceBuffer<unsigned char> dw(std::size_t(3 * s.batch * s.m * s.n) * 4);
-      const Problem p = matmul(s.batch, s.m, s.n, s.k, dt);
+      const Problem p = matmul_problem(s.batch, s.m, s.n, s.k, dt);
       for (int bn : {128, 256, 0})  // 0: ping-pong (128x128)
         for (int splits : {1, 3})
           for (EpilogueKind e :

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -11,6 +12,16 @@
 #include "ops/problem.hpp"
 
 namespace ops::testing {
+
+// The matmul of b batches of [m x k] x [k x n] in dt.
+inline Problem matmul_problem(std::int64_t b, std::int64_t m, std::int64_t n, std::int64_t k,
+                              DataType dt) {
+  Problem p;
+  p.op = Op::matmul;
+  p.b = b, p.m = m, p.n = n, p.k = k;
+  p.dtype = dt;
+  return p;
+}
 
 // `per_op` random valid problems of each op (in ops::all_ops() order), in dtype dt (tf32: matmul
 // only, the others skipped).

@@ -20,6 +20,7 @@
 #include "ops/cuda/own_cuda.hpp"
 #include "ops/data.hpp"
 #include "tests/common/gpu_skip.hpp"
+#include "tests/ops/random_ops.hpp"
 
 namespace ops {
 namespace {
@@ -33,20 +34,9 @@ std::string skinny_unusable_reason() {
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   return major >= 9 ? "" : "needs thread block clusters (compute capability 9.0 or newer)";
 }
-#define SKIP_WITHOUT_CLUSTERS()                                             \
-  do {                                                                      \
-    if (const std::string why_ = skinny_unusable_reason(); !why_.empty()) { \
-      GTEST_SKIP() << why_;                                                 \
-    }                                                                       \
-  } while (0)
+#define SKIP_WITHOUT_CLUSTERS() MYCONV_SKIP_IF(skinny_unusable_reason())
 
-Problem matmul(std::int64_t b, std::int64_t m, std::int64_t n, std::int64_t k, DataType dt) {
-  Problem p;
-  p.op = Op::matmul;
-  p.b = b, p.m = m, p.n = n, p.k = k;
-  p.dtype = dt;
-  return p;
-}
+using ops::testing::matmul_problem;
 
 BackendOptions variant10() {
   BackendOptions options;
@@ -88,18 +78,18 @@ void check_skinny(const Problem& p) {
 TEST(MatmulSkinny, EdgeShapesMatchTheReference) {
   SKIP_WITHOUT_CLUSTERS();
   for (DataType dt : {DataType::fp16, DataType::bf16}) {
-    check_skinny(matmul(1, 1, 1000, 777, dt));    // n % 8 == 0, not of 128; k odd
-    check_skinny(matmul(1, 3, 4097, 777, dt));    // n odd (element loads), k odd
-    check_skinny(matmul(1, 8, 1000, 4096, dt));   // one row group, split over the cluster
-    check_skinny(matmul(1, 9, 4096, 4096, dt));   // two row groups, rows 9-15 padding
-    check_skinny(matmul(1, 16, 4097, 4096, dt));  // two full row groups, n odd
-    check_skinny(matmul(1, 16, 1000, 777, dt));   // k odd: A value by value
-    check_skinny(matmul(3, 5, 264, 1000, dt));    // batches
-    check_skinny(matmul(1, 8, 136, 24000, dt));   // long k: 8 splits of 192 steps
-    check_skinny(matmul(1, 16, 100, 3001, dt));   // two row groups, 6 splits of 32 steps
-    check_skinny(matmul(1, 16, 136, 24000, dt));  // A's longest slice: 8 splits of 3008
-    check_skinny(matmul(2, 1, 1, 1, dt));         // the smallest
-    check_skinny(matmul(1, 2, 7, 9, dt));         // less than a vector of n and a step of k
+    check_skinny(matmul_problem(1, 1, 1000, 777, dt));    // n % 8 == 0, not of 128; k odd
+    check_skinny(matmul_problem(1, 3, 4097, 777, dt));    // n odd (element loads), k odd
+    check_skinny(matmul_problem(1, 8, 1000, 4096, dt));   // one row group, split over the cluster
+    check_skinny(matmul_problem(1, 9, 4096, 4096, dt));   // two row groups, rows 9-15 padding
+    check_skinny(matmul_problem(1, 16, 4097, 4096, dt));  // two full row groups, n odd
+    check_skinny(matmul_problem(1, 16, 1000, 777, dt));   // k odd: A value by value
+    check_skinny(matmul_problem(3, 5, 264, 1000, dt));    // batches
+    check_skinny(matmul_problem(1, 8, 136, 24000, dt));   // long k: 8 splits of 192 steps
+    check_skinny(matmul_problem(1, 16, 100, 3001, dt));   // two row groups, 6 splits of 32 steps
+    check_skinny(matmul_problem(1, 16, 136, 24000, dt));  // A's longest slice: 8 splits of 3008
+    check_skinny(matmul_problem(2, 1, 1, 1, dt));         // the smallest
+    check_skinny(matmul_problem(1, 2, 7, 9, dt));         // less than a vector of n and a step of k
   }
 }
 
@@ -109,22 +99,22 @@ TEST(MatmulSkinny, RandomShapesMatchTheReference) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (DataType dt : {DataType::fp16, DataType::bf16})
     for (int i = 0; i < 6; ++i)
-      check_skinny(matmul(pick(1, 2), pick(1, 16), pick(1, 3000), pick(1, 5000), dt));
+      check_skinny(matmul_problem(pick(1, 2), pick(1, 16), pick(1, 3000), pick(1, 5000), dt));
 }
 
 TEST(MatmulSkinny, RefusesWhatItDoesNotTake) {
   SKIP_WITHOUT_CLUSTERS();
   const auto backend = make_own_cuda_backend(variant10());
-  for (const Problem& p : {matmul(1, 17, 4096, 4096, DataType::bf16),  // m > 16
-                           matmul(1, 8, 4096, 4096, DataType::fp32),   // not 16-bit
-                           matmul(1, 8, 4096, 4096, DataType::tf32)}) {
+  for (const Problem& p : {matmul_problem(1, 17, 4096, 4096, DataType::bf16),  // m > 16
+                           matmul_problem(1, 8, 4096, 4096, DataType::fp32),   // not 16-bit
+                           matmul_problem(1, 8, 4096, 4096, DataType::tf32)}) {
     const bench::Support s = backend->check_support(p);
     EXPECT_FALSE(s.ok) << p.str();
     EXPECT_NE(s.reason.find("variant 10"), std::string::npos) << s.reason;
   }
   // The default stays the engine (or variant 3) until variant 10 is measured against it.
   const auto automatic = make_own_cuda_backend(BackendOptions{});
-  const Problem p = matmul(1, 8, 4096, 4096, DataType::bf16);
+  const Problem p = matmul_problem(1, 8, 4096, 4096, DataType::bf16);
   const auto inst = automatic->prepare(p, make_host_data(p, 1));
   inst->compile();
   EXPECT_EQ(inst->algorithm().find("v10"), std::string::npos) << inst->algorithm();
