@@ -28,6 +28,7 @@
 #include "core/dtype.hpp"
 #include "ops/cuda/own_cuda.hpp"
 #include "ops/data.hpp"
+#include "tests/common/case_helpers.hpp"
 #include "tests/common/gpu_skip.hpp"
 #include "tests/ops/random_ops.hpp"
 
@@ -57,18 +58,10 @@ void check_variant4(const Problem& p, int variant = 4) {
   inst->compile();
   EXPECT_NE(inst->algorithm().find("v" + std::to_string(variant) + " wgmma"), std::string::npos)
       << inst->algorithm();
-  std::vector<float> got(std::size_t(p.output_elements()));
-  for (int call = 0; call < 2; ++call) {
-    inst->poison_output();
-    inst->run();
-    inst->sync();
-    inst->read_output(got.data());
-    std::size_t non_finite = 0;
-    for (float v : got) non_finite += std::isfinite(v) ? 0 : 1;
-    EXPECT_EQ(non_finite, 0u) << "outputs left unwritten (NaN poison) or not finite";
-    const bench::Correctness c = check_output(p, data, got.data());
-    EXPECT_TRUE(c.passed) << "call " << call << ": " << c.message;
-  }
+  const bench::testing::PoisonedRuns r =
+      bench::testing::run_twice_after_poison(*inst, std::size_t(p.output_elements()));
+  testing::expect_matches_reference(p, data, r.first, "call 0");
+  testing::expect_matches_reference(p, data, r.second, "call 1");
 }
 
 TEST(GemmSm90, MatmulVariant4MatchesTheReference) {

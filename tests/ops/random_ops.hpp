@@ -4,14 +4,31 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "ops/data.hpp"
 #include "ops/problem.hpp"
 
 namespace ops::testing {
+
+// An output of p (every value written: no NaN poison left, all finite) within p's tolerance of
+// data's reference; `what` names the call in a failure.
+inline void expect_matches_reference(const Problem& p, const HostData& data,
+                                     const std::vector<float>& got, const std::string& what) {
+  std::size_t non_finite = 0;
+  for (float v : got) non_finite += std::isfinite(v) ? 0 : 1;
+  EXPECT_EQ(non_finite, 0u) << what << ": outputs left unwritten (NaN poison) or not finite";
+  const bench::Correctness c = check_output(p, data, got.data());
+  EXPECT_TRUE(c.passed) << what << ": " << c.message;
+}
 
 // The matmul of b batches of [m x k] x [k x n] in dt.
 inline Problem matmul_problem(std::int64_t b, std::int64_t m, std::int64_t n, std::int64_t k,

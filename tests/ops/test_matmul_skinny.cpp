@@ -19,6 +19,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "ops/cuda/own_cuda.hpp"
 #include "ops/data.hpp"
+#include "tests/common/case_helpers.hpp"
 #include "tests/common/gpu_skip.hpp"
 #include "tests/ops/random_ops.hpp"
 
@@ -55,24 +56,12 @@ void check_skinny(const Problem& p) {
   const auto inst = backend->prepare(p, data);
   inst->compile();
   EXPECT_NE(inst->algorithm().find("v10 skinny-M"), std::string::npos) << inst->algorithm();
-  std::vector<float> got(std::size_t(p.output_elements())), first;
-  for (int call = 0; call < 2; ++call) {
-    inst->poison_output();
-    inst->run();
-    inst->sync();
-    inst->read_output(got.data());
-    std::size_t non_finite = 0;
-    for (float v : got) non_finite += std::isfinite(v) ? 0 : 1;
-    EXPECT_EQ(non_finite, 0u) << "outputs left unwritten (NaN poison) or not finite";
-    const bench::Correctness c = check_output(p, data, got.data());
-    EXPECT_TRUE(c.passed) << "call " << call << ": " << c.message;
-    if (call == 0) {
-      first = got;
-    } else {
-      EXPECT_EQ(std::memcmp(first.data(), got.data(), got.size() * sizeof(float)), 0)
-          << "the second call's output differs from the first's";
-    }
-  }
+  const bench::testing::PoisonedRuns r =
+      bench::testing::run_twice_after_poison(*inst, std::size_t(p.output_elements()));
+  testing::expect_matches_reference(p, data, r.first, "call 0");
+  testing::expect_matches_reference(p, data, r.second, "call 1");
+  EXPECT_EQ(std::memcmp(r.first.data(), r.second.data(), r.first.size() * sizeof(float)), 0)
+      << "the second call's output differs from the first's";
 }
 
 TEST(MatmulSkinny, EdgeShapesMatchTheReference) {
