@@ -210,10 +210,12 @@ class Im2colGemmInstance final : public Instance {
     }
   }
 
-  // Variant 10 reads repacked tensors where the layout needs it, and in tf32 always: the copy
-  // rounds to nearest tf32, where wgmma would truncate the FP32 values it reads.
-  bool wgmma_needs_repack() const {
-    return mma_needs_repack(g_, mma_type_) || mma_type_ == MmaType::tf32;
+  // Variant 10 reads repacked tensors where the layout needs it. tf32 operands are rounded to
+  // nearest tf32 (wgmma would truncate the FP32 values it reads): by the repack copy where there
+  // is one, else by the kernel in shared memory (wgmma_conv.cu), with no copy before it.
+  bool wgmma_needs_repack() const { return mma_needs_repack(g_, mma_type_); }
+  bool wgmma_rounds_in_smem() const {
+    return mma_type_ == MmaType::tf32 && !wgmma_needs_repack();
   }
 
   void poison_output() override { dst_.fill_bytes_async(0xFF, stream_.get()); }  // NaN in all
@@ -287,7 +289,8 @@ class Im2colGemmInstance final : public Instance {
         if (src_repacked_.bytes() > 0)
           launch_mma_repack(g_, mma_type_, src_.data(), wei_.data(), src_repacked_.data(),
                             wei_repacked_.data(), s);
-        launch_wgmma_conv(g_, mma_type_, wgmma_plan_, wgmma_maps_, dst_.data(), partial_.data(), s);
+        launch_wgmma_conv(g_, mma_type_, wgmma_plan_, wgmma_maps_, wgmma_rounds_in_smem(),
+                          dst_.data(), partial_.data(), s);
         launch_mma_split_reduce(g_, mma_type_, MmaPlan{MmaTileShape::t128x128, wgmma_plan_.splits},
                                 partial_.data(), dst_.data(), s);
         break;
@@ -348,8 +351,9 @@ class Im2colGemmInstance final : public Instance {
                       wgmma_conv_plan_name(wgmma_plan_);
       if (mma_needs_repack(g_, mma_type_))
         s += ", input and weights repacked to nhwc";
-      else if (wgmma_needs_repack())
-        s += ", input and weights copied with tf32 rounding (round to nearest)";
+      if (mma_type_ == MmaType::tf32)
+        s += wgmma_rounds_in_smem() ? ", operands rounded to nearest tf32 in shared memory"
+                                    : ", operands rounded to nearest tf32 by the repack";
       return s;
     }
     std::string s = std::string(variant_name(variant_)) + " " + mma_instruction_name(mma_type_) +

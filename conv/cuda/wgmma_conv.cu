@@ -33,9 +33,13 @@
 //     one image), or as FP32 partials when split-K is on, summed in split order by a second
 //     kernel (launch_mma_split_reduce, the mma.sync variants' own: the partials are in output
 //     order).
-// tf32: the tensor cores read the FP32 values' top 19 bits (truncation), so the backend hands
-// this kernel tf32 inputs rounded to nearest by its repack (conv/cuda/nhwc_repack.cu): two
-// VGG-16 layers had one output in 25.7 million outside the tf32 tolerance with truncation.
+// tf32: the tensor cores read the FP32 values' top 19 bits (truncation); two VGG-16 layers had
+// one output in 25.7 million outside the tf32 tolerance with truncation. So operands are rounded
+// to nearest tf32 (cvt.rna) before the MMAs read them: by the repack copy where the layout needs
+// one (conv/cuda/nhwc_repack.cu), else here, in shared memory: once a stage has landed, the 256
+// consumer threads round it in place (A's 128 pixel rows and B's BN channel rows, 16 bytes at a
+// time), fence the async proxy (the MMAs read shared memory through it) and meet at a barrier
+// before the first wgmma. No copy of the input then runs before the kernel.
 // Split-K partial planes (M x OC floats) start at any 4-byte boundary: vector stores check the
 // address.
 //
@@ -75,6 +79,7 @@ struct WgmmaConvArgs {
   int splits = 1;
   int m_tiles = 0, n_tiles = 0;
   int nhwc_out = 0;
+  int round_tf32 = 0;  // tf32: round each landed stage to nearest tf32 in shared memory
 };
 
 template <MmaType T>
@@ -88,6 +93,13 @@ constexpr int kElementBytes = T == MmaType::tf32 ? 4 : 2;
 
 #if MYCONV_WGMMA_DEVICE
 using namespace bench::sm90;  // core/cuda/hopper_ptx.cuh
+
+// FP32 bits rounded to nearest tf32, ties away from zero (the low 13 bits cleared).
+__device__ __forceinline__ std::uint32_t tf32_rna(std::uint32_t bits) {
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(bits)));
+  return r;
+}
 
 // One k16 (k8 for tf32) step of a 64 x BN tile: 32 bytes of k in each operand.
 template <MmaType T, int BN>
@@ -252,6 +264,19 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     for (int i = 0; i < w.s_count; ++i, ++it) {
       const int stage = it % kStagesT;
       mbar_wait(&full[stage], (it / kStagesT) & 1);
+      if constexpr (T == MmaType::tf32) {
+        if (a.round_tf32) {
+          uint4* v = reinterpret_cast<uint4*>(smem + stage * kStageBytes);
+#pragma unroll
+          for (int e = tid; e < kStageBytes / 16; e += 256) {
+            uint4 x = v[e];
+            x.x = tf32_rna(x.x), x.y = tf32_rna(x.y), x.z = tf32_rna(x.z), x.w = tf32_rna(x.w);
+            v[e] = x;
+          }
+          fence_proxy_async_shared();
+          consumers_sync();
+        }
+      }
       const std::uint32_t a_addr =
           smem_u32(smem + stage * kStageBytes + half * 64 * kWgmmaSliceBytes);
       const std::uint32_t b_addr = smem_u32(smem + stage * kStageBytes + kABytes);
@@ -368,7 +393,7 @@ CUtensorMapDataType map_type(MmaType type) {
 
 template <MmaType T, int BN>
 void launch_typed(const Im2colGeometry& g, const WgmmaConvPlan& plan, const WgmmaConvMaps& maps,
-                  void* dst, float* partial, cudaStream_t stream) {
+                  bool round_operands, void* dst, float* partial, cudaStream_t stream) {
   if (plan.stages != wgmma_stages(BN) || plan.smem_bytes != wgmma_smem_bytes(BN))
     throw std::logic_error("wgmma conv: the plan's stages do not match the kernel's");
   static std::once_flag raised;
@@ -389,6 +414,7 @@ void launch_typed(const Im2colGeometry& g, const WgmmaConvPlan& plan, const Wgmm
   a.m_tiles = int(plan.m_tiles);
   a.n_tiles = int(plan.n_tiles);
   a.nhwc_out = g.nhwc ? 1 : 0;
+  a.round_tf32 = T == MmaType::tf32 && round_operands ? 1 : 0;
   const dim3 grid(unsigned(plan.grid));
   wgmma_conv_kernel<T, BN><<<grid, kWgmmaThreads, plan.smem_bytes, stream>>>(
       maps.src, maps.wei, a, dst, plan.splits > 1 ? partial : nullptr);
@@ -397,11 +423,11 @@ void launch_typed(const Im2colGeometry& g, const WgmmaConvPlan& plan, const Wgmm
 
 template <MmaType T>
 void launch_bn(const Im2colGeometry& g, const WgmmaConvPlan& plan, const WgmmaConvMaps& maps,
-               void* dst, float* partial, cudaStream_t stream) {
+               bool round_operands, void* dst, float* partial, cudaStream_t stream) {
   if (plan.bn == 128)
-    launch_typed<T, 128>(g, plan, maps, dst, partial, stream);
+    launch_typed<T, 128>(g, plan, maps, round_operands, dst, partial, stream);
   else if (plan.bn == 64)
-    launch_typed<T, 64>(g, plan, maps, dst, partial, stream);
+    launch_typed<T, 64>(g, plan, maps, round_operands, dst, partial, stream);
   else
     throw std::logic_error("wgmma conv: BN must be 64 or 128");
 }
@@ -470,14 +496,15 @@ std::size_t wgmma_conv_partial_elements(const Im2colGeometry& g, const WgmmaConv
 }
 
 void launch_wgmma_conv(const Im2colGeometry& g, MmaType type, const WgmmaConvPlan& plan,
-                       const WgmmaConvMaps& maps, void* dst, float* partial, cudaStream_t stream) {
+                       const WgmmaConvMaps& maps, bool round_tf32, void* dst, float* partial,
+                       cudaStream_t stream) {
   switch (type) {
     case MmaType::tf32:
-      return launch_bn<MmaType::tf32>(g, plan, maps, dst, partial, stream);
+      return launch_bn<MmaType::tf32>(g, plan, maps, round_tf32, dst, partial, stream);
     case MmaType::fp16:
-      return launch_bn<MmaType::fp16>(g, plan, maps, dst, partial, stream);
+      return launch_bn<MmaType::fp16>(g, plan, maps, false, dst, partial, stream);
     case MmaType::bf16:
-      return launch_bn<MmaType::bf16>(g, plan, maps, dst, partial, stream);
+      return launch_bn<MmaType::bf16>(g, plan, maps, false, dst, partial, stream);
   }
 }
 

@@ -33,10 +33,12 @@ WgmmaConvMaps make_wgmma_conv_maps(const Im2colGeometry& r, MmaType type, const 
 // the storage type. With plan.splits > 1 the kernel writes FP32 partials to `partial`
 // (wgmma_conv_partial_elements floats, split after split, each in dst's element order), which
 // launch_mma_split_reduce (im2col_gemm_kernels.hpp, with MmaPlan::splits = plan.splits) then sums
-// in split order into dst.
+// in split order into dst. tf32 with round_tf32: the kernel rounds the operands to nearest tf32
+// in shared memory (tensors that no copy has rounded); without it they must come rounded.
 std::size_t wgmma_conv_partial_elements(const Im2colGeometry& g, const WgmmaConvPlan& plan);
 void launch_wgmma_conv(const Im2colGeometry& g, MmaType type, const WgmmaConvPlan& plan,
-                       const WgmmaConvMaps& maps, void* dst, float* partial, cudaStream_t stream);
+                       const WgmmaConvMaps& maps, bool round_tf32, void* dst, float* partial,
+                       cudaStream_t stream);
 
 // Registers, spills and shared memory of the kernel the plan selects, e.g. "168 registers, 0 B
 // local, 197760 B dynamic shared".

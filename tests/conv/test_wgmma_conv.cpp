@@ -151,9 +151,10 @@ TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
         const MmaType type = mma_type_of(dt);
         const Im2colGeometry r = mma_repacked_geometry(c.g, c.bytes);
         ASSERT_EQ(wgmma_conv_unsupported_reason(r, c.bytes), "") << p.str();
-        // As the backend runs it: repacked where the layout needs it, and tf32 always (the copy
-        // rounds to nearest tf32).
-        const bool repack = mma_needs_repack(c.g, type) || type == MmaType::tf32;
+        // As the backend runs it: repacked where the layout needs it (the copy rounds tf32 to
+        // nearest), else read as they lie, tf32 then rounded by the kernel in shared memory.
+        const bool repack = mma_needs_repack(c.g, type);
+        const bool round_in_smem = type == MmaType::tf32 && !repack;
         bench::DeviceBuffer<unsigned char> src_r(
             repack ? mma_repacked_src_elements(c.g, type) * std::size_t(c.bytes) : 0);
         bench::DeviceBuffer<unsigned char> wei_r(
@@ -177,8 +178,8 @@ TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
               if (partial.bytes() > 0) partial.fill_bytes_async(0xFF, c.stream.get());
               EXPECT_EQ(c.check(data,
                                 [&](cudaStream_t s) {
-                                  launch_wgmma_conv(c.g, type, plan, maps, c.dst.data(),
-                                                    partial.data(), s);
+                                  launch_wgmma_conv(c.g, type, plan, maps, round_in_smem,
+                                                    c.dst.data(), partial.data(), s);
                                   launch_mma_split_reduce(
                                       c.g, type, MmaPlan{MmaTileShape::t128x128, plan.splits},
                                       partial.data(), c.dst.data(), s);
@@ -189,6 +190,45 @@ TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
             }
       }
   EXPECT_EQ(cases, int(problems.size()) * 3 * 2 * 8);  // none skipped
+}
+
+// tf32 read as it lies (nhwc, no repack): the kernel rounds to nearest in shared memory. Inputs
+// 1 + 2^-11 + 2^-12 round up to 1 + 2^-10 and truncate to 1; with weights 1 every output (no
+// padding: 9 C taps each) is 9 C (1 + 2^-10) rounded, 9 C truncated: 0.1% apart, which the tf32
+// tolerance of the random tests would let pass.
+TEST(WgmmaConv, Tf32OperandsAreRoundedToNearestInSharedMemory) {
+  if (const std::string why = testing::gpu_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  if (const std::string why = wgmma_conv_unusable_reason(); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  Problem p = parse_problem("mb2ic64ih10oc64kh3");
+  p.layout = Layout::nhwc;
+  p.dtype = DataType::tf32;
+  HostData data;
+  data.src.assign(std::size_t(p.src_elements()), 1.0f + 0x1.8p-12f);
+  data.wei.assign(std::size_t(p.wei_elements()), 1.0f);
+  testing::DeviceBuffers c(p, data);
+  ASSERT_FALSE(mma_needs_repack(c.g, MmaType::tf32));
+  const Im2colGeometry r = mma_repacked_geometry(c.g, c.bytes);
+  const WgmmaConvPlan plan = wgmma_conv_plan(r, c.bytes, sms);
+  const WgmmaConvMaps maps = make_wgmma_conv_maps(r, MmaType::tf32, plan, c.src.data(),
+                                                  c.wei.data());
+  bench::DeviceBuffer<float> partial(wgmma_conv_partial_elements(c.g, plan));
+  c.dst.fill_bytes_async(0xFF, c.stream.get());
+  launch_wgmma_conv(c.g, MmaType::tf32, plan, maps, true, c.dst.data(), partial.data(),
+                    c.stream.get());
+  launch_mma_split_reduce(c.g, MmaType::tf32, MmaPlan{MmaTileShape::t128x128, plan.splits},
+                          partial.data(), c.dst.data(), c.stream.get());
+  const std::vector<float> out = c.output();
+  const double rounded = 9.0 * 64 * (1.0 + 0x1p-10);
+  int off = 0;
+  for (float v : out) off += std::fabs(double(v) - rounded) > 1e-5 * rounded;
+  EXPECT_EQ(off, 0) << "of " << out.size() << " outputs, e.g. " << out[0] << " against "
+                    << rounded << " rounded, " << 9.0 * 64 << " truncated";
 }
 
 // ---- Variant 11: 1x1 layers on the GEMM engine -------------------------------------------------
