@@ -209,7 +209,7 @@ TEST(WgmmaConv, Tf32OperandsAreRoundedToNearestInSharedMemory) {
   p.layout = Layout::nhwc;
   p.dtype = DataType::tf32;
   HostData data;
-  data.src.assign(std::size_t(p.src_elements()), 1.0f + 0x1.8p-12f);
+  data.src.assign(std::size_t(p.src_elements()), 1.0f + 0x1.8p-11f);  // 1 + 2^-11 + 2^-12
   data.wei.assign(std::size_t(p.wei_elements()), 1.0f);
   testing::DeviceBuffers c(p, data);
   ASSERT_FALSE(mma_needs_repack(c.g, MmaType::tf32));
