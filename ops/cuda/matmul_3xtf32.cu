@@ -1,4 +1,4 @@
-// Variant 14 of the op suite's matmul (ops/cuda/matmul_3xtf32.hpp): fp32 with FP32 accuracy on
+// Variant 15 of the op suite's matmul (ops/cuda/matmul_3xtf32.hpp): fp32 with FP32 accuracy on
 // tensor cores, CUTLASS's 3xTF32 (cutlass/gemm/warp/mma_tensor_op_fast_f32.h) as a split and one
 // tf32 GEMM:
 //   1. split kernels write A' [b][m][3 kp] = [A_big | A_big | A_small] and B' = [B_big | B_small |
@@ -19,8 +19,8 @@
 //
 // Build: part of ops_cuda (the engine's part needs the sm_90a build of core/cuda/gemm/).
 // Run (on a GPU), beside cuBLAS's FP32 GEMM:
-//   build/experiments/myops --backend own_cuda --backend cublaslt --variant 14
-//   --problem matmul:m4096n4096k4096
+//   build/experiments/myops --backend own_cuda --backend cublaslt --variant 15
+//   --problem matmul:m4096n4096k4096:fp32
 #include "ops/cuda/matmul_3xtf32.hpp"
 
 #include <algorithm>
@@ -190,7 +190,7 @@ void tf32x3_launch(const OpArgs& args) {
 std::string tf32x3_describe(const Problem& p) {
   const std::int64_t kp = tf32x3_padded_k(p.k);
   const std::string split =
-      "v14 3xTF32: A' = [A_big|A_big|A_small], B' = [B_big|B_small|B_big] "
+      "v15 3xTF32: A' = [A_big|A_big|A_small], B' = [B_big|B_small|B_big] "
       "(round to nearest tf32) of depth 3x" +
       std::to_string(kp) + ", then ";
   if (on_engine(p))

@@ -1,4 +1,4 @@
-// Variant 14 of the op suite's matmul: fp32 (FP32 accuracy) on tensor cores by 3xTF32. Each
+// Variant 15 of the op suite's matmul: fp32 (FP32 accuracy) on tensor cores by 3xTF32. Each
 // operand is split into two tf32 values (ops/cuda/tf32_split.hpp) in the workspace, A' = [A_big |
 // A_big | A_small] and B' = [B_big | B_small | B_big] along k, and one tf32 GEMM of depth 3 kp sums
 // the three products in one FP32 accumulator: the Hopper engine (core/cuda/gemm/, B' written
@@ -14,9 +14,9 @@
 
 namespace ops::cuda {
 
-constexpr int kTf32x3Variant = 14;
+constexpr int kTf32x3Variant = 15;
 
-// Whether variant 14 runs p here: fp32, the split problem (depth 3 kp) inside the engine's or
+// Whether variant 15 runs p here: fp32, the split problem (depth 3 kp) inside the engine's or
 // variant 3's limits, a device of compute capability 8.0 or newer; false without a device.
 bool tf32x3_runs(const Problem& p);
 
@@ -26,7 +26,7 @@ std::size_t tf32x3_workspace_bytes(const Problem& p);
 // Enqueues the split and the GEMM on args.stream (check tf32x3_runs first).
 void tf32x3_launch(const OpArgs& args);
 
-// "v14 3xTF32: ... then v4 wgmma sm90a tf32 ...": the split and the GEMM's plan.
+// "v15 3xTF32: ... then v4 wgmma sm90a tf32 ...": the split and the GEMM's plan.
 std::string tf32x3_describe(const Problem& p);
 
 }  // namespace ops::cuda

@@ -32,7 +32,7 @@ std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
   if (p.dtype == DataType::fp32) {
-    // The warp-tiled SGEMMs (11-13) and 3xTF32 (14) are offered after variant 2, by --variant
+    // The warp-tiled SGEMMs (11-14) and 3xTF32 (15) are offered after variant 2, by --variant
     // only, until measured against it and cuBLAS's FP32 GEMM.
     std::vector<int> v{2, 1};
     if (sgemm_runs(p))

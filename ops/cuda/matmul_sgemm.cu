@@ -1,4 +1,4 @@
-// Variants 11-13 of the op suite's matmul (ops/cuda/matmul_sgemm.hpp): C[b] = A[b] B[b] in strict
+// Variants 11-14 of the op suite's matmul (ops/cuda/matmul_sgemm.hpp): C[b] = A[b] B[b] in strict
 // FP32 on CUDA cores, row-major and contiguous, any m, n, k (no alignment beyond the tensors'
 // 16 bytes). Written from the techniques of the best-known SGEMMs: CUTLASS's SIMT policy
 // (cutlass/gemm/threadblock/default_mma_core_simt.h and its sm80 multistage pipeline) and
@@ -33,10 +33,11 @@
 // sgemm_runs says no). Registers and spills (sm_90, CUDA 13.0: no spills in any kernel here):
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c ops/cuda/matmul_sgemm.cu -o /dev/null
 //   v11 128x128x8, 256 threads, 4 stages: 128 registers (the cap of 2 blocks/SM); v12
-//   128x128x16, 3 stages: 128; v13 128x128x16, 128 threads of 16x8, 3 stages: 223.
+//   128x128x16, 3 stages: 128; v13 128x128x16, 128 threads of 16x8, 3 stages: 223; v14
+//   128x256x8, 256 threads of 16x8, 3 stages, 1 block/SM: 215.
 // Run (on a GPU), each beside cuBLAS's FP32 GEMM in one process:
 //   build/experiments/myops --backend own_cuda --backend cublaslt --variant 11
-//   --problem matmul:m4096n4096k4096
+//   --problem matmul:m4096n4096k4096:fp32
 // Not yet timed: the measured rule of variant 4 (matmul_plan.cpp) keeps variant 2 first for fp32.
 #include "ops/cuda/matmul_sgemm.hpp"
 
@@ -284,7 +285,7 @@ void sgemm_launch(const OpArgs& args, int variant) {
   const Plan plan = sgemm_plan(*args.p, variant);
   if (plan.splits > 1 && !args.workspace)
     throw std::logic_error("matmul: split-K needs the workspace (workspace_bytes)");
-  static_assert(kSgemmConfigCount == 3, "one launch per configuration");
+  static_assert(kSgemmConfigCount == 4, "one launch per configuration");
   switch (variant - kSgemmFirstVariant) {
     case 0:
       launch<0>(args, plan);
@@ -294,6 +295,9 @@ void sgemm_launch(const OpArgs& args, int variant) {
       break;
     case 2:
       launch<2>(args, plan);
+      break;
+    case 3:
+      launch<3>(args, plan);
       break;
     default:
       throw std::logic_error("matmul: variant " + std::to_string(variant) + " is no SGEMM");

@@ -1,4 +1,4 @@
-// Variants 11-13 of the op suite's matmul: strict FP32 on CUDA cores (no TF32), warp-tiled SGEMMs
+// Variants 11-14 of the op suite's matmul: strict FP32 on CUDA cores (no TF32), warp-tiled SGEMMs
 // fed by a multi-stage cp.async pipeline, one configuration each (kSgemmConfigs), to be timed
 // side by side against variant 2 and cuBLAS's FP32 GEMM. The kernel: ops/cuda/matmul_sgemm.cu;
 // ops/cuda/matmul_plan.cpp lists the variants, ops/cuda/matmul.cu dispatches them.
@@ -28,10 +28,13 @@ struct SgemmConfig {
 // thread) on a 4-stage cp.async pipeline, two blocks per SM. 12: the same with k slices of 16
 // (half the barriers), 3 stages. 13: 4 warps of 64x64 (16x8 a thread: more FMAs per shared
 // load, siboehm's warp-tiling shape), k slices of 16, 3 stages, two blocks of 128 threads per SM.
+// 14: a 128x256x8 tile of 8 warps of 64x64 (16x8 a thread; half the operand traffic per FMA of
+// 11), 3 stages, one block per SM (up to 255 registers).
 inline constexpr SgemmConfig kSgemmConfigs[] = {
     {11, 128, 128, 8, 32, 64, 4, 4, 2},
     {12, 128, 128, 16, 32, 64, 4, 3, 2},
     {13, 128, 128, 16, 64, 64, 4, 3, 2},
+    {14, 128, 256, 8, 64, 64, 4, 3, 1},
 };
 inline constexpr int kSgemmFirstVariant = 11;
 inline constexpr int kSgemmConfigCount = int(sizeof(kSgemmConfigs) / sizeof(kSgemmConfigs[0]));
@@ -43,7 +46,7 @@ inline const SgemmConfig& sgemm_config(int variant) {
   return kSgemmConfigs[variant - kSgemmFirstVariant];
 }
 
-// Whether variants 11-13 run p here: fp32, m, n, k and the tiles in int, a device of compute
+// Whether variants 11-14 run p here: fp32, m, n, k and the tiles in int, a device of compute
 // capability 8.0 or newer (cp.async); false without a device. Never throws.
 bool sgemm_runs(const Problem& p);
 

@@ -76,7 +76,7 @@ TEST(Tf32Split, PaddedDepthAndThirds) {
 }
 
 // C = A B of m x k by k x n on the suite's random inputs (uniform in [-1, 1)), four ways: the
-// float64 reference, plain FP32, 1xTF32 and the 3xTF32 GEMM as variant 14 lays it out; each
+// float64 reference, plain FP32, 1xTF32 and the 3xTF32 GEMM as variant 15 lays it out; each
 // checked against the reference with the op suite's fp32 tolerance.
 TEST(Tf32Split, ThreeTermSumKeepsFp32AccuracyAtK4096) {
   constexpr int m = 8, n = 8, k = 4096;
