@@ -18,6 +18,9 @@
 // in the workspace: b (m + n) 3 kp floats.
 //
 // Build: part of ops_cuda (the engine's part needs the sm_90a build of core/cuda/gemm/).
+// Registers and spills of the split kernels (sm_90, CUDA 13.0: no spills; split_a 18, split_b_rows
+// 26, split_b_k_major 32):
+//   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c ops/cuda/matmul_3xtf32.cu -o /dev/null
 // Run (on a GPU), beside cuBLAS's FP32 GEMM:
 //   build/experiments/myops --backend own_cuda --backend cublaslt --variant 15
 //   --problem matmul:m4096n4096k4096:fp32
