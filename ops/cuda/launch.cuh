@@ -23,6 +23,21 @@ inline int sm_count() {
   return sms;
 }
 
+// Whether the current device has compute capability 8.0 or newer (cp.async, mma.sync with tf32
+// and bf16); false without a device. Never throws; asked once per process.
+inline bool device_sm80() {
+  static const bool ok = [] {
+    int device = 0, major = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return major >= 8;
+  }();
+  return ok;
+}
+
 // A grid-stride grid for kKernel launched with kThreads per block: at most the blocks resident at
 // once (the kernel's occupancy, asked once per kernel, times the SMs), so that no partial second
 // wave follows the first (a kernel of more than 32 registers fits fewer than 8 blocks of 256 per

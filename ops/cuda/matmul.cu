@@ -48,6 +48,16 @@
 //   10 fp16, bf16 with m <= 16 on sm_90: the skinny-M kernel of matmul_skinny.cu (C^T = B^T A^T
 //      on mma.sync, B streamed in 16-byte vectors, split-K over a thread block cluster summed
 //      through distributed shared memory); offered last, by --variant 10, until timed.
+//   11-14 fp32 on CUDA cores, strict FP32: warp-tiled SGEMMs of matmul_sgemm.cu on a multi-stage
+//      cp.async pipeline (sm_80+), one configuration each (matmul_sgemm.hpp): 11 CUTLASS's SIMT
+//      policy (128x128x8, 8 warps of 32x64, 8x8 a thread, 4 stages, 2 blocks/SM), 12 the same
+//      with k slices of 16 (3 stages), 13 4 warps of 64x64 (16x8 a thread), k slices of 16, 14
+//      128x256x8 in 8 warps of 64x64 (16x8 a thread), one block/SM.
+//   15 fp32 with FP32 accuracy on tensor cores, 3xTF32 (matmul_3xtf32.cu): the operands split
+//      into big and small tf32 parts in the workspace, A' = [A_big|A_big|A_small], B' =
+//      [B_big|B_small|B_big] along k, then one tf32 GEMM of depth 3k (the engine on sm_90 where
+//      n % 8 == 0, else variant 3).
+//   11-15 are offered after variant 2, by --variant N, until timed against it and cuBLAS.
 // Small grids split K (variant 2; variant 3 with its 64x64 tile): each split writes its FP32
 // partial C to the workspace, then a second kernel sums them in split order (deterministic).
 // Output tiles go in groups of 8 tile rows, column-major within a group, so that blocks running
@@ -88,8 +98,10 @@
 #include "core/cuda/split_reduce.cuh"
 #include "ops/cuda/kernels.hpp"
 #include "ops/cuda/launch.cuh"
+#include "ops/cuda/matmul_3xtf32.hpp"
 #include "ops/cuda/matmul_engine.hpp"
 #include "ops/cuda/matmul_plan.hpp"
+#include "ops/cuda/matmul_sgemm.hpp"
 #include "ops/cuda/matmul_skinny.hpp"
 
 namespace ops::cuda {
@@ -155,7 +167,7 @@ void launch_naive(const OpArgs& args) {
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-// ---- Split-K's second pass (variants 2 and 3) ---------------------------------------------------
+// ---- Split-K's second pass (variants 2, 3 and 11-14) --------------------------------------------
 
 // C = the sum of the splits' FP32 partials (partial + s * elements), in split order.
 template <MmaDtype T>
@@ -482,6 +494,11 @@ void launch_mma(const OpArgs& args, const Plan& plan) {
 
 }  // namespace
 
+void split_reduce_fp32(const float* partial, int splits, std::int64_t elements, float* c,
+                       cudaStream_t stream) {
+  launch_split_reduce<MmaDtype::tf32>(partial, splits, elements, c, stream);
+}
+
 void matmul_launch(const OpArgs& args, int variant) {
   const Problem& p = *args.p;
   for (const void* ptr : {args.inputs[0], args.inputs[1], static_cast<const void*>(args.output)})
@@ -495,6 +512,8 @@ void matmul_launch(const OpArgs& args, int variant) {
   }
   if (engine_variant(variant) && engine_runs(p)) return engine_launch(args, variant);
   if (variant == kSkinnyVariant) return skinny_launch(args);
+  if (sgemm_variant(variant)) return sgemm_launch(args, variant);
+  if (variant == kTf32x3Variant) return tf32x3_launch(args);
   if ((variant != 2 && variant != 3) || (variant == 2) != (p.dtype == DataType::fp32))
     throw std::logic_error("matmul: variant " + std::to_string(variant) + " does not run " +
                            bench::to_string(p.dtype));

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "ops/cuda/launch.cuh"
+#include "ops/cuda/matmul_3xtf32.hpp"
 #include "ops/cuda/matmul_engine.hpp"
+#include "ops/cuda/matmul_sgemm.hpp"
 #include "ops/cuda/matmul_skinny.hpp"
 
 namespace ops::cuda {
@@ -29,7 +31,15 @@ bool tiled_ok(const Problem& p) {
 std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
-  if (p.dtype == DataType::fp32) return {2, 1};
+  if (p.dtype == DataType::fp32) {
+    // The warp-tiled SGEMMs (11-14) and 3xTF32 (15) are offered after variant 2, by --variant
+    // only, until measured against it and cuBLAS's FP32 GEMM.
+    std::vector<int> v{2, 1};
+    if (sgemm_runs(p))
+      for (int i = 0; i < kSgemmConfigCount; ++i) v.push_back(kSgemmFirstVariant + i);
+    if (tf32x3_runs(p)) v.push_back(kTf32x3Variant);
+    return v;
+  }
   std::vector<int> v =
       engine_runs(p) ? std::vector<int>{4, 3, 1, 5, 6, 7, 8, 9} : std::vector<int>{3, 1};
   // The skinny-M kernel (m <= 16) is offered last, by --variant 10 only, until measured.
@@ -39,6 +49,8 @@ std::vector<int> matmul_variants(const Problem& p) {
 
 std::size_t matmul_workspace_bytes(const Problem& p, int variant) {
   if (engine_variant(variant)) return engine_workspace_bytes(p, variant);
+  if (sgemm_variant(variant)) return sgemm_workspace_bytes(p, variant);
+  if (variant == kTf32x3Variant) return tf32x3_workspace_bytes(p);
   return variant == 2 || variant == 3 ? partial_bytes(p, plan_of(p, variant)) : 0;
 }
 
@@ -46,6 +58,8 @@ std::string matmul_describe(const Problem& p, int variant) {
   if (variant == 1) return "v1 naive: a thread per output, FP32 accumulation";
   if (variant == kSkinnyVariant && skinny_runs(p)) return skinny_describe(p);
   if (engine_variant(variant) && engine_runs(p)) return engine_describe(p, variant);
+  if (sgemm_variant(variant) && sgemm_runs(p)) return sgemm_describe(p, variant);
+  if (variant == kTf32x3Variant && tf32x3_runs(p)) return tf32x3_describe(p);
   const Plan plan = plan_of(p, variant);
   const std::string split = plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "";
   if (variant == 2)

@@ -38,4 +38,9 @@ std::size_t partial_bytes(const Problem& p, const Plan& plan);
 // Enqueues variant `variant` of matmul (matmul.cu): the family's launch.
 void matmul_launch(const OpArgs& args, int variant);
 
+// Split-K's second pass in FP32 (matmul.cu): c = the sum of `splits` partials (partial + s *
+// elements), in split order, on stream.
+void split_reduce_fp32(const float* partial, int splits, std::int64_t elements, float* c,
+                       cudaStream_t stream);
+
 }  // namespace ops::cuda

@@ -1,0 +1,128 @@
+// own_cuda's fp32 matmul variants beyond variant 2, on the GPU against the op suite's float64
+// reference with its fp32 tolerance, every output poisoned with NaN first and the second call's
+// bits equal to the first's:
+//   - 11-14, the warp-tiled SGEMMs (ops/cuda/matmul_sgemm.cu): m and n not multiples of the
+//     128x128 tile, n % 4 != 0 (B copied value by value), k % 4 != 0 and odd, batches, split-K
+//     (few tiles, long k), the smallest shape, issue 26's m3000 n5000 k1000, randomized shapes;
+//   - 15, 3xTF32 (ops/cuda/matmul_3xtf32.cu): the same kinds of shape (n % 8 != 0 takes variant
+//     3's GEMM, n % 8 == 0 the Hopper engine on sm_90), and at k = 4096 a relative L2 error below
+//     2^-15 (the CPU emulation, tests/ops/test_tf32_split.cpp: 2.7e-6, plain FP32 9.9e-7, one tf32
+//     product 2.7e-4; the bound leaves room for the tensor cores' own accumulation), recorded
+//     beside variant 11's on the same data;
+//   - all five offered for fp32 after variant 2, which stays the default.
+// Skipped, with the reason, without a GPU of compute capability 8.0 or newer.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/compare.hpp"
+#include "core/cuda/cuda_check.hpp"
+#include "ops/cuda/own_cuda.hpp"
+#include "ops/data.hpp"
+#include "tests/common/case_helpers.hpp"
+#include "tests/common/gpu_skip.hpp"
+#include "tests/ops/random_ops.hpp"
+
+namespace ops {
+namespace {
+
+using ops::testing::matmul_problem;
+
+constexpr int kVariants[] = {11, 12, 13, 14, 15};
+
+std::string sm80_unavailable_reason() {
+  if (const std::string why = conv::testing::gpu_unavailable_reason(); !why.empty())
+    return "needs a CUDA device: " + why;
+  int device = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 8 ? "" : "needs cp.async and tf32 mma.sync (compute capability 8.0 or newer)";
+}
+#define SKIP_WITHOUT_SM80() MYCONV_SKIP_IF(sm80_unavailable_reason())
+
+std::unique_ptr<Backend> variant_backend(int variant) {
+  BackendOptions options;
+  options.variant = std::to_string(variant);
+  return make_own_cuda_backend(options);
+}
+
+// Two calls of the variant on p, each from a NaN-poisoned output: every output finite, within
+// the tolerance of the float64 reference, the second call's bits the first's. The first call's
+// check, for comparisons of error.
+bench::Correctness check_variant(const Problem& p, int variant) {
+  SCOPED_TRACE(p.str() + " variant " + std::to_string(variant));
+  const auto backend = variant_backend(variant);
+  const bench::Support support = backend->check_support(p);
+  EXPECT_TRUE(support.ok) << support.reason;
+  if (!support.ok) return {};
+  const HostData data = make_host_data(p, 13);
+  const auto inst = backend->prepare(p, data);
+  inst->compile();
+  EXPECT_NE(inst->algorithm().find("v" + std::to_string(variant) + " "), std::string::npos)
+      << inst->algorithm();
+  const bench::testing::PoisonedRuns r =
+      bench::testing::run_twice_after_poison(*inst, std::size_t(p.output_elements()));
+  testing::expect_matches_reference(p, data, r.first, "call 0");
+  testing::expect_matches_reference(p, data, r.second, "call 1");
+  EXPECT_EQ(std::memcmp(r.first.data(), r.second.data(), r.first.size() * sizeof(float)), 0)
+      << "the second call's output differs from the first's";
+  return check_output(p, data, r.first.data());
+}
+
+TEST(MatmulFp32, EdgeShapesMatchTheReference) {
+  SKIP_WITHOUT_SM80();
+  for (int v : kVariants) {
+    check_variant(matmul_problem(1, 129, 130, 31, DataType::fp32), v);      // n % 4, k % 4 != 0
+    check_variant(matmul_problem(1, 200, 264, 1001, DataType::fp32), v);    // n % 8 == 0, k odd
+    check_variant(matmul_problem(3, 70, 96, 100, DataType::fp32), v);       // batches
+    check_variant(matmul_problem(1, 64, 64, 4096, DataType::fp32), v);      // one tile: split-K
+    check_variant(matmul_problem(1, 257, 1031, 2999, DataType::fp32), v);   // split-K, n odd
+    check_variant(matmul_problem(2, 1, 1, 1, DataType::fp32), v);           // the smallest
+    check_variant(matmul_problem(1, 3000, 5000, 1000, DataType::fp32), v);  // issue 26's shape
+  }
+}
+
+TEST(MatmulFp32, RandomShapesMatchTheReference) {
+  SKIP_WITHOUT_SM80();
+  std::mt19937 rng(26);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int v : kVariants)
+    for (int i = 0; i < 3; ++i)
+      check_variant(
+          matmul_problem(pick(1, 3), pick(1, 200), pick(1, 200), pick(1, 1000), DataType::fp32), v);
+}
+
+TEST(MatmulFp32, ThreeTf32KeepsFp32AccuracyAtK4096) {
+  SKIP_WITHOUT_SM80();
+  for (const Problem& p : {matmul_problem(1, 256, 264, 4096, DataType::fp32),     // the engine
+                           matmul_problem(1, 256, 262, 4096, DataType::fp32)}) {  // variant 3
+    const bench::Correctness simt = check_variant(p, 11);
+    const bench::Correctness x3 = check_variant(p, 15);
+    RecordProperty("rel_l2_fp32_" + p.str(), std::to_string(simt.rel_l2_err));
+    RecordProperty("rel_l2_3xtf32_" + p.str(), std::to_string(x3.rel_l2_err));
+    EXPECT_LE(x3.rel_l2_err, std::ldexp(1.0, -15))
+        << p.str() << ": 3xTF32 " << x3.rel_l2_err << ", FP32 " << simt.rel_l2_err;
+  }
+}
+
+TEST(MatmulFp32, OfferedAfterVariant2) {
+  SKIP_WITHOUT_SM80();
+  const Problem p = matmul_problem(1, 512, 512, 512, DataType::fp32);
+  for (int v : kVariants) EXPECT_TRUE(variant_backend(v)->check_support(p).ok) << v;
+  const auto automatic = make_own_cuda_backend(BackendOptions{});
+  const auto inst = automatic->prepare(p, make_host_data(p, 1));
+  inst->compile();
+  EXPECT_EQ(inst->algorithm().rfind("v2 ", 0), 0u) << inst->algorithm();
+  for (int v : kVariants)  // fp32 only
+    EXPECT_FALSE(
+        variant_backend(v)->check_support(matmul_problem(1, 64, 64, 64, DataType::tf32)).ok)
+        << v;
+}
+
+}  // namespace
+}  // namespace ops
