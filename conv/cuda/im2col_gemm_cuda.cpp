@@ -38,6 +38,10 @@
 //   11       fp16, bf16              Hopper: 1x1, stride 1, one group, on the GEMM engine
 //                                    (core/cuda/gemm/), tensors read as they lie
 //                                    (conv/cuda/gemm_1x1.*)
+//   12       fp32 (tf32 as FP32)     Winograd F(2x2,3x3) for 3x3 stride-1 dense layers with one
+//                                    group: filter and input transforms, 16 batched GEMMs on the
+//                                    SGEMM of variants 1-3, output transform, both layouts read
+//                                    and written in place (conv/cuda/winograd.*)
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
 #include <cuda_runtime_api.h>
@@ -60,6 +64,7 @@
 #include "conv/cuda/variant_search.hpp"
 #include "conv/cuda/variant_support.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
+#include "conv/cuda/winograd.hpp"
 #include "conv/im2col_index.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
@@ -303,9 +308,10 @@ class Im2colGemmInstance final : public Instance {
         launch_mma_split_reduce(g_, mma_type_, mma_plan_, partial_.data(), dst_.data(), s);
         break;
       }
-      case Variant::caffe:     // prepare() makes its own instance (conv/cuda/caffe_gemm.cpp)
-      case Variant::gemm_1x1:  // and conv/cuda/gemm_1x1.cpp
-        throw std::logic_error("variants 9 and 11 have no launch in Im2colGemmInstance");
+      case Variant::caffe:     // prepare() makes its own instance (conv/cuda/caffe_gemm.cpp),
+      case Variant::gemm_1x1:  // conv/cuda/gemm_1x1.cpp
+      case Variant::winograd:  // and conv/cuda/winograd.cpp
+        throw std::logic_error("variants 9, 11 and 12 have no launch in Im2colGemmInstance");
     }
   }
 
@@ -494,6 +500,7 @@ class Im2colGemmCudaBackend final : public Backend {
                                                          Variant v, int depthwise_sub) {
     if (v == Variant::caffe) return make_caffe_instance(p, data, variant_name(v));
     if (v == Variant::gemm_1x1) return make_gemm_1x1_instance(p, data);
+    if (v == Variant::winograd) return make_winograd_instance(p, data);
     return std::make_unique<Im2colGemmInstance>(p, data, v, depthwise_sub);
   }
 

@@ -9,6 +9,7 @@
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
+#include "conv/cuda/winograd_config.hpp"
 #include "conv/im2col_index.hpp"
 #include "core/cuda/gemm/gemm.hpp"
 #include "core/dtype.hpp"
@@ -58,6 +59,11 @@ Support variant_support(const Problem& p, Variant v, int depthwise_sub) {
   }
   if (v == Variant::gemm_1x1) {
     if (const std::string why = gemm_1x1_unusable_reason(p); !why.empty()) return Support::no(why);
+    return Support::yes();
+  }
+  if (v == Variant::winograd) {
+    if (const std::string why = winograd_unsupported_reason(p); !why.empty())
+      return Support::no(why);
     return Support::yes();
   }
   if (v == Variant::depthwise) {
