@@ -39,8 +39,9 @@
 //                                    (core/cuda/gemm/), tensors read as they lie
 //                                    (conv/cuda/gemm_1x1.*)
 //   12       fp32 (tf32 as FP32)     Winograd F(2x2,3x3) for 3x3 stride-1 dense layers with one
-//                                    group: filter and input transforms, 16 batched GEMMs on the
-//                                    SGEMM of variants 1-3, output transform, both layouts read
+//                                    group: 12.1 filter and input transforms, 16 batched GEMMs on
+//                                    the SGEMM of variants 1-3, output transform; 12.2 the filter
+//                                    transform, then one kernel for the rest; both layouts read
 //                                    and written in place (conv/cuda/winograd.*)
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
@@ -450,7 +451,7 @@ class Im2colGemmCudaBackend final : public Backend {
   Support check_support(const Problem& p) const override {
     switch (setting_.mode) {
       case VariantSetting::Mode::fixed:
-        return variant_support(p, setting_.variant, setting_.depthwise_sub);
+        return variant_support(p, setting_.variant, setting_.sub);
       case VariantSetting::Mode::automatic:
         return variant_support(p, choose_variant(p, variant_device()).variant);
       case VariantSetting::Mode::search:
@@ -483,8 +484,7 @@ class Im2colGemmCudaBackend final : public Backend {
     for (SearchCandidate& c : candidates) {
       try {
         c.instance = make_variant_instance(
-            p, data, c.variant,
-            setting_.mode == VariantSetting::Mode::fixed ? setting_.depthwise_sub : 0);
+            p, data, c.variant, setting_.mode == VariantSetting::Mode::fixed ? setting_.sub : 0);
       } catch (const bench::Unsupported& e) {
         if (candidates.size() == 1) throw;
         skipped += std::string(skipped.empty() ? "" : "; ") + "v" + std::to_string(int(c.variant)) +
@@ -497,11 +497,11 @@ class Im2colGemmCudaBackend final : public Backend {
 
  private:
   static std::unique_ptr<Instance> make_variant_instance(const Problem& p, const HostData& data,
-                                                         Variant v, int depthwise_sub) {
+                                                         Variant v, int sub) {
     if (v == Variant::caffe) return make_caffe_instance(p, data, variant_name(v));
     if (v == Variant::gemm_1x1) return make_gemm_1x1_instance(p, data);
-    if (v == Variant::winograd) return make_winograd_instance(p, data);
-    return std::make_unique<Im2colGemmInstance>(p, data, v, depthwise_sub);
+    if (v == Variant::winograd) return make_winograd_instance(p, data, sub);
+    return std::make_unique<Im2colGemmInstance>(p, data, v, sub);
   }
 
   VariantSetting setting_;

@@ -59,7 +59,13 @@ VariantSetting parse_variant_setting(const std::string& text) {
   if (text == "8.1" || text == "8.2" || text == "8.3" || text == "8.4" || text == "8.5") {
     s.mode = VariantSetting::Mode::fixed;
     s.variant = Variant::depthwise;
-    s.depthwise_sub = text[2] - '0';
+    s.sub = text[2] - '0';
+    return s;
+  }
+  if (text == "12.1" || text == "12.2") {
+    s.mode = VariantSetting::Mode::fixed;
+    s.variant = Variant::winograd;
+    s.sub = text[3] - '0';
     return s;
   }
   int n = 0;
@@ -79,7 +85,7 @@ VariantSetting parse_variant_setting(const std::string& text) {
         "+ cuBLASLt GEMM, "
         "Caffe-classic), 10 (Hopper wgmma + TMA "
         "implicit GEMM), 11 (1x1 layers on the Hopper GEMM engine, fp16/bf16), 12 (Winograd "
-        "F(2x2,3x3), fp32 3x3 stride 1)");
+        "F(2x2,3x3), fp32 3x3 stride 1; 12.1 separate kernels, 12.2 one fused kernel)");
   s.mode = VariantSetting::Mode::fixed;
   s.variant = Variant(n);
   return s;

@@ -37,19 +37,20 @@ std::string gib(double bytes) {
 
 class WinogradInstance final : public Instance {
  public:
-  WinogradInstance(const Problem& p, const HostData& data)
+  WinogradInstance(const Problem& p, const HostData& data, int sub)
       : p_(p),
+        fused_(sub == 2),
         g_(make_winograd_geometry(p)),
         gemm_(winograd_gemm_geometry(g_)),
         tile_(choose_gemm_tile(gemm_)),
-        splits_(choose_fp32_splits(gemm_, tile_, sm_count())),
+        splits_(fused_ ? 1 : choose_fp32_splits(gemm_, tile_, sm_count())),
         src_(data.src.size() * sizeof(float)),
         wei_(data.wei.size() * sizeof(float)),
         dst_(std::size_t(p.dst_elements()) * sizeof(float)),
         timer_(stream_.get()) {
     const std::size_t u = 16 * std::size_t(g_.oc) * std::size_t(g_.ic);
-    const std::size_t v = 16 * std::size_t(g_.ic) * std::size_t(g_.p);
-    const std::size_t m = 16 * std::size_t(g_.oc) * std::size_t(g_.p);
+    const std::size_t v = fused_ ? 0 : 16 * std::size_t(g_.ic) * std::size_t(g_.p);
+    const std::size_t m = fused_ ? 0 : 16 * std::size_t(g_.oc) * std::size_t(g_.p);
     const std::size_t partial = splits_ > 1 ? std::size_t(splits_) * m : 0;
     const std::size_t bytes = (u + v + m + partial) * sizeof(float);
     std::size_t free = 0, total = 0;
@@ -77,6 +78,7 @@ class WinogradInstance final : public Instance {
 
   void run() override {
     filter_transform();
+    if (fused_) return fused();
     input_transform();
     gemm();
     output_transform();
@@ -96,38 +98,54 @@ class WinogradInstance final : public Instance {
   // The four steps of single calls, each between CUDA events (the launches are enqueued as the
   // stream runs: a step's time includes any wait for its own launch).
   PhaseTimes time_phases(int calls) override {
-    PhaseTimes t{{"filter_transform", "input_transform", "gemm", "output_transform"},
-                 {{}, {}, {}, {}},
+    PhaseTimes t{fused_ ? std::vector<std::string>{"filter_transform", "fused"}
+                        : std::vector<std::string>{"filter_transform", "input_transform", "gemm",
+                                                   "output_transform"},
+                 {},
                  "CUDA events on the instance's stream around each step of single calls (one "
                  "untimed call first)"};
+    const std::size_t steps = t.names.size();
+    t.ms.resize(steps);
     run();
     bench::Event e[5];
     for (int i = 0; i < calls; ++i) {
       e[0].record(stream_.get());
       filter_transform();
       e[1].record(stream_.get());
-      input_transform();
-      e[2].record(stream_.get());
-      gemm();
-      e[3].record(stream_.get());
-      output_transform();
-      e[4].record(stream_.get());
-      e[4].synchronize();
-      for (int s = 0; s < 4; ++s) {
+      if (fused_) {
+        fused();
+        e[2].record(stream_.get());
+      } else {
+        input_transform();
+        e[2].record(stream_.get());
+        gemm();
+        e[3].record(stream_.get());
+        output_transform();
+        e[4].record(stream_.get());
+      }
+      e[steps].synchronize();
+      for (std::size_t s = 0; s < steps; ++s) {
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, e[s].get(), e[s + 1].get()));
-        t.ms[std::size_t(s)].push_back(ms);
+        t.ms[s].push_back(ms);
       }
     }
     return t;
   }
 
-  // e.g. "v12 Winograd F(2x2,3x3), FP32 on CUDA cores: filter, input (nhwc loads) and output
-  // transforms around 16 GEMMs m128 n6272 k128 (128x128x8 tile, 8x8 per thread, 256 threads)".
+  // e.g. "v12 Winograd F(2x2,3x3), FP32 on CUDA cores: 12.1 filter, input (nhwc loads) and
+  // output transforms around 16 GEMMs m128 n6272 k128 (128x128x8 tile, 8x8 per thread, 256
+  // threads)".
   std::string algorithm() const override {
-    std::string s = std::string(variant_name(Variant::winograd)) +
-                    (p_.dtype == DataType::tf32 ? " (tf32: fp32 storage, FP32 math)" : "") +
-                    ": filter, input (" + (g_.nhwc ? "nhwc" : "nchw") +
+    const std::string head = std::string(variant_name(Variant::winograd)) +
+                             (p_.dtype == DataType::tf32 ? " (tf32: fp32 storage, FP32 math)" : "");
+    if (fused_)
+      return head + ": 12.2 filter transform, then one kernel (" + (g_.nhwc ? "nhwc" : "nchw") +
+             "): per block 32 output channels x 32 tiles x 16 transformed elements, input "
+             "patches transformed into shared memory in chunks of 8 channels, 8x8 per thread, "
+             "output transform in the epilogue; " +
+             std::to_string(g_.p) + " tiles";
+    std::string s = head + ": 12.1 filter, input (" + (g_.nhwc ? "nhwc" : "nchw") +
                     " loads) and output transforms around 16 GEMMs m" + std::to_string(g_.oc) +
                     " n" + std::to_string(g_.p) + " k" + std::to_string(g_.ic) + " (" +
                     gemm_tile_name(tile_);
@@ -144,7 +162,8 @@ class WinogradInstance final : public Instance {
 
   nlohmann::ordered_json extra() const override {
     return {{"variant", static_cast<int>(Variant::winograd)},
-            {"tile", gemm_tile_name(tile_)},
+            {"sub_variant", fused_ ? 2 : 1},
+            {"tile", fused_ ? std::string("32x32x16 fused") : gemm_tile_name(tile_)},
             {"tensor_cores", false},
             {"split_k", splits_},
             {"winograd_tiles", g_.p},
@@ -163,12 +182,17 @@ class WinogradInstance final : public Instance {
     if (splits_ > 1)
       launch_fp32_split_reduce(gemm_, splits_, partial_.data(), m_.data(), stream_.get());
   }
+  void fused() {
+    launch_winograd_fused(g_, src(), u_.data(), reinterpret_cast<float*>(dst_.data()),
+                          stream_.get());
+  }
   void output_transform() {
     launch_winograd_output_transform(g_, m_.data(), reinterpret_cast<float*>(dst_.data()),
                                      stream_.get());
   }
 
   Problem p_;
+  bool fused_;  // 12.2
   WinogradGeometry g_;
   Im2colGeometry gemm_;  // the 16 GEMMs as the conv SGEMM's geometry (winograd_gemm_geometry)
   GemmTile tile_;
@@ -182,8 +206,8 @@ class WinogradInstance final : public Instance {
 
 }  // namespace
 
-std::unique_ptr<Instance> make_winograd_instance(const Problem& p, const HostData& data) {
-  return std::make_unique<WinogradInstance>(p, data);
+std::unique_ptr<Instance> make_winograd_instance(const Problem& p, const HostData& data, int sub) {
+  return std::make_unique<WinogradInstance>(p, data, sub);
 }
 
 }  // namespace conv

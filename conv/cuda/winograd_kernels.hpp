@@ -21,4 +21,9 @@ void launch_winograd_input_transform(const WinogradGeometry& g, const float* src
 void launch_winograd_output_transform(const WinogradGeometry& g, const float* m, float* dst,
                                       cudaStream_t stream);
 
+// Sub-variant 12.2: the input transform, the 16 GEMMs (from U[16][OC][IC]) and the output
+// transform in one kernel, no V or M in memory.
+void launch_winograd_fused(const WinogradGeometry& g, const float* src, const float* u, float* dst,
+                           cudaStream_t stream);
+
 }  // namespace conv

@@ -168,7 +168,9 @@ for tool in "${tool_list[@]}"; do
   # every case is unsupported, which --strict lets pass).
   runs+=("myconv_variant9:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 9 --shapes $problems --dtype fp32,tf32,fp16,bf16 --layout nchw,nhwc")
   runs+=("myconv_variant10:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 10 --shapes $wgmma_problems --dtype tf32,fp16,bf16 --layout nchw,nhwc")
-  runs+=("myconv_variant12:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 12 --shapes $winograd_problems --dtype fp32,tf32 --layout nchw,nhwc")
+  for v in 12.1 12.2; do
+    runs+=("myconv_variant$v:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant $v --shapes $winograd_problems --dtype fp32,tf32 --layout nchw,nhwc")
+  done
   if [ -x "$build_dir/experiments/myops" ]; then
     # A variant an op does not have is unsupported (no launch); --strict fails a wrong answer.
     for v in 1 2 3 4; do

@@ -291,36 +291,42 @@ std::vector<Problem> winograd_problems() {
   return testing::limited_by_environment(out);
 }
 
-// Variant 12 (Winograd F(2x2,3x3)) on those, fp32 and tf32, nchw and nhwc: passed against the
-// float64 reference with the output poisoned before each run (the case runner's check), its
-// algorithm and workspace stated.
+// Variant 12 (Winograd F(2x2,3x3)) on those, both sub-variants (12.1 separate kernels, 12.2 one
+// fused kernel), fp32 and tf32, nchw and nhwc: passed against the float64 reference with the
+// output poisoned before each run (the case runner's check; 12.1's workspace too), its algorithm,
+// workspace and step times stated.
 TEST(GpuBackends, WinogradVariantPassesOnRandom3x3Problems) {
-  BackendOptions o;
-  o.variant = "12";
-  const auto registry = make_registry(o);
-  const Backend* b = im2col_gemm_cuda(registry);
-  if (!b) {
-    GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
-  }
-  if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
-    GTEST_SKIP() << why;
-  }
   CaseOptions options = bench::testing::quick_case_options();
-  for (Problem p : winograd_problems())
-    for (DataType dt : {DataType::fp32, DataType::tf32})
-      for (Layout layout : {Layout::nchw, Layout::nhwc}) {
-        p.dtype = dt;
-        p.layout = layout;
-        const HostData data = make_host_data(p, 12);
-        const bench::Result r =
-            run_case(b, "im2col_gemm_cuda", "cuda", "", p, data, options).result;
-        SCOPED_TRACE(p.str() + ": " + bench::to_string(r.status) + " " + r.reason + " / " +
-                     r.algorithm);
-        EXPECT_EQ(r.status, bench::Status::passed);
-        EXPECT_EQ(r.algorithm.rfind("v12 Winograd F(2x2,3x3)", 0), 0u);
-        EXPECT_GT(r.workspace_bytes.value_or(0), 0);
-        EXPECT_TRUE(r.metrics.contains("gemm_ms") && r.metrics.contains("input_transform_ms"));
-      }
+  for (const char* variant : {"12.1", "12.2"}) {
+    BackendOptions o;
+    o.variant = variant;
+    const auto registry = make_registry(o);
+    const Backend* b = im2col_gemm_cuda(registry);
+    if (!b) {
+      GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
+    }
+    if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+      GTEST_SKIP() << why;
+    }
+    const bool fused = std::string(variant) == "12.2";
+    for (Problem p : winograd_problems())
+      for (DataType dt : {DataType::fp32, DataType::tf32})
+        for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+          p.dtype = dt;
+          p.layout = layout;
+          const HostData data = make_host_data(p, 12);
+          const bench::Result r =
+              run_case(b, "im2col_gemm_cuda", "cuda", "", p, data, options).result;
+          SCOPED_TRACE(std::string("--variant ") + variant + " " + p.str() + ": " +
+                       bench::to_string(r.status) + " " + r.reason + " / " + r.algorithm);
+          EXPECT_EQ(r.status, bench::Status::passed);
+          EXPECT_EQ(r.algorithm.rfind("v12 Winograd F(2x2,3x3)", 0), 0u);
+          EXPECT_NE(r.algorithm.find(fused ? ": 12.2 " : ": 12.1 "), std::string::npos);
+          EXPECT_GT(r.workspace_bytes.value_or(0), 0);
+          EXPECT_TRUE(r.metrics.contains("filter_transform_ms"));
+          EXPECT_TRUE(r.metrics.contains(fused ? "fused_ms" : "gemm_ms"));
+        }
+  }
 }
 
 // Variant 12's support answers need no GPU: 3x3 stride-1 dense one-group fp32/tf32 layers yes,

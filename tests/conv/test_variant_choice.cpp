@@ -44,9 +44,18 @@ TEST(VariantChoice, SettingsParseAndBadOnesAreUsageErrors) {
     const VariantSetting s = parse_variant_setting("8." + std::to_string(sub));
     EXPECT_EQ(s.mode, VariantSetting::Mode::fixed);
     EXPECT_EQ(s.variant, Variant::depthwise);
-    EXPECT_EQ(s.depthwise_sub, sub);
+    EXPECT_EQ(s.sub, sub);
   }
-  EXPECT_EQ(parse_variant_setting("8").depthwise_sub, 0);
+  EXPECT_EQ(parse_variant_setting("8").sub, 0);
+  for (int sub : {1, 2}) {
+    const VariantSetting s = parse_variant_setting("12." + std::to_string(sub));
+    EXPECT_EQ(s.mode, VariantSetting::Mode::fixed);
+    EXPECT_EQ(s.variant, Variant::winograd);
+    EXPECT_EQ(s.sub, sub);
+  }
+  EXPECT_EQ(parse_variant_setting("12").sub, 0);
+  for (const char* bad : {"12.0", "12.3", "12.", "11.1"})
+    EXPECT_THROW(parse_variant_setting(bad), bench::UsageError) << bad;
   for (const char* bad : {"0", "13", "x", "auto ", "01", "8.0", "8.6", "7.1", "8.", "011"})
     EXPECT_THROW(parse_variant_setting(bad), bench::UsageError) << bad;
 }
