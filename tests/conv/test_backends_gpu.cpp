@@ -291,10 +291,11 @@ std::vector<Problem> winograd_problems() {
   return testing::limited_by_environment(out);
 }
 
-// Variant 12 (Winograd F(2x2,3x3)) on those, both sub-variants (12.1 separate kernels, 12.2 one
-// fused kernel), fp32 and tf32, nchw and nhwc: passed against the float64 reference with the
-// output poisoned before each run (the case runner's check; 12.1's workspace too), its algorithm,
-// workspace and step times stated.
+// Variant 12 (Winograd F(2x2,3x3)): first its support answers, which need no GPU (3x3 stride-1
+// dense one-group fp32/tf32 layers yes, the others no with the reason); then on those problems,
+// both sub-variants (12.1 separate kernels, 12.2 one fused kernel), fp32 and tf32, nchw and nhwc:
+// passed against the float64 reference with the output poisoned before each run (the case
+// runner's check; 12.1's workspace too), its algorithm, workspace and step times stated.
 TEST(GpuBackends, WinogradVariantPassesOnRandom3x3Problems) {
   CaseOptions options = bench::testing::quick_case_options();
   for (const char* variant : {"12.1", "12.2"}) {
@@ -304,6 +305,15 @@ TEST(GpuBackends, WinogradVariantPassesOnRandom3x3Problems) {
     const Backend* b = im2col_gemm_cuda(registry);
     if (!b) {
       GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
+    }
+    EXPECT_TRUE(b->check_support(parse_problem("mb32ic128ih28oc128kh3ph1")).ok);
+    EXPECT_TRUE(b->check_support(parse_problem("mb1ic3ih5oc7kh3dttf32nhwc")).ok);
+    for (const char* text :
+         {"mb2ic8ih9oc8kh3ph1dtfp16", "mb2ic8ih9oc8kh5ph2", "mb2ic8ih9oc8kh3sh2ph1",
+          "g2mb2ic8ih9oc8kh3ph1", "mb2ic8ih9oc8kh3ph2dh1"}) {
+      const Support s = b->check_support(parse_problem(text));
+      EXPECT_FALSE(s.ok) << text;
+      EXPECT_NE(s.reason.find("variant 12"), std::string::npos) << text << ": " << s.reason;
     }
     if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
       GTEST_SKIP() << why;
@@ -326,27 +336,6 @@ TEST(GpuBackends, WinogradVariantPassesOnRandom3x3Problems) {
           EXPECT_TRUE(r.metrics.contains("filter_transform_ms"));
           EXPECT_TRUE(r.metrics.contains(fused ? "fused_ms" : "gemm_ms"));
         }
-  }
-}
-
-// Variant 12's support answers need no GPU: 3x3 stride-1 dense one-group fp32/tf32 layers yes,
-// the others no with the reason.
-TEST(GpuBackends, WinogradVariantSaysWhyNot) {
-  BackendOptions o;
-  o.variant = "12";
-  const auto registry = make_registry(o);
-  const Backend* b = im2col_gemm_cuda(registry);
-  if (!b) {
-    GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
-  }
-  EXPECT_TRUE(b->check_support(parse_problem("mb32ic128ih28oc128kh3ph1")).ok);
-  EXPECT_TRUE(b->check_support(parse_problem("mb1ic3ih5oc7kh3dttf32nhwc")).ok);
-  for (const char* text :
-       {"mb2ic8ih9oc8kh3ph1dtfp16", "mb2ic8ih9oc8kh5ph2", "mb2ic8ih9oc8kh3sh2ph1",
-        "g2mb2ic8ih9oc8kh3ph1", "mb2ic8ih9oc8kh3ph2dh1"}) {
-    const Support s = b->check_support(parse_problem(text));
-    EXPECT_FALSE(s.ok) << text;
-    EXPECT_NE(s.reason.find("variant 12"), std::string::npos) << text << ": " << s.reason;
   }
 }
 
