@@ -477,18 +477,24 @@ class Im2colGemmCudaBackend final : public Backend {
       label = "auto (" + c.why + "): ";
     } else {
       for (Variant v : variant_candidates(p.dtype))
-        if (variant_support(p, v).ok) candidates.push_back({v, nullptr});
+        if (variant_support(p, v).ok) {
+          if (v == Variant::winograd)  // both sub-variants, until their measurement picks one
+            for (int sub : {1, 2}) candidates.push_back({v, nullptr, sub});
+          else
+            candidates.push_back({v, nullptr});
+        }
       label = "search: ";
     }
     std::string skipped;
     for (SearchCandidate& c : candidates) {
       try {
         c.instance = make_variant_instance(
-            p, data, c.variant, setting_.mode == VariantSetting::Mode::fixed ? setting_.sub : 0);
+            p, data, c.variant,
+            setting_.mode == VariantSetting::Mode::fixed ? setting_.sub : c.sub);
       } catch (const bench::Unsupported& e) {
         if (candidates.size() == 1) throw;
-        skipped += std::string(skipped.empty() ? "" : "; ") + "v" + std::to_string(int(c.variant)) +
-                   ": " + e.what();
+        skipped +=
+            std::string(skipped.empty() ? "" : "; ") + search_candidate_name(c) + ": " + e.what();
       }
     }
     return make_chosen_instance(std::move(candidates), label,

@@ -37,7 +37,8 @@ bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10, 11
 // nhwc strips through shared memory) and "8.4" (nchw whole planes in shared memory), "8.5" (nhwc
 // whole images); plain 8 picks among them; or one of variant 12's: "12.1" (transforms and GEMMs
 // as separate kernels) and "12.2" (one fused kernel after the filter transform); plain 12 is
-// 12.1 until the GPU measurement of both decides. Throws bench::UsageError for anything else.
+// 12.1 until the GPU measurement of both decides (search times both). Throws bench::UsageError for
+// anything else.
 struct VariantSetting {
   enum class Mode { automatic, search, fixed };
   Mode mode = Mode::automatic;
@@ -83,7 +84,8 @@ struct VariantChoice {
 VariantChoice choose_variant(const Problem& p, const VariantDevice& device);
 
 // The variants --variant search times for a dtype: every one that takes it (variant 12 for fp32
-// only: tf32 runs it on --variant 12 alone, its FP32 math no faster than fp32's).
+// only, both its sub-variants: tf32 runs it on --variant 12 alone, its FP32 math no faster than
+// fp32's).
 std::vector<Variant> variant_candidates(DataType dt);
 
 }  // namespace conv

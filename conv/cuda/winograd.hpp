@@ -1,7 +1,8 @@
 // Variant 12 of im2col_gemm_cuda: Winograd F(2x2,3x3) for 3x3, stride-1 convolutions in FP32 on
 // CUDA cores, nchw and nhwc (the algorithm and what it takes: conv/cuda/winograd_config.hpp).
 //
-// Sub-variants, both timed beside each other until the GPU measurement picks one (plain 12 = 12.1):
+// Sub-variants, both timed beside each other (and both by --variant search) until the GPU
+// measurement picks one (plain 12 = 12.1):
 //   12.1  four steps: the filter transform, the input transform (V in memory), the 16 GEMMs (the
 //         conv SGEMM, with its split-K reduction where the grid is short; M in memory) and the
 //         output transform;
