@@ -69,7 +69,9 @@ inline void add_options(CLI::App& app, Options& o) {
                  "implicit GEMM, 5 im2col+GEMM, 6 nhwc repack + implicit GEMM, 10 Hopper wgmma + "
                  "TMA implicit GEMM; fp16/bf16 11 Hopper 1x1 layers on the GEMM engine; any "
                  "dtype 7 direct small-OC, 8 direct depthwise, 9 im2col + cuBLASLt GEMM "
-                 "(Caffe-classic; records the im2col and GEMM times apart)");
+                 "(Caffe-classic; records the im2col and GEMM times apart); fp32/tf32 3x3 "
+                 "stride 1: 12 Winograd F(2x2,3x3) (12.1 separate kernels, the default; 12.2 one "
+                 "fused kernel)");
   app.add_option("--cudnn-api", o.backend_options.cudnn_api,
                  "cuDNN API: graph (a prebuilt execution plan run by cudnnBackendExecute, as "
                  "PyTorch does) or legacy (cudnnConvolutionForward)")

@@ -38,6 +38,11 @@
 //   11       fp16, bf16              Hopper: 1x1, stride 1, one group, on the GEMM engine
 //                                    (core/cuda/gemm/), tensors read as they lie
 //                                    (conv/cuda/gemm_1x1.*)
+//   12       fp32 (tf32 as FP32)     Winograd F(2x2,3x3) for 3x3 stride-1 dense layers with one
+//                                    group: 12.1 filter and input transforms, 16 batched GEMMs on
+//                                    the SGEMM of variants 1-3, output transform; 12.2 the filter
+//                                    transform, then one kernel for the rest; both layouts read
+//                                    and written in place (conv/cuda/winograd.*)
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
 #include <cuda_runtime_api.h>
@@ -60,6 +65,7 @@
 #include "conv/cuda/variant_search.hpp"
 #include "conv/cuda/variant_support.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
+#include "conv/cuda/winograd.hpp"
 #include "conv/im2col_index.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
@@ -306,9 +312,10 @@ class Im2colGemmInstance final : public Instance {
         launch_mma_split_reduce(g_, mma_type_, mma_plan_, partial_.data(), dst_.data(), s);
         break;
       }
-      case Variant::caffe:     // prepare() makes its own instance (conv/cuda/caffe_gemm.cpp)
-      case Variant::gemm_1x1:  // and conv/cuda/gemm_1x1.cpp
-        throw std::logic_error("variants 9 and 11 have no launch in Im2colGemmInstance");
+      case Variant::caffe:     // prepare() makes its own instance (conv/cuda/caffe_gemm.cpp),
+      case Variant::gemm_1x1:  // conv/cuda/gemm_1x1.cpp
+      case Variant::winograd:  // and conv/cuda/winograd.cpp
+        throw std::logic_error("variants 9, 11 and 12 have no launch in Im2colGemmInstance");
     }
   }
 
@@ -448,7 +455,7 @@ class Im2colGemmCudaBackend final : public Backend {
   Support check_support(const Problem& p) const override {
     switch (setting_.mode) {
       case VariantSetting::Mode::fixed:
-        return variant_support(p, setting_.variant, setting_.depthwise_sub);
+        return variant_support(p, setting_.variant, setting_.sub);
       case VariantSetting::Mode::automatic:
         return variant_support(p, choose_variant(p, variant_device()).variant);
       case VariantSetting::Mode::search:
@@ -474,7 +481,12 @@ class Im2colGemmCudaBackend final : public Backend {
       label = "auto (" + c.why + "): ";
     } else {
       for (Variant v : variant_candidates(p.dtype))
-        if (variant_support(p, v).ok) candidates.push_back({v, nullptr});
+        if (variant_support(p, v).ok) {
+          if (v == Variant::winograd)  // both sub-variants, until their measurement picks one
+            for (int sub : {1, 2}) candidates.push_back({v, nullptr, sub});
+          else
+            candidates.push_back({v, nullptr});
+        }
       label = "search: ";
     }
     std::string skipped;
@@ -482,11 +494,11 @@ class Im2colGemmCudaBackend final : public Backend {
       try {
         c.instance = make_variant_instance(
             p, data, c.variant,
-            setting_.mode == VariantSetting::Mode::fixed ? setting_.depthwise_sub : 0);
+            setting_.mode == VariantSetting::Mode::fixed ? setting_.sub : c.sub);
       } catch (const bench::Unsupported& e) {
         if (candidates.size() == 1) throw;
-        skipped += std::string(skipped.empty() ? "" : "; ") + "v" + std::to_string(int(c.variant)) +
-                   ": " + e.what();
+        skipped +=
+            std::string(skipped.empty() ? "" : "; ") + search_candidate_name(c) + ": " + e.what();
       }
     }
     return make_chosen_instance(std::move(candidates), label,
@@ -495,10 +507,11 @@ class Im2colGemmCudaBackend final : public Backend {
 
  private:
   static std::unique_ptr<Instance> make_variant_instance(const Problem& p, const HostData& data,
-                                                         Variant v, int depthwise_sub) {
+                                                         Variant v, int sub) {
     if (v == Variant::caffe) return make_caffe_instance(p, data, variant_name(v));
     if (v == Variant::gemm_1x1) return make_gemm_1x1_instance(p, data);
-    return std::make_unique<Im2colGemmInstance>(p, data, v, depthwise_sub);
+    if (v == Variant::winograd) return make_winograd_instance(p, data, sub);
+    return std::make_unique<Im2colGemmInstance>(p, data, v, sub);
   }
 
   VariantSetting setting_;

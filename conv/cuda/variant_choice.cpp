@@ -37,6 +37,8 @@ const char* variant_name(Variant v) {
       return "v10 implicit GEMM";
     case Variant::gemm_1x1:
       return "v11 1x1 GEMM on the Hopper engine";
+    case Variant::winograd:
+      return "v12 Winograd F(2x2,3x3), FP32 on CUDA cores";
   }
   return "unknown";
 }
@@ -57,13 +59,20 @@ VariantSetting parse_variant_setting(const std::string& text) {
   if (text == "8.1" || text == "8.2" || text == "8.3" || text == "8.4" || text == "8.5") {
     s.mode = VariantSetting::Mode::fixed;
     s.variant = Variant::depthwise;
-    s.depthwise_sub = text[2] - '0';
+    s.sub = text[2] - '0';
+    return s;
+  }
+  if (text == "12.1" || text == "12.2") {
+    s.mode = VariantSetting::Mode::fixed;
+    s.variant = Variant::winograd;
+    s.sub = text[3] - '0';
     return s;
   }
   int n = 0;
   if (text.size() == 1 && text[0] >= '1' && text[0] <= '9') n = text[0] - '0';
   if (text == "10") n = 10;
   if (text == "11") n = 11;
+  if (text == "12") n = 12;
   if (n == 0)
     throw bench::UsageError(
         "--variant '" + text +
@@ -75,7 +84,8 @@ VariantSetting parse_variant_setting(const std::string& text) {
         "shared memory, 8.4 nchw whole planes in shared memory, 8.5 nhwc whole images), 9 (im2col "
         "+ cuBLASLt GEMM, "
         "Caffe-classic), 10 (Hopper wgmma + TMA "
-        "implicit GEMM), 11 (1x1 layers on the Hopper GEMM engine, fp16/bf16)");
+        "implicit GEMM), 11 (1x1 layers on the Hopper GEMM engine, fp16/bf16), 12 (Winograd "
+        "F(2x2,3x3), fp32 3x3 stride 1; 12.1 separate kernels, 12.2 one fused kernel)");
   s.mode = VariantSetting::Mode::fixed;
   s.variant = Variant(n);
   return s;
@@ -150,7 +160,8 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
 std::vector<Variant> variant_candidates(DataType dt) {
   if (dt == DataType::fp32)
     return {Variant::im2col_gemm,  Variant::implicit_gemm, Variant::implicit_gemm_precomp,
-            Variant::small_direct, Variant::depthwise,     Variant::caffe};
+            Variant::small_direct, Variant::depthwise,     Variant::caffe,
+            Variant::winograd};
   return {
       Variant::mma_implicit_gemm,   Variant::mma_im2col_gemm, Variant::mma_repacked_implicit_gemm,
       Variant::small_direct,        Variant::depthwise,       Variant::caffe,

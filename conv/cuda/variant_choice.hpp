@@ -25,21 +25,25 @@ enum class Variant {
   caffe = 9,                       // any dtype: our im2col + cuBLASLt GEMM
   wgmma_implicit_gemm = 10,        // tf32/fp16/bf16 on Hopper: wgmma + TMA implicit GEMM
   gemm_1x1 = 11,                   // fp16/bf16 on Hopper: 1x1 layers on the GEMM engine
+  winograd = 12,                   // fp32 (tf32): 3x3 stride 1, Winograd F(2x2,3x3)
 };
 
 // "v10 implicit GEMM" etc.: the first words of the algorithm text.
 const char* variant_name(Variant v);
 bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10, 11
 
-// --variant: "" or "auto" (the heuristic), "search", a variant number 1-11, or one of variant 8's
+// --variant: "" or "auto" (the heuristic), "search", a variant number 1-12, or one of variant 8's
 // sub-variants "8.1" (the staged depthwise kernels), "8.2" (the strip kernels), "8.3" (the
 // nhwc strips through shared memory) and "8.4" (nchw whole planes in shared memory), "8.5" (nhwc
-// whole images); plain 8 picks among them. Throws bench::UsageError for anything else.
+// whole images); plain 8 picks among them; or one of variant 12's: "12.1" (transforms and GEMMs
+// as separate kernels) and "12.2" (one fused kernel after the filter transform); plain 12 is
+// 12.1 until the GPU measurement of both decides (search times both). Throws bench::UsageError for
+// anything else.
 struct VariantSetting {
   enum class Mode { automatic, search, fixed };
   Mode mode = Mode::automatic;
   Variant variant = Variant::implicit_gemm_precomp;  // Mode::fixed
-  int depthwise_sub = 0;                             // variant 8: 1-5 fixed, 0 chosen
+  int sub = 0;  // sub-variant: variant 8 1-5, variant 12 1-2 fixed; 0 the variant's own
 };
 VariantSetting parse_variant_setting(const std::string& text);
 
@@ -74,9 +78,14 @@ struct VariantChoice {
 //   5. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channels in whole 128-byte
 //      slices) and the filter is not 1x1 with a single k slice: variant 10;
 //   6. tf32/fp16/bf16 otherwise: variant 6 (variant 9 where the mma.sync kernels cannot run).
+// Variant 12 (Winograd F(2x2,3x3), fp32 3x3 stride 1) is in no rule yet: --variant 12 and
+// --variant search run it; whether rule 4 gives it the layers it takes is decided from its GPU
+// measurement beside cuDNN and variant 3.
 VariantChoice choose_variant(const Problem& p, const VariantDevice& device);
 
-// The variants --variant search times for a dtype: every one that takes it.
+// The variants --variant search times for a dtype: every one that takes it (variant 12 for fp32
+// only, both its sub-variants: tf32 runs it on --variant 12 alone, its FP32 math no faster than
+// fp32's).
 std::vector<Variant> variant_candidates(DataType dt);
 
 }  // namespace conv

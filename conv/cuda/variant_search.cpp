@@ -66,7 +66,7 @@ class ChosenInstance final : public Instance {
     if (!search_) return chosen_.instance->compile();
     double best = 0;
     for (SearchCandidate& c : candidates_) {
-      const std::string v = "v" + std::to_string(int(c.variant));
+      const std::string v = search_candidate_name(c);
       try {
         c.instance->compile();
         const double ms = time_candidate(*c.instance);

@@ -16,7 +16,13 @@ namespace conv {
 struct SearchCandidate {
   Variant variant;
   std::unique_ptr<Instance> instance;  // null: could not be prepared (skipped)
+  int sub = 0;                         // a sub-variant searched on its own (12.1, 12.2), else 0
 };
+
+// "v12", or "v12.2" for a sub-variant: the candidate's name in the search's timings.
+inline std::string search_candidate_name(const SearchCandidate& c) {
+  return "v" + std::to_string(int(c.variant)) + (c.sub > 0 ? "." + std::to_string(c.sub) : "");
+}
 
 // label: put before the chosen instance's algorithm text ("auto (why): ", "search: ", "");
 // skipped: the candidates that could not be prepared, and why (said in extra()). With search, at

@@ -9,6 +9,7 @@
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
+#include "conv/cuda/winograd_config.hpp"
 #include "conv/im2col_index.hpp"
 #include "core/cuda/gemm/gemm.hpp"
 #include "core/dtype.hpp"
@@ -50,7 +51,7 @@ VariantDevice variant_device() {
   return d;
 }
 
-Support variant_support(const Problem& p, Variant v, int depthwise_sub) {
+Support variant_support(const Problem& p, Variant v, int sub) {
   const std::string dt = bench::to_string(p.dtype);
   if (v == Variant::caffe) {
     if (const std::string why = caffe_unsupported_reason(p); !why.empty()) return Support::no(why);
@@ -60,22 +61,27 @@ Support variant_support(const Problem& p, Variant v, int depthwise_sub) {
     if (const std::string why = gemm_1x1_unusable_reason(p); !why.empty()) return Support::no(why);
     return Support::yes();
   }
+  if (v == Variant::winograd) {  // 12.1 and 12.2 take the same problems
+    if (const std::string why = winograd_unsupported_reason(p); !why.empty())
+      return Support::no(why);
+    return Support::yes();
+  }
   if (v == Variant::depthwise) {
     if (const std::string why = im2col_index_limits(p); !why.empty()) return Support::no(why);
     const Im2colGeometry g = make_im2col_geometry(p);
     if (const std::string why = depthwise_unsupported_reason(g); !why.empty())
       return Support::no("variant 8: " + why);
     const int bytes = bench::storage_bytes(p.dtype);
-    if (depthwise_sub == 2)
+    if (sub == 2)
       if (const std::string why = depthwise_strip_unsupported_reason(g, bytes); !why.empty())
         return Support::no("variant 8.2 (3x3 strip kernels): " + why);
-    if (depthwise_sub == 3)
+    if (sub == 3)
       if (const std::string why = depthwise_pipe_unsupported_reason(g, bytes); !why.empty())
         return Support::no("variant 8.3 (nhwc 3x3 pipelined strips): " + why);
-    if (depthwise_sub == 4)
+    if (sub == 4)
       if (const std::string why = depthwise_plane_unsupported_reason(g, bytes); !why.empty())
         return Support::no("variant 8.4 (nchw 3x3 whole planes): " + why);
-    if (depthwise_sub == 5)
+    if (sub == 5)
       if (const std::string why = depthwise_image_unsupported_reason(g, bytes); !why.empty())
         return Support::no("variant 8.5 (nhwc 3x3 whole images): " + why);
     return Support::yes();

@@ -12,7 +12,7 @@ namespace conv {
 // Which tensor-core kernel families run on the current device (each asked once per process).
 VariantDevice variant_device();
 
-// Whether variant v (variant 8: sub-variant depthwise_sub, 0 for its choice) runs p here.
-Support variant_support(const Problem& p, Variant v, int depthwise_sub = 0);
+// Whether variant v (variants 8 and 12: sub-variant sub, 0 for the variant's own) runs p here.
+Support variant_support(const Problem& p, Variant v, int sub = 0);
 
 }  // namespace conv

@@ -50,11 +50,13 @@ mkdir -p "$out_dir"
 # groups, strides, dilation and padding, in every dtype it takes. Variants 1-3 are FP32, 4-6
 # tensor cores (tf32, fp16, bf16), 7 the direct small-OC kernel (any dtype); 8, the depthwise
 # kernel (any dtype), on depthwise problems (groups = input channels, multiplier 1-4, kernels up
-# to 7, strides 1-3, dilations 1-3).
+# to 7, strides 1-3, dilations 1-3); 10 on one-group problems of 64 or 128 input channels; 12
+# (Winograd, fp32/tf32) on 3x3 stride-1 one-group problems with padding 0-2.
 problems="$out_dir/problems.txt"
 depthwise_problems="$out_dir/depthwise_problems.txt"
 wgmma_problems="$out_dir/wgmma_problems.txt"
-python3 - "$problems" "$problems_n" "$depthwise_problems" "$wgmma_problems" <<'PY'
+winograd_problems="$out_dir/winograd_problems.txt"
+python3 - "$problems" "$problems_n" "$depthwise_problems" "$wgmma_problems" "$winograd_problems" <<'PY'
 import random, sys
 rng = random.Random(20261123)
 lines = []
@@ -96,6 +98,15 @@ while len(wg_lines) < int(sys.argv[2]):
     wg_lines.append(f"mb{rng.randint(1, 3)}ic{ic}ih{ih}iw{iw}oc{oc}kh{kh}kw{kw}sh{sh}sw{sw}"
                     f"ph{ph}pw{pw}dh{dh}dw{dw}")
 open(sys.argv[4], "w").write("\n".join(wg_lines) + "\n")
+rng = random.Random(20261127)  # variant 12's set: 3x3, stride 1, one group, padding 0-2
+wi_lines = []
+while len(wi_lines) < int(sys.argv[2]):
+    ih, iw, ph, pw = rng.randint(1, 23), rng.randint(1, 23), rng.randint(0, 2), rng.randint(0, 2)
+    if ih + 2 * ph < 3 or iw + 2 * pw < 3:
+        continue
+    wi_lines.append(f"mb{rng.randint(1, 3)}ic{rng.randint(1, 40)}ih{ih}iw{iw}oc{rng.randint(1, 40)}"
+                    f"kh3kw3ph{ph}pw{pw}")
+open(sys.argv[5], "w").write("\n".join(wi_lines) + "\n")
 PY
 
 # A randomized op set for myops (fixed seed): each op twice, odd sizes, broadcasts, axis sets.
@@ -157,6 +168,9 @@ for tool in "${tool_list[@]}"; do
   # every case is unsupported, which --strict lets pass).
   runs+=("myconv_variant9:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 9 --shapes $problems --dtype fp32,tf32,fp16,bf16 --layout nchw,nhwc")
   runs+=("myconv_variant10:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant 10 --shapes $wgmma_problems --dtype tf32,fp16,bf16 --layout nchw,nhwc")
+  for v in 12.1 12.2; do
+    runs+=("myconv_variant$v:$build_dir/experiments/myconv --backend im2col_gemm_cuda --variant $v --shapes $winograd_problems --dtype fp32,tf32 --layout nchw,nhwc")
+  done
   if [ -x "$build_dir/experiments/myops" ]; then
     # A variant an op does not have is unsupported (no launch); --strict fails a wrong answer.
     for v in 1 2 3 4; do

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,6 @@
 #if MYCONV_HAVE_CUDA
 #include <cstring>
 #include <limits>
-#include <random>
 
 #include "core/compare.hpp"
 #include "core/cuda/compare_cuda.hpp"
@@ -88,7 +88,7 @@ std::vector<Config> configs() {
   all.insert(all.end(), reduced.begin(), reduced.end());
   std::vector<Config> c;
   for (const char* v :
-       {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "", "auto", "search"}) {
+       {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "", "auto", "search"}) {
     BackendOptions o;
     o.variant = v;
     const std::string label = std::string("--variant ") + (*v ? v : "default");
@@ -103,16 +103,18 @@ std::vector<Config> configs() {
     // from sm_80 on).
     // Variant 10 (Hopper only) runs a problem where one group's channels fill 128-byte slices:
     // it must pass those and say why not for the rest; so does variant 11 (Hopper, fp16/bf16 1x1
-    // layers on the GEMM engine). auto and search take what the default takes.
+    // layers on the GEMM engine), and variant 12 (Winograd, fp32/tf32 3x3 stride-1 layers:
+    // GpuBackends.WinogradVariantPassesOnRandom3x3Problems). auto and search take what the
+    // default takes.
     const bool chooses = variant.empty() || variant == "auto" || variant == "search";
     c.push_back({"im2col_gemm_cuda", o, label,
-                 chooses                              ? all
-                 : variant == "10" || variant == "11" ? std::vector<DataType>{}
-                 : variant == "7"                     ? every
-                 : variant == "9"                     ? all
-                 : variant == "8"                     ? std::vector<DataType>{}
-                 : tensor_cores                       ? reduced
-                                                      : fp32});
+                 chooses                                                 ? all
+                 : variant == "10" || variant == "11" || variant == "12" ? std::vector<DataType>{}
+                 : variant == "7"                                        ? every
+                 : variant == "9"                                        ? all
+                 : variant == "8"                                        ? std::vector<DataType>{}
+                 : tensor_cores                                          ? reduced
+                                                                         : fp32});
   }
   for (const char* a : {"heuristic", "search", "1"}) {
     BackendOptions o;
@@ -264,6 +266,79 @@ TEST(GpuBackends, DepthwiseVariantPassesAndIsTheDefault) {
   }
 }
 
+// Randomized 3x3 stride-1 problems for variant 12: batch 1-3, odd and even sizes 1-19, padding
+// 0-2 (the output at least 1x1), channels 1-45 (filling no GEMM tile), then fixed ones for the
+// SGEMM's paths: full 128-row tiles, 64- and 32-row tiles, float4 column loads (P % 4 == 0) and
+// split-K (a short grid).
+std::vector<Problem> winograd_problems() {
+  std::vector<Problem> out;
+  for (const char* text : {"mb2ic128ih28oc128kh3ph1", "mb3ic40ih14oc64kh3ph1",
+                           "mb1ic512ih7oc512kh3ph1", "mb1ic24ih8oc20kh3ph1"})
+    out.push_back(parse_problem(text));
+  std::mt19937 rng(1212);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  while (out.size() < 16) {
+    Problem p = parse_problem("mb1ic1ih3oc1kh3");
+    p.mb = pick(1, 3);
+    p.ic = pick(1, 45);
+    p.oc = pick(1, 45);
+    p.ih = pick(1, 19);
+    p.iw = pick(1, 19);
+    p.ph = pick(0, 2);
+    p.pw = pick(0, 2);
+    if (p.validate().empty() && p.unsupported_reason().empty()) out.push_back(p);
+  }
+  return testing::limited_by_environment(out);
+}
+
+// Variant 12 (Winograd F(2x2,3x3)): first its support answers, which need no GPU (3x3 stride-1
+// dense one-group fp32/tf32 layers yes, the others no with the reason); then on those problems,
+// both sub-variants (12.1 separate kernels, 12.2 one fused kernel), fp32 and tf32, nchw and nhwc:
+// passed against the float64 reference with the output poisoned before each run (the case
+// runner's check; 12.1's workspace too), its algorithm, workspace and step times stated.
+TEST(GpuBackends, WinogradVariantPassesOnRandom3x3Problems) {
+  CaseOptions options = bench::testing::quick_case_options();
+  for (const char* variant : {"12.1", "12.2"}) {
+    BackendOptions o;
+    o.variant = variant;
+    const auto registry = make_registry(o);
+    const Backend* b = im2col_gemm_cuda(registry);
+    if (!b) {
+      GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
+    }
+    EXPECT_TRUE(b->check_support(parse_problem("mb32ic128ih28oc128kh3ph1")).ok);
+    EXPECT_TRUE(b->check_support(parse_problem("mb1ic3ih5oc7kh3dttf32nhwc")).ok);
+    for (const char* text :
+         {"mb2ic8ih9oc8kh3ph1dtfp16", "mb2ic8ih9oc8kh5ph2", "mb2ic8ih9oc8kh3sh2ph1",
+          "g2mb2ic8ih9oc8kh3ph1", "mb2ic8ih9oc8kh3ph2dh1"}) {
+      const Support s = b->check_support(parse_problem(text));
+      EXPECT_FALSE(s.ok) << text;
+      EXPECT_NE(s.reason.find("variant 12"), std::string::npos) << text << ": " << s.reason;
+    }
+    if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
+      GTEST_SKIP() << why;
+    }
+    const bool fused = std::string(variant) == "12.2";
+    for (Problem p : winograd_problems())
+      for (DataType dt : {DataType::fp32, DataType::tf32})
+        for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+          p.dtype = dt;
+          p.layout = layout;
+          const HostData data = make_host_data(p, 12);
+          const bench::Result r =
+              run_case(b, "im2col_gemm_cuda", "cuda", "", p, data, options).result;
+          SCOPED_TRACE(std::string("--variant ") + variant + " " + p.str() + ": " +
+                       bench::to_string(r.status) + " " + r.reason + " / " + r.algorithm);
+          EXPECT_EQ(r.status, bench::Status::passed);
+          EXPECT_EQ(r.algorithm.rfind("v12 Winograd F(2x2,3x3)", 0), 0u);
+          EXPECT_NE(r.algorithm.find(fused ? ": 12.2 " : ": 12.1 "), std::string::npos);
+          EXPECT_GT(r.workspace_bytes.value_or(0), 0);
+          EXPECT_TRUE(r.metrics.contains("filter_transform_ms"));
+          EXPECT_TRUE(r.metrics.contains(fused ? "fused_ms" : "gemm_ms"));
+        }
+  }
+}
+
 // --variant auto states the heuristic's choice and search the timed candidates; on a Hopper the
 // heuristic takes variant 10 for a 64-channel 3x3 layer in tf32/fp16/bf16, and variant 10 itself
 // passes there in both layouts.
@@ -304,7 +379,11 @@ TEST(GpuBackends, AutoAndSearchStateTheirChoice) {
             }
           } else if (v == "search") {
             EXPECT_EQ(r.algorithm.rfind("search (v", 0), 0u);
-            EXPECT_TRUE(r.extra.contains("search_median_ms"));
+            ASSERT_TRUE(r.extra.contains("search_median_ms"));
+            if (dt == DataType::fp32 && p.g == 1) {  // a 3x3 stride-1 layer: Winograd timed too
+              EXPECT_TRUE(r.extra["search_median_ms"].contains("v12.1")) << r.extra.dump();
+              EXPECT_TRUE(r.extra["search_median_ms"].contains("v12.2")) << r.extra.dump();
+            }
           } else {
             EXPECT_EQ(r.algorithm.rfind("v10 implicit GEMM wgmma", 0), 0u);
           }
