@@ -49,6 +49,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -217,11 +218,17 @@ class Im2colGemmInstance final : public Instance {
   }
 
   // Variant 10 reads repacked tensors where the layout needs it. tf32 operands are rounded to
-  // nearest tf32 (wgmma would truncate the FP32 values it reads): by the repack copy where there
-  // is one, else by the kernel in shared memory (wgmma_conv.cu), with no copy before it.
-  bool wgmma_needs_repack() const { return mma_needs_repack(g_, mma_type_); }
+  // nearest tf32 (wgmma would truncate the FP32 values it reads): by the repack copy, or, where
+  // the layout needs no repack, by the kernel in shared memory (wgmma_conv.cu) with no copy
+  // before it: wgmma_tf32_rounding's rule.
   bool wgmma_rounds_in_smem() const {
-    return mma_type_ == MmaType::tf32 && !wgmma_needs_repack();
+    return mma_type_ == MmaType::tf32 && !mma_needs_repack(g_, mma_type_) &&
+           wgmma_tf32_rounding(g_, std::getenv("MYCONV_TF32_ROUNDING")) ==
+               WgmmaTf32Rounding::in_kernel;
+  }
+  bool wgmma_needs_repack() const {
+    return mma_needs_repack(g_, mma_type_) ||
+           (mma_type_ == MmaType::tf32 && !wgmma_rounds_in_smem());
   }
 
   void poison_output() override { dst_.fill_bytes_async(0xFF, stream_.get()); }  // NaN in all

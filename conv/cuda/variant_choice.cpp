@@ -7,6 +7,7 @@
 #include "conv/cuda/mma_index.hpp"
 #include "conv/cuda/small_conv_config.hpp"
 #include "conv/cuda/wgmma_conv_config.hpp"
+#include "conv/cuda/winograd_config.hpp"
 #include "conv/im2col_index.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
@@ -139,6 +140,10 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
   if (indexable && small_conv_preferred(g))
     return {Variant::small_direct, "few output channels per group (" + std::to_string(g.ocg) +
                                        " <= 32): a GEMM tile's rows would go unused"};
+  if (winograd_preferred(p))
+    return {Variant::winograd, "fp32 3x3 stride 1, one group, >= " +
+                                   std::to_string(kWinogradMinChannels) +
+                                   " channels: Winograd F(2x2,3x3), 2.25x fewer multiplies"};
   if (p.dtype == DataType::fp32) return {Variant::implicit_gemm_precomp, "fp32 on CUDA cores"};
   if (indexable && device.wgmma) {
     const int bytes = bench::storage_bytes(p.dtype);

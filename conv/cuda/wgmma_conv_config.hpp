@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "conv/im2col_index.hpp"
@@ -118,6 +119,27 @@ inline WgmmaConvPlan wgmma_conv_plan(const Im2colGeometry& g, int element_bytes,
   if (splits > 0) p.splits = std::max(1, std::min(splits, p.slices));
   p.grid = int(std::min<std::int64_t>(p.units(), sms));
   return p;
+}
+
+// Where tf32 operands are rounded to nearest when the layout needs no repack: by a copy before
+// the kernel (the repack's, which then also runs in nhwc), or by the kernel in shared memory as
+// each stage lands (256 consumer threads, a fence and a barrier per stage: more shared-memory
+// traffic beside the MMAs, no pass over the input in memory). The rule, from one H100 run of
+// ResNet-50 in nhwc tf32 (results/h100/20261127_conv_tf32_rounding/): in the kernel for 1x1
+// filters, where the layer is one pass over its input and the copy is most of the time
+// (res2_1x1_up 60 us against cuDNN's 53); by the copy for the others, where each input value
+// feeds KH*KW taps and the per-stage rounding made the kernel slower (res3_3x3 72 us, res4_3x3
+// 69 us against 62 and 43 in nchw, whose repack rounds). `setting`: MYCONV_TF32_ROUNDING's value
+// (null, "" or "auto": the rule; "copy" or "kernel" force one, to time both); anything else
+// throws std::invalid_argument.
+enum class WgmmaTf32Rounding { copy, in_kernel };
+inline WgmmaTf32Rounding wgmma_tf32_rounding(const Im2colGeometry& g, const char* setting) {
+  const std::string v = setting ? setting : "";
+  if (v == "copy") return WgmmaTf32Rounding::copy;
+  if (v == "kernel") return WgmmaTf32Rounding::in_kernel;
+  if (!v.empty() && v != "auto")
+    throw std::invalid_argument("MYCONV_TF32_ROUNDING='" + v + "': expected auto, copy or kernel");
+  return g.kh * g.kw == 1 ? WgmmaTf32Rounding::in_kernel : WgmmaTf32Rounding::copy;
 }
 
 // "128x128 tile, 64-value k slices, 4 stages, 104 persistent blocks over 104 tile splits,

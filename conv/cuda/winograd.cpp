@@ -207,6 +207,7 @@ class WinogradInstance final : public Instance {
 }  // namespace
 
 std::unique_ptr<Instance> make_winograd_instance(const Problem& p, const HostData& data, int sub) {
+  if (sub == 0) sub = winograd_sub_variant(make_winograd_geometry(p));
   return std::make_unique<WinogradInstance>(p, data, sub);
 }
 

@@ -26,7 +26,8 @@
 
 namespace conv {
 
-// Variant 12's instance (winograd_unsupported_reason(p) empty), sub-variant sub (1 or 2; 0 = 1):
+// Variant 12's instance (winograd_unsupported_reason(p) empty), sub-variant sub (1 or 2; 0:
+// winograd_sub_variant's choice):
 // buffers allocated, inputs uploaded. Throws bench::Unsupported where the workspace does not fit
 // in the device's free memory.
 std::unique_ptr<Instance> make_winograd_instance(const Problem& p, const HostData& data, int sub);

@@ -88,6 +88,28 @@ inline WinogradGeometry make_winograd_geometry(const Problem& p) {
   return g;
 }
 
+// --variant auto's rule 3b (conv/cuda/variant_choice.hpp): variant 12 for the fp32 layers it
+// takes with at least kWinogradMinChannels input and output channels, the range measured: on an
+// H100, ResNet-50's four 3x3 stride-1 layers (64-512 channels, batch 32) ran 1.25-2.49x cuDNN's
+// speed in nchw and 0.94-2.49x in nhwc, against 0.44-0.52x for variant 3 on res3_3x3
+// (results/h100/20261127_conv_winograd_fp32/). tf32 keeps the tensor-core variants.
+inline constexpr std::int64_t kWinogradMinChannels = 64;
+inline bool winograd_preferred(const Problem& p) {
+  return p.dtype == DataType::fp32 && winograd_unsupported_reason(p).empty() &&
+         p.ic >= kWinogradMinChannels && p.oc >= kWinogradMinChannels;
+}
+
+// Which sub-variant plain `--variant 12` and `--variant auto` run: 12.2 (one fused kernel, one
+// 256-thread block per SM, V and M never in memory) where the layer has many tiles, 12.1 (the
+// separate kernels around the conv SGEMM) otherwise. From one H100 run of ResNet-50's four fp32
+// 3x3 stride-1 layers at batch 32, nchw and nhwc (results/h100/20261127_conv_winograd_fp32/):
+// 12.2 faster at 56x56 (P = 25088 tiles: 170 against 202 us), 12.1 at 28x28 and below (P =
+// 6272 and fewer: 147 against 161 us at res3, 138 against 210 at res5).
+inline constexpr int kWinogradFusedMinTiles = 12544;
+inline int winograd_sub_variant(const WinogradGeometry& g) {
+  return g.p >= kWinogradFusedMinTiles ? 2 : 1;
+}
+
 // The 16 GEMMs M[xi] = U[xi] V[xi] as the conv SGEMM (conv/cuda/im2col_gemm_kernels.hpp, variant
 // 1's GEMM from column matrices) sees them: a 1x1 convolution with 16 groups (one per xi) of IC
 // input and OC output channels over one nchw image of 1 x P pixels. Its weights [G][OC/G][K] are

@@ -94,12 +94,12 @@ TEST(VariantChoice, DirectKernelsAndFp32) {
                 Variant::depthwise);
       EXPECT_EQ(choose_variant(problem("mb2ic4ih64oc8kh5", dt), d).variant, Variant::small_direct);
     }
-  EXPECT_EQ(choose_variant(problem("mb32ic64ih56oc64kh3ph1", DataType::fp32), kHopper).variant,
+  EXPECT_EQ(choose_variant(problem("mb32ic64ih56oc64kh3sh2ph1", DataType::fp32), kHopper).variant,
             Variant::implicit_gemm_precomp);
-  // Short fp32 grids (res3, res5 at batch 32; 196 and 52 tiled blocks on 132 SMs) stay with
-  // variant 3, whose split-K fills the GPU: it measured faster than variant 7 there.
-  for (const char* text :
-       {"mb32ic128ih28oc128kh3ph1", "mb32ic512ih7oc512kh3ph1", "mb32ic64ih14oc384kh1"})
+  // Short fp32 grids that Winograd does not take (a 1x1 layer; a 3x3 one with 32 input
+  // channels) stay with variant 3, whose split-K fills the GPU: it measured faster than variant 7
+  // there.
+  for (const char* text : {"mb32ic32ih28oc128kh3ph1", "mb32ic64ih14oc384kh1"})
     EXPECT_EQ(choose_variant(problem(text, DataType::fp32), kHopper).variant,
               Variant::implicit_gemm_precomp)
         << text;
@@ -233,21 +233,30 @@ TEST(VariantChoice, SearchCandidatesTakeTheDtype) {
   }
 }
 
-// Variant 12 is in no rule of the heuristic yet (its GPU measurement decides): the layers it
-// takes, ResNet-50's fp32 3x3 stride-1 ones among them, keep their variant.
-TEST(VariantChoice, WinogradIsNotChosenAutomatically) {
-  for (const char* text :
-       {"mb32ic64ih56oc64kh3ph1", "mb32ic128ih28oc128kh3ph1", "mb32ic256ih14oc256kh3ph1",
-        "mb32ic512ih7oc512kh3ph1", "mb1ic3ih5oc7kh3"})
-    for (DataType dt : {DataType::fp32, DataType::tf32})
-      for (Layout layout : {Layout::nchw, Layout::nhwc})
-        for (const VariantDevice& device : {kHopper, kAmpere, kNoTensorCores}) {
-          const Problem p = problem(text, dt, layout);
-          ASSERT_EQ(winograd_unsupported_reason(p), "") << text;
-          EXPECT_NE(choose_variant(p, device).variant, Variant::winograd) << p.str();
-        }
-  EXPECT_EQ(choose_variant(problem("mb32ic128ih28oc128kh3ph1", DataType::fp32), kHopper).variant,
-            Variant::implicit_gemm_precomp);
+// Variant 12 for fp32 3x3 stride-1 layers with >= 64 channels (rule 3b), on every device; tf32
+// keeps its tensor-core variants, and small layers stay with the other rules. Its sub-variant:
+// 12.2 from 12544 2x2 tiles (ResNet-50's res2_3x3 at batch 32), else 12.1.
+TEST(VariantChoice, WinogradForFp32ThreeByThreeStrideOneLayers) {
+  for (const char* text : {"mb32ic64ih56oc64kh3ph1", "mb32ic128ih28oc128kh3ph1",
+                           "mb32ic256ih14oc256kh3ph1", "mb32ic512ih7oc512kh3ph1"})
+    for (Layout layout : {Layout::nchw, Layout::nhwc})
+      for (const VariantDevice& device : {kHopper, kAmpere, kNoTensorCores}) {
+        EXPECT_EQ(choose_variant(problem(text, DataType::fp32, layout), device).variant,
+                  Variant::winograd)
+            << text;
+        EXPECT_NE(choose_variant(problem(text, DataType::tf32, layout), device).variant,
+                  Variant::winograd)
+            << text;
+      }
+  EXPECT_NE(choose_variant(problem("mb1ic3ih5oc7kh3", DataType::fp32), kHopper).variant,
+            Variant::winograd);
+  EXPECT_NE(choose_variant(problem("mb32ic32ih28oc128kh3ph1", DataType::fp32), kHopper).variant,
+            Variant::winograd);
+  EXPECT_NE(choose_variant(problem("mb32ic128ih28oc128kh3sh2ph1", DataType::fp32), kHopper).variant,
+            Variant::winograd);
+  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(problem("mb32ic64ih56oc64kh3ph1", DataType::fp32, Layout::nchw))), 2);
+  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(problem("mb32ic128ih28oc128kh3ph1", DataType::fp32, Layout::nchw))), 1);
+  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(problem("mb8ic512ih7oc512kh3ph1", DataType::fp32, Layout::nchw))), 1);
 }
 
 }  // namespace

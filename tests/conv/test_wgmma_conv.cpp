@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,17 @@ TEST(WgmmaConvPlan, SupportNeedsOneGroupAndWholeSlices) {
   EXPECT_NE(wgmma_conv_unsupported_reason(geometry("g2mb2ic128ih9oc128kh3ph1"), 2), "");
   EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb2ic64ih40oc64kh3sh9"), 2), "");
   EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb2ic64ih40oc64kh3ph1"), 8), "");
+}
+
+TEST(WgmmaConvPlan, Tf32RoundingInTheKernelFor1x1FiltersByTheCopyElse) {
+  const Im2colGeometry one = geometry("mb32ic64ih56oc256kh1");
+  const Im2colGeometry three = geometry("mb32ic128ih28oc128kh3ph1");
+  EXPECT_EQ(wgmma_tf32_rounding(one, nullptr), WgmmaTf32Rounding::in_kernel);
+  EXPECT_EQ(wgmma_tf32_rounding(three, ""), WgmmaTf32Rounding::copy);
+  EXPECT_EQ(wgmma_tf32_rounding(three, "auto"), WgmmaTf32Rounding::copy);
+  EXPECT_EQ(wgmma_tf32_rounding(three, "kernel"), WgmmaTf32Rounding::in_kernel);
+  EXPECT_EQ(wgmma_tf32_rounding(one, "copy"), WgmmaTf32Rounding::copy);
+  EXPECT_THROW(wgmma_tf32_rounding(one, "fast"), std::invalid_argument);
 }
 
 TEST(WgmmaConvPlan, TileDepthAndSharedMemory) {
