@@ -75,7 +75,7 @@ struct VariantChoice {
 //      kernel;
 //   3b. fp32, a 3x3 stride-1 undilated filter, one group, >= 64 input and output channels
 //      (winograd_preferred, conv/cuda/winograd_config.hpp, with its H100 measurements): variant
-//      12, Winograd F(2x2,3x3); 12.2 where the layer has >= 12544 2x2 output tiles, else 12.1;
+//      12, Winograd F(2x2,3x3); 12.2 for <= 64 input channels over >= 12544 2x2 output tiles, else 12.1;
 //   4. fp32: variant 3 (with its split-K where the grid is short), short grids included: variant
 //      7 is slower there (ResNet-50's res3/res4/res5 3x3 layers: small_conv_preferred's comment);
 //   5. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channels in whole 128-byte

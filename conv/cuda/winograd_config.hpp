@@ -91,8 +91,9 @@ inline WinogradGeometry make_winograd_geometry(const Problem& p) {
 // --variant auto's rule 3b (conv/cuda/variant_choice.hpp): variant 12 for the fp32 layers it
 // takes with at least kWinogradMinChannels input and output channels, the range measured: on an
 // H100, ResNet-50's four 3x3 stride-1 layers (64-512 channels, batch 32) ran 1.25-2.49x cuDNN's
-// speed in nchw and 0.94-2.49x in nhwc, against 0.44-0.52x for variant 3 on res3_3x3
-// (results/h100/20261127_conv_winograd_fp32/). tf32 keeps the tensor-core variants.
+// speed in nchw and 0.94-2.49x in nhwc, against 0.44-0.52x for variant 3 on res3_3x3; VGG-16's
+// eight such layers (batch 16) 1.03-2.59x (results/h100/20261127_conv_winograd_fp32/). tf32 keeps
+// the tensor-core variants.
 inline constexpr std::int64_t kWinogradMinChannels = 64;
 inline bool winograd_preferred(const Problem& p) {
   return p.dtype == DataType::fp32 && winograd_unsupported_reason(p).empty() &&
@@ -100,14 +101,17 @@ inline bool winograd_preferred(const Problem& p) {
 }
 
 // Which sub-variant plain `--variant 12` and `--variant auto` run: 12.2 (one fused kernel, one
-// 256-thread block per SM, V and M never in memory) where the layer has many tiles, 12.1 (the
-// separate kernels around the conv SGEMM) otherwise. From one H100 run of ResNet-50's four fp32
-// 3x3 stride-1 layers at batch 32, nchw and nhwc (results/h100/20261127_conv_winograd_fp32/):
-// 12.2 faster at 56x56 (P = 25088 tiles: 170 against 202 us), 12.1 at 28x28 and below (P =
-// 6272 and fewer: 147 against 161 us at res3, 138 against 210 at res5).
+// 256-thread block per SM, V and M never in memory) for layers of at most 64 input channels and
+// many tiles, 12.1 (the separate kernels around the conv SGEMM) otherwise. From one H100 run of
+// ResNet-50's four fp32 3x3 stride-1 layers (batch 32) and VGG-16's (batch 16), nchw and nhwc
+// (results/h100/20261127_conv_winograd_fp32/): 12.2 faster on the 64-channel layers (res2_3x3
+// 170 against 202 us, conv1_2 1321 against 1538; conv2_1, 64 -> 128 channels at 112x112, within
+// 2% either way), 12.1 on every layer of 128 channels or more (res3_3x3 147 against 161,
+// conv2_2 1096 against 1255, conv4_2 847 against 1190).
+inline constexpr int kWinogradFusedMaxChannels = 64;
 inline constexpr int kWinogradFusedMinTiles = 12544;
 inline int winograd_sub_variant(const WinogradGeometry& g) {
-  return g.p >= kWinogradFusedMinTiles ? 2 : 1;
+  return g.ic <= kWinogradFusedMaxChannels && g.p >= kWinogradFusedMinTiles ? 2 : 1;
 }
 
 // The 16 GEMMs M[xi] = U[xi] V[xi] as the conv SGEMM (conv/cuda/im2col_gemm_kernels.hpp, variant

@@ -235,7 +235,8 @@ TEST(VariantChoice, SearchCandidatesTakeTheDtype) {
 
 // Variant 12 for fp32 3x3 stride-1 layers with >= 64 channels (rule 3b), on every device; tf32
 // keeps its tensor-core variants, and small layers stay with the other rules. Its sub-variant:
-// 12.2 from 12544 2x2 tiles (ResNet-50's res2_3x3 at batch 32), else 12.1.
+// 12.2 for <= 64 input channels over >= 12544 2x2 tiles (ResNet-50's res2_3x3 at batch 32), else
+// 12.1.
 TEST(VariantChoice, WinogradForFp32ThreeByThreeStrideOneLayers) {
   for (const char* text : {"mb32ic64ih56oc64kh3ph1", "mb32ic128ih28oc128kh3ph1",
                            "mb32ic256ih14oc256kh3ph1", "mb32ic512ih7oc512kh3ph1"})
@@ -254,9 +255,21 @@ TEST(VariantChoice, WinogradForFp32ThreeByThreeStrideOneLayers) {
             Variant::winograd);
   EXPECT_NE(choose_variant(problem("mb32ic128ih28oc128kh3sh2ph1", DataType::fp32), kHopper).variant,
             Variant::winograd);
-  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(problem("mb32ic64ih56oc64kh3ph1", DataType::fp32, Layout::nchw))), 2);
-  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(problem("mb32ic128ih28oc128kh3ph1", DataType::fp32, Layout::nchw))), 1);
-  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(problem("mb8ic512ih7oc512kh3ph1", DataType::fp32, Layout::nchw))), 1);
+  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
+                problem("mb32ic64ih56oc64kh3ph1", DataType::fp32, Layout::nchw))),
+            2);
+  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
+                problem("mb32ic128ih28oc128kh3ph1", DataType::fp32, Layout::nchw))),
+            1);
+  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
+                problem("mb8ic512ih7oc512kh3ph1", DataType::fp32, Layout::nchw))),
+            1);
+  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
+                problem("mb16ic128ih112oc128kh3ph1", DataType::fp32, Layout::nchw))),
+            1);
+  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
+                problem("mb16ic64ih224oc64kh3ph1", DataType::fp32, Layout::nchw))),
+            2);
 }
 
 }  // namespace
