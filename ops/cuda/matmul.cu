@@ -53,11 +53,15 @@
 //      policy (128x128x8, 8 warps of 32x64, 8x8 a thread, 4 stages, 2 blocks/SM), 12 the same
 //      with k slices of 16 (3 stages), 13 4 warps of 64x64 (16x8 a thread), k slices of 16, 14
 //      128x256x8 in 8 warps of 64x64 (16x8 a thread), one block/SM.
+//   16-18 the same kernel with the fragments double-buffered in registers: 16 variant 12 with 4
+//      stages, 17 256x128x16 in 16 warps of 32x64 (one block of 512 threads/SM), 18 128x256x16
+//      in 8 warps of 64x64, 4 stages, one block/SM.
 //   15 fp32 with FP32 accuracy on tensor cores, 3xTF32 (matmul_3xtf32.cu): the operands split
 //      into big and small tf32 parts in the workspace, A' = [A_big|A_big|A_small], B' =
 //      [B_big|B_small|B_big] along k, then one tf32 GEMM of depth 3k (the engine on sm_90 where
 //      n % 8 == 0, else variant 3).
-//   11-15 are offered after variant 2, by --variant N, until timed against it and cuBLAS.
+//   Variant 12 is fp32's default on sm_80+ (timed against cuBLAS: matmul_plan.cpp), 2 elsewhere;
+//   the other SGEMMs and 15 are offered after them, by --variant N.
 // Small grids split K (variant 2; variant 3 with its 64x64 tile): each split writes its FP32
 // partial C to the workspace, then a second kernel sums them in split order (deterministic).
 // Output tiles go in groups of 8 tile rows, column-major within a group, so that blocks running
@@ -167,7 +171,7 @@ void launch_naive(const OpArgs& args) {
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-// ---- Split-K's second pass (variants 2, 3 and 11-14) --------------------------------------------
+// ---- Split-K's second pass (variants 2, 3, 11-14, 16-18) ---------------------------------------
 
 // C = the sum of the splits' FP32 partials (partial + s * elements), in split order.
 template <MmaDtype T>

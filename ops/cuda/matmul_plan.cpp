@@ -32,11 +32,20 @@ std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
   if (p.dtype == DataType::fp32) {
-    // The warp-tiled SGEMMs (11-14) and 3xTF32 (15) are offered after variant 2, by --variant
-    // only, until measured against it and cuBLAS's FP32 GEMM.
-    std::vector<int> v{2, 1};
+    // Variant 12 first where it runs (sm_80+: cp.async), else variant 2. Timed on an H100 SXM
+    // beside cuBLASLt's CUBLAS_COMPUTE_32F GEMM in one process (results/h100/
+    // 20261127_gemm_fp32_simt/, --timing pure, cuBLASLt's median over ours): v12 0.851 at
+    // 4096^3, 0.859 at 8192^3, 0.904 at m3000n5000k1000, 0.897 at m4096n11008k4096; variant 2
+    // 0.708, 0.713, 0.748, 0.744; 11, 13 and 14 0.77-0.89, below 12 on every shape. 3xTF32
+    // (15) ran 1.26-2.13x cuBLASLt's speed but is not strict FP32 arithmetic (three tf32
+    // products), so it stays by --variant only; 16 and 17 are offered after 12 until timed.
+    std::vector<int> v;
+    if (sgemm_runs(p)) v.push_back(12);
+    v.push_back(2);
+    v.push_back(1);
     if (sgemm_runs(p))
-      for (int i = 0; i < kSgemmConfigCount; ++i) v.push_back(kSgemmFirstVariant + i);
+      for (const SgemmConfig& c : kSgemmConfigs)
+        if (c.variant != 12) v.push_back(c.variant);
     if (tf32x3_runs(p)) v.push_back(kTf32x3Variant);
     return v;
   }

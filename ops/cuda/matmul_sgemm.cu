@@ -1,10 +1,10 @@
-// Variants 11-14 of the op suite's matmul (ops/cuda/matmul_sgemm.hpp): C[b] = A[b] B[b] in strict
-// FP32 on CUDA cores, row-major and contiguous, any m, n, k (no alignment beyond the tensors'
-// 16 bytes). Written from the techniques of the best-known SGEMMs: CUTLASS's SIMT policy
+// Variants 11-14 and 16-18 of the op suite's matmul (ops/cuda/matmul_sgemm.hpp): C[b] = A[b] B[b]
+// in strict FP32 on CUDA cores, row-major and contiguous, any m, n, k (no alignment beyond the
+// tensors' 16 bytes). Written from the techniques of the best-known SGEMMs: CUTLASS's SIMT policy
 // (cutlass/gemm/threadblock/default_mma_core_simt.h and its sm80 multistage pipeline) and
-// siboehm's warp-tiling kernel ("How to optimize a CUDA matmul kernel"). Variant 2 (matmul.cu)
-// stays beside them for comparison; variant 4's default for fp32 stays variant 2 until these are
-// measured against it.
+// siboehm's warp-tiling kernel ("How to optimize a CUDA matmul kernel"). Variant 12 is fp32's
+// default on sm_80+ (the rule and its H100 timings: matmul_plan.cpp); variant 2 (matmul.cu)
+// stays for older devices.
 //
 // The kernel, per block of (bm / wm) x (bn / wn) warps (one template instance per configuration
 // of kSgemmConfigs):
@@ -23,6 +23,10 @@
 //     addresses, B: 32 / lane_rows, each at most 128 contiguous bytes: one wavefront, no bank
 //     conflict) and runs (wm / lane_rows) x (wn * lane_rows / 32) FMAs per thread on them. The k
 //     loop of a slice is fully unrolled.
+//   - fragments (16-18): two register buffers, step kk + 1's loaded while step kk's are
+//     multiplied, across slices too (the barrier sits in a slice's last step, CUTLASS's
+//     mma_multistage.h); 11-14 load each step's fragments before its FMAs and leave the overlap
+//     to the compiler's scheduling of the unrolled loop, which cannot cross the slice's barrier.
 //   - epilogue: each 4x4 block's rows as float4 stores where n % 4 == 0, else value by value,
 //     inside m and n; with split-K (grid y) the FP32 partials go to the workspace and matmul.cu's
 //     second pass (split_reduce_fp32) sums them in split order.
@@ -33,12 +37,15 @@
 // sgemm_runs says no). Registers and spills (sm_90, CUDA 13.0: no spills in any kernel here):
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c ops/cuda/matmul_sgemm.cu -o /dev/null
 //   v11 128x128x8, 256 threads, 4 stages: 128 registers (the cap of 2 blocks/SM); v12
-//   128x128x16, 3 stages: 128; v13 128x128x16, 128 threads of 16x8, 3 stages: 223; v14
-//   128x256x8, 256 threads of 16x8, 3 stages, 1 block/SM: 215.
+//   128x128x16, 3 stages: 128; v13 128x128x16, 128 threads of 16x8, 3 stages: 217; v14
+//   128x256x8, 256 threads of 16x8, 3 stages, 1 block/SM: 217; v16 128x128x16, 4 stages,
+//   fragments double-buffered: 126; v17 256x128x16, 512 threads of 8x8, 3 stages, 1 block/SM,
+//   double-buffered: 128 (the cap of 512 threads); v18 128x256x16, 256 threads of 16x8, 4
+//   stages, 1 block/SM, double-buffered: 214. Compile time (the build's nvcc flags, -O3, sm_90,
+//   CPU user time): 19.3 s for the seven kernels, of which 16-18 take 3.8 s (15.5 s without them).
 // Run (on a GPU), each beside cuBLAS's FP32 GEMM in one process:
 //   build/experiments/myops --backend own_cuda --backend cublaslt --variant 11
 //   --problem matmul:m4096n4096k4096:fp32
-// Not yet timed: the measured rule of variant 4 (matmul_plan.cpp) keeps variant 2 first for fp32.
 #include "ops/cuda/matmul_sgemm.hpp"
 
 #include <cuda_runtime.h>
@@ -62,6 +69,7 @@ struct Sg {
   static constexpr SgemmConfig c = kSgemmConfigs[kIndex];
   static constexpr int BM = c.bm, BN = c.bn, BK = c.bk, WM = c.wm, WN = c.wn;
   static constexpr int kStages = c.stages, kMinBlocks = c.min_blocks;
+  static constexpr bool kFragPipeline = c.frag_pipeline;
   static constexpr int kWarpsN = BN / WN, kWarps = (BM / WM) * kWarpsN, kThreads = kWarps * 32;
   static constexpr int LY = c.lane_rows, LX = 32 / LY;          // lanes along m and along n
   static constexpr int HM = WM / (LY * 4), HN = WN / (LX * 4);  // 4x4 blocks a thread
@@ -80,6 +88,7 @@ struct Sg {
   static_assert(BK % 8 == 0 && BM % kARowsPerCopy == 0 && kAPasses <= 32, "A: whole row pieces");
   static_assert(kThreads % (BN / 4) == 0 && BK % kBRowsPerCopy == 0, "B: whole float4 rows");
   static_assert(kStages >= 2, "a pipeline");
+  static_assert(!kFragPipeline || BK % 2 == 0, "slice s + 1's first fragments go to buffer 0");
 };
 
 // The problem as the kernel sees it (m, n, k and the tile count in int: sgemm_runs).
@@ -180,36 +189,78 @@ __global__ void __launch_bounds__(Sg<kIndex>::kThreads, Sg<kIndex>::kMinBlocks)
   const int ly = lane / T::LX, lx = lane % T::LX;
   const int a_off = warp_m0 + ly * 4, b_off = T::kAFloats + warp_n0 + lx * 4;
   float acc[T::TM][T::TN] = {};
-  int stage = 0;  // slice s lives in stage s % stages
-  for (int s = 0; s < slices; ++s) {
-    bench::cp_async_wait<T::kStages - 2>();  // this thread's copies of slice s have landed
-    // Everyone's copies of slice s are visible, and everyone is done with slice s - 1, whose
-    // stage the next copies overwrite.
-    __syncthreads();
-    const int next = s + T::kStages - 1;
-    if (next < slices) copy_next_slice(stage == 0 ? T::kStages - 1 : stage - 1);
-    bench::cp_async_commit();
-    const float* st = smem + stage * T::kStageFloats;
+  // One k step's fragments from a stage: A's TM and B's TN values as float4s.
+  auto load_fragments = [&](const float* st, int kk, float(&ar)[T::TM], float(&br)[T::TN]) {
 #pragma unroll
-    for (int kk = 0; kk < T::BK; ++kk) {
-      float ar[T::TM], br[T::TN];
-#pragma unroll
-      for (int h = 0; h < T::HM; ++h) {
-        const float4 x =
-            *reinterpret_cast<const float4*>(st + kk * T::kAStride + a_off + h * T::LY * 4);
-        ar[4 * h + 0] = x.x, ar[4 * h + 1] = x.y, ar[4 * h + 2] = x.z, ar[4 * h + 3] = x.w;
-      }
-#pragma unroll
-      for (int h = 0; h < T::HN; ++h) {
-        const float4 y = *reinterpret_cast<const float4*>(st + kk * T::BN + b_off + h * T::LX * 4);
-        br[4 * h + 0] = y.x, br[4 * h + 1] = y.y, br[4 * h + 2] = y.z, br[4 * h + 3] = y.w;
-      }
-#pragma unroll
-      for (int i = 0; i < T::TM; ++i)
-#pragma unroll
-        for (int j = 0; j < T::TN; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
+    for (int h = 0; h < T::HM; ++h) {
+      const float4 x =
+          *reinterpret_cast<const float4*>(st + kk * T::kAStride + a_off + h * T::LY * 4);
+      ar[4 * h + 0] = x.x, ar[4 * h + 1] = x.y, ar[4 * h + 2] = x.z, ar[4 * h + 3] = x.w;
     }
-    stage = stage + 1 == T::kStages ? 0 : stage + 1;
+#pragma unroll
+    for (int h = 0; h < T::HN; ++h) {
+      const float4 y = *reinterpret_cast<const float4*>(st + kk * T::BN + b_off + h * T::LX * 4);
+      br[4 * h + 0] = y.x, br[4 * h + 1] = y.y, br[4 * h + 2] = y.z, br[4 * h + 3] = y.w;
+    }
+  };
+  auto multiply = [&](const float(&ar)[T::TM], const float(&br)[T::TN]) {
+#pragma unroll
+    for (int i = 0; i < T::TM; ++i)
+#pragma unroll
+      for (int j = 0; j < T::TN; ++j) acc[i][j] = fmaf(ar[i], br[j], acc[i][j]);
+  };
+  int stage = 0;  // slice s lives in stage s % stages
+  if constexpr (!T::kFragPipeline) {
+    for (int s = 0; s < slices; ++s) {
+      bench::cp_async_wait<T::kStages - 2>();  // this thread's copies of slice s have landed
+      // Everyone's copies of slice s are visible, and everyone is done with slice s - 1, whose
+      // stage the next copies overwrite.
+      __syncthreads();
+      const int next = s + T::kStages - 1;
+      if (next < slices) copy_next_slice(stage == 0 ? T::kStages - 1 : stage - 1);
+      bench::cp_async_commit();
+      const float* st = smem + stage * T::kStageFloats;
+#pragma unroll
+      for (int kk = 0; kk < T::BK; ++kk) {
+        float ar[T::TM], br[T::TN];
+        load_fragments(st, kk, ar, br);
+        multiply(ar, br);
+      }
+      stage = stage + 1 == T::kStages ? 0 : stage + 1;
+    }
+  } else {
+    // Fragments in two register buffers (CUTLASS's warp-level pipelining, mma_multistage.h):
+    // step kk multiplies the fragments that step kk - 1 loaded while it loads step kk + 1's; the
+    // last step of slice s first waits for slice s + 1 and crosses the barrier (after it, no one
+    // reads slice s: its last fragments are in registers), refills slice s's stage with slice
+    // s + stages, then loads slice s + 1's first fragments, so that the FMAs never wait on
+    // shared memory at a slice's start. Slices s + 1 .. s + stages are in flight at that point.
+    bench::cp_async_wait<T::kStages - 2>();  // slice 0 has landed
+    __syncthreads();
+    if (T::kStages - 1 < slices) copy_next_slice(T::kStages - 1);  // a stage no one reads yet
+    bench::cp_async_commit();
+    float af[2][T::TM], bf[2][T::TN];
+    load_fragments(smem, 0, af[0], bf[0]);
+    for (int s = 0; s < slices; ++s) {
+      const float* st = smem + stage * T::kStageFloats;
+      const int next_stage = stage + 1 == T::kStages ? 0 : stage + 1;
+#pragma unroll
+      for (int kk = 0; kk < T::BK; ++kk) {
+        if (kk + 1 < T::BK) {
+          load_fragments(st, kk + 1, af[(kk + 1) % 2], bf[(kk + 1) % 2]);
+        } else {
+          // Groups committed: slices 0 .. s + stages - 1; slice s + 1 is the oldest needed.
+          bench::cp_async_wait<T::kStages - 2>();
+          __syncthreads();
+          if (s + T::kStages < slices) copy_next_slice(stage);
+          bench::cp_async_commit();
+          // Past the last slice this reads a stage's stale values, never used.
+          load_fragments(smem + next_stage * T::kStageFloats, 0, af[0], bf[0]);
+        }
+        multiply(af[kk % 2], bf[kk % 2]);
+      }
+      stage = next_stage;
+    }
   }
   bench::cp_async_wait<0>();  // no copy outlives the block (the empty trailing groups)
 
@@ -285,8 +336,8 @@ void sgemm_launch(const OpArgs& args, int variant) {
   const Plan plan = sgemm_plan(*args.p, variant);
   if (plan.splits > 1 && !args.workspace)
     throw std::logic_error("matmul: split-K needs the workspace (workspace_bytes)");
-  static_assert(kSgemmConfigCount == 4, "one launch per configuration");
-  switch (variant - kSgemmFirstVariant) {
+  static_assert(kSgemmConfigCount == 7, "one launch per configuration");
+  switch (sgemm_index(variant)) {
     case 0:
       launch<0>(args, plan);
       break;
@@ -298,6 +349,15 @@ void sgemm_launch(const OpArgs& args, int variant) {
       break;
     case 3:
       launch<3>(args, plan);
+      break;
+    case 4:
+      launch<4>(args, plan);
+      break;
+    case 5:
+      launch<5>(args, plan);
+      break;
+    case 6:
+      launch<6>(args, plan);
       break;
     default:
       throw std::logic_error("matmul: variant " + std::to_string(variant) + " is no SGEMM");
@@ -317,8 +377,9 @@ std::string sgemm_describe(const Problem& p, int variant) {
          std::to_string(c.bn) + "x" + std::to_string(c.bk) + ", " + std::to_string(warps) +
          " warps of " + std::to_string(c.wm) + "x" + std::to_string(c.wn) + " (" +
          std::to_string(tm) + "x" + std::to_string(tn) + " a thread), cp.async " +
-         std::to_string(c.stages) + " stages, " + std::to_string(c.min_blocks) + " blocks/SM" +
-         (plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "");
+         std::to_string(c.stages) + " stages, " +
+         (c.frag_pipeline ? "fragments double-buffered, " : "") + std::to_string(c.min_blocks) +
+         " blocks/SM" + (plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "");
 }
 
 }  // namespace ops::cuda

@@ -1,6 +1,7 @@
-// Variants 11-14 of the op suite's matmul: strict FP32 on CUDA cores (no TF32), warp-tiled SGEMMs
-// fed by a multi-stage cp.async pipeline, one configuration each (kSgemmConfigs), to be timed
-// side by side against variant 2 and cuBLAS's FP32 GEMM. The kernel: ops/cuda/matmul_sgemm.cu;
+// Variants 11-14 and 16-18 of the op suite's matmul: strict FP32 on CUDA cores (no TF32),
+// warp-tiled SGEMMs fed by a multi-stage cp.async pipeline, one configuration each
+// (kSgemmConfigs), timed side by side against cuBLAS's FP32 GEMM; 12 is fp32's default on sm_80+
+// (matmul_plan.cpp). The kernel: ops/cuda/matmul_sgemm.cu;
 // ops/cuda/matmul_plan.cpp lists the variants, ops/cuda/matmul.cu dispatches them.
 #pragma once
 
@@ -22,6 +23,7 @@ struct SgemmConfig {
   int wm, wn, lane_rows;
   int stages;
   int min_blocks;
+  bool frag_pipeline;  // registers: load step kk + 1's fragments while multiplying step kk's
 };
 
 // 11: CUTLASS's SIMT SGEMM policy (default_mma_core_simt.h: 128x128x8, warps of 32x64, 8x8 a
@@ -30,24 +32,34 @@ struct SgemmConfig {
 // load, siboehm's warp-tiling shape), k slices of 16, 3 stages, two blocks of 128 threads per SM.
 // 14: a 128x256x8 tile of 8 warps of 64x64 (16x8 a thread; half the operand traffic per FMA of
 // 11), 3 stages, one block per SM (up to 255 registers).
+// 16-18 double-buffer the fragments in registers (step kk + 1's shared loads beside step kk's
+// FMAs, across slices too). 16: variant 12 with that and 4 stages. 17: a 256x128x16 tile (A's
+// rows doubled: each B slice feeds twice the FMAs, a quarter less L2 traffic per FMA than 12) of
+// 16 warps of 32x64 (8x8 a thread, 12's warp tile), 3 stages, one block of 512 threads per SM.
+// 18: variant 14's 128x256 tile with k slices of 16 and 4 stages.
 inline constexpr SgemmConfig kSgemmConfigs[] = {
-    {11, 128, 128, 8, 32, 64, 4, 4, 2},
-    {12, 128, 128, 16, 32, 64, 4, 3, 2},
-    {13, 128, 128, 16, 64, 64, 4, 3, 2},
-    {14, 128, 256, 8, 64, 64, 4, 3, 1},
+    {11, 128, 128, 8, 32, 64, 4, 4, 2, false},  {12, 128, 128, 16, 32, 64, 4, 3, 2, false},
+    {13, 128, 128, 16, 64, 64, 4, 3, 2, false}, {14, 128, 256, 8, 64, 64, 4, 3, 1, false},
+    {16, 128, 128, 16, 32, 64, 4, 4, 2, true},  {17, 256, 128, 16, 32, 64, 4, 3, 1, true},
+    {18, 128, 256, 16, 64, 64, 4, 4, 1, true},
 };
-inline constexpr int kSgemmFirstVariant = 11;
 inline constexpr int kSgemmConfigCount = int(sizeof(kSgemmConfigs) / sizeof(kSgemmConfigs[0]));
 
+// The configuration's index in kSgemmConfigs, -1 for a variant that is no SGEMM of this file.
+constexpr int sgemm_index(int variant) {
+  for (int i = 0; i < kSgemmConfigCount; ++i)
+    if (kSgemmConfigs[i].variant == variant) return i;
+  return -1;
+}
 inline bool sgemm_variant(int variant) {
-  return variant >= kSgemmFirstVariant && variant < kSgemmFirstVariant + kSgemmConfigCount;
+  return sgemm_index(variant) >= 0;
 }
 inline const SgemmConfig& sgemm_config(int variant) {
-  return kSgemmConfigs[variant - kSgemmFirstVariant];
+  return kSgemmConfigs[sgemm_index(variant)];
 }
 
-// Whether variants 11-14 run p here: fp32, m, n, k and the tiles in int, a device of compute
-// capability 8.0 or newer (cp.async); false without a device. Never throws.
+// Whether variants 11-14 and 16-18 run p here: fp32, m, n, k and the tiles in int, a device of
+// compute capability 8.0 or newer (cp.async); false without a device. Never throws.
 bool sgemm_runs(const Problem& p);
 
 // The variant's launch: its tile, k slice and split-K (the rule of variant 2's plan: split where
