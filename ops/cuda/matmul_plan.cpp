@@ -32,20 +32,24 @@ std::vector<int> matmul_variants(const Problem& p) {
   if (p.op != Op::matmul) return {};
   if (!tiled_ok(p)) return {1};
   if (p.dtype == DataType::fp32) {
-    // Variant 12 first where it runs (sm_80+: cp.async), else variant 2. Timed on an H100 SXM
-    // beside cuBLASLt's CUBLAS_COMPUTE_32F GEMM in one process (results/h100/
-    // 20261127_gemm_fp32_simt/, --timing pure, cuBLASLt's median over ours): v12 0.851 at
-    // 4096^3, 0.859 at 8192^3, 0.904 at m3000n5000k1000, 0.897 at m4096n11008k4096; variant 2
-    // 0.708, 0.713, 0.748, 0.744; 11, 13 and 14 0.77-0.89, below 12 on every shape. 3xTF32
-    // (15) ran 1.26-2.13x cuBLASLt's speed but is not strict FP32 arithmetic (three tf32
-    // products), so it stays by --variant only; 16 and 17 are offered after 12 until timed.
+    // Variant 18 first where it runs (sm_80+: cp.async) and its 128x256 tiles make two waves
+    // of an H100's 132 SMs, variant 12 where they would not (its 128x128 tiles, two blocks an SM),
+    // else variant 2. Timed on an H100 SXM beside cuBLASLt's CUBLAS_COMPUTE_32F GEMM in one
+    // process each (results/h100/20261127_gemm_fp32_simt/, --timing pure, cuBLASLt's median over
+    // ours), at 4096^3, 8192^3, m3000n5000k1000, m4096n11008k4096: v18 0.893, 0.900, 0.931,
+    // 0.898; v14 0.892, 0.897, 0.925, 0.894; v12 0.850, 0.859, 0.900, 0.895; v16 0.86-0.91;
+    // 11, 13, 17 0.82-0.89; variant 2 0.708, 0.714, 0.748, 0.743. 3xTF32 (15) ran 1.23-2.13x
+    // cuBLASLt's speed but is not strict FP32 arithmetic (three tf32 products), so it stays by
+    // --variant only. No smaller shape was timed: below two waves variant 12 keeps the SMs busier.
+    constexpr std::int64_t kWideTilesMin = 264;
+    const std::int64_t wide_tiles = (p.m + 127) / 128 * ((p.n + 255) / 256) * p.b;
     std::vector<int> v;
-    if (sgemm_runs(p)) v.push_back(12);
+    if (sgemm_runs(p)) v.push_back(wide_tiles >= kWideTilesMin ? 18 : 12);
     v.push_back(2);
     v.push_back(1);
     if (sgemm_runs(p))
       for (const SgemmConfig& c : kSgemmConfigs)
-        if (c.variant != 12) v.push_back(c.variant);
+        if (c.variant != v.front()) v.push_back(c.variant);
     if (tf32x3_runs(p)) v.push_back(kTf32x3Variant);
     return v;
   }

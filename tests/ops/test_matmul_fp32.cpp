@@ -110,7 +110,8 @@ TEST(MatmulFp32, ThreeTf32KeepsFp32AccuracyAtK4096) {
   }
 }
 
-TEST(MatmulFp32, Variant12IsTheDefault) {
+// The default: variant 18 where its 128x256 tiles make two waves of 132 SMs, variant 12 below.
+TEST(MatmulFp32, Variant18OrVariant12IsTheDefault) {
   SKIP_WITHOUT_SM80();
   const Problem p = matmul_problem(1, 512, 512, 512, DataType::fp32);
   for (int v : kVariants) EXPECT_TRUE(variant_backend(v)->check_support(p).ok) << v;
@@ -118,6 +119,10 @@ TEST(MatmulFp32, Variant12IsTheDefault) {
   const auto inst = automatic->prepare(p, make_host_data(p, 1));
   inst->compile();
   EXPECT_EQ(inst->algorithm().rfind("v12 ", 0), 0u) << inst->algorithm();
+  const Problem wide = matmul_problem(1, 3000, 5000, 40, DataType::fp32);  // 24 x 20 wide tiles
+  const auto wide_inst = automatic->prepare(wide, make_host_data(wide, 1));
+  wide_inst->compile();
+  EXPECT_EQ(wide_inst->algorithm().rfind("v18 ", 0), 0u) << wide_inst->algorithm();
   for (int v : kVariants)  // fp32 only
     EXPECT_FALSE(
         variant_backend(v)->check_support(matmul_problem(1, 64, 64, 64, DataType::tf32)).ok)
