@@ -16,13 +16,11 @@
 // (tests/build/test_libstdcxx_link.sh).
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <string>
-#include <vector>
 
 #include "baselines/conv/backends.hpp"
+#include "baselines/module_loader.hpp"
 #include "baselines/ops/backends.hpp"
-#include "core/system_info.hpp"
 
 namespace {
 
@@ -57,22 +55,9 @@ constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
 // The module, opened once; null with the loader's errors in *why when it cannot be.
 void* onednn_module(std::string* why) {
   static std::string errors;
-  static void* const handle = [] {
-    // Where to look: $MYCONV_ONEDNN_MODULE, the install tree's place beside the program
-    // (PREFIX/bin/myconv -> PREFIX/lib/myconv/), the build tree's path, then beside the program's
-    // build folder (build/experiments/myconv -> build/baselines/).
-    std::vector<std::string> candidates;
-    if (const char* env = std::getenv("MYCONV_ONEDNN_MODULE")) candidates.emplace_back(env);
-    candidates.push_back(bench::executable_dir() + "/../" MYCONV_ONEDNN_INSTALL_DIR
-                                                   "/" MYCONV_ONEDNN_MODULE_NAME);
-    candidates.emplace_back(MYCONV_ONEDNN_MODULE);
-    candidates.push_back(bench::executable_dir() + "/../baselines/" MYCONV_ONEDNN_MODULE_NAME);
-    for (const std::string& path : candidates) {
-      if (void* h = dlopen(path.c_str(), kDlopenFlags)) return h;
-      errors += std::string(errors.empty() ? "" : "; ") + dlerror();
-    }
-    return static_cast<void*>(nullptr);
-  }();
+  static void* const handle = bench::open_module({"MYCONV_ONEDNN_MODULE", MYCONV_ONEDNN_INSTALL_DIR,
+                                                  MYCONV_ONEDNN_MODULE, MYCONV_ONEDNN_MODULE_NAME},
+                                                 kDlopenFlags, &errors);
   if (!handle) *why = "oneDNN module not loaded: " + errors;
   return handle;
 }

@@ -1,6 +1,8 @@
 // Factories of the backends in baselines/ (one .cpp each). Declared unconditionally; each is
 // defined only when its library was found, and called only under the matching MYCONV_HAVE_* guard
 // in experiments/registry/conv.cpp.
+// The LibTorch and oneDNN factories are their loaders' (baselines/libtorch_loader.cpp,
+// onednn_loader.cpp): the backends' code lives in a module of its own.
 #pragma once
 
 #include <memory>

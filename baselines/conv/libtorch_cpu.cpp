@@ -8,6 +8,7 @@
 #include "baselines/conv/backends.hpp"
 #include "baselines/conv/libtorch_conv.hpp"
 #include "baselines/libtorch_cpu_backend.hpp"
+#include "core/cpu_threads.hpp"
 #include "core/error.hpp"
 
 namespace conv {
@@ -81,11 +82,15 @@ class LibtorchInstance final : public Instance {
 };
 
 }  // namespace
-
-std::unique_ptr<Backend> make_libtorch_cpu_backend(const BackendOptions&) {
-  bench::libtorch::apply_cpu_threads();  // --threads, before any case
-  return std::make_unique<
-      bench::libtorch::CpuBackend<Backend, LibtorchInstance, Problem, HostData>>();
-}
-
 }  // namespace conv
+
+// The module's entry point (libmyconv_libtorch.so; baselines/libtorch_loader.cpp opens it): a new
+// backend, owned by the caller. cpu_threads is the program's --threads (core/cpu_threads.hpp):
+// the module's copy of that setting is its own.
+extern "C" __attribute__((visibility("default"))) conv::Backend* myconv_libtorch_cpu_backend_new(
+    const conv::BackendOptions*, int cpu_threads) {
+  bench::set_cpu_threads(cpu_threads);
+  bench::libtorch::apply_cpu_threads();  // --threads, before any case
+  return new bench::libtorch::CpuBackend<conv::Backend, conv::LibtorchInstance, conv::Problem,
+                                         conv::HostData>();
+}

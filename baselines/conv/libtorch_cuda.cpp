@@ -37,6 +37,7 @@
 
 #include "baselines/conv/backends.hpp"
 #include "baselines/conv/libtorch_conv.hpp"
+#include "core/cpu_threads.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
@@ -202,9 +203,13 @@ class LibtorchCudaBackend final : public Backend {
 };
 
 }  // namespace
-
-std::unique_ptr<Backend> make_libtorch_cuda_backend(const BackendOptions& options) {
-  return std::make_unique<LibtorchCudaBackend>(options.torch_cudnn_benchmark);
-}
-
 }  // namespace conv
+
+// The module's entry point (libmyconv_libtorch.so; baselines/libtorch_loader.cpp opens it): a new
+// backend, owned by the caller. cpu_threads is the program's --threads (core/cpu_threads.hpp):
+// the module's copy of that setting is its own.
+extern "C" __attribute__((visibility("default"))) conv::Backend* myconv_libtorch_cuda_backend_new(
+    const conv::BackendOptions* options, int cpu_threads) {
+  bench::set_cpu_threads(cpu_threads);
+  return new conv::LibtorchCudaBackend(options->torch_cudnn_benchmark);
+}

@@ -1,6 +1,8 @@
 // Factories of the op backends in baselines/ops/ (one .cpp each). Declared unconditionally; each is
 // defined only when its library was found, and called only under the matching MYCONV_HAVE_* guard
 // in experiments/registry/ops.cpp.
+// The LibTorch and oneDNN factories are their loaders' (baselines/libtorch_loader.cpp,
+// onednn_loader.cpp): the backends' code lives in a module of its own.
 #pragma once
 
 #include <memory>

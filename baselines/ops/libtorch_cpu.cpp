@@ -9,6 +9,7 @@
 #include "baselines/libtorch_cpu_backend.hpp"
 #include "baselines/ops/backends.hpp"
 #include "baselines/ops/libtorch_ops.hpp"
+#include "core/cpu_threads.hpp"
 
 namespace ops {
 namespace {
@@ -94,11 +95,15 @@ class LibtorchCpuInstance final : public Instance {
 };
 
 }  // namespace
-
-std::unique_ptr<Backend> make_libtorch_cpu_ops_backend(const BackendOptions&) {
-  bench::libtorch::apply_cpu_threads();  // --threads, before any case
-  return std::make_unique<
-      bench::libtorch::CpuBackend<Backend, LibtorchCpuInstance, Problem, HostData>>();
-}
-
 }  // namespace ops
+
+// The module's entry point (libmyconv_libtorch.so; baselines/libtorch_loader.cpp opens it): a new
+// backend, owned by the caller. cpu_threads is the program's --threads (core/cpu_threads.hpp):
+// the module's copy of that setting is its own.
+extern "C" __attribute__((visibility("default"))) ops::Backend* myconv_libtorch_cpu_ops_backend_new(
+    const ops::BackendOptions*, int cpu_threads) {
+  bench::set_cpu_threads(cpu_threads);
+  bench::libtorch::apply_cpu_threads();  // --threads, before any case
+  return new bench::libtorch::CpuBackend<ops::Backend, ops::LibtorchCpuInstance, ops::Problem,
+                                         ops::HostData>();
+}

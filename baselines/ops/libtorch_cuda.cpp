@@ -31,6 +31,7 @@
 
 #include "baselines/ops/backends.hpp"
 #include "baselines/ops/libtorch_ops.hpp"
+#include "core/cpu_threads.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
@@ -145,9 +146,13 @@ class LibtorchCudaBackend final : public Backend {
 };
 
 }  // namespace
-
-std::unique_ptr<Backend> make_libtorch_cuda_ops_backend(const BackendOptions&) {
-  return std::make_unique<LibtorchCudaBackend>();
-}
-
 }  // namespace ops
+
+// The module's entry point (libmyconv_libtorch.so; baselines/libtorch_loader.cpp opens it): a new
+// backend, owned by the caller. cpu_threads is the program's --threads (core/cpu_threads.hpp):
+// the module's copy of that setting is its own.
+extern "C" __attribute__((visibility("default"))) ops::Backend*
+myconv_libtorch_cuda_ops_backend_new(const ops::BackendOptions*, int cpu_threads) {
+  bench::set_cpu_threads(cpu_threads);
+  return new ops::LibtorchCudaBackend();
+}

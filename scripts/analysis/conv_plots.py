@@ -130,7 +130,7 @@ def make_plots(inputs, plot_dir, bandwidth, peaks):
     points = 0
     markers = {"fp32": "o", "tf32": "s", "fp16": "^", "bf16": "v"}
     colours = {b: plt.get_cmap("tab10")(i % 10) for i, b in enumerate(backends)}
-    seen = set()
+    series = {}  # "backend dtype" -> (colour, marker, intensities, TFLOP/s), legend order
     xs = []
     for k in keys:
         for o in groups[k]:
@@ -139,12 +139,16 @@ def make_plots(inputs, plot_dir, bandwidth, peaks):
             ai, tf = intensity(o.r), achieved_tflops(o)
             if ai is None or tf is None or ai <= 0 or tf <= 0:
                 continue
-            lab = f"{o.label} {k[2]}"
-            ax.scatter([ai], [tf], color=colours.get(o.label, "k"), marker=markers.get(k[2], "x"),
-                       label=None if lab in seen else lab, s=30)
-            seen.add(lab)
+            ser = series.setdefault(f"{o.label} {k[2]}", (colours.get(o.label, "k"),
+                                                        markers.get(k[2], "x"), [], []))
+            ser[2].append(ai)
+            ser[3].append(tf)
             xs.append(ai)
             points += 1
+    # One scatter per series (one per point costs matplotlib a collection and an autoscale each:
+    # most of a large report's time).
+    for lab, (colour, marker, ais, tfs) in series.items():
+        ax.scatter(ais, tfs, color=colour, marker=marker, label=lab, s=30)
     if points:
         x_lo, x_hi = min(xs) / 2, max(xs) * 2
         grid = np.logspace(math.log10(x_lo), math.log10(x_hi), 200)

@@ -143,12 +143,14 @@ def roofline_plot(plt, rows, limits, plot_dir):
     fig, ax = plt.subplots(figsize=(7.5, 5.5))
     labels = list(dict.fromkeys(o.label for o in pts))
     colours = {b: plt.get_cmap("tab10")(i % 10) for i, b in enumerate(labels)}
-    seen = set()
+    series = {}  # (backend, dtype) -> its points, in legend order
     for o in pts:
-        lab = f"{o.label} {o.dtype}"
-        ax.scatter([o.flop / o.bytes], [o.gflops], color=colours[o.label],
-                   marker=MARKERS.get(o.dtype, "x"), s=30, label=None if lab in seen else lab)
-        seen.add(lab)
+        series.setdefault((o.label, o.dtype), []).append(o)
+    # One scatter per series (one per point costs matplotlib a collection and an autoscale each).
+    for (label, dtype), series_pts in series.items():
+        ax.scatter([o.flop / o.bytes for o in series_pts], [o.gflops for o in series_pts],
+                   color=colours[label], marker=MARKERS.get(dtype, "x"), s=30,
+                   label=f"{label} {dtype}")
     if pts:
         ais = [o.flop / o.bytes for o in pts]
         grid = np.logspace(math.log10(min(ais) / 4), math.log10(max(ais) * 4), 200)

@@ -14,7 +14,9 @@ Skipped with the reason where git tracks reports the work tree lacks (a copy wit
 Run: python3 tests/analysis/test_committed_reports.py (CTest: committed_reports).
 """
 
+import contextlib
 import glob
+import io
 import json
 import os
 import re
@@ -63,6 +65,41 @@ def made_by(text):
     return None
 
 
+def analyze_results(args):
+    """(exit code, stderr) of `python3 scripts/analyze_results.py ARGS` run from the top folder,
+    its plots built, not drawn (MYCONV_REPORT_NO_PNG: the text only). In this process where it
+    has matplotlib: the script's main() with the command's sys.argv and folder (one interpreter
+    and one import of matplotlib and the analysis modules for every report, instead of one per
+    report); else as its own process, which may re-run itself under the system's Python for
+    matplotlib (analysis.common.maybe_reexec_for_matplotlib)."""
+    env = {**os.environ, "MYCONV_REPORT_NO_PNG": "1"}
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        p = subprocess.run([sys.executable, "scripts/analyze_results.py", *args], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600, env=env)
+        return p.returncode, p.stderr
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import analyze_results as script
+    saved = (os.getcwd(), sys.argv, dict(os.environ))
+    err = io.StringIO()
+    try:
+        os.chdir(ROOT)
+        sys.argv = ["scripts/analyze_results.py", *args]
+        os.environ.update(env)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            try:
+                rc = script.main(args)
+            except SystemExit as e:  # the parser's usage errors
+                rc = e.code
+    finally:
+        os.chdir(saved[0])
+        sys.argv = saved[1]
+        os.environ.clear()
+        os.environ.update(saved[2])
+    return rc, err.getvalue()
+
+
 def fmt(x):
     if x is None:
         return "n/a"
@@ -94,11 +131,8 @@ class CommittedReports(unittest.TestCase):
                 self.assertEqual(os.path.normpath(os.path.join(ROOT, out)),
                                  os.path.dirname(path), "report not in its --output-dir")
                 with tempfile.TemporaryDirectory() as tmp:
-                    p = subprocess.run(
-                        [sys.executable, "scripts/analyze_results.py", *inputs, "--output-dir",
-                         tmp], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                        env={**os.environ, "MYCONV_REPORT_NO_PNG": "1"})  # the text only
-                    self.assertEqual(p.returncode, 0, p.stderr)
+                    rc, err = analyze_results([*inputs, "--output-dir", tmp])
+                    self.assertEqual(rc, 0, err)
                     again = read(os.path.join(tmp, "report.md"))
                 made = [i for i, line in enumerate(text.splitlines()) if MADE_BY.match(line)][0]
                 old, new = text.splitlines(), again.splitlines()
@@ -164,4 +198,9 @@ class CommittedReports(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    # The interpreter the script itself would make the reports with: one with matplotlib (the
+    # system's, where this one lacks it), so that analyze_results() runs them in this process.
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from analysis.common import maybe_reexec_for_matplotlib
+    maybe_reexec_for_matplotlib()
     unittest.main(verbosity=2)

@@ -53,6 +53,18 @@ MYCONV_MEMORY_LIMIT_BYTES=1073741824 expect_usage_error "problem larger than mem
 rc=$?
 if [ $rc -eq 2 ] && [ "$(wc -l <"$work/stderr")" -eq 1 ]; then passes=$((passes + 1)); else fail "--json in missing folder: rc $rc"; fi
 
+# LibTorch is loaded only by a LibTorch case (tests/cli/libtorch_loads.sh).
+source "$(dirname "${BASH_SOURCE[0]}")/libtorch_loads.sh"
+if libtorch_cpu_built "$myconv"; then
+  expect_libtorch no "--list-backends" "$myconv" --list-backends
+  expect_libtorch no "a bad command line" "$myconv" --input_size 0
+  expect_libtorch no "--list-cases of libtorch_cpu" "$myconv" --backend libtorch_cpu --list-cases
+  expect_libtorch no "a case of onednn_cpu and halide_cpu" "$myconv" "${quick[@]}" \
+    --input-size 8 --backend onednn_cpu,halide_cpu
+  expect_libtorch yes "a case of libtorch_cpu" "$myconv" "${quick[@]}" --input-size 8 \
+    --backend libtorch_cpu
+fi
+
 # Help, version and the backend list exit 0.
 for flag in --help --version --list-backends; do
   if "$myconv" $flag >"$work/stdout" 2>&1 && [ -s "$work/stdout" ]; then passes=$((passes + 1)); else fail "$flag"; fi

@@ -57,6 +57,20 @@ for flag in --help --version --list-backends --list-ops; do
   if "$myops" $flag >"$work/stdout" 2>&1 && [ -s "$work/stdout" ]; then passes=$((passes + 1)); else fail "$flag"; fi
 done
 
+# LibTorch is loaded only by a LibTorch case (tests/cli/libtorch_loads.sh).
+source "$(dirname "${BASH_SOURCE[0]}")/libtorch_loads.sh"
+if libtorch_cpu_built "$myops"; then
+  expect_libtorch no "--list-backends" "$myops" --list-backends
+  expect_libtorch no "--list-ops" "$myops" --list-ops
+  expect_libtorch no "a bad command line" "$myops" --backend nosuch
+  expect_libtorch no "--list-cases of libtorch_cpu" "$myops" --size small --backend libtorch_cpu \
+    --list-cases
+  expect_libtorch no "a case of onednn_cpu" "$myops" "${quick[@]}" --op relu --size small \
+    --backend onednn_cpu
+  expect_libtorch yes "a case of libtorch_cpu" "$myops" "${quick[@]}" --op relu --size small \
+    --backend libtorch_cpu
+fi
+
 # --list-cases: one JSON identity per (problem, timing mode, backend), suite ops.
 if "$myops" --size small --category element --backend libtorch_cpu --timing both --list-cases \
     >"$work/cases" 2>"$work/stderr" &&
