@@ -26,3 +26,14 @@ expect_libtorch() {
 libtorch_cpu_built() {
   "$1" --list-backends 2>/dev/null | grep -Eq '^libtorch_cpu +cpu +yes'
 }
+
+# Whether --list-backends may load LibTorch: where libtorch_cuda is built and its device is there,
+# only LibTorch can answer its availability and library version (its own device check, the cuDNN
+# it loaded), so the listing opens the module; everywhere else it must not.
+list_backends_libtorch() {
+  if "$1" --list-backends 2>/dev/null | grep -Eq '^libtorch_cuda +cuda +yes +yes'; then
+    echo yes
+  else
+    echo no
+  fi
+}

@@ -56,7 +56,7 @@ if [ $rc -eq 2 ] && [ "$(wc -l <"$work/stderr")" -eq 1 ]; then passes=$((passes 
 # LibTorch is loaded only by a LibTorch case (tests/cli/libtorch_loads.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/libtorch_loads.sh"
 if libtorch_cpu_built "$myconv"; then
-  expect_libtorch no "--list-backends" "$myconv" --list-backends
+  expect_libtorch "$(list_backends_libtorch "$myconv")" "--list-backends" "$myconv" --list-backends
   expect_libtorch no "a bad command line" "$myconv" --input_size 0
   expect_libtorch no "--list-cases of libtorch_cpu" "$myconv" --backend libtorch_cpu --list-cases
   expect_libtorch no "a case of onednn_cpu and halide_cpu" "$myconv" "${quick[@]}" \

@@ -60,7 +60,7 @@ done
 # LibTorch is loaded only by a LibTorch case (tests/cli/libtorch_loads.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/libtorch_loads.sh"
 if libtorch_cpu_built "$myops"; then
-  expect_libtorch no "--list-backends" "$myops" --list-backends
+  expect_libtorch "$(list_backends_libtorch "$myops")" "--list-backends" "$myops" --list-backends
   expect_libtorch no "--list-ops" "$myops" --list-ops
   expect_libtorch no "a bad command line" "$myops" --backend nosuch
   expect_libtorch no "--list-cases of libtorch_cpu" "$myops" --size small --backend libtorch_cpu \
