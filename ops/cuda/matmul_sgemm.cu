@@ -59,6 +59,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/mma.cuh"
 #include "ops/cuda/launch.cuh"
+#include "ops/cuda/matmul_block.cuh"
 
 namespace ops::cuda {
 namespace {
@@ -116,16 +117,14 @@ __global__ void __launch_bounds__(Sg<kIndex>::kThreads, Sg<kIndex>::kMinBlocks)
   using T = Sg<kIndex>;
   extern __shared__ __align__(16) float smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  int tm, tn;
-  bench::grouped_tile_coords<8>(blockIdx.x, tiles_m, tiles_n, tm, tn);
-  const int m0 = tm * T::BM, n0 = tn * T::BN, split = blockIdx.y, splits = gridDim.y;
+  const int split = blockIdx.y;
+  const MatmulBlockWork work =
+      matmul_block_work(blockIdx.x, tiles_m, tiles_n, T::BM, T::BN, g.k, T::BK, split, gridDim.y);
+  const int m0 = work.m0, n0 = work.n0, first = work.first, slices = work.slices;
   const std::int64_t batch = blockIdx.z;
   a += batch * g.m * g.k;
   bm += batch * g.k * g.n;
   c += split * split_stride + batch * g.m * g.n;
-  const int all_slices = (g.k + T::BK - 1) / T::BK;
-  const int first = bench::mma_split_begin(all_slices, splits, split);
-  const int slices = bench::mma_split_begin(all_slices, splits, split + 1) - first;
   const unsigned smem_base = bench::shared_address(smem);
   const bool b_vec = g.n % 4 == 0;
 

@@ -1,0 +1,27 @@
+// The share of one block of our tiled, split-K matmul grids (ops/cuda/matmul.cu's variants 2-4,
+// ops/cuda/matmul_sgemm.cu): grid x = output tile in grouped order, y = split, z = batch.
+#pragma once
+
+#include "core/cuda/mma.cuh"
+
+namespace ops::cuda {
+
+// The output tile of block x (first row m0, first column n0) and its split's k slices
+// [first, first + slices) of the ceil(k / bk) slices of K.
+struct MatmulBlockWork {
+  int m0, n0, first, slices;
+};
+
+// Block x of a tiles_m x tiles_n grid of bm x bn tiles (bench::grouped_tile_coords<8> order),
+// split `split` of `splits` (bench::mma_split_begin).
+__device__ __forceinline__ MatmulBlockWork matmul_block_work(int x, int tiles_m, int tiles_n,
+                                                             int bm, int bn, int k, int bk,
+                                                             int split, int splits) {
+  int tm, tn;
+  bench::grouped_tile_coords<8>(x, tiles_m, tiles_n, tm, tn);
+  const int all_slices = (k + bk - 1) / bk;
+  const int first = bench::mma_split_begin(all_slices, splits, split);
+  return {tm * bm, tn * bn, first, bench::mma_split_begin(all_slices, splits, split + 1) - first};
+}
+
+}  // namespace ops::cuda
