@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "conv/cuda/device_facts.hpp"
 #include "conv/cuda/device_output.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "core/cuda/cublas_check.hpp"
@@ -97,12 +98,6 @@ class StreamGate {
   cudaStream_t stream_;
   std::atomic<bool> open_{false};
 };
-
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "conv/cuda/device_facts.hpp"
 #include "conv/cuda/device_output.hpp"
 #include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"  // im2col_gemm_build_info
@@ -23,13 +24,6 @@ namespace conv {
 namespace {
 
 namespace gemm = bench::gemm;
-
-int sm_count() {
-  int device = 0, count = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
 
 // "nchw: a batch of 32 GEMMs m256 n3136 k64, the weights (A) shared by every image".
 std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {

@@ -48,7 +48,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -58,6 +57,7 @@
 
 #include "conv/cuda/caffe_gemm.hpp"
 #include "conv/cuda/depthwise_kernels.hpp"
+#include "conv/cuda/device_facts.hpp"
 #include "conv/cuda/device_output.hpp"
 #include "conv/cuda/gemm_1x1.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
@@ -89,13 +89,6 @@ MmaType mma_type(DataType dt) {
   }
 }
 
-int sm_count() {
-  int device = 0, count = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 // The tile and split-K of a tensor-core variant: split-K where the variant runs the pipelined
 // kernel (conv/cuda/mma_index.hpp, choose_mma_plan).
 MmaPlan plan_mma(Variant v, const Im2colGeometry& g, MmaType type) {
@@ -115,12 +108,6 @@ DepthwiseChoice depthwise_choice(int sub_variant) {
   DepthwiseChoice c;
   c.sub_variant = sub_variant;
   return c;
-}
-
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
 }
 
 class Im2colGemmInstance final : public Instance {

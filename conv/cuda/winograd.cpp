@@ -3,11 +3,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "conv/cuda/device_facts.hpp"
 #include "conv/cuda/device_output.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/variant_choice.hpp"
@@ -21,19 +21,6 @@
 
 namespace conv {
 namespace {
-
-int sm_count() {
-  int device = 0, count = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
 
 class WinogradInstance final : public Instance {
  public:
