@@ -226,14 +226,9 @@ __global__ void __launch_bounds__(Sgemm::kThreads, 2)
   __shared__ __align__(16) float As[2][T::BK][T::BM + T::kPad];
   __shared__ __align__(16) float Bs[2][T::BK][T::BN + T::kPad];
   const int tid = threadIdx.x, tx = tid % T::kThreadCols, ty = tid / T::kThreadCols;
-  const int split = blockIdx.y;
-  const MatmulBlockWork work =
-      matmul_block_work(blockIdx.x, tiles_m, tiles_n, T::BM, T::BN, g.k, T::BK, split, gridDim.y);
+  const MatmulBlockWork work = fp32_matmul_block<T::BM, T::BN, T::BK>(
+      a, bm, c, g.m, g.n, g.k, tiles_m, tiles_n, split_stride);
   const int m0 = work.m0, n0 = work.n0, first = work.first, slices = work.slices;
-  const std::int64_t batch = blockIdx.z;
-  a += batch * g.m * g.k;
-  bm += batch * g.k * g.n;
-  c += split * split_stride + batch * g.m * g.n;
   // This thread's float4 of each slice: A row a_row, k a_k + k0; B row b_k + k0, column b_n.
   const int a_row = m0 + tid / (T::BK / 4), a_k = tid % (T::BK / 4) * 4;
   const int b_k = tid / (T::BN / 4), b_n = n0 + tid % (T::BN / 4) * 4;

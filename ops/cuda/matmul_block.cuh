@@ -2,6 +2,8 @@
 // ops/cuda/matmul_sgemm.cu): grid x = output tile in grouped order, y = split, z = batch.
 #pragma once
 
+#include <cstdint>
+
 #include "core/cuda/mma.cuh"
 
 namespace ops::cuda {
@@ -22,6 +24,22 @@ __device__ __forceinline__ MatmulBlockWork matmul_block_work(int x, int tiles_m,
   const int all_slices = (k + bk - 1) / bk;
   const int first = bench::mma_split_begin(all_slices, splits, split);
   return {tm * bm, tn * bn, first, bench::mma_split_begin(all_slices, splits, split + 1) - first};
+}
+
+// The block's share of an FP32 grid over contiguous batches of row-major a (m x k), b (k x n) and
+// c (m x n): moves a, b and c to batch blockIdx.z's matrices and c on to split blockIdx.y's
+// partial (split_stride floats apart); its tile and k slices as matmul_block_work (BM x BN x BK
+// tiles).
+template <int BM, int BN, int BK, class APtr, class BPtr, class CPtr>
+__device__ __forceinline__ MatmulBlockWork fp32_matmul_block(APtr& a, BPtr& b, CPtr& c, int m,
+                                                             int n, int k, int tiles_m, int tiles_n,
+                                                             std::int64_t split_stride) {
+  const int split = blockIdx.y;
+  const std::int64_t batch = blockIdx.z;
+  a += batch * m * k;
+  b += batch * k * n;
+  c += split * split_stride + batch * m * n;
+  return matmul_block_work(blockIdx.x, tiles_m, tiles_n, BM, BN, k, BK, split, gridDim.y);
 }
 
 }  // namespace ops::cuda

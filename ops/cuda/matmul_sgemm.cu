@@ -117,14 +117,9 @@ __global__ void __launch_bounds__(Sg<kIndex>::kThreads, Sg<kIndex>::kMinBlocks)
   using T = Sg<kIndex>;
   extern __shared__ __align__(16) float smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int split = blockIdx.y;
-  const MatmulBlockWork work =
-      matmul_block_work(blockIdx.x, tiles_m, tiles_n, T::BM, T::BN, g.k, T::BK, split, gridDim.y);
+  const MatmulBlockWork work = fp32_matmul_block<T::BM, T::BN, T::BK>(
+      a, bm, c, g.m, g.n, g.k, tiles_m, tiles_n, split_stride);
   const int m0 = work.m0, n0 = work.n0, first = work.first, slices = work.slices;
-  const std::int64_t batch = blockIdx.z;
-  a += batch * g.m * g.k;
-  bm += batch * g.k * g.n;
-  c += split * split_stride + batch * g.m * g.n;
   const unsigned smem_base = bench::shared_address(smem);
   const bool b_vec = g.n % 4 == 0;
 
