@@ -280,15 +280,8 @@ __global__ void __launch_bounds__(Sgemm::kThreads, 2)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int col = n0 + h * T::kColBand + tx * 4;
-      float* o = c + std::int64_t(row) * g.n + col;
-      if (b_vec && col < g.n) {
-        *reinterpret_cast<float4*>(o) =
-            make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (col + e < g.n) o[e] = acc[i][4 * h + e];
-      }
+      store_four_columns(c + std::int64_t(row) * g.n + col, col, g.n, b_vec, acc[i][4 * h],
+                         acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
     }
   }
 }

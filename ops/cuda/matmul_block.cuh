@@ -1,5 +1,6 @@
 // The share of one block of our tiled, split-K matmul grids (ops/cuda/matmul.cu's variants 2-4,
-// ops/cuda/matmul_sgemm.cu): grid x = output tile in grouped order, y = split, z = batch.
+// ops/cuda/matmul_sgemm.cu): grid x = output tile in grouped order, y = split, z = batch; and the
+// FP32 kernels' store of four output columns.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,21 @@ __device__ __forceinline__ MatmulBlockWork matmul_block_work(int x, int tiles_m,
   const int all_slices = (k + bk - 1) / bk;
   const int first = bench::mma_split_begin(all_slices, splits, split);
   return {tm * bm, tn * bn, first, bench::mma_split_begin(all_slices, splits, split + 1) - first};
+}
+
+// Outputs v0..v3 of columns col..col + 3 of a row-major row with n columns, the first at o: one
+// float4 store where vec (n % 4 == 0: o 16-byte aligned) and col < n, else those inside n one by
+// one.
+__device__ __forceinline__ void store_four_columns(float* o, int col, int n, bool vec, float v0,
+                                                   float v1, float v2, float v3) {
+  if (vec && col < n) {
+    *reinterpret_cast<float4*>(o) = make_float4(v0, v1, v2, v3);
+  } else {
+    if (col < n) o[0] = v0;
+    if (col + 1 < n) o[1] = v1;
+    if (col + 2 < n) o[2] = v2;
+    if (col + 3 < n) o[3] = v3;
+  }
 }
 
 // The block's share of an FP32 grid over contiguous batches of row-major a (m x k), b (k x n) and
