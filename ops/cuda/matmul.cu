@@ -280,8 +280,7 @@ __global__ void __launch_bounds__(Sgemm::kThreads, 2)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int col = n0 + h * T::kColBand + tx * 4;
-      store_four_columns(c + std::int64_t(row) * g.n + col, col, g.n, b_vec, acc[i][4 * h],
-                         acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+      store_four_columns(c + std::int64_t(row) * g.n + col, col, g.n, b_vec, &acc[i][4 * h]);
     }
   }
 }

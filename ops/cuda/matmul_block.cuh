@@ -27,18 +27,17 @@ __device__ __forceinline__ MatmulBlockWork matmul_block_work(int x, int tiles_m,
   return {tm * bm, tn * bn, first, bench::mma_split_begin(all_slices, splits, split + 1) - first};
 }
 
-// Outputs v0..v3 of columns col..col + 3 of a row-major row with n columns, the first at o: one
+// Outputs v[0..3] of columns col..col + 3 of a row-major row with n columns, the first at o: one
 // float4 store where vec (n % 4 == 0: o 16-byte aligned) and col < n, else those inside n one by
 // one.
-__device__ __forceinline__ void store_four_columns(float* o, int col, int n, bool vec, float v0,
-                                                   float v1, float v2, float v3) {
+__device__ __forceinline__ void store_four_columns(float* o, int col, int n, bool vec,
+                                                   const float* v) {
   if (vec && col < n) {
-    *reinterpret_cast<float4*>(o) = make_float4(v0, v1, v2, v3);
+    *reinterpret_cast<float4*>(o) = make_float4(v[0], v[1], v[2], v[3]);
   } else {
-    if (col < n) o[0] = v0;
-    if (col + 1 < n) o[1] = v1;
-    if (col + 2 < n) o[2] = v2;
-    if (col + 3 < n) o[3] = v3;
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (col + e < n) o[e] = v[e];
   }
 }
 
