@@ -20,7 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "conv/cuda/device_output.hpp"
+#include "conv/cuda/device_facts.hpp"
+#include "conv/cuda/device_instance.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "core/cuda/cublas_check.hpp"
 #include "core/cuda/cublaslt_algo.hpp"
@@ -97,12 +98,6 @@ class StreamGate {
   cudaStream_t stream_;
   std::atomic<bool> open_{false};
 };
-
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
 
 }  // namespace
 
@@ -278,7 +273,9 @@ std::string caffe_unsupported_reason(const Problem& p) {
 
 namespace {
 
-class CaffeInstance final : public Instance {
+class CaffeInstance final : public DeviceOutputInstance<CaffeInstance> {
+  friend class DeviceOutputInstance<CaffeInstance>;
+
  public:
   CaffeInstance(const Problem& p, const HostData& data, std::string name)
       : p_(p),
@@ -317,17 +314,6 @@ class CaffeInstance final : public Instance {
   void run() override {
     im2col();
     gemm();
-  }
-
-  void sync() override { stream_.synchronize(); }
-
-  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
-  std::optional<bench::DeviceValues> device_output() override {
-    return device_values_of(dst_, p_, stream_.get());
-  }
-
-  std::vector<std::int64_t> output_dims() const override {
-    return {p_.mb, p_.oc, p_.oh(), p_.ow()};
   }
 
   PhaseTimes time_phases(int calls) override {

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "conv/cuda/device_output.hpp"
+#include "conv/cuda/device_facts.hpp"
+#include "conv/cuda/device_instance.hpp"
 #include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"  // im2col_gemm_build_info
 #include "conv/cuda/variant_choice.hpp"
@@ -24,13 +25,6 @@ namespace {
 
 namespace gemm = bench::gemm;
 
-int sm_count() {
-  int device = 0, count = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 // "nchw: a batch of 32 GEMMs m256 n3136 k64, the weights (A) shared by every image".
 std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {
   const std::string dims =
@@ -41,7 +35,9 @@ std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {
   return "nhwc: one GEMM " + dims + ", the weights as a K-major B";
 }
 
-class Gemm1x1Instance final : public Instance {
+class Gemm1x1Instance final : public DeviceOutputInstance<Gemm1x1Instance> {
+  friend class DeviceOutputInstance<Gemm1x1Instance>;
+
  public:
   Gemm1x1Instance(const Problem& p, const HostData& data)
       : p_(p),
@@ -71,17 +67,6 @@ class Gemm1x1Instance final : public Instance {
                     shape_, plan_, nchw ? wei_.data() : src_.data(),
                     nchw ? src_.data() : wei_.data(), dst_.data(), gemm::Epilogue{},
                     workspace_.bytes() > 0 ? workspace_.data() : nullptr, stream_.get());
-  }
-
-  void sync() override { stream_.synchronize(); }
-
-  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
-  std::optional<bench::DeviceValues> device_output() override {
-    return device_values_of(dst_, p_, stream_.get());
-  }
-
-  std::vector<std::int64_t> output_dims() const override {
-    return {p_.mb, p_.oc, p_.oh(), p_.ow()};
   }
 
   // e.g. "v11 1x1 GEMM on the Hopper engine (wgmma + TMA), nhwc: one GEMM m100352 n256 k64, the

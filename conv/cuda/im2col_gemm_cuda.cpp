@@ -48,7 +48,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -58,7 +57,8 @@
 
 #include "conv/cuda/caffe_gemm.hpp"
 #include "conv/cuda/depthwise_kernels.hpp"
-#include "conv/cuda/device_output.hpp"
+#include "conv/cuda/device_facts.hpp"
+#include "conv/cuda/device_instance.hpp"
 #include "conv/cuda/gemm_1x1.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
@@ -89,13 +89,6 @@ MmaType mma_type(DataType dt) {
   }
 }
 
-int sm_count() {
-  int device = 0, count = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 // The tile and split-K of a tensor-core variant: split-K where the variant runs the pipelined
 // kernel (conv/cuda/mma_index.hpp, choose_mma_plan).
 MmaPlan plan_mma(Variant v, const Im2colGeometry& g, MmaType type) {
@@ -117,13 +110,9 @@ DepthwiseChoice depthwise_choice(int sub_variant) {
   return c;
 }
 
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
+class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance> {
+  friend class DeviceOutputInstance<Im2colGemmInstance>;
 
-class Im2colGemmInstance final : public Instance {
  public:
   // depthwise_sub: variant 8's sub-variant (1 or 2), 0 for its own choice.
   Im2colGemmInstance(const Problem& p, const HostData& data, Variant variant, int depthwise_sub = 0)
@@ -324,17 +313,6 @@ class Im2colGemmInstance final : public Instance {
       case Variant::winograd:  // and conv/cuda/winograd.cpp
         throw std::logic_error("variants 9, 11 and 12 have no launch in Im2colGemmInstance");
     }
-  }
-
-  void sync() override { stream_.synchronize(); }
-
-  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
-  std::optional<bench::DeviceValues> device_output() override {
-    return device_values_of(dst_, p_, stream_.get());
-  }
-
-  std::vector<std::int64_t> output_dims() const override {
-    return {p_.mb, p_.oc, p_.oh(), p_.ow()};
   }
 
   // e.g. "v6 implicit GEMM mma.sync m16n8k16 bf16 128x128x32, 8 warps of 64x32, cp.async 3

@@ -3,12 +3,12 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "conv/cuda/device_output.hpp"
+#include "conv/cuda/device_facts.hpp"
+#include "conv/cuda/device_instance.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/variant_choice.hpp"
 #include "conv/cuda/winograd_config.hpp"
@@ -22,20 +22,9 @@
 namespace conv {
 namespace {
 
-int sm_count() {
-  int device = 0, count = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
+class WinogradInstance final : public DeviceOutputInstance<WinogradInstance> {
+  friend class DeviceOutputInstance<WinogradInstance>;
 
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
-
-class WinogradInstance final : public Instance {
  public:
   WinogradInstance(const Problem& p, const HostData& data, int sub)
       : p_(p),
@@ -82,17 +71,6 @@ class WinogradInstance final : public Instance {
     input_transform();
     gemm();
     output_transform();
-  }
-
-  void sync() override { stream_.synchronize(); }
-
-  void read_output(float* dst) override { read_output_of(dst_, p_, stream_.get(), dst); }
-  std::optional<bench::DeviceValues> device_output() override {
-    return device_values_of(dst_, p_, stream_.get());
-  }
-
-  std::vector<std::int64_t> output_dims() const override {
-    return {p_.mb, p_.oc, p_.oh(), p_.ow()};
   }
 
   // The four steps of single calls, each between CUDA events (the launches are enqueued as the

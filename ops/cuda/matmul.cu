@@ -103,6 +103,7 @@
 #include "ops/cuda/kernels.hpp"
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/matmul_3xtf32.hpp"
+#include "ops/cuda/matmul_block.cuh"
 #include "ops/cuda/matmul_engine.hpp"
 #include "ops/cuda/matmul_plan.hpp"
 #include "ops/cuda/matmul_sgemm.hpp"
@@ -225,16 +226,9 @@ __global__ void __launch_bounds__(Sgemm::kThreads, 2)
   __shared__ __align__(16) float As[2][T::BK][T::BM + T::kPad];
   __shared__ __align__(16) float Bs[2][T::BK][T::BN + T::kPad];
   const int tid = threadIdx.x, tx = tid % T::kThreadCols, ty = tid / T::kThreadCols;
-  int tm, tn;
-  bench::grouped_tile_coords<8>(blockIdx.x, tiles_m, tiles_n, tm, tn);
-  const int m0 = tm * T::BM, n0 = tn * T::BN, split = blockIdx.y, splits = gridDim.y;
-  const std::int64_t batch = blockIdx.z;
-  a += batch * g.m * g.k;
-  bm += batch * g.k * g.n;
-  c += split * split_stride + batch * g.m * g.n;
-  const int all_slices = (g.k + T::BK - 1) / T::BK;
-  const int first = bench::mma_split_begin(all_slices, splits, split);
-  const int slices = bench::mma_split_begin(all_slices, splits, split + 1) - first;
+  const MatmulBlockWork work = fp32_matmul_block<T::BM, T::BN, T::BK>(
+      a, bm, c, g.m, g.n, g.k, tiles_m, tiles_n, split_stride);
+  const int m0 = work.m0, n0 = work.n0, first = work.first, slices = work.slices;
   // This thread's float4 of each slice: A row a_row, k a_k + k0; B row b_k + k0, column b_n.
   const int a_row = m0 + tid / (T::BK / 4), a_k = tid % (T::BK / 4) * 4;
   const int b_k = tid / (T::BN / 4), b_n = n0 + tid % (T::BN / 4) * 4;
@@ -286,15 +280,7 @@ __global__ void __launch_bounds__(Sgemm::kThreads, 2)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int col = n0 + h * T::kColBand + tx * 4;
-      float* o = c + std::int64_t(row) * g.n + col;
-      if (b_vec && col < g.n) {
-        *reinterpret_cast<float4*>(o) =
-            make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (col + e < g.n) o[e] = acc[i][4 * h + e];
-      }
+      store_four_columns(c + std::int64_t(row) * g.n + col, col, g.n, b_vec, &acc[i][4 * h]);
     }
   }
 }
@@ -372,12 +358,10 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warp_m = warp / Tile::kWarpsN, warp_n = warp % Tile::kWarpsN;
-  int tm, tn;
-  bench::grouped_tile_coords<8>(blockIdx.x, tiles_m, tiles_n, tm, tn);
-  const int m0 = tm * Tile::BM, n0 = tn * Tile::BN, split = blockIdx.y;
-  const int all_slices = (g.k + L::BK - 1) / L::BK;
-  const int first = bench::mma_split_begin(all_slices, splits, split);
-  const int slices = bench::mma_split_begin(all_slices, splits, split + 1) - first;
+  const int split = blockIdx.y;
+  const MatmulBlockWork work = matmul_block_work(blockIdx.x, tiles_m, tiles_n, Tile::BM, Tile::BN,
+                                                 g.k, L::BK, split, splits);
+  const int m0 = work.m0, n0 = work.n0, first = work.first, slices = work.slices;
   const bench::LdmatrixRow arow = bench::ldmatrix_a_row(lane);
   const unsigned a_lane =
       (warp_m * Tile::WM + arow.row) * bench::kMmaRowStride + arow.chunk * bench::kMmaVecBytes;

@@ -59,6 +59,7 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/mma.cuh"
 #include "ops/cuda/launch.cuh"
+#include "ops/cuda/matmul_block.cuh"
 
 namespace ops::cuda {
 namespace {
@@ -116,16 +117,9 @@ __global__ void __launch_bounds__(Sg<kIndex>::kThreads, Sg<kIndex>::kMinBlocks)
   using T = Sg<kIndex>;
   extern __shared__ __align__(16) float smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  int tm, tn;
-  bench::grouped_tile_coords<8>(blockIdx.x, tiles_m, tiles_n, tm, tn);
-  const int m0 = tm * T::BM, n0 = tn * T::BN, split = blockIdx.y, splits = gridDim.y;
-  const std::int64_t batch = blockIdx.z;
-  a += batch * g.m * g.k;
-  bm += batch * g.k * g.n;
-  c += split * split_stride + batch * g.m * g.n;
-  const int all_slices = (g.k + T::BK - 1) / T::BK;
-  const int first = bench::mma_split_begin(all_slices, splits, split);
-  const int slices = bench::mma_split_begin(all_slices, splits, split + 1) - first;
+  const MatmulBlockWork work = fp32_matmul_block<T::BM, T::BN, T::BK>(
+      a, bm, c, g.m, g.n, g.k, tiles_m, tiles_n, split_stride);
+  const int m0 = work.m0, n0 = work.n0, first = work.first, slices = work.slices;
   const unsigned smem_base = bench::shared_address(smem);
   const bool b_vec = g.n % 4 == 0;
 
@@ -271,15 +265,7 @@ __global__ void __launch_bounds__(Sg<kIndex>::kThreads, Sg<kIndex>::kMinBlocks)
 #pragma unroll
     for (int h = 0; h < T::HN; ++h) {
       const int col = n0 + warp_n0 + h * T::LX * 4 + lx * 4;
-      float* o = c + std::int64_t(row) * g.n + col;
-      if (b_vec && col < g.n) {
-        *reinterpret_cast<float4*>(o) =
-            make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (col + e < g.n) o[e] = acc[i][4 * h + e];
-      }
+      store_four_columns(c + std::int64_t(row) * g.n + col, col, g.n, b_vec, &acc[i][4 * h]);
     }
   }
 }

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "experiments/registry/conv.hpp"
 #include "tests/common/case_helpers.hpp"
+#include "tests/common/gpu_skip.hpp"
 #include "tests/conv/random_problems.hpp"
 
 #if MYCONV_HAVE_CUDA
@@ -197,6 +198,13 @@ TEST(GpuBackends, MatchTheReferenceOrSayWhyNot) {
   }
 }
 
+// A registry made with --variant `variant`.
+std::vector<RegistryEntry> registry_with_variant(const std::string& variant) {
+  BackendOptions o;
+  o.variant = variant;
+  return make_registry(o);
+}
+
 // The im2col_gemm_cuda entry of a registry made with `variant`, or null where it is not built.
 const Backend* im2col_gemm_cuda(const std::vector<RegistryEntry>& registry) {
   for (const auto& e : registry)
@@ -204,16 +212,17 @@ const Backend* im2col_gemm_cuda(const std::vector<RegistryEntry>& registry) {
   return nullptr;
 }
 
+// Empty where b, a registry's im2col_gemm_cuda entry, is built into this binary, else why not.
+std::string not_built_reason(const Backend* b) {
+  return b ? "" : "im2col_gemm_cuda is not built into this binary";
+}
+
 // Variant 8's support answers need no GPU: depthwise problems with OC/G <= 4 yes, the others no
 // with the reason.
 TEST(GpuBackends, DepthwiseVariantSaysWhyNot) {
-  BackendOptions o;
-  o.variant = "8";
-  const auto registry = make_registry(o);
+  const auto registry = registry_with_variant("8");
   const Backend* b = im2col_gemm_cuda(registry);
-  if (!b) {
-    GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
-  }
+  MYCONV_SKIP_IF(not_built_reason(b));
   EXPECT_TRUE(b->check_support(parse_problem("g32mb32ic32ih112oc32kh3ph1")).ok);
   EXPECT_TRUE(b->check_support(parse_problem("g8mb2ic8ih9oc32kh5sh2ph2")).ok);  // multiplier 4
   const Support dense = b->check_support(parse_problem("mb2ic4ih9oc8kh3"));
@@ -236,16 +245,10 @@ TEST(GpuBackends, DepthwiseVariantPassesAndIsTheDefault) {
   };
   CaseOptions options = bench::testing::quick_case_options();
   for (const char* variant : {"8", ""}) {
-    BackendOptions o;
-    o.variant = variant;
-    const auto registry = make_registry(o);
+    const auto registry = registry_with_variant(variant);
     const Backend* b = im2col_gemm_cuda(registry);
-    if (!b) {
-      GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
-    }
-    if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
-      GTEST_SKIP() << why;
-    }
+    MYCONV_SKIP_IF(not_built_reason(b));
+    MYCONV_SKIP_IF(gpu_unavailable_reason());
     for (Problem p : problems)
       for (DataType dt : bench::all_data_types())
         for (Layout layout : {Layout::nchw, Layout::nhwc}) {
@@ -299,13 +302,9 @@ std::vector<Problem> winograd_problems() {
 TEST(GpuBackends, WinogradVariantPassesOnRandom3x3Problems) {
   CaseOptions options = bench::testing::quick_case_options();
   for (const char* variant : {"12.1", "12.2"}) {
-    BackendOptions o;
-    o.variant = variant;
-    const auto registry = make_registry(o);
+    const auto registry = registry_with_variant(variant);
     const Backend* b = im2col_gemm_cuda(registry);
-    if (!b) {
-      GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
-    }
+    MYCONV_SKIP_IF(not_built_reason(b));
     EXPECT_TRUE(b->check_support(parse_problem("mb32ic128ih28oc128kh3ph1")).ok);
     EXPECT_TRUE(b->check_support(parse_problem("mb1ic3ih5oc7kh3dttf32nhwc")).ok);
     for (const char* text :
@@ -315,9 +314,7 @@ TEST(GpuBackends, WinogradVariantPassesOnRandom3x3Problems) {
       EXPECT_FALSE(s.ok) << text;
       EXPECT_NE(s.reason.find("variant 12"), std::string::npos) << text << ": " << s.reason;
     }
-    if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
-      GTEST_SKIP() << why;
-    }
+    MYCONV_SKIP_IF(gpu_unavailable_reason());
     const bool fused = std::string(variant) == "12.2";
     for (Problem p : winograd_problems())
       for (DataType dt : {DataType::fp32, DataType::tf32})
@@ -345,16 +342,10 @@ TEST(GpuBackends, WinogradVariantPassesOnRandom3x3Problems) {
 TEST(GpuBackends, AutoAndSearchStateTheirChoice) {
   CaseOptions options = bench::testing::quick_case_options();
   for (const char* variant : {"auto", "search", "10"}) {
-    BackendOptions o;
-    o.variant = variant;
-    const auto registry = make_registry(o);
+    const auto registry = registry_with_variant(variant);
     const Backend* b = im2col_gemm_cuda(registry);
-    if (!b) {
-      GTEST_SKIP() << "im2col_gemm_cuda is not built into this binary";
-    }
-    if (const std::string why = gpu_unavailable_reason(); !why.empty()) {
-      GTEST_SKIP() << why;
-    }
+    MYCONV_SKIP_IF(not_built_reason(b));
+    MYCONV_SKIP_IF(gpu_unavailable_reason());
     const bool hopper = has_sm80_tensor_cores() && device_major() == 9;
     for (Problem p :
          {parse_problem("mb2ic64ih12oc72kh3ph1"), parse_problem("g8mb2ic8ih10oc8kh3ph1")})

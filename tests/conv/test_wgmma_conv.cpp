@@ -129,6 +129,19 @@ std::vector<Problem> wgmma_problems() {
   return out;
 }
 
+// Empty where the wgmma kernels can run here (a GPU, and one they take), else why not.
+std::string wgmma_unusable() {
+  if (const std::string why = testing::gpu_unavailable_reason(); !why.empty()) return why;
+  return wgmma_conv_unusable_reason();
+}
+
+// Multiprocessors of device 0, the one the tests run on.
+int device_sm_count() {
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  return sms;
+}
+
 MmaType mma_type_of(DataType dt) {
   return dt == DataType::fp16   ? MmaType::fp16
          : dt == DataType::bf16 ? MmaType::bf16
@@ -143,14 +156,10 @@ TEST(WgmmaConvPlan, TheGpuTestsProblemsParse) {
 }
 
 TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
-  if (const std::string why = testing::gpu_unavailable_reason(); !why.empty()) {
+  if (const std::string why = wgmma_unusable(); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  if (const std::string why = wgmma_conv_unusable_reason(); !why.empty()) {
-    GTEST_SKIP() << why;
-  }
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = device_sm_count();
   int cases = 0;
   const std::vector<Problem> problems = wgmma_problems();
   for (Problem p : problems)
@@ -209,14 +218,10 @@ TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
 // padding: 9 C taps each) is 9 C (1 + 2^-10) rounded, 9 C truncated: 0.1% apart, which the tf32
 // tolerance of the random tests would let pass.
 TEST(WgmmaConv, Tf32OperandsAreRoundedToNearestInSharedMemory) {
-  if (const std::string why = testing::gpu_unavailable_reason(); !why.empty()) {
+  if (const std::string why = wgmma_unusable(); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  if (const std::string why = wgmma_conv_unusable_reason(); !why.empty()) {
-    GTEST_SKIP() << why;
-  }
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = device_sm_count();
   Problem p = parse_problem("mb2ic64ih10oc64kh3");
   p.layout = Layout::nhwc;
   p.dtype = DataType::tf32;
@@ -227,8 +232,8 @@ TEST(WgmmaConv, Tf32OperandsAreRoundedToNearestInSharedMemory) {
   ASSERT_FALSE(mma_needs_repack(c.g, MmaType::tf32));
   const Im2colGeometry r = mma_repacked_geometry(c.g, c.bytes);
   const WgmmaConvPlan plan = wgmma_conv_plan(r, c.bytes, sms);
-  const WgmmaConvMaps maps = make_wgmma_conv_maps(r, MmaType::tf32, plan, c.src.data(),
-                                                  c.wei.data());
+  const WgmmaConvMaps maps =
+      make_wgmma_conv_maps(r, MmaType::tf32, plan, c.src.data(), c.wei.data());
   bench::DeviceBuffer<float> partial(wgmma_conv_partial_elements(c.g, plan));
   c.dst.fill_bytes_async(0xFF, c.stream.get());
   launch_wgmma_conv(c.g, MmaType::tf32, plan, maps, true, c.dst.data(), partial.data(),
@@ -239,8 +244,8 @@ TEST(WgmmaConv, Tf32OperandsAreRoundedToNearestInSharedMemory) {
   const double rounded = 9.0 * 64 * (1.0 + 0x1p-10);
   int off = 0;
   for (float v : out) off += std::fabs(double(v) - rounded) > 1e-5 * rounded;
-  EXPECT_EQ(off, 0) << "of " << out.size() << " outputs, e.g. " << out[0] << " against "
-                    << rounded << " rounded, " << 9.0 * 64 << " truncated";
+  EXPECT_EQ(off, 0) << "of " << out.size() << " outputs, e.g. " << out[0] << " against " << rounded
+                    << " rounded, " << 9.0 * 64 << " truncated";
 }
 
 // ---- Variant 11: 1x1 layers on the GEMM engine -------------------------------------------------
@@ -280,8 +285,7 @@ TEST(Gemm1x1, EveryTypeLayoutTileAndSplitMatchesTheReference) {
     GTEST_SKIP() << why;
   }
   namespace gemm = bench::gemm;
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = device_sm_count();
   int cases = 0;
   const std::vector<Problem> problems = gemm_1x1_problems();
   for (Problem p : problems)
@@ -351,10 +355,9 @@ TEST(Gemm1x1, TheBackendRunsItFixedAndChosen) {
           EXPECT_EQ(r.status, bench::Status::passed);
           // Fixed, variant 11; chosen, the variant the rule picks for this problem on this GPU
           // (variant 11 only where it measured faster: conv/cuda/variant_choice.hpp).
-          const std::string named =
-              std::string(variant) == "11"
-                  ? "v11 1x1 GEMM on the Hopper engine"
-                  : variant_name(choose_variant(p, variant_device()).variant);
+          const std::string named = std::string(variant) == "11"
+                                        ? "v11 1x1 GEMM on the Hopper engine"
+                                        : variant_name(choose_variant(p, variant_device()).variant);
           EXPECT_NE(r.algorithm.find(named), std::string::npos) << named;
         }
   }

@@ -4,26 +4,17 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <set>
 
 #include "core/error.hpp"
+#include "tests/common/float_bits.hpp"
 
 namespace bench {
 namespace {
 
-float float_of(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
+using testing::bits_of;
+using testing::float_of;
 
 bool half_is_nan(std::uint16_t h) {
   return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;

@@ -15,17 +15,16 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/compare.hpp"
-#include "core/cuda/cuda_check.hpp"
 #include "ops/cuda/own_cuda.hpp"
 #include "ops/data.hpp"
 #include "tests/common/case_helpers.hpp"
 #include "tests/common/gpu_skip.hpp"
+#include "tests/ops/own_cuda_checks.hpp"
 #include "tests/ops/random_ops.hpp"
 
 namespace ops {
@@ -36,12 +35,8 @@ using ops::testing::matmul_problem;
 constexpr int kVariants[] = {11, 12, 13, 14, 15, 16, 17, 18};
 
 std::string sm80_unavailable_reason() {
-  if (const std::string why = conv::testing::gpu_unavailable_reason(); !why.empty())
-    return "needs a CUDA device: " + why;
-  int device = 0, major = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= 8 ? "" : "needs cp.async and tf32 mma.sync (compute capability 8.0 or newer)";
+  return testing::compute_capability_unavailable_reason(
+      8, "needs cp.async and tf32 mma.sync (compute capability 8.0 or newer)");
 }
 #define SKIP_WITHOUT_SM80() MYCONV_SKIP_IF(sm80_unavailable_reason())
 
@@ -65,12 +60,7 @@ bench::Correctness check_variant(const Problem& p, int variant) {
   inst->compile();
   EXPECT_NE(inst->algorithm().find("v" + std::to_string(variant) + " "), std::string::npos)
       << inst->algorithm();
-  const bench::testing::PoisonedRuns r =
-      bench::testing::run_twice_after_poison(*inst, std::size_t(p.output_elements()));
-  testing::expect_matches_reference(p, data, r.first, "call 0");
-  testing::expect_matches_reference(p, data, r.second, "call 1");
-  EXPECT_EQ(std::memcmp(r.first.data(), r.second.data(), r.first.size() * sizeof(float)), 0)
-      << "the second call's output differs from the first's";
+  const bench::testing::PoisonedRuns r = testing::expect_two_calls_match_reference(*inst, p, data);
   return check_output(p, data, r.first.data());
 }
 

@@ -10,17 +10,16 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/compare.hpp"
-#include "core/cuda/cuda_check.hpp"
 #include "ops/cuda/own_cuda.hpp"
 #include "ops/data.hpp"
 #include "tests/common/case_helpers.hpp"
 #include "tests/common/gpu_skip.hpp"
+#include "tests/ops/own_cuda_checks.hpp"
 #include "tests/ops/random_ops.hpp"
 
 namespace ops {
@@ -28,12 +27,8 @@ namespace {
 
 // Empty where variant 10 can run, else why not.
 std::string skinny_unusable_reason() {
-  if (const std::string why = conv::testing::gpu_unavailable_reason(); !why.empty())
-    return "needs a CUDA device: " + why;
-  int device = 0, major = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  return major >= 9 ? "" : "needs thread block clusters (compute capability 9.0 or newer)";
+  return testing::compute_capability_unavailable_reason(
+      9, "needs thread block clusters (compute capability 9.0 or newer)");
 }
 #define SKIP_WITHOUT_CLUSTERS() MYCONV_SKIP_IF(skinny_unusable_reason())
 
@@ -56,12 +51,7 @@ void check_skinny(const Problem& p) {
   const auto inst = backend->prepare(p, data);
   inst->compile();
   EXPECT_NE(inst->algorithm().find("v10 skinny-M"), std::string::npos) << inst->algorithm();
-  const bench::testing::PoisonedRuns r =
-      bench::testing::run_twice_after_poison(*inst, std::size_t(p.output_elements()));
-  testing::expect_matches_reference(p, data, r.first, "call 0");
-  testing::expect_matches_reference(p, data, r.second, "call 1");
-  EXPECT_EQ(std::memcmp(r.first.data(), r.second.data(), r.first.size() * sizeof(float)), 0)
-      << "the second call's output differs from the first's";
+  testing::expect_two_calls_match_reference(*inst, p, data);
 }
 
 TEST(MatmulSkinny, EdgeShapesMatchTheReference) {

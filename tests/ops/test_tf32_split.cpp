@@ -12,7 +12,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -20,20 +19,13 @@
 #include "core/dtype.hpp"
 #include "core/random.hpp"
 #include "ops/cuda/tf32_split.hpp"
+#include "tests/common/float_bits.hpp"
 
 namespace ops::cuda {
 namespace {
 
-float from_bits(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
+using bench::testing::bits_of;
+using bench::testing::float_of;
 
 TEST(Tf32Split, RoundsToNearestTiesAwayFromZero) {
   EXPECT_EQ(tf32_rna_bits(0x3F800FFFu), 0x3F800000u);  // below half of the last kept bit: down
@@ -43,7 +35,7 @@ TEST(Tf32Split, RoundsToNearestTiesAwayFromZero) {
   EXPECT_EQ(tf32_rna_bits(0x3FFFF000u), 0x40000000u);  // carries into the exponent: 2.0
   EXPECT_EQ(tf32_rna_bits(0x3F802000u), 0x3F802000u);  // tf32 values stay as they are
   EXPECT_EQ(tf32_rna_bits(0x7F800000u), 0x7F800000u);  // infinity
-  EXPECT_TRUE(std::isnan(tf32_rna(from_bits(0x7FC00001u))));
+  EXPECT_TRUE(std::isnan(tf32_rna(float_of(0x7FC00001u))));
   EXPECT_EQ(tf32_rna(0.0f), 0.0f);
 }
 
