@@ -53,9 +53,10 @@
 //      policy (128x128x8, 8 warps of 32x64, 8x8 a thread, 4 stages, 2 blocks/SM), 12 the same
 //      with k slices of 16 (3 stages), 13 4 warps of 64x64 (16x8 a thread), k slices of 16, 14
 //      128x256x8 in 8 warps of 64x64 (16x8 a thread), one block/SM.
-//   16-18 the same kernel with the fragments double-buffered in registers: 16 variant 12 with 4
+//   16-20 the same kernel with the fragments double-buffered in registers: 16 variant 12 with 4
 //      stages, 17 256x128x16 in 16 warps of 32x64 (one block of 512 threads/SM), 18 128x256x16
-//      in 8 warps of 64x64, 4 stages, one block/SM.
+//      in 8 warps of 64x64, 4 stages, one block/SM, 19 the same with k slices of 32 (3 stages),
+//      20 256x128x16 in 8 warps of 64x64 (4 stages).
 //   15 fp32 with FP32 accuracy on tensor cores, 3xTF32 (matmul_3xtf32.cu): the operands split
 //      into big and small tf32 parts in the workspace, A' = [A_big|A_big|A_small], B' =
 //      [B_big|B_small|B_big] along k, then one tf32 GEMM of depth 3k (the engine on sm_90 where
@@ -172,7 +173,7 @@ void launch_naive(const OpArgs& args) {
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-// ---- Split-K's second pass (variants 2, 3, 11-14, 16-18) ---------------------------------------
+// ---- Split-K's second pass (variants 2, 3, 11-14, 16-20) ---------------------------------------
 
 // C = the sum of the splits' FP32 partials (partial + s * elements), in split order.
 template <MmaDtype T>

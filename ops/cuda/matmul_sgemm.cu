@@ -1,4 +1,4 @@
-// Variants 11-14 and 16-18 of the op suite's matmul (ops/cuda/matmul_sgemm.hpp): C[b] = A[b] B[b]
+// Variants 11-14 and 16-20 of the op suite's matmul (ops/cuda/matmul_sgemm.hpp): C[b] = A[b] B[b]
 // in strict FP32 on CUDA cores, row-major and contiguous, any m, n, k (no alignment beyond the
 // tensors' 16 bytes). Written from the techniques of the best-known SGEMMs: CUTLASS's SIMT policy
 // (cutlass/gemm/threadblock/default_mma_core_simt.h and its sm80 multistage pipeline) and
@@ -23,7 +23,7 @@
 //     addresses, B: 32 / lane_rows, each at most 128 contiguous bytes: one wavefront, no bank
 //     conflict) and runs (wm / lane_rows) x (wn * lane_rows / 32) FMAs per thread on them. The k
 //     loop of a slice is fully unrolled.
-//   - fragments (16-18): two register buffers, step kk + 1's loaded while step kk's are
+//   - fragments (16-20): two register buffers, step kk + 1's loaded while step kk's are
 //     multiplied, across slices too (the barrier sits in a slice's last step, CUTLASS's
 //     mma_multistage.h); 11-14 load each step's fragments before its FMAs and leave the overlap
 //     to the compiler's scheduling of the unrolled loop, which cannot cross the slice's barrier.
@@ -41,8 +41,10 @@
 //   128x256x8, 256 threads of 16x8, 3 stages, 1 block/SM: 217; v16 128x128x16, 4 stages,
 //   fragments double-buffered: 126; v17 256x128x16, 512 threads of 8x8, 3 stages, 1 block/SM,
 //   double-buffered: 128 (the cap of 512 threads); v18 128x256x16, 256 threads of 16x8, 4
-//   stages, 1 block/SM, double-buffered: 214. Compile time (the build's nvcc flags, -O3, sm_90,
-//   CPU user time): 19.3 s for the seven kernels, of which 16-18 take 3.8 s (15.5 s without them).
+//   stages, 1 block/SM, double-buffered: 214; v19 128x256x32, 3 stages, and v20 256x128x16, 8
+//   warps of 64x64, 4 stages (both 1 block/SM, double-buffered): 213-217. Compile time (the
+//   build's nvcc flags, -O3, sm_90, CPU user time): 19.3 s for the first seven kernels, of which
+//   16-18 take 3.8 s (15.5 s without them); 19 and 20 about 1.2 s each more.
 // Run (on a GPU), each beside cuBLAS's FP32 GEMM in one process:
 //   build/experiments/myops --backend own_cuda --backend cublaslt --variant 11
 //   --problem matmul:m4096n4096k4096:fp32
@@ -322,7 +324,7 @@ void sgemm_launch(const OpArgs& args, int variant) {
   const Plan plan = sgemm_plan(*args.p, variant);
   if (plan.splits > 1 && !args.workspace)
     throw std::logic_error("matmul: split-K needs the workspace (workspace_bytes)");
-  static_assert(kSgemmConfigCount == 7, "one launch per configuration");
+  static_assert(kSgemmConfigCount == 9, "one launch per configuration");
   switch (sgemm_index(variant)) {
     case 0:
       launch<0>(args, plan);
@@ -344,6 +346,12 @@ void sgemm_launch(const OpArgs& args, int variant) {
       break;
     case 6:
       launch<6>(args, plan);
+      break;
+    case 7:
+      launch<7>(args, plan);
+      break;
+    case 8:
+      launch<8>(args, plan);
       break;
     default:
       throw std::logic_error("matmul: variant " + std::to_string(variant) + " is no SGEMM");

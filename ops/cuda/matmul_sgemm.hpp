@@ -1,4 +1,4 @@
-// Variants 11-14 and 16-18 of the op suite's matmul: strict FP32 on CUDA cores (no TF32),
+// Variants 11-14 and 16-20 of the op suite's matmul: strict FP32 on CUDA cores (no TF32),
 // warp-tiled SGEMMs fed by a multi-stage cp.async pipeline, one configuration each
 // (kSgemmConfigs), timed side by side against cuBLAS's FP32 GEMM; 12 is fp32's default on sm_80+
 // (matmul_plan.cpp). The kernel: ops/cuda/matmul_sgemm.cu;
@@ -32,16 +32,18 @@ struct SgemmConfig {
 // load, siboehm's warp-tiling shape), k slices of 16, 3 stages, two blocks of 128 threads per SM.
 // 14: a 128x256x8 tile of 8 warps of 64x64 (16x8 a thread; half the operand traffic per FMA of
 // 11), 3 stages, one block per SM (up to 255 registers).
-// 16-18 double-buffer the fragments in registers (step kk + 1's shared loads beside step kk's
+// 16-20 double-buffer the fragments in registers (step kk + 1's shared loads beside step kk's
 // FMAs, across slices too). 16: variant 12 with that and 4 stages. 17: a 256x128x16 tile (A's
 // rows doubled: each B slice feeds twice the FMAs, a quarter less L2 traffic per FMA than 12) of
 // 16 warps of 32x64 (8x8 a thread, 12's warp tile), 3 stages, one block of 512 threads per SM.
-// 18: variant 14's 128x256 tile with k slices of 16 and 4 stages.
+// 18: variant 14's 128x256 tile with k slices of 16 and 4 stages. 19: 18 with k slices of 32
+// (half the barriers again), 3 stages. 20: 18 turned over, a 256x128x16 tile of 8 warps of 64x64.
 inline constexpr SgemmConfig kSgemmConfigs[] = {
     {11, 128, 128, 8, 32, 64, 4, 4, 2, false},  {12, 128, 128, 16, 32, 64, 4, 3, 2, false},
     {13, 128, 128, 16, 64, 64, 4, 3, 2, false}, {14, 128, 256, 8, 64, 64, 4, 3, 1, false},
     {16, 128, 128, 16, 32, 64, 4, 4, 2, true},  {17, 256, 128, 16, 32, 64, 4, 3, 1, true},
-    {18, 128, 256, 16, 64, 64, 4, 4, 1, true},
+    {18, 128, 256, 16, 64, 64, 4, 4, 1, true}, {19, 128, 256, 32, 64, 64, 4, 3, 1, true},
+    {20, 256, 128, 16, 64, 64, 4, 4, 1, true},
 };
 inline constexpr int kSgemmConfigCount = int(sizeof(kSgemmConfigs) / sizeof(kSgemmConfigs[0]));
 
@@ -58,7 +60,7 @@ inline const SgemmConfig& sgemm_config(int variant) {
   return kSgemmConfigs[sgemm_index(variant)];
 }
 
-// Whether variants 11-14 and 16-18 run p here: fp32, m, n, k and the tiles in int, a device of
+// Whether variants 11-14 and 16-20 run p here: fp32, m, n, k and the tiles in int, a device of
 // compute capability 8.0 or newer (cp.async); false without a device. Never throws.
 bool sgemm_runs(const Problem& p);
 

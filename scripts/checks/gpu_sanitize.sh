@@ -173,7 +173,7 @@ for tool in "${tool_list[@]}"; do
   done
   if [ -x "$build_dir/experiments/myops" ]; then
     # A variant an op does not have is unsupported (no launch); --strict fails a wrong answer.
-    for v in 1 2 3 4 11 12 13 14 15 16 17 18; do  # 11-18: the fp32 matmul's SGEMMs and 3xTF32
+    for v in 1 2 3 4 11 12 13 14 15 16 17 18 19 20; do  # 11-20: the fp32 SGEMMs and 3xTF32
       runs+=("myops_variant$v:$build_dir/experiments/myops --no-peaks --backend own_cuda --variant $v --ops-file $ops_problems --dtype fp32,fp16,bf16,tf32")
     done
   fi
