@@ -9,6 +9,7 @@
 // the output buffer are constrained to, so the same algorithm reads and writes either layout.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -68,6 +69,15 @@ struct HalideConvOptions {
   // code generator fails on BFloat(16) (Halide 14's CUDA backend aborts in LLVM on bf16 loads).
   bool bf16_as_bits = false;
 };
+
+// Split arithmetic the schedules share: the split factor `want`, clamped to [1, extent] (a split
+// is never wider than the extent it splits); the number of tiles of b that cover a.
+inline int halide_fit(int want, std::int64_t extent) {
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, extent)));
+}
+inline std::int64_t halide_ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // Builds the algorithm for p and sets the estimates the autoschedulers need (the problem's exact
 // sizes). Everything is left unscheduled (inlined, acc computed at root by default).

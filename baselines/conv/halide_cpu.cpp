@@ -40,10 +40,6 @@ int fit_pow2(int want, std::int64_t extent) {
   return f;
 }
 
-int fit(int want, std::int64_t extent) {
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, extent)));
-}
-
 // ---- Schedules: x86-64 host CPU (one per layout) -------------------------------------------
 // Times: median total time, fp32, on this machine (2 vCPUs of an Intel Xeon with AVX-512 under
 // KVM, Halide target x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_skylake-f16c-fma-
@@ -69,7 +65,7 @@ std::string schedule_x_vectorized(HalideConv& h, const Halide::Target& target, b
                                   const std::string& label) {
   const Problem& p = h.problem;
   const int vec = fit_pow2(target.natural_vector_size<float>(), p.ow());
-  const int rows = fit(4, p.oh()), chans = fit(4, p.oc);
+  const int rows = halide_fit(4, p.oh()), chans = halide_fit(4, p.oc);
   const bool unroll_kw = p.kw <= 7;
   Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), co("co"), cii("cii"), tile("tile");
   h.output.split(h.x, xo, xi, vec)
@@ -124,7 +120,7 @@ std::string schedule_manual_nhwc(HalideConv& h, const Halide::Target& target) {
   const int vec = fit_pow2(lanes, p.oc);
   // About 16 accumulator vectors (of AVX-512's 32 registers): 4 x 4, 2 x 8 or 1 x 12.
   const int cvecs = p.oc >= 4 * vec ? 4 : p.oc >= 2 * vec ? 2 : 1;
-  const int cols = fit(cvecs == 4 ? 4 : cvecs == 2 ? 8 : 12, p.ow());
+  const int cols = halide_fit(cvecs == 4 ? 4 : cvecs == 2 ? 8 : 12, p.ow());
   Var co("co"), cii("cii"), xo("xo"), xi("xi"), tile("tile");
   h.output.split(h.c, co, cii, vec * cvecs)
       .split(h.x, xo, xi, cols)
@@ -225,7 +221,7 @@ std::string schedule_auto(HalideConv& h, const Autoscheduler& a, const std::stri
 }
 
 // Element type of the Halide buffers, as Halide names it.
-const char* storage_name(DataType dt) {
+const char* cpu_storage_name(DataType dt) {
   switch (dt) {
     case DataType::fp16:
       return "float16";
@@ -365,7 +361,7 @@ class HalideCpuInstance final : public Instance {
   nlohmann::ordered_json extra() const override {
     nlohmann::ordered_json j = {{"halide_target", target_.to_string()},
                                 {"schedule", schedule_},
-                                {"storage_type", storage_name(p_.dtype)},
+                                {"storage_type", cpu_storage_name(p_.dtype)},
                                 {"schedule_ms", schedule_ms_},
                                 {"jit_compile_ms", jit_ms_}};
     if (schedule_ != "manual") j["machine_params"] = machine_params().to_string();

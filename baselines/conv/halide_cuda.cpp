@@ -55,7 +55,7 @@ namespace conv {
 namespace {
 
 // Element type of the Halide buffers, as Halide names it.
-const char* storage_name(DataType dt) {
+const char* cuda_storage_name(DataType dt) {
   switch (dt) {
     case DataType::fp16:
       return "float16";
@@ -289,7 +289,7 @@ class HalideCudaInstance final : public Instance {
     nlohmann::ordered_json j = {
         {"halide_target", target_.to_string()},
         {"schedule", schedule_},
-        {"storage_type", storage_name(p_.dtype)},
+        {"storage_type", cuda_storage_name(p_.dtype)},
         {"compute", p_.dtype == DataType::tf32 ? "fp32 FMA (tf32 computed as strict fp32)"
                                                : "fp32 FMA, fp32 accumulation"},
         {"schedule_ms", schedule_ms_},

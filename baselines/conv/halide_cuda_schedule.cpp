@@ -29,22 +29,14 @@ namespace {
 using Halide::TailStrategy;
 using Halide::Var;
 
-int fit(int want, std::int64_t extent) {
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(want, extent)));
-}
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-
 // The factor f in [max(1, hi / 2), hi] whose tiles of f * unit cover extent with the least
 // recomputation (ShiftInwards evaluates ceil(extent / (f * unit)) * f * unit elements); the
 // largest of equals. E.g. 28 columns rather than 32 for an image 56 wide.
 int least_waste(int hi, std::int64_t unit, std::int64_t extent) {
   int best = hi;
-  std::int64_t best_covered = ceil_div(extent, hi * unit) * hi * unit;
+  std::int64_t best_covered = halide_ceil_div(extent, hi * unit) * hi * unit;
   for (int f = hi - 1; f >= std::max(1, hi / 2); --f) {
-    const std::int64_t covered = ceil_div(extent, f * unit) * f * unit;
+    const std::int64_t covered = halide_ceil_div(extent, f * unit) * f * unit;
     if (covered < best_covered) {
       best = f;
       best_covered = covered;
@@ -55,7 +47,7 @@ int least_waste(int hi, std::int64_t unit, std::int64_t extent) {
 
 // Output splits shift the last tile inwards (ShiftInwards), which keeps every tile the same
 // constant size (so the accumulators can live in registers) and inside the output; every factor
-// is therefore at most the extent it splits (fit()).
+// is therefore at most the extent it splits (halide_fit()).
 
 // ---- Schedule: manual_basic (CUDA GPU) --------------------------------------------------------
 // Output tiles to blocks and threads, each thread's register tile accumulated over the whole
@@ -85,10 +77,11 @@ constexpr std::int64_t kMinThreads = 64 * 1024;
 // (channel tiles x images) in x, column tiles in y, row tiles in z.
 std::string schedule_x_threads(HalideConv& h, HalideLoops loops, const std::string& label) {
   const Problem& p = h.problem;
-  const int tx = least_waste(fit(32, p.ow()), 1, p.ow());
-  int rc = fit(8, p.oc), ry = fit(4, p.oh());
+  const int tx = least_waste(halide_fit(32, p.ow()), 1, p.ow());
+  int rc = halide_fit(8, p.oc), ry = halide_fit(4, p.oh());
   const auto threads = [&] {
-    return ceil_div(p.ow(), tx) * tx * ceil_div(p.oh(), ry) * ceil_div(p.oc, rc) * p.mb;
+    return halide_ceil_div(p.ow(), tx) * tx * halide_ceil_div(p.oh(), ry) *
+           halide_ceil_div(p.oc, rc) * p.mb;
   };
   while (threads() < kMinThreads && (rc > 1 || ry > 1)) {
     if (rc >= ry)
@@ -96,8 +89,8 @@ std::string schedule_x_threads(HalideConv& h, HalideLoops loops, const std::stri
     else
       ry = (ry + 1) / 2;
   }
-  const int ty = least_waste(fit(kThreadsPerBlock / tx, p.oh() / ry), ry, p.oh());
-  const int tc = fit(kThreadsPerBlock / (tx * ty), p.oc / rc);
+  const int ty = least_waste(halide_fit(kThreadsPerBlock / tx, p.oh() / ry), ry, p.oh());
+  const int tc = halide_fit(kThreadsPerBlock / (tx * ty), p.oc / rc);
   Var xo("xo"), xi("xi"), yo("yo"), yb("yb"), yt("yt"), yr("yr"), co("co"), cb("cb"), ct("ct"),
       cr("cr"), t("t");
   h.output.split(h.x, xo, xi, tx, TailStrategy::ShiftInwards)
@@ -134,12 +127,13 @@ std::string schedule_x_threads(HalideConv& h, HalideLoops loops, const std::stri
 // a lane's next weights are in the line it just loaded), then kw, kh.
 std::string schedule_c_threads(HalideConv& h, HalideLoops loops, const std::string& label) {
   const Problem& p = h.problem;
-  int rx = fit(16, p.ow());
-  while (p.oc * ceil_div(p.ow(), rx) * p.oh() * p.mb < kMinThreads && rx > 1) rx = (rx + 1) / 2;
+  int rx = halide_fit(16, p.ow());
+  while (p.oc * halide_ceil_div(p.ow(), rx) * p.oh() * p.mb < kMinThreads && rx > 1)
+    rx = (rx + 1) / 2;
   rx = least_waste(rx, 1, p.ow());
-  const int tc = fit(32, p.oc);
-  const int tx = least_waste(fit(kThreadsPerBlock / tc, p.ow() / rx), rx, p.ow());
-  const int ty = least_waste(fit(kThreadsPerBlock / (tc * tx), p.oh()), 1, p.oh());
+  const int tc = halide_fit(32, p.oc);
+  const int tx = least_waste(halide_fit(kThreadsPerBlock / tc, p.ow() / rx), rx, p.ow());
+  const int ty = least_waste(halide_fit(kThreadsPerBlock / (tc * tx), p.oh()), 1, p.oh());
   Var co("co"), ct("ct"), xo("xo"), xb("xb"), xt("xt"), xr("xr"), yo("yo"), yt("yt"), t("t");
   h.output.split(h.c, co, ct, tc, TailStrategy::ShiftInwards)
       .split(h.x, xo, xb, tx * rx, TailStrategy::ShiftInwards)

@@ -17,10 +17,6 @@ using Halide::RVar;
 using Halide::TailStrategy;
 using Halide::Var;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-
 // ---- Schedule: manual, tiled in shared memory (CUDA GPU) --------------------------------------
 // Implicit GEMM in Halide's terms, after the GPU schedule of Halide's apps/conv_layer (a warp's
 // lanes over output channels, the block's accumulators striped across the lanes in registers,
@@ -152,7 +148,8 @@ std::int64_t staged_input(const Problem& p, const Tile& t) {
 
 // The input tile's rows are stored padded to a multiple of 4 words (align_storage below).
 std::int64_t shared_bytes(const Problem& p, const Tile& t) {
-  const std::int64_t row = ceil_div(input_extent(t.cols(), p.sw, p.kw, p.dilation_w()), 4) * 4;
+  const std::int64_t row =
+      halide_ceil_div(input_extent(t.cols(), p.sw, p.kw, p.dilation_w()), 4) * 4;
   const std::int64_t input = row * input_extent(t.rows(), p.sh, p.kh, p.dilation_h());
   return 4 * t.kc * (input + p.kh * p.kw * t.channels());
 }
@@ -193,8 +190,8 @@ double copied_per_fma(const Problem& p, const Tile& t) {
 // ideal tile, >= 1.
 double tile_cost(const Problem& p, const Tile& t) {
   const std::int64_t oh = p.oh(), ow = p.ow();
-  const double covered = static_cast<double>(ceil_div(ow, t.cols()) * t.cols()) *
-                         static_cast<double>(ceil_div(oh, t.rows()) * t.rows());
+  const double covered = static_cast<double>(halide_ceil_div(ow, t.cols()) * t.cols()) *
+                         static_cast<double>(halide_ceil_div(oh, t.rows()) * t.rows());
   const double waste = covered / static_cast<double>(oh * ow);
   // Per lane and input channel: FMAs, and memory instructions (a quarter of the FMA rate): the
   // shared loads of the input rows and columns its ry x rx outputs read, once for all taps (4
@@ -213,8 +210,9 @@ double tile_cost(const Problem& p, const Tile& t) {
       2 * copies;
   const double load_bound = std::max(1.0, 4.0 * loads / fmas);
   // Warps per SM: what the launch gives each SM, at most what fits on one.
-  const double warps = static_cast<double>(ceil_div(ow, t.cols()) * ceil_div(oh, t.rows()) *
-                                           ceil_div(p.oc, t.channels()) * p.mb * t.warps());
+  const double warps =
+      static_cast<double>(halide_ceil_div(ow, t.cols()) * halide_ceil_div(oh, t.rows()) *
+                          halide_ceil_div(p.oc, t.channels()) * p.mb * t.warps());
   const std::int64_t blocks =
       std::min({kSmBlocks, kSmShared / (shared_bytes(p, t) + kBlockReservedShared),
                 kSmRegisters / (kRegistersPerThread * 32 * t.warps())});
