@@ -213,3 +213,6 @@ extern "C" __attribute__((visibility("default"))) conv::Backend* myconv_libtorch
   bench::set_cpu_threads(cpu_threads);
   return new conv::LibtorchCudaBackend(options->torch_cudnn_benchmark);
 }
+
+// The macro is this file's own (a unity build puts several files in one translation unit).
+#undef MYCONV_TORCH_WHERE

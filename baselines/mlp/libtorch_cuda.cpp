@@ -306,3 +306,6 @@ std::unique_ptr<Backend> make_libtorch_graph_backend() {
 }
 
 }  // namespace mlp
+
+// The macro is this file's own (a unity build puts several files in one translation unit).
+#undef MYCONV_TORCH_WHERE

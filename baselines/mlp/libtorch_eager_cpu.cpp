@@ -136,3 +136,6 @@ std::unique_ptr<Backend> make_libtorch_eager_cpu_backend() {
 }
 
 }  // namespace mlp
+
+// The macro is this file's own (a unity build puts several files in one translation unit).
+#undef MYCONV_TORCH_WHERE

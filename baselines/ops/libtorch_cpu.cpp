@@ -107,3 +107,6 @@ extern "C" __attribute__((visibility("default"))) ops::Backend* myconv_libtorch_
   return new bench::libtorch::CpuBackend<ops::Backend, ops::LibtorchCpuInstance, ops::Problem,
                                          ops::HostData>();
 }
+
+// The macro is this file's own (a unity build puts several files in one translation unit).
+#undef MYCONV_TORCH_WHERE

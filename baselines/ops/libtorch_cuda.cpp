@@ -156,3 +156,6 @@ myconv_libtorch_cuda_ops_backend_new(const ops::BackendOptions*, int cpu_threads
   bench::set_cpu_threads(cpu_threads);
   return new ops::LibtorchCudaBackend();
 }
+
+// The macro is this file's own (a unity build puts several files in one translation unit).
+#undef MYCONV_TORCH_WHERE

@@ -572,3 +572,6 @@ void print_generation_figures(std::ostream& os, const std::vector<bench::Result>
 }
 
 }  // namespace transformer
+
+// The macro is this file's own (a unity build puts several files in one translation unit).
+#undef MYCONV_TF_WHERE
