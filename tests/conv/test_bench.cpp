@@ -119,7 +119,7 @@ class FakeDeviceCheck final : public DeviceCheck {
   std::string failure_;
 };
 
-class RunCase : public testing::Test {
+class RunCase : public ::testing::Test {
  protected:
   RunCase() : p_(parse_problem("mb2ic3ih9oc4kh3")), data_(make_host_data(p_, 5)) {
     options_.measure.warmup_iters = 1;

@@ -32,6 +32,10 @@
 
 namespace conv {
 namespace {
+// This file's helpers (problem sets, emulation) share names with the strip tests'
+// (tests/conv/depthwise_strip_cases.hpp) but not their contents: a namespace of their own keeps
+// them apart where one translation unit holds both (a unity build, -DMYCONV_UNITY=ON).
+namespace config_test {
 
 constexpr int kH200Sms = 132;
 
@@ -499,5 +503,6 @@ TEST(DepthwiseConfig, EmulatedKernelsWriteEveryOutputOnceWithTheReferenceValue) 
   EXPECT_GT(cases, 500);
 }
 
+}  // namespace config_test
 }  // namespace
 }  // namespace conv

@@ -35,6 +35,11 @@
 
 namespace conv {
 namespace {
+// This file's helpers (problem sets, emulation) share names with the strip tests'
+// (tests/conv/depthwise_strip_cases.hpp, test_depthwise_strip_emulation.cpp) but not their
+// contents: a namespace of their own keeps them apart where one translation unit holds both (a
+// unity build, -DMYCONV_UNITY=ON).
+namespace plane_test {
 
 constexpr int kH200Sms = 132;
 constexpr int kTaps = kDepthwiseStripK * kDepthwiseStripK;
@@ -569,5 +574,6 @@ TEST(DepthwiseImage, EmulatedKernelWritesEveryOutputOnceBitExact) {
   EXPECT_GT(cases, 60);
 }
 
+}  // namespace plane_test
 }  // namespace
 }  // namespace conv

@@ -70,7 +70,7 @@ class FakeSource final : public bench::ActivitySource {
   std::string description() const override { return "fake"; }
 };
 
-class TracedCase : public testing::Test {
+class TracedCase : public ::testing::Test {
  protected:
   TracedCase() : p_(parse_problem("mb2ic3ih9oc4kh3")), data_(make_host_data(p_, 5)) {
     options_.measure.warmup_iters = 2;

@@ -12,16 +12,12 @@
 #include "conv/cuda/variant_choice.hpp"
 #include "conv/cuda/winograd_config.hpp"
 #include "core/error.hpp"
+#include "tests/conv/typed_problem.hpp"
 
 namespace conv {
 namespace {
 
-Problem problem(const char* text, DataType dt, Layout layout = Layout::nchw) {
-  Problem p = parse_problem(text);
-  p.dtype = dt;
-  p.layout = layout;
-  return p;
-}
+using testing::typed_problem;
 
 constexpr VariantDevice kHopper{true, true, true};
 // Rules 2-6 on a Hopper for the 1x1 problems variant 11 would take: as on a build without the
@@ -62,45 +58,48 @@ TEST(VariantChoice, SettingsParseAndBadOnesAreUsageErrors) {
 
 TEST(VariantChoice, HopperTakesWgmmaWhereItRuns) {
   const VariantChoice res2 =
-      choose_variant(problem("mb32ic64ih56oc64kh3ph1", DataType::fp16), kHopper);
+      choose_variant(typed_problem("mb32ic64ih56oc64kh3ph1", DataType::fp16), kHopper);
   EXPECT_EQ(res2.variant, Variant::wgmma_implicit_gemm);
   EXPECT_NE(res2.why.find("Hopper"), std::string::npos);
-  EXPECT_EQ(
-      choose_variant(problem("mb32ic512ih7oc512kh3ph1", DataType::bf16, Layout::nhwc), kHopper)
-          .variant,
-      Variant::wgmma_implicit_gemm);
+  EXPECT_EQ(choose_variant(typed_problem("mb32ic512ih7oc512kh3ph1", DataType::bf16, Layout::nhwc),
+                           kHopper)
+                .variant,
+            Variant::wgmma_implicit_gemm);
   // tf32: 64 channels are two 128-byte slices, so even the 1x1 layer pipelines.
-  EXPECT_EQ(choose_variant(problem("mb32ic64ih56oc256kh1", DataType::tf32), kHopper).variant,
+  EXPECT_EQ(choose_variant(typed_problem("mb32ic64ih56oc256kh1", DataType::tf32), kHopper).variant,
             Variant::wgmma_implicit_gemm);
   // fp16 1x1 with 64 channels: one slice.
   const VariantChoice one =
-      choose_variant(problem("mb32ic64ih56oc256kh1", DataType::fp16), kHopperNoEngine);
+      choose_variant(typed_problem("mb32ic64ih56oc256kh1", DataType::fp16), kHopperNoEngine);
   EXPECT_EQ(one.variant, Variant::mma_repacked_implicit_gemm);
   EXPECT_NE(one.why.find("one k slice"), std::string::npos);
   // conv1: 3 channels are not a whole slice.
   const VariantChoice conv1 =
-      choose_variant(problem("mb32ic3ih224oc64kh7sh2ph3", DataType::fp16), kHopper);
+      choose_variant(typed_problem("mb32ic3ih224oc64kh7sh2ph3", DataType::fp16), kHopper);
   EXPECT_EQ(conv1.variant, Variant::mma_repacked_implicit_gemm);
   EXPECT_NE(conv1.why.find("not variant 10"), std::string::npos);
   // Groups.
-  EXPECT_EQ(choose_variant(problem("g2mb2ic128ih14oc128kh3ph1", DataType::fp16), kHopper).variant,
-            Variant::mma_repacked_implicit_gemm);
+  EXPECT_EQ(
+      choose_variant(typed_problem("g2mb2ic128ih14oc128kh3ph1", DataType::fp16), kHopper).variant,
+      Variant::mma_repacked_implicit_gemm);
 }
 
 TEST(VariantChoice, DirectKernelsAndFp32) {
   for (const VariantDevice& d : {kHopper, kAmpere, kNoTensorCores})
     for (DataType dt : bench::all_data_types()) {
-      EXPECT_EQ(choose_variant(problem("g32mb32ic32ih112oc32kh3ph1", dt), d).variant,
+      EXPECT_EQ(choose_variant(typed_problem("g32mb32ic32ih112oc32kh3ph1", dt), d).variant,
                 Variant::depthwise);
-      EXPECT_EQ(choose_variant(problem("mb2ic4ih64oc8kh5", dt), d).variant, Variant::small_direct);
+      EXPECT_EQ(choose_variant(typed_problem("mb2ic4ih64oc8kh5", dt), d).variant,
+                Variant::small_direct);
     }
-  EXPECT_EQ(choose_variant(problem("mb32ic64ih56oc64kh3sh2ph1", DataType::fp32), kHopper).variant,
-            Variant::implicit_gemm_precomp);
+  EXPECT_EQ(
+      choose_variant(typed_problem("mb32ic64ih56oc64kh3sh2ph1", DataType::fp32), kHopper).variant,
+      Variant::implicit_gemm_precomp);
   // Short fp32 grids that Winograd does not take (a 1x1 layer; a 3x3 one with 32 input
   // channels) stay with variant 3, whose split-K fills the GPU: it measured faster than variant 7
   // there.
   for (const char* text : {"mb32ic32ih28oc128kh3ph1", "mb32ic64ih14oc384kh1"})
-    EXPECT_EQ(choose_variant(problem(text, DataType::fp32), kHopper).variant,
+    EXPECT_EQ(choose_variant(typed_problem(text, DataType::fp32), kHopper).variant,
               Variant::implicit_gemm_precomp)
         << text;
 }
@@ -112,25 +111,29 @@ TEST(VariantChoice, WideFewChannel1x1TakesTensorCores) {
     for (DataType dt : {DataType::tf32, DataType::fp16, DataType::bf16})
       for (const char* text :
            {"mb32ic32ih112oc16kh1", "mb32ic144ih56oc24kh1", "mb32ic192ih28oc32kh1"}) {
-        const VariantChoice nchw = choose_variant(problem(text, dt), d);
+        const VariantChoice nchw = choose_variant(typed_problem(text, dt), d);
         EXPECT_EQ(nchw.variant, Variant::mma_implicit_gemm) << text;
         EXPECT_NE(nchw.why.find("1x1"), std::string::npos) << nchw.why;
-        EXPECT_EQ(choose_variant(problem(text, dt, Layout::nhwc), d).variant,
+        EXPECT_EQ(choose_variant(typed_problem(text, dt, Layout::nhwc), d).variant,
                   Variant::mma_repacked_implicit_gemm)
             << text;
       }
   for (const VariantDevice& d : {kHopper, kNoTensorCores})
-    EXPECT_EQ(choose_variant(problem("mb32ic32ih112oc16kh1", DataType::fp32), d).variant,
+    EXPECT_EQ(choose_variant(typed_problem("mb32ic32ih112oc16kh1", DataType::fp32), d).variant,
               Variant::small_direct);
-  EXPECT_EQ(choose_variant(problem("mb32ic32ih112oc16kh1", DataType::fp16), kNoTensorCores).variant,
-            Variant::small_direct);
+  EXPECT_EQ(
+      choose_variant(typed_problem("mb32ic32ih112oc16kh1", DataType::fp16), kNoTensorCores).variant,
+      Variant::small_direct);
   // 127 x 128 = 16256 output pixels, under the 16384 of the rule; 128 x 128 is over it.
-  EXPECT_EQ(choose_variant(problem("mb1ic32ih127iw128oc16kh1kw1", DataType::fp16), kAmpere).variant,
-            Variant::small_direct);
-  EXPECT_EQ(choose_variant(problem("mb1ic32ih128iw128oc16kh1kw1", DataType::fp16), kAmpere).variant,
-            Variant::mma_implicit_gemm);
+  EXPECT_EQ(
+      choose_variant(typed_problem("mb1ic32ih127iw128oc16kh1kw1", DataType::fp16), kAmpere).variant,
+      Variant::small_direct);
+  EXPECT_EQ(
+      choose_variant(typed_problem("mb1ic32ih128iw128oc16kh1kw1", DataType::fp16), kAmpere).variant,
+      Variant::mma_implicit_gemm);
   for (const char* text : {"mb1ic8ih1oc8kh1", "g2mb32ic64ih56oc32kh1", "mb32ic32ih56oc16kh3ph1"})
-    EXPECT_EQ(choose_variant(problem(text, DataType::fp16), kHopper).variant, Variant::small_direct)
+    EXPECT_EQ(choose_variant(typed_problem(text, DataType::fp16), kHopper).variant,
+              Variant::small_direct)
         << text;
 }
 
@@ -140,34 +143,39 @@ TEST(VariantChoice, WideFewChannel1x1TakesTensorCores) {
 TEST(VariantChoice, Hopper1x1TakesTheGemmEngine) {
   for (DataType dt : {DataType::fp16, DataType::bf16}) {
     for (Layout layout : {Layout::nchw, Layout::nhwc}) {
-      const VariantChoice c = choose_variant(problem("mb32ic64ih56oc256kh1", dt, layout), kHopper);
+      const VariantChoice c =
+          choose_variant(typed_problem("mb32ic64ih56oc256kh1", dt, layout), kHopper);
       EXPECT_EQ(c.variant, Variant::gemm_1x1);  // ResNet-50 res2_1x1_up
       EXPECT_NE(c.why.find("GEMM engine"), std::string::npos) << c.why;
     }
     // nchw from 24 output channels on; 16 (MobileNet-v2's b1_project) keeps the old rules.
     for (const char* text :
          {"mb32ic24ih56oc144kh1", "mb32ic192ih28oc32kh1", "mb32ic144ih56oc24kh1"})
-      EXPECT_EQ(choose_variant(problem(text, dt), kHopper).variant, Variant::gemm_1x1) << text;
-    EXPECT_NE(choose_variant(problem("mb32ic32ih112oc16kh1", dt), kHopper).variant,
+      EXPECT_EQ(choose_variant(typed_problem(text, dt), kHopper).variant, Variant::gemm_1x1)
+          << text;
+    EXPECT_NE(choose_variant(typed_problem("mb32ic32ih112oc16kh1", dt), kHopper).variant,
               Variant::gemm_1x1);
     // nhwc: wide and deep GEMMs only; few output or input channels keep variants 6 and 10.
     for (const char* text :
          {"mb32ic960ih7oc320kh1", "mb32ic160ih7oc960kh1", "mb32ic384ih14oc96kh1"})
-      EXPECT_EQ(choose_variant(problem(text, dt, Layout::nhwc), kHopper).variant, Variant::gemm_1x1)
+      EXPECT_EQ(choose_variant(typed_problem(text, dt, Layout::nhwc), kHopper).variant,
+                Variant::gemm_1x1)
           << text;
     for (const char* text : {"mb32ic192ih28oc32kh1", "mb32ic96ih14oc576kh1", "mb32ic16ih112oc96kh1",
                              "mb32ic384ih14oc64kh1", "mb32ic64ih14oc384kh1"})
-      EXPECT_NE(choose_variant(problem(text, dt, Layout::nhwc), kHopper).variant, Variant::gemm_1x1)
+      EXPECT_NE(choose_variant(typed_problem(text, dt, Layout::nhwc), kHopper).variant,
+                Variant::gemm_1x1)
           << text;
   }
   // 14x14 and 7x7 images: H*W = 196 and 49 are not whole 16-byte rows of the nchw GEMM's B; nhwc
   // reads OC-wide rows instead.
   for (const char* text : {"mb32ic384ih14oc96kh1", "mb32ic960ih7oc320kh1"}) {
-    EXPECT_NE(choose_variant(problem(text, DataType::fp16), kHopper).variant, Variant::gemm_1x1)
+    EXPECT_NE(choose_variant(typed_problem(text, DataType::fp16), kHopper).variant,
+              Variant::gemm_1x1)
         << text;
-    EXPECT_NE(gemm_1x1_unsupported_reason(problem(text, DataType::fp16)).find("nchw"),
+    EXPECT_NE(gemm_1x1_unsupported_reason(typed_problem(text, DataType::fp16)).find("nchw"),
               std::string::npos);
-    EXPECT_EQ(choose_variant(problem(text, DataType::fp16, Layout::nhwc), kHopper).variant,
+    EXPECT_EQ(choose_variant(typed_problem(text, DataType::fp16, Layout::nhwc), kHopper).variant,
               Variant::gemm_1x1)
         << text;
   }
@@ -175,19 +183,19 @@ TEST(VariantChoice, Hopper1x1TakesTheGemmEngine) {
   for (const char* text :
        {"mb32ic64ih56oc256kh1sh2", "mb32ic64ih56oc256kh1ph1", "g2mb32ic64ih56oc256kh1",
         "mb32ic64ih56oc256kh3ph1", "mb2ic20ih16oc64kh1", "mb2ic64ih16oc60kh1"})
-    EXPECT_NE(choose_variant(problem(text, DataType::fp16, Layout::nhwc), kHopper).variant,
+    EXPECT_NE(choose_variant(typed_problem(text, DataType::fp16, Layout::nhwc), kHopper).variant,
               Variant::gemm_1x1)
         << text;
   for (DataType dt : {DataType::fp32, DataType::tf32})
-    EXPECT_NE(choose_variant(problem("mb32ic64ih56oc256kh1", dt), kHopper).variant,
+    EXPECT_NE(choose_variant(typed_problem("mb32ic64ih56oc256kh1", dt), kHopper).variant,
               Variant::gemm_1x1);
-  EXPECT_NE(choose_variant(problem("mb32ic64ih56oc256kh1", DataType::fp16), kAmpere).variant,
+  EXPECT_NE(choose_variant(typed_problem("mb32ic64ih56oc256kh1", DataType::fp16), kAmpere).variant,
             Variant::gemm_1x1);
 }
 
 TEST(VariantChoice, Gemm1x1Mapping) {
   const bench::gemm::GemmShape nchw =
-      gemm_1x1_shape(problem("mb32ic64ih56oc256kh1", DataType::fp16));
+      gemm_1x1_shape(typed_problem("mb32ic64ih56oc256kh1", DataType::fp16));
   EXPECT_EQ(nchw.batch, 32);
   EXPECT_EQ(nchw.m, 256);
   EXPECT_EQ(nchw.n, 56 * 56);
@@ -195,25 +203,27 @@ TEST(VariantChoice, Gemm1x1Mapping) {
   EXPECT_TRUE(nchw.a_shared);
   EXPECT_FALSE(nchw.b_k_major);
   const bench::gemm::GemmShape nhwc =
-      gemm_1x1_shape(problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16, Layout::nhwc));
+      gemm_1x1_shape(typed_problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16, Layout::nhwc));
   EXPECT_EQ(nhwc.batch, 1);
   EXPECT_EQ(nhwc.m, 3 * 5 * 7);
   EXPECT_EQ(nhwc.n, 40);
   EXPECT_EQ(nhwc.k, 24);
   EXPECT_FALSE(nhwc.a_shared);
   EXPECT_TRUE(nhwc.b_k_major);
-  EXPECT_EQ(
-      gemm_1x1_unsupported_reason(problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16, Layout::nhwc)),
-      "");
-  EXPECT_NE(gemm_1x1_unsupported_reason(problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16)), "");
-  EXPECT_NE(gemm_1x1_unsupported_reason(problem("mb3ic24ih8oc40kh1", DataType::tf32)), "");
+  EXPECT_EQ(gemm_1x1_unsupported_reason(
+                typed_problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16, Layout::nhwc)),
+            "");
+  EXPECT_NE(gemm_1x1_unsupported_reason(typed_problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16)),
+            "");
+  EXPECT_NE(gemm_1x1_unsupported_reason(typed_problem("mb3ic24ih8oc40kh1", DataType::tf32)), "");
 }
 
 TEST(VariantChoice, WithoutWgmmaOrTensorCores) {
-  EXPECT_EQ(choose_variant(problem("mb32ic64ih56oc64kh3ph1", DataType::fp16), kAmpere).variant,
-            Variant::mma_repacked_implicit_gemm);
+  EXPECT_EQ(
+      choose_variant(typed_problem("mb32ic64ih56oc64kh3ph1", DataType::fp16), kAmpere).variant,
+      Variant::mma_repacked_implicit_gemm);
   const VariantChoice none =
-      choose_variant(problem("mb32ic64ih56oc64kh3ph1", DataType::bf16), kNoTensorCores);
+      choose_variant(typed_problem("mb32ic64ih56oc64kh3ph1", DataType::bf16), kNoTensorCores);
   EXPECT_EQ(none.variant, Variant::caffe);
   EXPECT_FALSE(none.why.empty());
 }
@@ -242,33 +252,35 @@ TEST(VariantChoice, WinogradForFp32ThreeByThreeStrideOneLayers) {
                            "mb32ic256ih14oc256kh3ph1", "mb32ic512ih7oc512kh3ph1"})
     for (Layout layout : {Layout::nchw, Layout::nhwc})
       for (const VariantDevice& device : {kHopper, kAmpere, kNoTensorCores}) {
-        EXPECT_EQ(choose_variant(problem(text, DataType::fp32, layout), device).variant,
+        EXPECT_EQ(choose_variant(typed_problem(text, DataType::fp32, layout), device).variant,
                   Variant::winograd)
             << text;
-        EXPECT_NE(choose_variant(problem(text, DataType::tf32, layout), device).variant,
+        EXPECT_NE(choose_variant(typed_problem(text, DataType::tf32, layout), device).variant,
                   Variant::winograd)
             << text;
       }
-  EXPECT_NE(choose_variant(problem("mb1ic3ih5oc7kh3", DataType::fp32), kHopper).variant,
+  EXPECT_NE(choose_variant(typed_problem("mb1ic3ih5oc7kh3", DataType::fp32), kHopper).variant,
             Variant::winograd);
-  EXPECT_NE(choose_variant(problem("mb32ic32ih28oc128kh3ph1", DataType::fp32), kHopper).variant,
-            Variant::winograd);
-  EXPECT_NE(choose_variant(problem("mb32ic128ih28oc128kh3sh2ph1", DataType::fp32), kHopper).variant,
-            Variant::winograd);
+  EXPECT_NE(
+      choose_variant(typed_problem("mb32ic32ih28oc128kh3ph1", DataType::fp32), kHopper).variant,
+      Variant::winograd);
+  EXPECT_NE(
+      choose_variant(typed_problem("mb32ic128ih28oc128kh3sh2ph1", DataType::fp32), kHopper).variant,
+      Variant::winograd);
   EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                problem("mb32ic64ih56oc64kh3ph1", DataType::fp32, Layout::nchw))),
+                typed_problem("mb32ic64ih56oc64kh3ph1", DataType::fp32, Layout::nchw))),
             2);
   EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                problem("mb32ic128ih28oc128kh3ph1", DataType::fp32, Layout::nchw))),
+                typed_problem("mb32ic128ih28oc128kh3ph1", DataType::fp32, Layout::nchw))),
             1);
   EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                problem("mb8ic512ih7oc512kh3ph1", DataType::fp32, Layout::nchw))),
+                typed_problem("mb8ic512ih7oc512kh3ph1", DataType::fp32, Layout::nchw))),
             1);
   EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                problem("mb16ic128ih112oc128kh3ph1", DataType::fp32, Layout::nchw))),
+                typed_problem("mb16ic128ih112oc128kh3ph1", DataType::fp32, Layout::nchw))),
             1);
   EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                problem("mb16ic64ih224oc64kh3ph1", DataType::fp32, Layout::nchw))),
+                typed_problem("mb16ic64ih224oc64kh3ph1", DataType::fp32, Layout::nchw))),
             2);
 }
 

@@ -18,16 +18,12 @@
 #include "conv/data.hpp"
 #include "conv/indexing.hpp"
 #include "core/compare.hpp"
+#include "tests/conv/typed_problem.hpp"
 
 namespace conv {
 namespace {
 
-Problem problem(const char* text, DataType dt = DataType::fp32, Layout layout = Layout::nchw) {
-  Problem p = parse_problem(text);
-  p.dtype = dt;
-  p.layout = layout;
-  return p;
-}
+using testing::typed_problem;
 
 TEST(WinogradConfig, TakesFp32ThreeByThreeStrideOneAndSaysWhyNot) {
   for (const char* text : {"mb32ic64ih56oc64kh3ph1", "mb32ic128ih28oc128kh3ph1",
@@ -35,24 +31,24 @@ TEST(WinogradConfig, TakesFp32ThreeByThreeStrideOneAndSaysWhyNot) {
                            "mb3ic5ih9iw13oc11kh3kw3ph2pw2", "mb1ic1ih1oc1kh3ph1"})
     for (DataType dt : {DataType::fp32, DataType::tf32})
       for (Layout layout : {Layout::nchw, Layout::nhwc})
-        EXPECT_EQ(winograd_unsupported_reason(problem(text, dt, layout)), "") << text;
+        EXPECT_EQ(winograd_unsupported_reason(typed_problem(text, dt, layout)), "") << text;
   struct No {
     Problem p;
     const char* why;
   };
   const std::vector<No> no = {
-      {problem("mb2ic8ih9oc8kh3ph1", DataType::fp16), "fp32 and tf32"},
-      {problem("mb2ic8ih9oc8kh3ph1", DataType::bf16), "fp32 and tf32"},
-      {problem("mb2ic8ih9oc8kh5ph2"), "3x3 filter"},
-      {problem("mb2ic8ih9iw9oc8kh3kw1"), "3x3 filter"},
-      {problem("mb2ic8ih9oc8kh1"), "3x3 filter"},
-      {problem("mb2ic8ih9oc8kh3sh2ph1"), "stride 1"},
-      {problem("mb2ic8ih9iw9oc8kh3kw3sh1sw2ph1pw1"), "stride 1"},
-      {problem("mb2ic8ih9oc8kh3ph2dh1"), "no dilation"},
-      {problem("g2mb2ic8ih9oc8kh3ph1"), "one group"},
-      {problem("g8mb2ic8ih9oc8kh3ph1"), "one group"},
-      {problem("mb2ic70000ih3oc8kh3ph1"), "65535"},
-      {problem("mb1024ic2048ih64oc64kh3ph1"), "exceeds 2^31-1"},
+      {typed_problem("mb2ic8ih9oc8kh3ph1", DataType::fp16), "fp32 and tf32"},
+      {typed_problem("mb2ic8ih9oc8kh3ph1", DataType::bf16), "fp32 and tf32"},
+      {typed_problem("mb2ic8ih9oc8kh5ph2"), "3x3 filter"},
+      {typed_problem("mb2ic8ih9iw9oc8kh3kw1"), "3x3 filter"},
+      {typed_problem("mb2ic8ih9oc8kh1"), "3x3 filter"},
+      {typed_problem("mb2ic8ih9oc8kh3sh2ph1"), "stride 1"},
+      {typed_problem("mb2ic8ih9iw9oc8kh3kw3sh1sw2ph1pw1"), "stride 1"},
+      {typed_problem("mb2ic8ih9oc8kh3ph2dh1"), "no dilation"},
+      {typed_problem("g2mb2ic8ih9oc8kh3ph1"), "one group"},
+      {typed_problem("g8mb2ic8ih9oc8kh3ph1"), "one group"},
+      {typed_problem("mb2ic70000ih3oc8kh3ph1"), "65535"},
+      {typed_problem("mb1024ic2048ih64oc64kh3ph1"), "exceeds 2^31-1"},
   };
   for (const No& n : no) {
     const std::string why = winograd_unsupported_reason(n.p);
@@ -62,14 +58,14 @@ TEST(WinogradConfig, TakesFp32ThreeByThreeStrideOneAndSaysWhyNot) {
 }
 
 TEST(WinogradConfig, TilesCoverTheOutput) {
-  const WinogradGeometry res3 = make_winograd_geometry(problem("mb32ic128ih28oc128kh3ph1"));
+  const WinogradGeometry res3 = make_winograd_geometry(typed_problem("mb32ic128ih28oc128kh3ph1"));
   EXPECT_EQ(res3.oh, 28);
   EXPECT_EQ(res3.tiles_h, 14);
   EXPECT_EQ(res3.tiles_w, 14);
   EXPECT_EQ(res3.p, 32 * 14 * 14);
   // Odd output sizes: the last tile row and column are half used.
   const WinogradGeometry odd = make_winograd_geometry(
-      problem("mb3ic5ih9iw14oc11kh3kw3ph2pw2", DataType::fp32, Layout::nhwc));
+      typed_problem("mb3ic5ih9iw14oc11kh3kw3ph2pw2", DataType::fp32, Layout::nhwc));
   EXPECT_EQ(odd.oh, 11);
   EXPECT_EQ(odd.ow, 16);
   EXPECT_EQ(odd.tiles_h, 6);
@@ -90,7 +86,7 @@ TEST(WinogradConfig, TilesCoverTheOutput) {
 // The conv SGEMM's view (winograd_gemm_geometry): its weights are U[xi][k][c], its column
 // matrices V[xi][c][p] and its output M[xi][k][p], element for element.
 TEST(WinogradConfig, GemmGeometryAddressesUVAndM) {
-  const WinogradGeometry w = make_winograd_geometry(problem("mb3ic5ih9iw13oc11kh3kw3ph2pw2"));
+  const WinogradGeometry w = make_winograd_geometry(typed_problem("mb3ic5ih9iw13oc11kh3kw3ph2pw2"));
   const Im2colGeometry g = winograd_gemm_geometry(w);
   for (int xi = 0; xi < 16; ++xi)
     for (int c = 0; c < w.ic; ++c)
@@ -223,7 +219,7 @@ bench::Correctness check(const Problem& p, const HostData& data, const std::vect
 // over atol (the bound where |ref| is small), Winograd's and the direct form's.
 TEST(WinogradEmulation, ErrorAtIc512IsWithinTheFp32Tolerance) {
   for (Layout layout : {Layout::nchw, Layout::nhwc}) {
-    const Problem p = problem("mb1ic512ih15iw14oc24kh3kw3ph1pw1", DataType::fp32, layout);
+    const Problem p = typed_problem("mb1ic512ih15iw14oc24kh3kw3ph1pw1", DataType::fp32, layout);
     const HostData data = make_host_data(p, 32);
     const bench::Correctness wino = check(p, data, emulate_winograd(p, data));
     const bench::Correctness direct = check(p, data, emulate_direct(p, data));
@@ -246,7 +242,7 @@ TEST(WinogradEmulation, EdgeCasesMatchTheReference) {
        {"mb2ic5ih9iw7oc3kh3kw3", "mb3ic7ih11iw6oc13kh3kw3ph1pw1", "mb1ic3ih5iw9oc2kh3kw3ph2pw0",
         "mb2ic1ih1oc1kh3ph1", "mb1ic2ih2iw3oc3kh3kw3ph2pw2"})
     for (Layout layout : {Layout::nchw, Layout::nhwc}) {
-      const Problem p = problem(text, DataType::fp32, layout);
+      const Problem p = typed_problem(text, DataType::fp32, layout);
       const HostData data = make_host_data(p, 7);
       const bench::Correctness c = check(p, data, emulate_winograd(p, data));
       EXPECT_TRUE(c.passed) << p.str() << ": " << c.message;

@@ -12,7 +12,7 @@ namespace {
 
 // Each test dies in a child process (threadsafe style: it re-runs the test binary up to the
 // death). Sanitized builds leave fatal signals to the sanitizer, which reports them and exits.
-class CrashReportDeathTest : public testing::Test {
+class CrashReportDeathTest : public ::testing::Test {
  protected:
   void SetUp() override {
 #if defined(MYCONV_SANITIZED)
@@ -32,7 +32,7 @@ TEST_F(CrashReportDeathTest, SegfaultReportsAndStillDiesOfTheSignal) {
         bench::install_crash_report("probe");
         crash_here(SIGSEGV);
       },
-      testing::KilledBySignal(SIGSEGV),
+      ::testing::KilledBySignal(SIGSEGV),
       "probe: fatal signal 11 \\(SIGSEGV\\)\n.*backtrace, outermost frame "
       "first:\n.*\\[0x[0-9a-f]+\\]"
       ".*probe: fatal signal 11 \\(SIGSEGV\\) \\(the innermost frame is the line above\\)");
@@ -60,7 +60,7 @@ TEST_F(CrashReportDeathTest, FaultNamesTheAddressAndTheInstruction) {
         bench::install_crash_report("probe");
         store_to(address);
       },
-      testing::KilledBySignal(SIGSEGV), kFaultReport);
+      ::testing::KilledBySignal(SIGSEGV), kFaultReport);
 }
 
 TEST_F(CrashReportDeathTest, AbortReports) {
@@ -69,13 +69,13 @@ TEST_F(CrashReportDeathTest, AbortReports) {
         bench::install_crash_report("probe");
         std::abort();
       },
-      testing::KilledBySignal(SIGABRT), "probe: fatal signal 6 \\(SIGABRT\\)");
+      ::testing::KilledBySignal(SIGABRT), "probe: fatal signal 6 \\(SIGABRT\\)");
 }
 
 // Without the report installed, the same death prints none of it: the test above sees the
 // handler's output, not something else's.
 TEST_F(CrashReportDeathTest, NothingPrintedWithoutIt) {
-  EXPECT_EXIT(crash_here(SIGSEGV), testing::KilledBySignal(SIGSEGV), "^$");
+  EXPECT_EXIT(crash_here(SIGSEGV), ::testing::KilledBySignal(SIGSEGV), "^$");
 }
 
 }  // namespace

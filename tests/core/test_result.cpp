@@ -29,7 +29,7 @@ TEST(Status, UnknownStatusThrowsUsageError) {
     EXPECT_THROW(parse_status(bad), UsageError) << "'" << bad << "'";
 }
 
-Summary summary_with_median(double median) {
+Summary flat_summary(double median) {
   Summary s;
   s.median = median;
   s.min = s.mean = s.max = s.p10 = s.p90 = median;
@@ -40,18 +40,18 @@ Summary summary_with_median(double median) {
 TEST(Result, PrimaryTimePrefersGpuOverTotal) {
   Result r;
   EXPECT_FALSE(r.primary_time_ms().has_value());
-  r.cpu_time_ms = summary_with_median(9.0);  // never the primary figure
+  r.cpu_time_ms = flat_summary(9.0);  // never the primary figure
   EXPECT_FALSE(r.primary_time_ms().has_value());
-  r.total_time_ms = summary_with_median(5.0);
+  r.total_time_ms = flat_summary(5.0);
   EXPECT_EQ(r.primary_time_ms(), 5.0);
-  r.gpu_time_ms = summary_with_median(2.0);
+  r.gpu_time_ms = flat_summary(2.0);
   EXPECT_EQ(r.primary_time_ms(), 2.0);
   r.total_time_ms.reset();
   EXPECT_EQ(r.primary_time_ms(), 2.0);
 }
 
 TEST(ResultJson, SummaryHasEveryFigureAndTheOutlierRule) {
-  Summary s = summary_with_median(1.25);
+  Summary s = flat_summary(1.25);
   s.stddev = 0.5;
   s.cv = 0.4;
   s.outliers = 2;
@@ -114,8 +114,8 @@ TEST(ResultJson, ThroughputFromPrimaryTime) {
   Result r;
   r.flop = 6e9;
   r.bytes = 3e6;
-  r.total_time_ms = summary_with_median(10.0);
-  r.gpu_time_ms = summary_with_median(3.0);  // the primary figure
+  r.total_time_ms = flat_summary(10.0);
+  r.gpu_time_ms = flat_summary(3.0);  // the primary figure
   const auto j = to_json(r);
   EXPECT_DOUBLE_EQ(j.at("gflop_per_s").get<double>(), 2000.0);  // 6e9 flop in 3 ms
   EXPECT_DOUBLE_EQ(j.at("gbyte_per_s").get<double>(), 1.0);

@@ -42,7 +42,7 @@ class ScaleInstance final : public Instance {
   int runs_ = 0;
 };
 
-class Runner : public testing::Test {
+class Runner : public ::testing::Test {
  protected:
   Runner() : in_{1.0f, -2.5f, 3.25f, 0.5f} {
     options_.measure.warmup_iters = 1;
