@@ -55,7 +55,7 @@ say "building myconv against $MYCONV_PREFIX (CPU backends, no LibTorch)"
 # -O1: what this checks is the prefix's packages (found, built against, loaded from the prefix,
 # installed relocatably), not the code's speed; the heavy translation units build in half the time.
 cmake -S "$MYCONV_ROOT" -B "$work/build" "${args[@]}" -DMYCONV_WITH_CUDA=OFF \
-  -DMYCONV_WITH_TORCH=OFF -DMYCONV_BUILD_TESTS=OFF -DMYCONV_WERROR=ON \
+  -DMYCONV_WITH_TORCH=OFF -DMYCONV_BUILD_TESTS=OFF -DMYCONV_WERROR=ON -DMYCONV_UNITY=ON \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" >>"$log" 2>&1
 cmake --build "$work/build" -j "$(myconv_jobs)" >>"$log" 2>&1

@@ -33,7 +33,7 @@ mapfile -t args < <(myconv_cmake_args)
 cmake -S "$MYCONV_ROOT" -B "$build_dir" "${args[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -g1" \
   -DMYCONV_WITH_CUDA=OFF -DMYCONV_WITH_TORCH=ON -DMYCONV_SANITIZE=address,undefined \
-  -DMYCONV_WERROR=ON >/dev/null
+  -DMYCONV_WERROR=ON -DMYCONV_UNITY=ON >/dev/null
 # What is built and run (all of it with --full): the programs whose command lines are fuzzed
 # (myconv, myops, mymlp, mytransformer) and the test programs of our own CPU code: the core, the
 # conv and op problems and data, the parsers, the CPU backends through the case runner, oneDNN's
