@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/variant_choice.hpp"
@@ -267,21 +268,16 @@ TEST(VariantChoice, WinogradForFp32ThreeByThreeStrideOneLayers) {
   EXPECT_NE(
       choose_variant(typed_problem("mb32ic128ih28oc128kh3sh2ph1", DataType::fp32), kHopper).variant,
       Variant::winograd);
-  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                typed_problem("mb32ic64ih56oc64kh3ph1", DataType::fp32, Layout::nchw))),
-            2);
-  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                typed_problem("mb32ic128ih28oc128kh3ph1", DataType::fp32, Layout::nchw))),
-            1);
-  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                typed_problem("mb8ic512ih7oc512kh3ph1", DataType::fp32, Layout::nchw))),
-            1);
-  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                typed_problem("mb16ic128ih112oc128kh3ph1", DataType::fp32, Layout::nchw))),
-            1);
-  EXPECT_EQ(winograd_sub_variant(make_winograd_geometry(
-                typed_problem("mb16ic64ih224oc64kh3ph1", DataType::fp32, Layout::nchw))),
-            2);
+  const std::pair<const char*, int> subs[] = {
+      {"mb32ic64ih56oc64kh3ph1", 2},  {"mb32ic128ih28oc128kh3ph1", 1},
+      {"mb8ic512ih7oc512kh3ph1", 1},  {"mb16ic128ih112oc128kh3ph1", 1},
+      {"mb16ic64ih224oc64kh3ph1", 2},
+  };
+  for (const auto& [text, sub] : subs)
+    EXPECT_EQ(winograd_sub_variant(
+                  make_winograd_geometry(typed_problem(text, DataType::fp32, Layout::nchw))),
+              sub)
+        << text;
 }
 
 }  // namespace
