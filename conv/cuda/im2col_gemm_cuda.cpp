@@ -129,6 +129,10 @@ class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance>
                         ? wgmma_conv_plan(mma_repacked_geometry(g_, int(elem_bytes_)),
                                           int(elem_bytes_), sm_count())
                         : WgmmaConvPlan{}),
+        wgmma_rounds_in_smem_(variant == Variant::wgmma_implicit_gemm &&
+                              mma_type_ == MmaType::tf32 && !mma_needs_repack(g_, mma_type_) &&
+                              wgmma_tf32_rounding(g_, std::getenv("MYCONV_TF32_ROUNDING")) ==
+                                  WgmmaTf32Rounding::in_kernel),
         fp32_splits_(uses_tensor_cores(variant) || variant == Variant::small_direct ||
                              variant == Variant::depthwise
                          ? 1
@@ -209,15 +213,10 @@ class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance>
   // Variant 10 reads repacked tensors where the layout needs it. tf32 operands are rounded to
   // nearest tf32 (wgmma would truncate the FP32 values it reads): by the repack copy, or, where
   // the layout needs no repack, by the kernel in shared memory (wgmma_conv.cu) with no copy
-  // before it: wgmma_tf32_rounding's rule.
-  bool wgmma_rounds_in_smem() const {
-    return mma_type_ == MmaType::tf32 && !mma_needs_repack(g_, mma_type_) &&
-           wgmma_tf32_rounding(g_, std::getenv("MYCONV_TF32_ROUNDING")) ==
-               WgmmaTf32Rounding::in_kernel;
-  }
+  // before it: wgmma_tf32_rounding's rule, decided once (wgmma_rounds_in_smem_).
   bool wgmma_needs_repack() const {
     return mma_needs_repack(g_, mma_type_) ||
-           (mma_type_ == MmaType::tf32 && !wgmma_rounds_in_smem());
+           (mma_type_ == MmaType::tf32 && !wgmma_rounds_in_smem_);
   }
 
   void poison_output() override { dst_.fill_bytes_async(0xFF, stream_.get()); }  // NaN in all
@@ -291,7 +290,7 @@ class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance>
         if (src_repacked_.bytes() > 0)
           launch_mma_repack(g_, mma_type_, src_.data(), wei_.data(), src_repacked_.data(),
                             wei_repacked_.data(), s);
-        launch_wgmma_conv(g_, mma_type_, wgmma_plan_, wgmma_maps_, wgmma_rounds_in_smem(),
+        launch_wgmma_conv(g_, mma_type_, wgmma_plan_, wgmma_maps_, wgmma_rounds_in_smem_,
                           dst_.data(), partial_.data(), s);
         launch_mma_split_reduce(g_, mma_type_, MmaPlan{MmaTileShape::t128x128, wgmma_plan_.splits},
                                 partial_.data(), dst_.data(), s);
@@ -344,7 +343,7 @@ class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance>
       if (mma_needs_repack(g_, mma_type_))
         s += ", input and weights repacked to nhwc";
       if (mma_type_ == MmaType::tf32)
-        s += wgmma_rounds_in_smem() ? ", operands rounded to nearest tf32 in shared memory"
+        s += wgmma_rounds_in_smem_ ? ", operands rounded to nearest tf32 in shared memory"
                                     : ", operands rounded to nearest tf32 by the repack";
       return s;
     }
@@ -406,6 +405,7 @@ class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance>
   MmaPlan mma_plan_;            // variants 4-6: tile and split-K
   WgmmaConvPlan wgmma_plan_;    // variant 10: tile, stages and split-K
   WgmmaConvMaps wgmma_maps_{};  // variant 10: the tensor maps of the buffers (compile())
+  bool wgmma_rounds_in_smem_;   // variant 10, tf32: the kernel rounds in shared memory, no copy
   int fp32_splits_;             // variants 1-3: split-K
 
   DepthwiseConfig dw_config_;  // variant 8: kernel, tiles, grid
