@@ -1,7 +1,6 @@
 // PTX wrappers of Hopper's asynchronous machinery (sm_90a), shared by the kernels built on it:
 // conv's variant 10 (conv/cuda/wgmma_conv.cu) and the GEMM engine (core/cuda/gemm/gemm_sm90.cu).
-//   - mbarriers (init, arrive, arrive with an expected transaction count, parity wait) and the
-//     fences that publish their initialization to the copy engine;
+//   - mbarriers and the copy engine's bulk copies: core/cuda/mbarrier_ptx.cuh (sm_90);
 //   - the copy engine's tensor copies (TMA): tiled 2D and 3D, im2col 4D, completing on an mbarrier;
 //   - warpgroup MMA (wgmma.mma_async): m64nNk16 for fp16/bf16 (N = 64, 128, 256; B K-major or,
 //     with kTransB = 1, MN-major) and m64nNk8 for tf32 (N = 64, 128, 256; K-major only), FP32
@@ -16,50 +15,10 @@
 
 #include <cstdint>
 
+#include "core/cuda/mbarrier_ptx.cuh"
 #include "core/cuda/wgmma_desc.hpp"
 
 namespace bench::sm90 {
-
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// ---- mbarriers ----------------------------------------------------------------------------------
-
-__device__ __forceinline__ void mbar_init(std::uint64_t* bar, std::uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count));
-}
-// After the initializations, before any other thread or the copy engine uses the barriers (then
-// a __syncthreads()).
-__device__ __forceinline__ void mbar_init_fence() {
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-// Orders this thread's earlier shared-memory writes (generic proxy) before later reads of the
-// async proxy (wgmma's shared-memory operands, the copy engine): after writing an operand tile in
-// place, before the barrier that lets the warps' MMAs read it.
-__device__ __forceinline__ void fence_proxy_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)),
-               "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n"
-      "}\n" ::"r"(smem_u32(bar)),
-      "r"(parity)
-      : "memory");
-}
 
 // ---- Tensor copies (TMA) ------------------------------------------------------------------------
 // Coordinates are in elements, innermost first; boxes past the tensor's edges are zero-filled and

@@ -10,6 +10,7 @@
 #include <c10/core/GradMode.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -95,11 +96,22 @@ struct OwnShape {
   std::int64_t b, in, out;
 };
 
+// The kernels own_cuda's step is made with (MYCONV_OWN_CUDA_KERNELS) while it lives; the
+// default again after.
+class KernelsVariant {
+ public:
+  explicit KernelsVariant(const char* v) { setenv("MYCONV_OWN_CUDA_KERNELS", v, 1); }
+  ~KernelsVariant() { unsetenv("MYCONV_OWN_CUDA_KERNELS"); }
+  KernelsVariant(const KernelsVariant&) = delete;
+  KernelsVariant& operator=(const KernelsVariant&) = delete;
+};
+
 // own_cuda's decode step against libtorch_eager for config c (random weights from a
-// checkpoint: nonzero biases, norm weights off 1) in each dtype and shape: in fp32 the greedy
-// tokens are eager's and the last logits a full recompute's within float32 rounding; in fp16 and
-// bf16 the last logits are the recompute's within the suite's check (atol = rel x rms, rtol =
-// rel) and the returned tokens their argmax.
+// checkpoint: nonzero biases, norm weights off 1) in each dtype and shape, with the persistent
+// step (kernels v3: batch 1 to 3, where it says it ran) and with the separate launches (v2): in
+// fp32 the greedy tokens are eager's and the last logits a full recompute's within float32
+// rounding; in fp16 and bf16 the last logits are the recompute's within the suite's check (atol =
+// rel x rms, rtol = rel) and the returned tokens their argmax.
 void expect_own_decode_matches_eager(const ModelConfig& c, std::vector<at::ScalarType> types,
                                      std::vector<OwnShape> shapes) {
   const c10::NoGradGuard no_grad;
@@ -109,41 +121,49 @@ void expect_own_decode_matches_eager(const ModelConfig& c, std::vector<at::Scala
   const Checkpoint ckpt(dir.path().string());
   for (at::ScalarType t : types) {
     const Model m = Model::from_checkpoint(c, ckpt, t, dev);
-    for (const OwnShape s : shapes) {
-      const std::string what = c.name + " " + c10::toString(t) + " batch " + std::to_string(s.b) +
-                               " in " + std::to_string(s.in);
-      std::string why;
-      ASSERT_TRUE(own_decode_supported(c, t, s.b, &why)) << what << ": " << why;
-      Generator eager(m, s.b, s.in, s.out, Sampling{}, DecodeMode::eager, 3);
-      Generator own(m, s.b, s.in, s.out, Sampling{}, DecodeMode::own, 3, &make_own_decode_graph);
-      eager.run();
-      eager.finish();
-      own.prepare();
-      own.run();
-      own.finish();
-      const at::Tensor full =
-          recompute_last_logits(m, own.prompt(), own.generated(), s.out - 1).to(at::kDouble).cpu();
-      const at::Tensor got = own.last_logits().to(at::kDouble).cpu();
-      ASSERT_EQ(got.sizes(), full.sizes()) << what;
-      ASSERT_FALSE(at::isnan(got).any().item<bool>()) << what;
-      if (t == at::kFloat) {
-        EXPECT_TRUE(at::equal(own.generated(), eager.generated())) << what << "\nown\n"
-                                                                   << own.generated() << "\neager\n"
-                                                                   << eager.generated();
-        EXPECT_LT(max_abs_diff(got, full), 1e-4 * std::max(1.0, full.abs().max().item<double>()))
-            << what;
-      } else {
-        const double rel = t == at::kHalf ? 5e-2 : 1.5e-1;
-        const double rms = std::sqrt(full.pow(2).mean().item<double>());
-        const at::Tensor bad = (got - full).abs() > rel * std::max(rms, 1e-6) + rel * full.abs();
-        EXPECT_EQ(bad.sum().item<std::int64_t>(), 0)
-            << what << ": max |diff| " << max_abs_diff(got, full) << ", rms " << rms;
-        // The tokens the graph's argmax gave are the argmax of the logits it returned.
-        EXPECT_TRUE(at::equal(own.generated().select(1, s.out - 1).cpu(),
-                              own.last_logits().to(at::kFloat).argmax(-1).cpu()))
-            << what;
+    for (const OwnShape s : shapes)
+      for (const char* variant : {"3", "2"}) {
+        if (std::string(variant) == "2" && s.b >= 4) continue;  // v3 runs these as v2
+        const KernelsVariant kernels(variant);
+        const std::string what = c.name + " " + c10::toString(t) + " batch " + std::to_string(s.b) +
+                                 " in " + std::to_string(s.in) + " kernels v" + variant;
+        std::string why;
+        ASSERT_TRUE(own_decode_supported(c, t, s.b, &why)) << what << ": " << why;
+        Generator eager(m, s.b, s.in, s.out, Sampling{}, DecodeMode::eager, 3);
+        Generator own(m, s.b, s.in, s.out, Sampling{}, DecodeMode::own, 3, &make_own_decode_graph);
+        eager.run();
+        eager.finish();
+        own.prepare();
+        const std::string step = own.decode_step_description();
+        const bool persistent = step.find("persistent") != std::string::npos;
+        EXPECT_EQ(persistent, std::string(variant) == "3" && s.b < 4) << what << ": " << step;
+        own.run();
+        own.finish();
+        const at::Tensor full = recompute_last_logits(m, own.prompt(), own.generated(), s.out - 1)
+                                    .to(at::kDouble)
+                                    .cpu();
+        const at::Tensor got = own.last_logits().to(at::kDouble).cpu();
+        ASSERT_EQ(got.sizes(), full.sizes()) << what;
+        ASSERT_FALSE(at::isnan(got).any().item<bool>()) << what;
+        if (t == at::kFloat) {
+          EXPECT_TRUE(at::equal(own.generated(), eager.generated()))
+              << what << "\nown\n"
+              << own.generated() << "\neager\n"
+              << eager.generated();
+          EXPECT_LT(max_abs_diff(got, full), 1e-4 * std::max(1.0, full.abs().max().item<double>()))
+              << what;
+        } else {
+          const double rel = t == at::kHalf ? 5e-2 : 1.5e-1;
+          const double rms = std::sqrt(full.pow(2).mean().item<double>());
+          const at::Tensor bad = (got - full).abs() > rel * std::max(rms, 1e-6) + rel * full.abs();
+          EXPECT_EQ(bad.sum().item<std::int64_t>(), 0)
+              << what << ": max |diff| " << max_abs_diff(got, full) << ", rms " << rms;
+          // The tokens the graph's argmax gave are the argmax of the logits it returned.
+          EXPECT_TRUE(at::equal(own.generated().select(1, s.out - 1).cpu(),
+                                own.last_logits().to(at::kFloat).argmax(-1).cpu()))
+              << what;
+        }
       }
-    }
   }
 }
 

@@ -6,13 +6,16 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "core/cuda/cuda_check.hpp"
 #include "core/error.hpp"
 #include "models/transformer/cuda/own_decode_kernels.hpp"
+#include "models/transformer/cuda/own_step.hpp"
 
 namespace transformer {
 
@@ -34,12 +37,13 @@ bool elem_of(at::ScalarType t, cuda::Elem* e) {
   }
 }
 
-// The kernel variant (own_decode_kernels.hpp's `kernels`): 2 unless MYCONV_OWN_CUDA_KERNELS=1
-// asks for the first ones (an A/B comparison); 0 for any other value.
+// The kernels (own_decode.hpp): 3, the persistent step where it runs the case (else 2), unless
+// MYCONV_OWN_CUDA_KERNELS asks for 2 or 1 (an A/B comparison); 0 for any other value.
 int kernels_variant() {
   const char* env = std::getenv("MYCONV_OWN_CUDA_KERNELS");
-  if (!env || std::string(env).empty() || std::string(env) == "2") return 2;
-  return std::string(env) == "1" ? 1 : 0;
+  const std::string v = env ? env : "";
+  if (v.empty() || v == "3") return 3;
+  return v == "2" ? 2 : v == "1" ? 1 : 0;
 }
 
 const void* ptr(const at::Tensor& t) {
@@ -55,8 +59,9 @@ struct StepShapes {
 
 // sms: the device's multiprocessors (the attention's split count is sized on them; 1 gives the
 // longest splits, the most shared memory: what the support check assumes).
-StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t max_len, int kernels,
+StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t max_len, int variant,
                        int sms) {
+  const int kernels = variant == 1 ? 1 : 2;  // the separate launches' kernels (v3's fallback: v2)
   const bool gpt2 = c.arch == Arch::gpt2;
   const int h = static_cast<int>(c.hidden_size), nq = static_cast<int>(c.num_heads),
             nkv = static_cast<int>(c.num_kv_heads), d = static_cast<int>(c.head_dim),
@@ -98,7 +103,7 @@ StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t ma
 class OwnDecodeGraph final : public DecodeGraph {
  public:
   OwnDecodeGraph(const Model& model, KvCache& cache, bool pdl, int kernels)
-      : batch_(cache.batch), pdl_(pdl), kernels_(kernels) {
+      : batch_(cache.batch), pdl_(pdl), kernels_(kernels == 1 ? 1 : 2) {
     const ModelConfig& c = model.config();
     BENCH_CHECK(elem_of(model.dtype(), &elem_), "own_cuda: no kernels for this dtype");
     const bool gpt2 = c.arch == Arch::gpt2;
@@ -117,7 +122,8 @@ class OwnDecodeGraph final : public DecodeGraph {
     sms_ = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
     shapes_ = step_shapes(c, b, cache.max_len, kernels_, sms_);
     cuda::AttentionArgs& a = shapes_.attention;
-    const int splits = cuda::attention_splits(a);
+    // Room for the separate attention's splits and for the persistent step's.
+    const int splits = std::max(cuda::attention_splits(a), cuda::kStepMaxSplits);
     partial_o_ = at::zeros({b * c.num_heads * splits * c.head_dim}, on.dtype(at::kFloat));
     partial_ml_ = at::zeros({b * c.num_heads * splits * 2}, on.dtype(at::kFloat));
     counters_ = at::zeros({b * c.num_kv_heads}, on.dtype(at::kInt));
@@ -184,6 +190,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     head_.norm_w = ptr(model.final_norm_weight());
     head_.norm_b = ptr(model.final_norm_bias());
     head_.out = logits_.data_ptr();
+    if (kernels == 3) plan_persistent(on);
 
     // As torch.cuda.graph: one eager step on a side stream (launch errors surface here, with the
     // call's text), then the capture.
@@ -211,9 +218,13 @@ class OwnDecodeGraph final : public DecodeGraph {
   }
   at::Tensor greedy_tokens() override { return tokens_; }
   std::string description() const override {
+    if (persistent_)
+      return std::string("own kernels, one persistent kernel a step (") +
+             std::to_string(plan_.slots) + " weight slots of " +
+             std::to_string(plan_.slot_bytes / 1024) + " KiB a block) and the argmax, kernels v3";
     return std::string("own kernels, ") + std::to_string(launches()) + " launches a step" +
            (pdl_ ? ", programmatic dependent launch" : ", plain launches") + ", kernels v" +
-           std::to_string(kernels_);
+           std::to_string(kernels_) + fallback_;
   }
 
  private:
@@ -225,7 +236,47 @@ class OwnDecodeGraph final : public DecodeGraph {
   // 5 a layer, the head's GEMV, argmax_rows's memset and two kernels.
   std::size_t launches() const { return 5 * layers_.size() + 4; }
 
+  // The persistent step's phases (device memory) and plan where it runs this case, else the
+  // reason in fallback_ (the separate launches run).
+  void plan_persistent(const at::TensorOptions& on) {
+    std::vector<cuda::StepPhase> phases;
+    auto gemv = [&](const cuda::GemvArgs& g) {
+      cuda::StepPhase p;
+      p.kind = cuda::StepPhase::gemv;
+      p.g = g;
+      phases.push_back(p);
+    };
+    for (const Launches& l : layers_) {
+      gemv(l.qkv);
+      cuda::StepPhase p;
+      p.kind = cuda::StepPhase::attention;
+      p.a = l.attention;
+      phases.push_back(p);
+      gemv(l.o);
+      gemv(l.up);
+      gemv(l.down);
+    }
+    gemv(head_);
+    const char* why = nullptr;
+    if (!cuda::plan_persistent_step(phases, elem_, sms_, &plan_, &why)) {
+      fallback_ = std::string(" (not the persistent step: ") + why + ")";
+      return;
+    }
+    const std::size_t bytes = phases.size() * sizeof(cuda::StepPhase);
+    phases_ = at::empty({static_cast<std::int64_t>(bytes)}, on.dtype(at::kByte));
+    CUDA_CHECK(cudaMemcpy(phases_.data_ptr(), phases.data(), bytes, cudaMemcpyHostToDevice));
+    phase_count_ = static_cast<int>(phases.size());
+    barrier_ = at::zeros({1}, on.dtype(at::kInt));
+    persistent_ = true;
+  }
+
   void enqueue(cudaStream_t s) {
+    if (persistent_) {
+      cuda::persistent_step(static_cast<const cuda::StepPhase*>(phases_.data_ptr()), phase_count_,
+                            plan_, reinterpret_cast<unsigned*>(barrier_.data_ptr<int>()), elem_, s);
+      argmax(s);
+      return;
+    }
     for (const Launches& l : layers_) {
       cuda::norm_gemv(l.qkv, elem_, sms_, pdl_, s);
       cuda::split_kv_attention(l.attention, elem_, pdl_, s);
@@ -234,6 +285,10 @@ class OwnDecodeGraph final : public DecodeGraph {
       cuda::norm_gemv(l.down, elem_, sms_, pdl_, s);
     }
     cuda::norm_gemv(head_, elem_, sms_, pdl_, s);
+    argmax(s);
+  }
+
+  void argmax(cudaStream_t s) {
     cuda::argmax_rows(logits_.data_ptr(), batch_, logits_.size(1), tokens_.data_ptr<std::int64_t>(),
                       reinterpret_cast<unsigned long long*>(keys_.data_ptr<std::int64_t>()), elem_,
                       s);
@@ -249,6 +304,11 @@ class OwnDecodeGraph final : public DecodeGraph {
   cuda::GemvArgs head_;
   at::Tensor ids_, pos_, x_, q_, attn_, act_, logits_, tokens_, keys_;
   at::Tensor partial_o_, partial_ml_, counters_;
+  bool persistent_ = false;
+  cuda::StepPlan plan_;
+  at::Tensor phases_, barrier_;
+  int phase_count_ = 0;
+  std::string fallback_;
   at::cuda::CUDAGraph graph_;
 };
 
@@ -300,26 +360,33 @@ std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& 
     if (why) *why = w;
     return nullptr;
   }
-  // Programmatic dependent launch where the driver captures it into a graph (and
-  // MYCONV_OWN_CUDA_PDL is not 0); else plain launches. description() says which ran.
+  // The persistent step where it runs the case (kernels v3), then the separate launches with
+  // programmatic dependent launch where the driver captures it into a graph (and
+  // MYCONV_OWN_CUDA_PDL is not 0), then plain launches. description() says which ran; where none
+  // did, the reason names each try's error.
+  const int variant = kernels_variant();
   const char* env = std::getenv("MYCONV_OWN_CUDA_PDL");
-  std::string first = "off (MYCONV_OWN_CUDA_PDL=0)";
-  if (!env || std::string(env) != "0") {
+  const bool pdl = !env || std::string(env) != "0";
+  std::string errors = pdl ? "" : "programmatic dependent launch off (MYCONV_OWN_CUDA_PDL=0); ";
+  struct Try {
+    bool pdl;
+    int kernels;
+    const char* name;
+  };
+  std::vector<Try> tries;
+  if (variant == 3) tries.push_back({pdl, 3, "the persistent step"});
+  if (pdl) tries.push_back({true, variant == 1 ? 1 : 2, "programmatic dependent launch"});
+  tries.push_back({false, variant == 1 ? 1 : 2, "plain launches"});
+  for (const Try& t : tries) {
     try {
-      return std::make_unique<OwnDecodeGraph>(model, cache, true, kernels_variant());
+      return std::make_unique<OwnDecodeGraph>(model, cache, t.pdl, t.kernels);
     } catch (const std::exception& e) {
-      first = e.what();
+      errors += std::string(t.name) + ": " + e.what() + "; ";
     }
+    (void)cudaGetLastError();  // a launch error of one try is not the next one's
   }
-  (void)cudaGetLastError();  // a launch error of the first try is not the second's
-  try {
-    return std::make_unique<OwnDecodeGraph>(model, cache, false, kernels_variant());
-  } catch (const std::exception& e) {
-    if (why)
-      *why = std::string("own_cuda: the decode step failed or its capture did: ") + e.what() +
-             " (with programmatic dependent launch: " + first + ")";
-    return nullptr;
-  }
+  if (why) *why = "own_cuda: the decode step failed or its capture did: " + errors;
+  return nullptr;
 }
 
 }  // namespace transformer

@@ -106,8 +106,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v1(GemvArgs a
 // that pair's loads are in flight during the current pair's sums and the next pair's FMAs. Longer
 // rows go in rounds of kUnroll2 vectors as variant 1. Sums: warp shuffles, then shared memory over
 // the group's warps; finish_rows as variant 1. kBatchTile2 batch rows a pass.
-constexpr int kBatchTile2 = 4;
-constexpr int kUnroll2 = 3;
 // Warps of norm_gemv_kernel_v2 a multiprocessor holds: 119-128 registers a thread (ptxas, sm_90)
 // x 256 threads = two blocks of kMaxWarps in 64 K registers.
 constexpr int kResidentWarps2 = 16;
@@ -128,35 +126,6 @@ __device__ __forceinline__ void load_rows(const GemvArgs& a, int pair, int t, in
     const int v = t + (j0 + u) * stride;
     wa[u] = v < kvec ? __ldcs(w0 + v) : zero;
     wb[u] = v < kvec && r1 >= 0 ? __ldcs(w1 + v) : zero;
-  }
-}
-
-// acc0[bb], acc1[bb] += the loaded vectors of rows r0, r1 times x row b0 + bb's.
-template <typename T>
-__device__ __forceinline__ void fma_rows(const uint4* wa, const uint4* wb, const T* x, int k,
-                                         int b0, int nb, int t, int j0, int stride, int kvec,
-                                         float* acc0, float* acc1) {
-  constexpr int V = vec_elems<T>();
-#pragma unroll
-  for (int u = 0; u < kUnroll2; ++u) {
-    const int v = t + (j0 + u) * stride;
-    if (v >= kvec) break;
-    float fa[V], fb[V];
-    unpack<T>(wa[u], fa);
-    unpack<T>(wb[u], fb);
-#pragma unroll
-    for (int bb = 0; bb < kBatchTile2; ++bb) {
-      if (bb >= nb) break;
-      const uint4 xv =
-          *reinterpret_cast<const uint4*>(x + std::size_t(b0 + bb) * k + std::size_t(v) * V);
-      float fx[V];
-      unpack<T>(xv, fx);
-#pragma unroll
-      for (int i = 0; i < V; ++i) {
-        acc0[bb] = fmaf(fa[i], fx[i], acc0[bb]);
-        acc1[bb] = fmaf(fb[i], fx[i], acc1[bb]);
-      }
-    }
   }
 }
 
@@ -226,31 +195,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32) norm_gemv_kernel_v2(GemvArgs a
       // and the other buffer's pair.
       if (one_round && b0 + kBatchTile2 >= a.batch && pair + 2 * step < pairs)
         load_rows<T>(a, pair + 2 * step, t, 0, stride, kvec, ca, cb);
-      float s0 = 0, s1 = 0;  // lane bb keeps batch row b0 + bb's sums
-#pragma unroll
-      for (int bb = 0; bb < kBatchTile2; ++bb) {
-        if (bb >= nbt) break;
-        const float t0 = warp_sum(acc0[bb]), t1 = warp_sum(acc1[bb]);
-        if (lane == bb) {
-          s0 = t0;
-          s1 = t1;
-        }
-      }
-      if (g > 1) {  // the group's warps: through shared memory
-        if (lane < nbt) {
-          red[warp][0][lane] = s0;
-          red[warp][1][lane] = s1;
-        }
-        __syncthreads();
-        if (lead && lane < nbt) {
-          s0 = s1 = 0;
-          for (int w = 0; w < g; ++w) {
-            s0 += red[warp + w][0][lane];
-            s1 += red[warp + w][1][lane];
-          }
-        }
-        __syncthreads();  // red is read before the next pass writes it
-      }
+      float s0, s1;
+      pair_sums(acc0, acc1, nbt, g, red, s0, s1);
       if (valid && lead && lane < nbt) finish_rows<T>(a, b0 + lane, pair, r0, r1, s0, s1);
     }
   };
@@ -270,7 +216,6 @@ std::size_t& gemv_v2_allowed() {
   static std::size_t bytes = 0;
   return bytes;
 }
-
 
 }  // namespace
 

@@ -177,6 +177,74 @@ __device__ void finish_rows(const GemvArgs& a, int b, int pair, int r0, int r1, 
   }
 }
 
+// The SIMT GEMV's pass (norm_gemv_kernel_v2, the persistent step): kBatchTile2 batch rows, and
+// kUnroll2 16-byte vectors of each of a pair's rows a thread holds at once.
+constexpr int kBatchTile2 = 4;
+constexpr int kUnroll2 = 3;
+
+// acc0[bb], acc1[bb] += the loaded vectors of rows r0, r1 times x row b0 + bb's.
+template <typename T>
+__device__ __forceinline__ void fma_rows(const uint4* wa, const uint4* wb, const T* x, int k,
+                                         int b0, int nb, int t, int j0, int stride, int kvec,
+                                         float* acc0, float* acc1) {
+  constexpr int V = vec_elems<T>();
+#pragma unroll
+  for (int u = 0; u < kUnroll2; ++u) {
+    const int v = t + (j0 + u) * stride;
+    if (v >= kvec) break;
+    float fa[V], fb[V];
+    unpack<T>(wa[u], fa);
+    unpack<T>(wb[u], fb);
+#pragma unroll
+    for (int bb = 0; bb < kBatchTile2; ++bb) {
+      if (bb >= nb) break;
+      const uint4 xv =
+          *reinterpret_cast<const uint4*>(x + std::size_t(b0 + bb) * k + std::size_t(v) * V);
+      float fx[V];
+      unpack<T>(xv, fx);
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        acc0[bb] = fmaf(fa[i], fx[i], acc0[bb]);
+        acc1[bb] = fmaf(fb[i], fx[i], acc1[bb]);
+      }
+    }
+  }
+}
+
+// The pass's sums of a row pair: lane bb of the group's lead warp (lead: warp % g == 0) gets
+// batch row b0 + bb's sums of both rows in s0, s1 (the other lanes and warps: partial values).
+// Every thread of the block calls it where g > 1 (the group's warps add up through red, two
+// barriers).
+__device__ __forceinline__ void pair_sums(const float* acc0, const float* acc1, int nbt, int g,
+                                          float (*red)[2][kBatchTile2], float& s0, float& s1) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  s0 = s1 = 0;  // lane bb keeps batch row b0 + bb's sums
+#pragma unroll
+  for (int bb = 0; bb < kBatchTile2; ++bb) {
+    if (bb >= nbt) break;
+    const float t0 = warp_sum(acc0[bb]), t1 = warp_sum(acc1[bb]);
+    if (lane == bb) {
+      s0 = t0;
+      s1 = t1;
+    }
+  }
+  if (g > 1) {  // the group's warps: through shared memory
+    if (lane < nbt) {
+      red[warp][0][lane] = s0;
+      red[warp][1][lane] = s1;
+    }
+    __syncthreads();
+    if (warp % g == 0 && lane < nbt) {
+      s0 = s1 = 0;
+      for (int w = 0; w < g; ++w) {
+        s0 += red[warp + w][0][lane];
+        s1 += red[warp + w][1][lane];
+      }
+    }
+    __syncthreads();  // red is read before the next pass writes it
+  }
+}
+
 // From batch 4 on, 16-bit weights go through tensor cores: the SIMT GEMV reads every x row from
 // shared memory again for each pair of weight rows (x traffic = batch x 16 bytes per 32 bytes of
 // weights), an mma.sync m16n8k16 reads it once per 16 rows.

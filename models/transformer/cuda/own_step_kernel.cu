@@ -1,0 +1,316 @@
+// own_cuda's persistent decode step (own_step.hpp): the kernel, its weight stream and the host's
+// plan and launch. Built only with a CUDA LibTorch, with the rest of own_cuda; the kernel needs
+// sm_90 (bulk copies, mbarriers).
+//   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c models/transformer/cuda/own_step_kernel.cu
+#include "models/transformer/cuda/own_step.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "models/transformer/cuda/own_attention_device.cuh"
+#include "models/transformer/cuda/own_gemv_device.cuh"
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include "core/cuda/mbarrier_ptx.cuh"
+#endif
+
+namespace transformer::cuda {
+namespace {
+
+using namespace own_device;
+
+constexpr int kStepWarps = kMaxWarps;  // stage_input's and pair_sums' reductions: kMaxWarps
+constexpr int kStepThreads = kStepWarps * 32;
+constexpr int kMaxSlots = 16;
+// Dynamic shared memory at most (an H100 block may have 227 KiB; the rest: the static arrays).
+constexpr std::size_t kStepShared = 220 * 1024;
+// A block that waits longer than this at a grid barrier stops the kernel (a trap: an error the
+// host reports) instead of hanging (about 17 s at 2 GHz).
+constexpr long long kBarrierCycles = 1LL << 35;
+
+// The pieces of a block's share: pairs [q, q + count) of a GEMV, at most chunk_pairs (one slot)
+// and, for the QKV GEMV, inside one head (its rows then make two contiguous ranges).
+__host__ __device__ inline int piece_pairs(const GemvArgs& g, int chunk_pairs, int q, int q1) {
+  int c = q1 - q < chunk_pairs ? q1 - q : chunk_pairs;
+  if (g.epilogue == Epilogue::rope_kv) {
+    const int half = g.d / 2, left = half - q % half;
+    c = c < left ? c : left;
+  }
+  return c;
+}
+
+// Whether a piece's rows are two ranges in the slot (the r0 rows, then the r1 rows: RoPE's halves,
+// SwiGLU's gate and up) or one (r0, r1 neighbours: rows 2q .. 2q + 2 count - 1).
+__host__ __device__ inline bool split_rows(const GemvArgs& g) {
+  return g.epilogue == Epilogue::rope_kv || g.epilogue == Epilogue::swiglu;
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+namespace sm90 = bench::sm90;
+
+// The block's share of a GEMV's pairs: [q0, q1).
+__device__ __forceinline__ void share_of(int pairs, int& q0, int& q1) {
+  q0 = static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x);
+  q1 = static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x);
+}
+
+// Arrive, then wait until every block has arrived `target / gridDim.x` times (every block once at
+// each phase's end): the writes of the phase before it are then visible (release by the fence
+// and the count, acquire by the load).
+__device__ void grid_barrier(unsigned* counter, unsigned target) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(counter, 1u);
+    const long long start = clock64();
+    for (;;) {
+      unsigned v;
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+      if (v >= target) break;
+      if (clock64() - start > kBarrierCycles) __trap();
+    }
+  }
+  __syncthreads();
+}
+
+// The weight stream of a block (thread 0's registers): the block's pieces in the order the phases
+// consume them, each into the next slot of the ring; piece `seq` goes to slot seq % slots and
+// completes phase (seq / slots) % 2 of its mbarrier.
+template <typename T>
+struct WeightStream {
+  const StepPhase* phases;
+  int count, slots;
+  unsigned slot_bytes;
+  unsigned char* ring;
+  std::uint64_t* full;
+  int phase = -1, q = 0, q1 = 0, issued = 0;
+
+  // Issues pieces while a slot is free (consumed: the pieces the block has finished with).
+  __device__ void top_up(int consumed) {
+    while (issued < consumed + slots) {
+      while (q >= q1) {  // the next GEMV phase with pairs for this block
+        if (++phase >= count) return;
+        if (phases[phase].kind == StepPhase::gemv)
+          share_of(pairs_of(phases[phase].g), q, q1);
+        else
+          q = q1 = 0;
+      }
+      const StepPhase& p = phases[phase];
+      const GemvArgs& g = p.g;
+      const int c = piece_pairs(g, p.chunk_pairs, q, q1);
+      int r0, r1;
+      rows_of(g, q, r0, r1);
+      const std::size_t row = std::size_t(g.k) * sizeof(T);
+      const int slot = issued % slots;
+      unsigned char* dst = ring + std::size_t(slot) * slot_bytes;
+      const unsigned char* w = static_cast<const unsigned char*>(g.w);
+      std::uint64_t* bar = full + slot;
+      if (split_rows(g)) {
+        const auto bytes = static_cast<std::uint32_t>(std::size_t(c) * row);
+        sm90::mbar_expect_tx(bar, 2 * bytes);
+        sm90::bulk_copy_g2s(dst, w + std::size_t(r0) * row, bytes, bar);
+        sm90::bulk_copy_g2s(dst + bytes, w + std::size_t(r1) * row, bytes, bar);
+      } else {
+        const int rows = 2 * c < g.n - r0 ? 2 * c : g.n - r0;  // the last pair of an odd n: one
+        const auto bytes = static_cast<std::uint32_t>(std::size_t(rows) * row);
+        sm90::mbar_expect_tx(bar, bytes);
+        sm90::bulk_copy_g2s(dst, w + std::size_t(r0) * row, bytes, bar);
+      }
+      q += c;
+      ++issued;
+    }
+  }
+};
+
+// A GEMV phase: the input rows staged (stage_input), then the block's pieces as they arrive, a
+// group of group_warps warps a row pair (k split over its threads, kUnroll2 vectors a round),
+// the epilogue (finish_rows) by the group's lead lanes. seq: the pieces the block has consumed.
+template <typename T>
+__device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream<T>& stream, int& seq,
+                           float (*red)[2][kBatchTile2]) {
+  constexpr int V = vec_elems<T>();
+  const GemvArgs& a = ph.g;
+  stage_input<T>(a, xs);
+  const int g = ph.group_warps, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int groups = kStepWarps / g, group = warp / g;
+  const int t = (warp % g) * 32 + lane, stride = 32 * g, kvec = a.k / V;
+  const int per = (kvec + stride - 1) / stride;  // vectors of a row a thread
+  const bool split = split_rows(a);
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  int q, q1;
+  share_of(pairs_of(a), q, q1);
+  while (q < q1) {
+    const int c = piece_pairs(a, ph.chunk_pairs, q, q1);
+    const int slot = seq % stream.slots;
+    sm90::mbar_wait(stream.full + slot, static_cast<std::uint32_t>(seq / stream.slots) & 1u);
+    const T* W = reinterpret_cast<const T*>(stream.ring + std::size_t(slot) * stream.slot_bytes);
+    for (int base = 0; base < c; base += groups) {  // the same trips for the block
+      const int i = base + group;
+      const bool valid = i < c;
+      int r0 = 0, r1 = -1;
+      if (valid) rows_of(a, q + i, r0, r1);
+      const uint4* w0 = reinterpret_cast<const uint4*>(W + std::size_t(split ? i : 2 * i) * a.k);
+      const uint4* w1 = reinterpret_cast<const uint4*>(split ? W + std::size_t(c + i) * a.k
+                                                             : W + std::size_t(2 * i + 1) * a.k);
+      for (int b0 = 0; b0 < a.batch; b0 += kBatchTile2) {
+        const int nbt = min(kBatchTile2, a.batch - b0);
+        float acc0[kBatchTile2], acc1[kBatchTile2];
+#pragma unroll
+        for (int bb = 0; bb < kBatchTile2; ++bb) acc0[bb] = acc1[bb] = 0;
+        if (valid) {
+          for (int j0 = 0; j0 < per; j0 += kUnroll2) {
+            uint4 wa[kUnroll2], wb[kUnroll2];
+#pragma unroll
+            for (int u = 0; u < kUnroll2; ++u) {
+              const int v = t + (j0 + u) * stride;
+              wa[u] = v < kvec ? w0[v] : zero;
+              wb[u] = v < kvec && r1 >= 0 ? w1[v] : zero;
+            }
+            fma_rows<T>(wa, wb, xs, a.k, b0, nbt, t, j0, stride, kvec, acc0, acc1);
+          }
+        }
+        float s0, s1;
+        pair_sums(acc0, acc1, nbt, g, red, s0, s1);
+        if (valid && warp % g == 0 && lane < nbt)
+          finish_rows<T>(a, b0 + lane, q + i, r0, r1, s0, s1);
+      }
+    }
+    __syncthreads();  // every thread is done with the slot
+    ++seq;
+    q += c;
+    if (threadIdx.x == 0) stream.top_up(seq);
+  }
+}
+
+// The attention phase: splits of at least 16 positions (a multiple of 16) chosen from the
+// position so that batch x KV heads x splits is about one item a block, at most kStepMaxSplits;
+// the blocks take the items in turn (attention_item, its merge by the KV head's last block).
+template <typename T>
+__device__ void attention_phase(const AttentionArgs& a, unsigned char* smem) {
+  const long long positions = *a.pos + 1, per = static_cast<long long>(a.batch) * a.nkv;
+  long long chunk = (positions * per + gridDim.x - 1) / gridDim.x;
+  chunk = max(chunk, (positions + kStepMaxSplits - 1) / kStepMaxSplits);
+  chunk = (max(chunk, 16LL) + 15) / 16 * 16;
+  const int splits = static_cast<int>((positions + chunk - 1) / chunk);
+  const long long items = per * splits;
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) {
+    const int split = static_cast<int>(item % splits);
+    const long long rest = item / splits;
+    attention_item<T>(a, split, static_cast<int>(rest % a.nkv), static_cast<int>(rest / a.nkv),
+                      splits, static_cast<int>(chunk), smem);
+  }
+}
+#endif
+
+template <typename T>
+__global__ void __launch_bounds__(kStepThreads, 1)
+    persistent_step_kernel(const StepPhase* phases, int count, int slots, unsigned slot_bytes,
+                           unsigned aux_bytes, unsigned* barrier) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ __align__(8) std::uint64_t full[kMaxSlots];
+  __shared__ __align__(16) int cur_words[(sizeof(StepPhase) + 3) / 4];
+  __shared__ float red[kMaxWarps][2][kBatchTile2];
+  const StepPhase& cur = *reinterpret_cast<const StepPhase*>(cur_words);
+  WeightStream<T> stream{phases, count, slots, slot_bytes, smem + aux_bytes, full};
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < slots; ++i) sm90::mbar_init(full + i, 1);
+    sm90::mbar_init_fence();
+    stream.top_up(0);
+  }
+  int seq = 0;
+  for (int p = 0; p < count; ++p) {
+    if (p == 0)
+      __syncthreads();  // the barriers are initialized
+    else
+      grid_barrier(barrier, static_cast<unsigned>(p) * gridDim.x);
+    const int* src = reinterpret_cast<const int*>(phases + p);
+    for (int i = threadIdx.x; i < int(sizeof(cur_words) / 4); i += blockDim.x)
+      cur_words[i] = src[i];
+    __syncthreads();
+    if (cur.kind == StepPhase::gemv)
+      gemv_phase<T>(cur, reinterpret_cast<T*>(smem), stream, seq, red);
+    else
+      attention_phase<T>(cur.a, smem);
+  }
+#else
+  __trap();
+#endif
+}
+
+template <typename T>
+std::size_t& step_allowed() {
+  static std::size_t bytes = 0;
+  return bytes;
+}
+
+}  // namespace
+
+bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepPlan* plan,
+                          const char** why) {
+  const auto fail = [&](const char* w) {
+    if (why) *why = w;
+    return false;
+  };
+  const std::size_t es = elem_bytes(e);
+  std::size_t aux = 0, pair = 0;
+  for (const StepPhase& p : phases) {
+    if (p.kind == StepPhase::gemv) {
+      const GemvArgs& g = p.g;
+      if (g.batch < 1 || g.batch >= kMmaMinBatch)
+        return fail("the persistent step runs batch 1 to 3 (the SIMT GEMV's rows)");
+      if (g.k % static_cast<int>(16 / es) != 0)
+        return fail("a GEMV's input width must be a multiple of 16 bytes of elements");
+      aux = std::max(aux, std::size_t(g.batch) * std::size_t(g.k) * es);
+      pair = std::max(pair, 2 * std::size_t(g.k) * es);
+    } else {
+      const AttentionArgs& a = p.a;
+      if (a.nkv <= 0 || a.nq % a.nkv != 0 || std::size_t(a.d) * es % 16 != 0)
+        return fail("the attention needs nq a multiple of nkv and 16-byte K and V rows");
+      aux = std::max(aux, attention_item_shared_bytes(a.nq / a.nkv, a.d, kAttentionTile,
+                                                      kStepMaxSplits, static_cast<int>(es)));
+    }
+  }
+  aux = (aux + 127) / 128 * 128;
+  const std::size_t slot = (pair + 127) / 128 * 128;
+  if (slot == 0 || aux + 2 * slot > kStepShared)
+    return fail(
+        "the staged rows and two slots of a weight row pair exceed 220 KiB of shared memory");
+  const int slots = static_cast<int>(std::min<std::size_t>(kMaxSlots, (kStepShared - aux) / slot));
+  for (StepPhase& p : phases) {
+    if (p.kind != StepPhase::gemv) continue;
+    p.chunk_pairs = static_cast<int>(slot / (2 * std::size_t(p.g.k) * es));
+    int g = kStepWarps;  // the fewest warps a pair that still give every group a pair of a piece
+    while (g > 1 && kStepWarps / (g / 2) <= p.chunk_pairs) g /= 2;
+    p.group_warps = g;
+  }
+  plan->blocks = std::max(1, sms);
+  plan->slots = slots;
+  plan->slot_bytes = slot;
+  plan->aux_bytes = aux;
+  return true;
+}
+
+void persistent_step(const StepPhase* phases, int count, const StepPlan& plan, unsigned* barrier,
+                     Elem e, cudaStream_t s) {
+  CUDA_CHECK(cudaMemsetAsync(barrier, 0, sizeof(unsigned), s));
+  dispatch(e, [&](auto t) {
+    using T = decltype(t);
+    allow_shared(persistent_step_kernel<T>, plan.shared(), step_allowed<T>());
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned>(plan.blocks));
+    config.blockDim = dim3(kStepThreads);
+    config.dynamicSmemBytes = plan.shared();
+    config.stream = s;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeCooperative;  // every block resident: the grid barrier
+    attribute[0].val.cooperative = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&config, persistent_step_kernel<T>, phases, count, plan.slots,
+                                  static_cast<unsigned>(plan.slot_bytes),
+                                  static_cast<unsigned>(plan.aux_bytes), barrier));
+  });
+  CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace transformer::cuda
