@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -210,6 +211,16 @@ class OwnDecodeGraph final : public DecodeGraph {
     side.synchronize();
   }
 
+  ~OwnDecodeGraph() override {
+    if (!trace_.defined()) return;
+    try {
+      write_trace();
+    } catch (...) {  // a diagnostic: never an error of the run
+    }
+  }
+  OwnDecodeGraph(const OwnDecodeGraph&) = delete;
+  OwnDecodeGraph& operator=(const OwnDecodeGraph&) = delete;
+
   at::Tensor step(const at::Tensor& ids, std::int64_t pos) override {
     ids_.copy_(ids.reshape({batch_}));
     pos_.fill_(pos);
@@ -268,12 +279,66 @@ class OwnDecodeGraph final : public DecodeGraph {
     phase_count_ = static_cast<int>(phases.size());
     barrier_ = at::zeros({1}, on.dtype(at::kInt));
     persistent_ = true;
+    for (const cuda::StepPhase& p : phases) phase_names_.push_back(phase_name(p));
+    const char* trace = std::getenv("MYCONV_OWN_CUDA_STEP_TRACE");
+    if (trace && *trace) {
+      trace_path_ = trace;
+      trace_ = at::zeros({static_cast<std::int64_t>(phases.size()) * plan_.blocks * 2},
+                         on.dtype(at::kLong));
+    }
+  }
+
+  static std::string phase_name(const cuda::StepPhase& p) {
+    if (p.kind == cuda::StepPhase::attention) return "attention";
+    switch (p.g.epilogue) {
+      case cuda::Epilogue::rope_kv:
+        return "qkv";
+      case cuda::Epilogue::swiglu:
+      case cuda::Epilogue::gelu:
+        return "up";
+      case cuda::Epilogue::residual:
+        return p.g.n == p.g.k ? "o" : "down";
+      case cuda::Epilogue::store:
+        return "head";
+    }
+    return "gemv";
+  }
+
+  // The last step's phase times (MYCONV_OWN_CUDA_STEP_TRACE=FILE): per phase, over the blocks,
+  // when it began (after its barrier) and its work ended, in microseconds from the first
+  // phase's earliest start (a CSV).
+  void write_trace() const {
+    const at::Tensor t = trace_.cpu();
+    const auto* v = t.data_ptr<std::int64_t>();
+    const int blocks = plan_.blocks;
+    std::int64_t t0 = v[0];
+    for (int b = 0; b < blocks; ++b) t0 = std::min(t0, v[2 * b]);
+    std::ofstream out(trace_path_);
+    out << "phase,name,start_min_us,start_max_us,end_min_us,end_max_us,work_median_us\n";
+    for (int p = 0; p < phase_count_; ++p) {
+      std::vector<double> start, end, work;
+      for (int b = 0; b < blocks; ++b) {
+        const std::int64_t* r = v + (std::size_t(p) * blocks + b) * 2;
+        start.push_back((r[0] - t0) / 1e3);
+        end.push_back((r[1] - t0) / 1e3);
+        work.push_back((r[1] - r[0]) / 1e3);
+      }
+      std::sort(work.begin(), work.end());
+      out << p << "," << phase_names_[p] << "," << *std::min_element(start.begin(), start.end())
+          << "," << *std::max_element(start.begin(), start.end()) << ","
+          << *std::min_element(end.begin(), end.end()) << ","
+          << *std::max_element(end.begin(), end.end()) << "," << work[work.size() / 2] << "\n";
+    }
   }
 
   void enqueue(cudaStream_t s) {
     if (persistent_) {
-      cuda::persistent_step(static_cast<const cuda::StepPhase*>(phases_.data_ptr()), phase_count_,
-                            plan_, reinterpret_cast<unsigned*>(barrier_.data_ptr<int>()), elem_, s);
+      cuda::persistent_step(
+          static_cast<const cuda::StepPhase*>(phases_.data_ptr()), phase_count_, plan_,
+          reinterpret_cast<unsigned*>(barrier_.data_ptr<int>()),
+          trace_.defined() ? reinterpret_cast<unsigned long long*>(trace_.data_ptr<std::int64_t>())
+                           : nullptr,
+          elem_, s);
       argmax(s);
       return;
     }
@@ -309,6 +374,9 @@ class OwnDecodeGraph final : public DecodeGraph {
   at::Tensor phases_, barrier_;
   int phase_count_ = 0;
   std::string fallback_;
+  std::vector<std::string> phase_names_;
+  at::Tensor trace_;
+  std::string trace_path_;
   at::cuda::CUDAGraph graph_;
 };
 

@@ -29,12 +29,13 @@ struct StepPhase {
   int chunk_pairs = 0, group_warps = 1;
 };
 
-// What the launch needs: slots of slot_bytes after aux_bytes of shared memory for the staged
-// input rows or the attention, blocks (one a multiprocessor).
+// What the launch needs: slots of slot_bytes after desc_bytes of shared memory for the weight
+// stream's descriptors and aux_bytes for the staged input rows or the attention, blocks (one a
+// multiprocessor).
 struct StepPlan {
   int blocks = 0, slots = 0;
-  std::size_t slot_bytes = 0, aux_bytes = 0;
-  std::size_t shared() const { return aux_bytes + std::size_t(slots) * slot_bytes; }
+  std::size_t slot_bytes = 0, desc_bytes = 0, aux_bytes = 0;
+  std::size_t shared() const { return desc_bytes + aux_bytes + std::size_t(slots) * slot_bytes; }
 };
 
 // The attention's splits at most (the partial buffers hold this many a head).
@@ -45,9 +46,11 @@ constexpr int kStepMaxSplits = 256;
 bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepPlan* plan,
                           const char** why);
 
-// The step on s: phases (device memory, `count` of them), barrier (one zeroed unsigned in device
-// memory; the launch zeroes it first with a memset on s).
+// The step on s: phases (device memory, `count` of them), barrier (one unsigned in device memory;
+// the launch zeroes it first with a memset on s), trace (null, or count x blocks x 2 words: per
+// phase and block, the globaltimer nanoseconds at which the phase began after its barrier and at
+// which its work ended).
 void persistent_step(const StepPhase* phases, int count, const StepPlan& plan, unsigned* barrier,
-                     Elem e, cudaStream_t s);
+                     unsigned long long* trace, Elem e, cudaStream_t s);
 
 }  // namespace transformer::cuda

@@ -44,6 +44,15 @@ __host__ __device__ inline bool split_rows(const GemvArgs& g) {
   return g.epilogue == Epilogue::rope_kv || g.epilogue == Epilogue::swiglu;
 }
 
+// What the weight stream needs of a phase, in shared memory (built once a step): the weight, its
+// row bytes and rows, the block's share of pairs [q0, q1) (empty for the attention), pairs a
+// piece at most, and how pairs map to rows (0: neighbours, 1: RoPE halves of `half`, 2: SwiGLU).
+struct StreamDesc {
+  const unsigned char* w;
+  unsigned row_bytes;
+  int n, q0, q1, chunk_pairs, layout, half;
+};
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 namespace sm90 = bench::sm90;
 
@@ -54,13 +63,13 @@ __device__ __forceinline__ void share_of(int pairs, int& q0, int& q1) {
 }
 
 // Arrive, then wait until every block has arrived `target / gridDim.x` times (every block once at
-// each phase's end): the writes of the phase before it are then visible (release by the fence
-// and the count, acquire by the load).
+// each phase's end): the writes of the phase before it are then visible (the block's writes
+// ordered before the count by the CTA barrier and the release, the others' after it by the
+// acquire and the CTA barrier).
 __device__ void grid_barrier(unsigned* counter, unsigned target) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(counter, 1u);
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
     const long long start = clock64();
     for (;;) {
       unsigned v;
@@ -72,12 +81,31 @@ __device__ void grid_barrier(unsigned* counter, unsigned target) {
   __syncthreads();
 }
 
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ StreamDesc stream_desc(const StepPhase& p, int elem_size) {
+  StreamDesc s{};
+  if (p.kind != StepPhase::gemv) return s;
+  const GemvArgs& g = p.g;
+  s.w = static_cast<const unsigned char*>(g.w);
+  s.row_bytes = static_cast<unsigned>(g.k) * static_cast<unsigned>(elem_size);
+  s.n = g.n;
+  share_of(pairs_of(g), s.q0, s.q1);
+  s.chunk_pairs = p.chunk_pairs;
+  s.layout = g.epilogue == Epilogue::rope_kv ? 1 : g.epilogue == Epilogue::swiglu ? 2 : 0;
+  s.half = g.d / 2;
+  return s;
+}
+
 // The weight stream of a block (thread 0's registers): the block's pieces in the order the phases
 // consume them, each into the next slot of the ring; piece `seq` goes to slot seq % slots and
-// completes phase (seq / slots) % 2 of its mbarrier.
-template <typename T>
+// completes phase (seq / slots) % 2 of its mbarrier. Only shared memory is read to issue one.
 struct WeightStream {
-  const StepPhase* phases;
+  const StreamDesc* descs;
   int count, slots;
   unsigned slot_bytes;
   unsigned char* ring;
@@ -87,33 +115,36 @@ struct WeightStream {
   // Issues pieces while a slot is free (consumed: the pieces the block has finished with).
   __device__ void top_up(int consumed) {
     while (issued < consumed + slots) {
-      while (q >= q1) {  // the next GEMV phase with pairs for this block
+      while (q >= q1) {  // the next phase with pairs for this block
         if (++phase >= count) return;
-        if (phases[phase].kind == StepPhase::gemv)
-          share_of(pairs_of(phases[phase].g), q, q1);
-        else
-          q = q1 = 0;
+        q = descs[phase].q0;
+        q1 = descs[phase].q1;
       }
-      const StepPhase& p = phases[phase];
-      const GemvArgs& g = p.g;
-      const int c = piece_pairs(g, p.chunk_pairs, q, q1);
-      int r0, r1;
-      rows_of(g, q, r0, r1);
-      const std::size_t row = std::size_t(g.k) * sizeof(T);
+      const StreamDesc& d = descs[phase];
+      int c = q1 - q < d.chunk_pairs ? q1 - q : d.chunk_pairs;
+      int r0 = 2 * q, r1 = 2 * q + 1;
+      if (d.layout == 1) {
+        const int left = d.half - q % d.half;
+        c = c < left ? c : left;
+        r0 = q / d.half * 2 * d.half + q % d.half;
+        r1 = r0 + d.half;
+      } else if (d.layout == 2) {
+        r0 = q;
+        r1 = d.n / 2 + q;
+      }
       const int slot = issued % slots;
       unsigned char* dst = ring + std::size_t(slot) * slot_bytes;
-      const unsigned char* w = static_cast<const unsigned char*>(g.w);
       std::uint64_t* bar = full + slot;
-      if (split_rows(g)) {
-        const auto bytes = static_cast<std::uint32_t>(std::size_t(c) * row);
+      if (d.layout != 0) {
+        const auto bytes = static_cast<std::uint32_t>(c * d.row_bytes);
         sm90::mbar_expect_tx(bar, 2 * bytes);
-        sm90::bulk_copy_g2s(dst, w + std::size_t(r0) * row, bytes, bar);
-        sm90::bulk_copy_g2s(dst + bytes, w + std::size_t(r1) * row, bytes, bar);
+        sm90::bulk_copy_g2s(dst, d.w + std::size_t(r0) * d.row_bytes, bytes, bar);
+        sm90::bulk_copy_g2s(dst + bytes, d.w + std::size_t(r1) * d.row_bytes, bytes, bar);
       } else {
-        const int rows = 2 * c < g.n - r0 ? 2 * c : g.n - r0;  // the last pair of an odd n: one
-        const auto bytes = static_cast<std::uint32_t>(std::size_t(rows) * row);
+        const int rows = 2 * c < d.n - r0 ? 2 * c : d.n - r0;  // the last pair of an odd n: one
+        const auto bytes = static_cast<std::uint32_t>(rows * d.row_bytes);
         sm90::mbar_expect_tx(bar, bytes);
-        sm90::bulk_copy_g2s(dst, w + std::size_t(r0) * row, bytes, bar);
+        sm90::bulk_copy_g2s(dst, d.w + std::size_t(r0) * d.row_bytes, bytes, bar);
       }
       q += c;
       ++issued;
@@ -125,7 +156,7 @@ struct WeightStream {
 // group of group_warps warps a row pair (k split over its threads, kUnroll2 vectors a round),
 // the epilogue (finish_rows) by the group's lead lanes. seq: the pieces the block has consumed.
 template <typename T>
-__device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream<T>& stream, int& seq,
+__device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int& seq,
                            float (*red)[2][kBatchTile2]) {
   constexpr int V = vec_elems<T>();
   const GemvArgs& a = ph.g;
@@ -201,37 +232,54 @@ __device__ void attention_phase(const AttentionArgs& a, unsigned char* smem) {
 }
 #endif
 
+// Dynamic shared memory: the stream's descriptors (count of them, from 0), the staged rows or the
+// attention's (from desc_bytes), the ring's slots (from desc_bytes + aux_bytes). trace (or null):
+// per phase and block, the time the phase began (after its barrier) and ended (before the next).
 template <typename T>
 __global__ void __launch_bounds__(kStepThreads, 1)
     persistent_step_kernel(const StepPhase* phases, int count, int slots, unsigned slot_bytes,
-                           unsigned aux_bytes, unsigned* barrier) {
+                           unsigned desc_bytes, unsigned aux_bytes, unsigned* barrier,
+                           unsigned long long* trace) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ __align__(8) std::uint64_t full[kMaxSlots];
-  __shared__ __align__(16) int cur_words[(sizeof(StepPhase) + 3) / 4];
+  constexpr int kWords = (sizeof(StepPhase) + 3) / 4;
+  __shared__ __align__(16) int cur_words[2][kWords];  // phase p in cur_words[p % 2]
   __shared__ float red[kMaxWarps][2][kBatchTile2];
-  const StepPhase& cur = *reinterpret_cast<const StepPhase*>(cur_words);
-  WeightStream<T> stream{phases, count, slots, slot_bytes, smem + aux_bytes, full};
+  StreamDesc* descs = reinterpret_cast<StreamDesc*>(smem);
+  unsigned char* aux = smem + desc_bytes;
+  for (int i = threadIdx.x; i < count; i += blockDim.x)
+    descs[i] = stream_desc(phases[i], static_cast<int>(sizeof(T)));
+  const auto load_phase = [&](int p) {
+    const int* src = reinterpret_cast<const int*>(phases + p);
+    for (int i = threadIdx.x; i < kWords; i += blockDim.x) cur_words[p % 2][i] = src[i];
+  };
+  load_phase(0);
+  __syncthreads();
+  WeightStream stream{descs, count, slots, slot_bytes, aux + aux_bytes, full};
   if (threadIdx.x == 0) {
     for (int i = 0; i < slots; ++i) sm90::mbar_init(full + i, 1);
     sm90::mbar_init_fence();
     stream.top_up(0);
   }
+  __syncthreads();  // the barriers are initialized
   int seq = 0;
   for (int p = 0; p < count; ++p) {
-    if (p == 0)
-      __syncthreads();  // the barriers are initialized
-    else
-      grid_barrier(barrier, static_cast<unsigned>(p) * gridDim.x);
-    const int* src = reinterpret_cast<const int*>(phases + p);
-    for (int i = threadIdx.x; i < int(sizeof(cur_words) / 4); i += blockDim.x)
-      cur_words[i] = src[i];
-    __syncthreads();
+    if (trace && threadIdx.x == 0)
+      trace[(std::size_t(p) * gridDim.x + blockIdx.x) * 2] = global_ns();
+    const StepPhase& cur = *reinterpret_cast<const StepPhase*>(cur_words[p % 2]);
     if (cur.kind == StepPhase::gemv)
-      gemv_phase<T>(cur, reinterpret_cast<T*>(smem), stream, seq, red);
+      gemv_phase<T>(cur, reinterpret_cast<T*>(aux), stream, seq, red);
     else
-      attention_phase<T>(cur.a, smem);
+      attention_phase<T>(cur.a, aux);
+    if (p + 1 == count) break;
+    load_phase(p + 1);  // read by nobody since the last barrier; grid_barrier syncs the block
+    if (trace && threadIdx.x == 0)
+      trace[(std::size_t(p) * gridDim.x + blockIdx.x) * 2 + 1] = global_ns();
+    grid_barrier(barrier, static_cast<unsigned>(p + 1) * gridDim.x);
   }
+  if (trace && threadIdx.x == 0)
+    trace[(std::size_t(count - 1) * gridDim.x + blockIdx.x) * 2 + 1] = global_ns();
 #else
   __trap();
 #endif
@@ -271,11 +319,14 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
     }
   }
   aux = (aux + 127) / 128 * 128;
+  const std::size_t descs = (phases.size() * sizeof(StreamDesc) + 127) / 128 * 128;
   const std::size_t slot = (pair + 127) / 128 * 128;
-  if (slot == 0 || aux + 2 * slot > kStepShared)
+  if (slot == 0 || descs + aux + 2 * slot > kStepShared)
     return fail(
-        "the staged rows and two slots of a weight row pair exceed 220 KiB of shared memory");
-  const int slots = static_cast<int>(std::min<std::size_t>(kMaxSlots, (kStepShared - aux) / slot));
+        "the staged rows, the phases' descriptors and two slots of a weight row pair exceed "
+        "220 KiB of shared memory");
+  const int slots =
+      static_cast<int>(std::min<std::size_t>(kMaxSlots, (kStepShared - descs - aux) / slot));
   for (StepPhase& p : phases) {
     if (p.kind != StepPhase::gemv) continue;
     p.chunk_pairs = static_cast<int>(slot / (2 * std::size_t(p.g.k) * es));
@@ -283,6 +334,7 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
     while (g > 1 && kStepWarps / (g / 2) <= p.chunk_pairs) g /= 2;
     p.group_warps = g;
   }
+  plan->desc_bytes = descs;
   plan->blocks = std::max(1, sms);
   plan->slots = slots;
   plan->slot_bytes = slot;
@@ -291,7 +343,7 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
 }
 
 void persistent_step(const StepPhase* phases, int count, const StepPlan& plan, unsigned* barrier,
-                     Elem e, cudaStream_t s) {
+                     unsigned long long* trace, Elem e, cudaStream_t s) {
   CUDA_CHECK(cudaMemsetAsync(barrier, 0, sizeof(unsigned), s));
   dispatch(e, [&](auto t) {
     using T = decltype(t);
@@ -308,7 +360,8 @@ void persistent_step(const StepPhase* phases, int count, const StepPlan& plan, u
     config.numAttrs = 1;
     CUDA_CHECK(cudaLaunchKernelEx(&config, persistent_step_kernel<T>, phases, count, plan.slots,
                                   static_cast<unsigned>(plan.slot_bytes),
-                                  static_cast<unsigned>(plan.aux_bytes), barrier));
+                                  static_cast<unsigned>(plan.desc_bytes),
+                                  static_cast<unsigned>(plan.aux_bytes), barrier, trace));
   });
   CUDA_CHECK(cudaGetLastError());
 }
