@@ -71,8 +71,8 @@ __device__ void merge_if_last_v2(const AttentionArgs& a, int g, int b, int rep, 
 // computed at once, one thread each, from shared memory; a warp per head keeps the running max
 // and sum (one tile: the plain softmax partial); the output, one thread per (head, element), sums
 // the tile's V rows from shared memory. The split's partial (max, sum, unnormalized output) in
-// float32 goes to partial_ml / partial_o and the last block of the KV head merges them
-// (merge_if_last_v2).
+// float32 goes to partial_ml / partial_o and, with `merge`, the last block of the KV head merges
+// them (merge_if_last_v2). The first tile's copies are issued before q is read.
 constexpr int kAttentionTile = 64;
 
 __host__ __device__ inline int attention_tile_of(int chunk) {
@@ -88,7 +88,7 @@ __host__ __device__ inline std::size_t attention_item_shared_bytes(int rep, int 
 
 template <typename T>
 __device__ void attention_item(const AttentionArgs& a, int split, int g, int b, int splits,
-                               int chunk, unsigned char* smem) {
+                               int chunk, unsigned char* smem, bool merge = true) {
   constexpr int VE = vec_elems<T>();
   const int rep = a.nq / a.nkv, d = a.d, tile = attention_tile_of(chunk);
   const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -109,6 +109,18 @@ __device__ void attention_item(const AttentionArgs& a, int split, int g, int b, 
   const std::int64_t left = pos + 1 - t0;  // positions of this split at or before pos
   const int count = left <= 0 ? 0 : left < chunk ? static_cast<int>(left) : chunk;
   const float scale = 1.0f / sqrtf(float(d));
+  const int chunks = d / VE;  // 16-byte pieces of a row
+  const auto copy_tile = [&](int base, int n) {
+    const uint4* ksrc = reinterpret_cast<const uint4*>(K + std::size_t(base) * d);
+    const uint4* vsrc = reinterpret_cast<const uint4*>(Vc + std::size_t(base) * d);
+    uint4* kdst = reinterpret_cast<uint4*>(ks);
+    uint4* vdst = reinterpret_cast<uint4*>(vs);
+    for (int i = threadIdx.x; i < n * chunks; i += blockDim.x) {
+      cp_async16(kdst + i, ksrc + i);
+      cp_async16(vdst + i, vsrc + i);
+    }
+  };
+  copy_tile(0, count < tile ? count : tile);  // in flight while q is read
   const T* q = static_cast<const T*>(a.q) + (std::size_t(b) * a.nq + std::size_t(g) * rep) * d;
   for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
     qs[i] = to_f(q[i]);
@@ -118,20 +130,14 @@ __device__ void attention_item(const AttentionArgs& a, int split, int g, int b, 
     ml[2 * h] = -INFINITY;
     ml[2 * h + 1] = 0;
   }
-  const int chunks = d / VE;  // 16-byte pieces of a row
   for (int base = 0; base < count; base += tile) {
     const int n = count - base < tile ? count - base : tile;
-    __syncthreads();  // the previous tile's K, V and ps are read (and qs, ml written)
-    const uint4* ksrc = reinterpret_cast<const uint4*>(K + std::size_t(base) * d);
-    const uint4* vsrc = reinterpret_cast<const uint4*>(Vc + std::size_t(base) * d);
-    uint4* kdst = reinterpret_cast<uint4*>(ks);
-    uint4* vdst = reinterpret_cast<uint4*>(vs);
-    for (int i = threadIdx.x; i < n * chunks; i += blockDim.x) {
-      cp_async16(kdst + i, ksrc + i);
-      cp_async16(vdst + i, vsrc + i);
+    if (base > 0) {
+      __syncthreads();  // the previous tile's K, V and ps are read
+      copy_tile(base, n);
     }
     cp_async_wait_all();
-    __syncthreads();
+    __syncthreads();  // the tile (and at the first, qs and ml) written
     for (int i = threadIdx.x; i < rep * n; i += blockDim.x) {
       const int h = i / n, t = i % n;
       const float* qh = qs + h * d;
@@ -186,7 +192,7 @@ __device__ void attention_item(const AttentionArgs& a, int split, int g, int b, 
       a.partial_ml[2 * part + 1] = ml[2 * h + 1];
     }
   }
-  merge_if_last_v2<T>(a, g, b, rep, splits, ws, den);
+  if (merge) merge_if_last_v2<T>(a, g, b, rep, splits, ws, den);
 }
 
 }  // namespace transformer::cuda::own_device

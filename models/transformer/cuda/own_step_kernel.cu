@@ -5,7 +5,9 @@
 #include "models/transformer/cuda/own_step.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "models/transformer/cuda/own_attention_device.cuh"
 #include "models/transformer/cuda/own_gemv_device.cuh"
@@ -152,15 +154,73 @@ struct WeightStream {
   }
 };
 
-// A GEMV phase: the input rows staged (stage_input), then the block's pieces as they arrive, a
-// group of group_warps warps a row pair (k split over its threads, kUnroll2 vectors a round),
-// the epilogue (finish_rows) by the group's lead lanes. seq: the pieces the block has consumed.
+// The attention's splits: at least 16 positions (a multiple of 16) chosen from the position so
+// that batch x KV heads x splits is about one item a block, at most kStepMaxSplits.
+__device__ __forceinline__ int step_attention_splits(const AttentionArgs& a, int& chunk) {
+  const long long positions = *a.pos + 1, per = static_cast<long long>(a.batch) * a.nkv;
+  long long c = (positions * per + gridDim.x - 1) / gridDim.x;
+  c = max(c, (positions + kStepMaxSplits - 1) / kStepMaxSplits);
+  c = (max(c, 16LL) + 15) / 16 * 16;
+  chunk = static_cast<int>(c);
+  return static_cast<int>((positions + c - 1) / c);
+}
+
+// The attention phase: the blocks take the items (attention_item) in turn and leave the partials
+// for the next phase to merge (merge_partials).
+template <typename T>
+__device__ void attention_phase(const AttentionArgs& a, unsigned char* smem) {
+  int chunk;
+  const int splits = step_attention_splits(a, chunk);
+  const long long items = static_cast<long long>(a.batch) * a.nkv * splits;
+  for (long long item = blockIdx.x; item < items; item += gridDim.x) {
+    const int split = static_cast<int>(item % splits);
+    const long long rest = item / splits;
+    attention_item<T>(a, split, static_cast<int>(rest % a.nkv), static_cast<int>(rest / a.nkv),
+                      splits, chunk, smem, false);
+    __syncthreads();  // the item's shared memory is read before the next one writes it
+  }
+}
+
+// The o-proj's input rows [batch][nq d] into xs: every block merges the attention's split partials
+// of every head itself (as own::merge_split_softmax: each split rescaled to the largest max), a
+// thread an element, rounded once to T.
+template <typename T>
+__device__ void merge_partials(const AttentionArgs& a, T* xs) {
+  int chunk;
+  const int splits = step_attention_splits(a, chunk), d = a.d;
+  const int total = a.batch * a.nq * d;
+  for (int i = threadIdx.x; i < total; i += blockDim.x) {
+    const int row = i / d, e = i % d;  // row: b nq + head
+    // Other blocks wrote them: read from L2 (__ldcg), never a stale L1 line.
+    const float* ml = a.partial_ml + 2 * std::size_t(row) * splits;
+    const float* o = a.partial_o + std::size_t(row) * splits * d + e;
+    float big = -INFINITY;
+    for (int s = 0; s < splits; ++s) big = fmaxf(big, __ldcg(ml + 2 * s));
+    float num = 0, den = 0;
+    for (int s = 0; s < splits; ++s) {
+      const float l = __ldcg(ml + 2 * s + 1);
+      const float w = l == 0 ? 0.0f : expf(__ldcg(ml + 2 * s) - big);
+      den += l * w;
+      num += __ldcg(o + std::size_t(s) * d) * w;
+    }
+    xs[i] = from_f<T>(num / den);
+  }
+  __syncthreads();
+}
+
+// A GEMV phase: the input rows staged (stage_input; after the attention, merge_partials), then the
+// block's pieces as they arrive, a group of group_warps warps a row pair (k split over its threads,
+// kUnroll2 vectors a round), the epilogue (finish_rows) by the group's lead lanes. seq: the pieces
+// the block has consumed.
 template <typename T>
 __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int& seq,
-                           float (*red)[2][kBatchTile2]) {
+                           float (*red)[2][kBatchTile2], const AttentionArgs* merge_from) {
   constexpr int V = vec_elems<T>();
   const GemvArgs& a = ph.g;
-  stage_input<T>(a, xs);
+  if (merge_from)
+    merge_partials<T>(*merge_from, xs);
+  else
+    stage_input<T>(a, xs);
   const int g = ph.group_warps, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int groups = kStepWarps / g, group = warp / g;
   const int t = (warp % g) * 32 + lane, stride = 32 * g, kvec = a.k / V;
@@ -212,24 +272,6 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
   }
 }
 
-// The attention phase: splits of at least 16 positions (a multiple of 16) chosen from the
-// position so that batch x KV heads x splits is about one item a block, at most kStepMaxSplits;
-// the blocks take the items in turn (attention_item, its merge by the KV head's last block).
-template <typename T>
-__device__ void attention_phase(const AttentionArgs& a, unsigned char* smem) {
-  const long long positions = *a.pos + 1, per = static_cast<long long>(a.batch) * a.nkv;
-  long long chunk = (positions * per + gridDim.x - 1) / gridDim.x;
-  chunk = max(chunk, (positions + kStepMaxSplits - 1) / kStepMaxSplits);
-  chunk = (max(chunk, 16LL) + 15) / 16 * 16;
-  const int splits = static_cast<int>((positions + chunk - 1) / chunk);
-  const long long items = per * splits;
-  for (long long item = blockIdx.x; item < items; item += gridDim.x) {
-    const int split = static_cast<int>(item % splits);
-    const long long rest = item / splits;
-    attention_item<T>(a, split, static_cast<int>(rest % a.nkv), static_cast<int>(rest / a.nkv),
-                      splits, static_cast<int>(chunk), smem);
-  }
-}
 #endif
 
 // Dynamic shared memory: the stream's descriptors (count of them, from 0), the staged rows or the
@@ -268,12 +310,16 @@ __global__ void __launch_bounds__(kStepThreads, 1)
     if (trace && threadIdx.x == 0)
       trace[(std::size_t(p) * gridDim.x + blockIdx.x) * 2] = global_ns();
     const StepPhase& cur = *reinterpret_cast<const StepPhase*>(cur_words[p % 2]);
+    const StepPhase& prev = *reinterpret_cast<const StepPhase*>(cur_words[(p + 1) % 2]);
     if (cur.kind == StepPhase::gemv)
-      gemv_phase<T>(cur, reinterpret_cast<T*>(aux), stream, seq, red);
+      gemv_phase<T>(cur, reinterpret_cast<T*>(aux), stream, seq, red,
+                    p > 0 && prev.kind == StepPhase::attention ? &prev.a : nullptr);
     else
       attention_phase<T>(cur.a, aux);
     if (p + 1 == count) break;
-    load_phase(p + 1);  // read by nobody since the last barrier; grid_barrier syncs the block
+    // Into the previous phase's buffer (its last reader, merge_partials, is past a block barrier);
+    // grid_barrier syncs the block.
+    load_phase(p + 1);
     if (trace && threadIdx.x == 0)
       trace[(std::size_t(p) * gridDim.x + blockIdx.x) * 2 + 1] = global_ns();
     grid_barrier(barrier, static_cast<unsigned>(p + 1) * gridDim.x);
@@ -300,7 +346,7 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
     return false;
   };
   const std::size_t es = elem_bytes(e);
-  std::size_t aux = 0, pair = 0;
+  std::size_t aux = 0, pair = 0, small_pair = std::numeric_limits<std::size_t>::max();
   for (const StepPhase& p : phases) {
     if (p.kind == StepPhase::gemv) {
       const GemvArgs& g = p.g;
@@ -310,6 +356,7 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
         return fail("a GEMV's input width must be a multiple of 16 bytes of elements");
       aux = std::max(aux, std::size_t(g.batch) * std::size_t(g.k) * es);
       pair = std::max(pair, 2 * std::size_t(g.k) * es);
+      small_pair = std::min(small_pair, 2 * std::size_t(g.k) * es);
     } else {
       const AttentionArgs& a = p.a;
       if (a.nkv <= 0 || a.nq % a.nkv != 0 || std::size_t(a.d) * es % 16 != 0)
@@ -320,18 +367,27 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
   }
   aux = (aux + 127) / 128 * 128;
   const std::size_t descs = (phases.size() * sizeof(StreamDesc) + 127) / 128 * 128;
-  const std::size_t slot = (pair + 127) / 128 * 128;
-  if (slot == 0 || descs + aux + 2 * slot > kStepShared)
+  // A slot holds the longest row pair, and kStepWarps pairs of the shortest where three slots
+  // still fit (a piece then gives each warp a pair: no reduction across warps).
+  if (pair == 0 || descs + aux + 2 * pair > kStepShared)
     return fail(
         "the staged rows, the phases' descriptors and two slots of a weight row pair exceed "
         "220 KiB of shared memory");
-  const int slots =
-      static_cast<int>(std::min<std::size_t>(kMaxSlots, (kStepShared - descs - aux) / slot));
+  const std::size_t ring = kStepShared - descs - aux;
+  const std::size_t slot =
+      (std::max(pair, std::min(kStepWarps * small_pair, ring / 3)) + 127) / 128 * 128;
+  const int slots = static_cast<int>(std::min<std::size_t>(kMaxSlots, ring / slot));
+  if (slots < 2) return fail("fewer than two weight slots fit in shared memory");
   for (StepPhase& p : phases) {
     if (p.kind != StepPhase::gemv) continue;
     p.chunk_pairs = static_cast<int>(slot / (2 * std::size_t(p.g.k) * es));
-    int g = kStepWarps;  // the fewest warps a pair that still give every group a pair of a piece
-    while (g > 1 && kStepWarps / (g / 2) <= p.chunk_pairs) g /= 2;
+    // A warp a pair where a piece keeps most warps busy; else the fewest warps a pair that
+    // give every group of warps a pair.
+    int g = 1;
+    if (p.chunk_pairs < kStepWarps * 3 / 4) {
+      g = kStepWarps;
+      while (g > 1 && kStepWarps / (g / 2) <= p.chunk_pairs) g /= 2;
+    }
     p.group_warps = g;
   }
   plan->desc_bytes = descs;
