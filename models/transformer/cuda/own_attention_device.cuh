@@ -71,8 +71,8 @@ __device__ void merge_if_last_v2(const AttentionArgs& a, int g, int b, int rep, 
 // computed at once, one thread each, from shared memory; a warp per head keeps the running max
 // and sum (one tile: the plain softmax partial); the output, one thread per (head, element), sums
 // the tile's V rows from shared memory. The split's partial (max, sum, unnormalized output) in
-// float32 goes to partial_ml / partial_o and, with `merge`, the last block of the KV head merges
-// them (merge_if_last_v2). The first tile's copies are issued before q is read.
+// float32 goes to partial_ml / partial_o and the last block of the KV head merges them
+// (merge_if_last_v2), or as `finish` says. The first tile's copies are issued before q is read.
 constexpr int kAttentionTile = 64;
 
 __host__ __device__ inline int attention_tile_of(int chunk) {
@@ -86,9 +86,15 @@ __host__ __device__ inline std::size_t attention_item_shared_bytes(int rep, int 
                           std::size_t(rep) * splits);
 }
 
+// What an item does with its softmax partial: leaves it in partial_o / partial_ml (partials),
+// and there the last block of the KV head merges the splits (merge_last), or, where the item is
+// the only split, writes the output itself (direct).
+enum class AttentionFinish { merge_last, partials, direct };
+
 template <typename T>
 __device__ void attention_item(const AttentionArgs& a, int split, int g, int b, int splits,
-                               int chunk, unsigned char* smem, bool merge = true) {
+                               int chunk, unsigned char* smem,
+                               AttentionFinish finish = AttentionFinish::merge_last) {
   constexpr int VE = vec_elems<T>();
   const int rep = a.nq / a.nkv, d = a.d, tile = attention_tile_of(chunk);
   const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -182,7 +188,13 @@ __device__ void attention_item(const AttentionArgs& a, int split, int g, int b, 
       os[i] = os[i] * fs[h] + o;
     }
   }
-  __syncthreads();  // ml is final (and written where count is 0)
+  __syncthreads();                          // ml is final (and written where count is 0)
+  if (finish == AttentionFinish::direct) {  // one split: softmax(s) v = o / l, rounded once
+    T* out = static_cast<T*>(a.out) + (std::size_t(b) * a.nq + std::size_t(g) * rep) * d;
+    for (int i = threadIdx.x; i < rep * d; i += blockDim.x)
+      out[i] = from_f<T>(os[i] / ml[2 * (i / d) + 1]);
+    return;
+  }
   for (int i = threadIdx.x; i < rep * d; i += blockDim.x) {
     const int h = i / d, e = i % d;
     const std::size_t part = (std::size_t(b) * a.nq + std::size_t(g) * rep + h) * splits + split;
@@ -192,7 +204,7 @@ __device__ void attention_item(const AttentionArgs& a, int split, int g, int b, 
       a.partial_ml[2 * part + 1] = ml[2 * h + 1];
     }
   }
-  if (merge) merge_if_last_v2<T>(a, g, b, rep, splits, ws, den);
+  if (finish == AttentionFinish::merge_last) merge_if_last_v2<T>(a, g, b, rep, splits, ws, den);
 }
 
 }  // namespace transformer::cuda::own_device

@@ -283,7 +283,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     const char* trace = std::getenv("MYCONV_OWN_CUDA_STEP_TRACE");
     if (trace && *trace) {
       trace_path_ = trace;
-      trace_ = at::zeros({static_cast<std::int64_t>(phases.size()) * plan_.blocks * 2},
+      trace_ = at::zeros({static_cast<std::int64_t>(phases.size()) * plan_.blocks * 3},
                          on.dtype(at::kLong));
     }
   }
@@ -306,28 +306,35 @@ class OwnDecodeGraph final : public DecodeGraph {
 
   // The last step's phase times (MYCONV_OWN_CUDA_STEP_TRACE=FILE): per phase, over the blocks,
   // when it began (after its barrier) and its work ended, in microseconds from the first
-  // phase's earliest start (a CSV).
+  // phase's earliest start, and the medians of its work and of the staging of its input rows
+  // (a GEMV's prologue) (a CSV).
   void write_trace() const {
     const at::Tensor t = trace_.cpu();
     const auto* v = t.data_ptr<std::int64_t>();
     const int blocks = plan_.blocks;
     std::int64_t t0 = v[0];
-    for (int b = 0; b < blocks; ++b) t0 = std::min(t0, v[2 * b]);
+    for (int b = 0; b < blocks; ++b) t0 = std::min(t0, v[3 * b]);
+    const auto median = [](std::vector<double> x) {
+      std::sort(x.begin(), x.end());
+      return x[x.size() / 2];
+    };
     std::ofstream out(trace_path_);
-    out << "phase,name,start_min_us,start_max_us,end_min_us,end_max_us,work_median_us\n";
+    out << "phase,name,start_min_us,start_max_us,end_min_us,end_max_us,work_median_us,"
+           "staging_median_us\n";
     for (int p = 0; p < phase_count_; ++p) {
-      std::vector<double> start, end, work;
+      std::vector<double> start, end, work, staging;
       for (int b = 0; b < blocks; ++b) {
-        const std::int64_t* r = v + (std::size_t(p) * blocks + b) * 2;
+        const std::int64_t* r = v + (std::size_t(p) * blocks + b) * 3;
         start.push_back((r[0] - t0) / 1e3);
-        end.push_back((r[1] - t0) / 1e3);
-        work.push_back((r[1] - r[0]) / 1e3);
+        end.push_back((r[2] - t0) / 1e3);
+        work.push_back((r[2] - r[0]) / 1e3);
+        staging.push_back(r[1] ? (r[1] - r[0]) / 1e3 : 0.0);
       }
-      std::sort(work.begin(), work.end());
       out << p << "," << phase_names_[p] << "," << *std::min_element(start.begin(), start.end())
           << "," << *std::max_element(start.begin(), start.end()) << ","
           << *std::min_element(end.begin(), end.end()) << ","
-          << *std::max_element(end.begin(), end.end()) << "," << work[work.size() / 2] << "\n";
+          << *std::max_element(end.begin(), end.end()) << "," << median(work) << ","
+          << median(staging) << "\n";
     }
   }
 

@@ -47,9 +47,9 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
                           const char** why);
 
 // The step on s: phases (device memory, `count` of them), barrier (one unsigned in device memory;
-// the launch zeroes it first with a memset on s), trace (null, or count x blocks x 2 words: per
-// phase and block, the globaltimer nanoseconds at which the phase began after its barrier and at
-// which its work ended).
+// the launch zeroes it first with a memset on s), trace (null, or count x blocks x 3 words: per
+// phase and block, the globaltimer nanoseconds at which the phase began after its barrier, its
+// input rows were staged (a GEMV; 0 for the attention) and its work ended).
 void persistent_step(const StepPhase* phases, int count, const StepPlan& plan, unsigned* barrier,
                      unsigned long long* trace, Elem e, cudaStream_t s);
 

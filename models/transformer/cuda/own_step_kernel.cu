@@ -154,19 +154,23 @@ struct WeightStream {
   }
 };
 
-// The attention's splits: at least 16 positions (a multiple of 16) chosen from the position so
-// that batch x KV heads x splits is about one item a block, at most kStepMaxSplits.
+// The attention's splits: one where the position is at most kStepDirectPositions (the item
+// writes the output: no merge); else at least 16 positions (a multiple of 16) chosen so that
+// batch x KV heads x splits is about one item a block, at most kStepMaxSplits.
+constexpr long long kStepDirectPositions = 192;
+
 __device__ __forceinline__ int step_attention_splits(const AttentionArgs& a, int& chunk) {
   const long long positions = *a.pos + 1, per = static_cast<long long>(a.batch) * a.nkv;
   long long c = (positions * per + gridDim.x - 1) / gridDim.x;
   c = max(c, (positions + kStepMaxSplits - 1) / kStepMaxSplits);
+  if (positions <= kStepDirectPositions) c = positions;
   c = (max(c, 16LL) + 15) / 16 * 16;
   chunk = static_cast<int>(c);
   return static_cast<int>((positions + c - 1) / c);
 }
 
-// The attention phase: the blocks take the items (attention_item) in turn and leave the partials
-// for the next phase to merge (merge_partials).
+// The attention phase: the blocks take the items (attention_item) in turn; one split writes the
+// output, several leave their partials for the next phase to merge (merge_partials).
 template <typename T>
 __device__ void attention_phase(const AttentionArgs& a, unsigned char* smem) {
   int chunk;
@@ -176,7 +180,8 @@ __device__ void attention_phase(const AttentionArgs& a, unsigned char* smem) {
     const int split = static_cast<int>(item % splits);
     const long long rest = item / splits;
     attention_item<T>(a, split, static_cast<int>(rest % a.nkv), static_cast<int>(rest / a.nkv),
-                      splits, chunk, smem, false);
+                      splits, chunk, smem,
+                      splits == 1 ? AttentionFinish::direct : AttentionFinish::partials);
     __syncthreads();  // the item's shared memory is read before the next one writes it
   }
 }
@@ -195,8 +200,10 @@ __device__ void merge_partials(const AttentionArgs& a, T* xs) {
     const float* ml = a.partial_ml + 2 * std::size_t(row) * splits;
     const float* o = a.partial_o + std::size_t(row) * splits * d + e;
     float big = -INFINITY;
+#pragma unroll 8
     for (int s = 0; s < splits; ++s) big = fmaxf(big, __ldcg(ml + 2 * s));
     float num = 0, den = 0;
+#pragma unroll 8
     for (int s = 0; s < splits; ++s) {
       const float l = __ldcg(ml + 2 * s + 1);
       const float w = l == 0 ? 0.0f : expf(__ldcg(ml + 2 * s) - big);
@@ -214,13 +221,16 @@ __device__ void merge_partials(const AttentionArgs& a, T* xs) {
 // the block has consumed.
 template <typename T>
 __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int& seq,
-                           float (*red)[2][kBatchTile2], const AttentionArgs* merge_from) {
+                           float (*red)[2][kBatchTile2], const AttentionArgs* merge_from,
+                           unsigned long long* mark) {
   constexpr int V = vec_elems<T>();
   const GemvArgs& a = ph.g;
-  if (merge_from)
+  int chunk;
+  if (merge_from && step_attention_splits(*merge_from, chunk) > 1)
     merge_partials<T>(*merge_from, xs);
   else
     stage_input<T>(a, xs);
+  if (mark && threadIdx.x == 0) mark[1] = global_ns();
   const int g = ph.group_warps, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int groups = kStepWarps / g, group = warp / g;
   const int t = (warp % g) * 32 + lane, stride = 32 * g, kvec = a.k / V;
@@ -276,7 +286,8 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
 
 // Dynamic shared memory: the stream's descriptors (count of them, from 0), the staged rows or the
 // attention's (from desc_bytes), the ring's slots (from desc_bytes + aux_bytes). trace (or null):
-// per phase and block, the time the phase began (after its barrier) and ended (before the next).
+// per phase and block, the time the phase began (after its barrier), its input rows were staged
+// (a GEMV) and its work ended (before the next barrier).
 template <typename T>
 __global__ void __launch_bounds__(kStepThreads, 1)
     persistent_step_kernel(const StepPhase* phases, int count, int slots, unsigned slot_bytes,
@@ -307,25 +318,25 @@ __global__ void __launch_bounds__(kStepThreads, 1)
   __syncthreads();  // the barriers are initialized
   int seq = 0;
   for (int p = 0; p < count; ++p) {
-    if (trace && threadIdx.x == 0)
-      trace[(std::size_t(p) * gridDim.x + blockIdx.x) * 2] = global_ns();
+    unsigned long long* mark =
+        trace ? trace + (std::size_t(p) * gridDim.x + blockIdx.x) * 3 : nullptr;
+    if (mark && threadIdx.x == 0) mark[0] = global_ns();
     const StepPhase& cur = *reinterpret_cast<const StepPhase*>(cur_words[p % 2]);
     const StepPhase& prev = *reinterpret_cast<const StepPhase*>(cur_words[(p + 1) % 2]);
     if (cur.kind == StepPhase::gemv)
       gemv_phase<T>(cur, reinterpret_cast<T*>(aux), stream, seq, red,
-                    p > 0 && prev.kind == StepPhase::attention ? &prev.a : nullptr);
+                    p > 0 && prev.kind == StepPhase::attention ? &prev.a : nullptr, mark);
     else
       attention_phase<T>(cur.a, aux);
     if (p + 1 == count) break;
     // Into the previous phase's buffer (its last reader, merge_partials, is past a block barrier);
     // grid_barrier syncs the block.
     load_phase(p + 1);
-    if (trace && threadIdx.x == 0)
-      trace[(std::size_t(p) * gridDim.x + blockIdx.x) * 2 + 1] = global_ns();
+    if (mark && threadIdx.x == 0) mark[2] = global_ns();
     grid_barrier(barrier, static_cast<unsigned>(p + 1) * gridDim.x);
   }
   if (trace && threadIdx.x == 0)
-    trace[(std::size_t(count - 1) * gridDim.x + blockIdx.x) * 2 + 1] = global_ns();
+    trace[(std::size_t(count - 1) * gridDim.x + blockIdx.x) * 3 + 2] = global_ns();
 #else
   __trap();
 #endif
