@@ -39,7 +39,7 @@ struct StepPlan {
 };
 
 // The attention's splits at most (the partial buffers hold this many a head).
-constexpr int kStepMaxSplits = 256;
+constexpr int kStepMaxSplits = 64;
 
 // Whether the persistent step runs these phases (why not, where it does not), and its plan; fills
 // each GEMV phase's chunk_pairs and group_warps. sms: the device's multiprocessors.

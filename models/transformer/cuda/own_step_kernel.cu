@@ -46,6 +46,12 @@ __host__ __device__ inline bool split_rows(const GemvArgs& g) {
   return g.epilogue == Epilogue::rope_kv || g.epilogue == Epilogue::swiglu;
 }
 
+// Shared memory merge_partials needs past the staged rows: the splits' (max, sum) of every head,
+// then their denominators.
+__host__ __device__ inline std::size_t merge_shared_bytes(int rows, int splits) {
+  return sizeof(float) * (std::size_t(rows) * splits * 2 + rows);
+}
+
 // What the weight stream needs of a phase, in shared memory (built once a step): the weight, its
 // row bytes and rows, the block's share of pairs [q0, q1) (empty for the attention), pairs a
 // piece at most, and how pairs map to rows (0: neighbours, 1: RoPE halves of `half`, 2: SwiGLU).
@@ -154,16 +160,12 @@ struct WeightStream {
   }
 };
 
-// The attention's splits: one where the position is at most kStepDirectPositions (the item
-// writes the output: no merge); else at least 16 positions (a multiple of 16) chosen so that
-// batch x KV heads x splits is about one item a block, at most kStepMaxSplits.
-constexpr long long kStepDirectPositions = 192;
-
+// The attention's splits: at least 16 positions (a multiple of 16) chosen from the position so
+// that batch x KV heads x splits is about one item a block, at most kStepMaxSplits.
 __device__ __forceinline__ int step_attention_splits(const AttentionArgs& a, int& chunk) {
   const long long positions = *a.pos + 1, per = static_cast<long long>(a.batch) * a.nkv;
   long long c = (positions * per + gridDim.x - 1) / gridDim.x;
   c = max(c, (positions + kStepMaxSplits - 1) / kStepMaxSplits);
-  if (positions <= kStepDirectPositions) c = positions;
   c = (max(c, 16LL) + 15) / 16 * 16;
   chunk = static_cast<int>(c);
   return static_cast<int>((positions + c - 1) / c);
@@ -187,32 +189,81 @@ __device__ void attention_phase(const AttentionArgs& a, unsigned char* smem) {
 }
 
 // The o-proj's input rows [batch][nq d] into xs: every block merges the attention's split partials
-// of every head itself (as own::merge_split_softmax: each split rescaled to the largest max), a
-// thread an element, rounded once to T.
+// of every head itself (as own::merge_split_softmax: each split rescaled to the largest max),
+// rounded once to T. The (max, sum) pairs go to shared memory (mls) in one round of loads, a
+// thread a head makes the weights and the denominator, then a thread four elements of a head sums
+// the splits' outputs, its loads issued together.
 template <typename T>
-__device__ void merge_partials(const AttentionArgs& a, T* xs) {
+__device__ void merge_partials(const AttentionArgs& a, T* xs, float* mls) {
   int chunk;
-  const int splits = step_attention_splits(a, chunk), d = a.d;
-  const int total = a.batch * a.nq * d;
-  for (int i = threadIdx.x; i < total; i += blockDim.x) {
-    const int row = i / d, e = i % d;  // row: b nq + head
-    // Other blocks wrote them: read from L2 (__ldcg), never a stale L1 line.
-    const float* ml = a.partial_ml + 2 * std::size_t(row) * splits;
-    const float* o = a.partial_o + std::size_t(row) * splits * d + e;
+  const int splits = step_attention_splits(a, chunk), d = a.d, rows = a.batch * a.nq;
+  float* den = mls + std::size_t(rows) * splits * 2;
+  // Other blocks wrote the partials: read from L2 (__ldcg), never a stale L1 line.
+  for (int i = threadIdx.x; i < rows * splits * 2; i += blockDim.x)
+    mls[i] = __ldcg(a.partial_ml + i);
+  __syncthreads();
+  for (int row = threadIdx.x; row < rows; row += blockDim.x) {
+    float* r = mls + std::size_t(row) * splits * 2;
     float big = -INFINITY;
-#pragma unroll 8
-    for (int s = 0; s < splits; ++s) big = fmaxf(big, __ldcg(ml + 2 * s));
-    float num = 0, den = 0;
-#pragma unroll 8
+    for (int s = 0; s < splits; ++s) big = fmaxf(big, r[2 * s]);
+    float sum = 0;
     for (int s = 0; s < splits; ++s) {
-      const float l = __ldcg(ml + 2 * s + 1);
-      const float w = l == 0 ? 0.0f : expf(__ldcg(ml + 2 * s) - big);
-      den += l * w;
-      num += __ldcg(o + std::size_t(s) * d) * w;
+      const float l = r[2 * s + 1], w = l == 0 ? 0.0f : expf(r[2 * s] - big);
+      r[2 * s] = w;
+      sum += l * w;
     }
-    xs[i] = from_f<T>(num / den);
+    den[row] = sum;
   }
   __syncthreads();
+  const int quads = d / 4;
+  for (int u = threadIdx.x; u < rows * quads; u += blockDim.x) {
+    const int row = u / quads, e4 = u % quads;
+    const float4* o =
+        reinterpret_cast<const float4*>(a.partial_o + std::size_t(row) * splits * d) + e4;
+    const float* w = mls + std::size_t(row) * splits * 2;
+    float4 acc = make_float4(0, 0, 0, 0);
+#pragma unroll 16
+    for (int s = 0; s < splits; ++s) {
+      const float4 v = __ldcg(o + std::size_t(s) * quads);
+      acc.x += v.x * w[2 * s];
+      acc.y += v.y * w[2 * s];
+      acc.z += v.z * w[2 * s];
+      acc.w += v.w * w[2 * s];
+    }
+    T* out = xs + std::size_t(row) * d + 4 * e4;
+    out[0] = from_f<T>(acc.x / den[row]);
+    out[1] = from_f<T>(acc.y / den[row]);
+    out[2] = from_f<T>(acc.z / den[row]);
+    out[3] = from_f<T>(acc.w / den[row]);
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ void prefetch_l1(const void* p, std::size_t bytes, int lane) {
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t off = std::size_t(lane) * 128; off < bytes; off += 32 * 128)
+    asm volatile("prefetch.global.L1 [%0];" ::"l"(c + off));
+}
+
+// The small inputs of a GEMV phase's prologue and epilogue into L1 while its rows are staged (a
+// warp each): the norm's weight and bias, the block's rows of the residual stream, RoPE's
+// frequencies and the position. All are final once the phase's barrier has passed.
+__device__ void prefetch_phase_inputs(const GemvArgs& a, int elem_size) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 0 && a.norm_w) prefetch_l1(a.norm_w, std::size_t(a.k) * elem_size, lane);
+  if (warp == 1 && a.norm_b) prefetch_l1(a.norm_b, std::size_t(a.k) * elem_size, lane);
+  if (warp == 2 && a.epilogue == Epilogue::residual) {
+    int q0, q1;
+    share_of(pairs_of(a), q0, q1);
+    const char* out = static_cast<const char*>(a.out);
+    for (int b = 0; b < a.batch; ++b)
+      prefetch_l1(out + (std::size_t(b) * a.n + 2 * std::size_t(q0)) * elem_size,
+                  2 * std::size_t(q1 - q0) * elem_size, lane);
+  }
+  if (warp == 3 && a.epilogue == Epilogue::rope_kv) {
+    if (a.inv_freq) prefetch_l1(a.inv_freq, std::size_t(a.d / 2) * sizeof(float), lane);
+    if (lane == 0) prefetch_l1(a.pos, sizeof(std::int64_t), 0);
+  }
 }
 
 // A GEMV phase: the input rows staged (stage_input; after the attention, merge_partials), then the
@@ -225,9 +276,11 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
                            unsigned long long* mark) {
   constexpr int V = vec_elems<T>();
   const GemvArgs& a = ph.g;
+  prefetch_phase_inputs(a, static_cast<int>(sizeof(T)));
   int chunk;
   if (merge_from && step_attention_splits(*merge_from, chunk) > 1)
-    merge_partials<T>(*merge_from, xs);
+    merge_partials<T>(*merge_from, xs,
+                      reinterpret_cast<float*>(xs + (std::size_t(a.batch) * a.k + 3) / 4 * 4));
   else
     stage_input<T>(a, xs);
   if (mark && threadIdx.x == 0) mark[1] = global_ns();
@@ -374,6 +427,9 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
         return fail("the attention needs nq a multiple of nkv and 16-byte K and V rows");
       aux = std::max(aux, attention_item_shared_bytes(a.nq / a.nkv, a.d, kAttentionTile,
                                                       kStepMaxSplits, static_cast<int>(es)));
+      // The o-proj's staged rows (rounded to 16 bytes) and the merge's.
+      aux = std::max(aux, (std::size_t(a.batch) * a.nq * a.d * es + 15) / 16 * 16 +
+                              merge_shared_bytes(a.batch * a.nq, kStepMaxSplits));
     }
   }
   aux = (aux + 127) / 128 * 128;
