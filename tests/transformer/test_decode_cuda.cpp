@@ -199,8 +199,8 @@ TEST(TransformerCuda, OwnCudaDecodeMatchesEager) {
 // filled), and a split longer than the attention's 64-position shared-memory tile (16 KV heads
 // at batch 17, 200 positions: splits of 112 positions on a GPU of at most 132 multiprocessors,
 // the running softmax over two tiles). The persistent step (batch 1) runs the attention as one
-// split (to 16 positions, the item writes the output) and as split partials merged in the
-// o-proj's prologue (past 16).
+// split (to 64 positions, the item writes the output) and as split partials merged in the
+// o-proj's prologue (past 64).
 TEST(TransformerCuda, OwnCudaDecodeSmall) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
   const ModelConfig wide = parse_hf_config(nlohmann::json::parse(R"({"model_type": "qwen2",

@@ -30,8 +30,8 @@ struct StepPhase {
 };
 
 // What the launch needs: slots of slot_bytes after desc_bytes of shared memory for the weight
-// stream's descriptors and aux_bytes for the staged input rows or the attention, blocks (one a
-// multiprocessor).
+// stream's descriptors and the norms' weight copies and aux_bytes for the staged input rows or
+// the attention, blocks (one a multiprocessor).
 struct StepPlan {
   int blocks = 0, slots = 0;
   std::size_t slot_bytes = 0, desc_bytes = 0, aux_bytes = 0;

@@ -160,13 +160,14 @@ struct WeightStream {
   }
 };
 
-// The attention's splits: at least 16 positions (a multiple of 16) chosen from the position so
-// that batch x KV heads x splits is about one item a block, at most kStepMaxSplits.
+// The attention's splits: at least kAttentionTile positions (one shared-memory tile; fewer splits
+// make less for every block to merge), more where batch x KV heads x splits would exceed a block
+// an item, at most kStepMaxSplits; a multiple of 16.
 __device__ __forceinline__ int step_attention_splits(const AttentionArgs& a, int& chunk) {
   const long long positions = *a.pos + 1, per = static_cast<long long>(a.batch) * a.nkv;
   long long c = (positions * per + gridDim.x - 1) / gridDim.x;
   c = max(c, (positions + kStepMaxSplits - 1) / kStepMaxSplits);
-  c = (max(c, 16LL) + 15) / 16 * 16;
+  c = (max(c, static_cast<long long>(kAttentionTile)) + 15) / 16 * 16;
   chunk = static_cast<int>(c);
   return static_cast<int>((positions + c - 1) / c);
 }
@@ -245,13 +246,11 @@ __device__ __forceinline__ void prefetch_l1(const void* p, std::size_t bytes, in
     asm volatile("prefetch.global.L1 [%0];" ::"l"(c + off));
 }
 
-// The small inputs of a GEMV phase's prologue and epilogue into L1 while its rows are staged (a
-// warp each): the norm's weight and bias, the block's rows of the residual stream, RoPE's
-// frequencies and the position. All are final once the phase's barrier has passed.
+// The small inputs of a GEMV phase's epilogue into L1 while its rows are staged (a warp each):
+// the block's rows of the residual stream, RoPE's frequencies and the position. All are final
+// once the phase's barrier has passed.
 __device__ void prefetch_phase_inputs(const GemvArgs& a, int elem_size) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (warp == 0 && a.norm_w) prefetch_l1(a.norm_w, std::size_t(a.k) * elem_size, lane);
-  if (warp == 1 && a.norm_b) prefetch_l1(a.norm_b, std::size_t(a.k) * elem_size, lane);
   if (warp == 2 && a.epilogue == Epilogue::residual) {
     int q0, q1;
     share_of(pairs_of(a), q0, q1);
@@ -277,6 +276,7 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
   constexpr int V = vec_elems<T>();
   const GemvArgs& a = ph.g;
   prefetch_phase_inputs(a, static_cast<int>(sizeof(T)));
+  cp_async_wait_all();  // the norm's weights (load_phase); stage_input's barrier publishes them
   int chunk;
   if (merge_from && step_attention_splits(*merge_from, chunk) > 1)
     merge_partials<T>(*merge_from, xs,
@@ -337,10 +337,11 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
 
 #endif
 
-// Dynamic shared memory: the stream's descriptors (count of them, from 0), the staged rows or the
-// attention's (from desc_bytes), the ring's slots (from desc_bytes + aux_bytes). trace (or null):
-// per phase and block, the time the phase began (after its barrier), its input rows were staged
-// (a GEMV) and its work ended (before the next barrier).
+// Dynamic shared memory: the stream's descriptors (count of them, from 0) and the norm's weight
+// and bias copies (from the next 128 bytes), the staged rows or the attention's (from desc_bytes),
+// the ring's slots (from desc_bytes + aux_bytes). trace (or null): per phase and block, the time
+// the phase began (after its barrier), its input rows were staged (a GEMV) and its work ended
+// (before the next barrier).
 template <typename T>
 __global__ void __launch_bounds__(kStepThreads, 1)
     persistent_step_kernel(const StepPhase* phases, int count, int slots, unsigned slot_bytes,
@@ -356,9 +357,29 @@ __global__ void __launch_bounds__(kStepThreads, 1)
   unsigned char* aux = smem + desc_bytes;
   for (int i = threadIdx.x; i < count; i += blockDim.x)
     descs[i] = stream_desc(phases[i], static_cast<int>(sizeof(T)));
+  // The norm's weight and bias of the phase to come, copied with cp.async where its descriptor is
+  // read (before the barrier: weights depend on nothing the step computes); the descriptor then
+  // points at the copies (stage_input reads them from shared memory).
+  unsigned char* norms = smem + (std::size_t(count) * sizeof(StreamDesc) + 127) / 128 * 128;
   const auto load_phase = [&](int p) {
     const int* src = reinterpret_cast<const int*>(phases + p);
     for (int i = threadIdx.x; i < kWords; i += blockDim.x) cur_words[p % 2][i] = src[i];
+    const StepPhase& next = phases[p];
+    const bool norm = next.kind == StepPhase::gemv && next.g.norm != NormKind::none;
+    const std::size_t bytes = norm ? std::size_t(next.g.k) * sizeof(T) : 0;
+    const int vecs = static_cast<int>(bytes / 16);
+    for (int i = threadIdx.x; i < vecs; i += blockDim.x) {
+      cp_async16(norms + 16 * std::size_t(i), static_cast<const uint4*>(next.g.norm_w) + i);
+      if (next.g.norm_b)
+        cp_async16(norms + bytes + 16 * std::size_t(i),
+                   static_cast<const uint4*>(next.g.norm_b) + i);
+    }
+    __syncthreads();  // the descriptor's words are written
+    if (norm && threadIdx.x == 0) {
+      StepPhase& c = *reinterpret_cast<StepPhase*>(cur_words[p % 2]);
+      c.g.norm_w = norms;
+      if (c.g.norm_b) c.g.norm_b = norms + bytes;
+    }
   };
   load_phase(0);
   __syncthreads();
@@ -433,7 +454,12 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
     }
   }
   aux = (aux + 127) / 128 * 128;
-  const std::size_t descs = (phases.size() * sizeof(StreamDesc) + 127) / 128 * 128;
+  std::size_t norms = 0;  // the norm's weight and bias copies (load_phase)
+  for (const StepPhase& p : phases)
+    if (p.kind == StepPhase::gemv && p.g.norm != NormKind::none)
+      norms = std::max(norms, std::size_t(p.g.k) * es * (p.g.norm_b ? 2 : 1));
+  const std::size_t descs =
+      (phases.size() * sizeof(StreamDesc) + 127) / 128 * 128 + (norms + 127) / 128 * 128;
   // A slot holds the longest row pair, and kStepWarps pairs of the shortest where three slots
   // still fit (a piece then gives each warp a pair: no reduction across warps).
   if (pair == 0 || descs + aux + 2 * pair > kStepShared)
