@@ -232,7 +232,8 @@ class OwnDecodeGraph final : public DecodeGraph {
     if (persistent_)
       return std::string("own kernels, one persistent kernel a step (") +
              std::to_string(plan_.slots) + " weight slots of " +
-             std::to_string(plan_.slot_bytes / 1024) + " KiB a block) and the argmax, kernels v3";
+             std::to_string(plan_.slot_bytes / 1024) + " KiB a block, " +
+             std::to_string(plan_.ahead) + " more prefetched into L2) and the argmax, kernels v3";
     return std::string("own kernels, ") + std::to_string(launches()) + " launches a step" +
            (pdl_ ? ", programmatic dependent launch" : ", plain launches") + ", kernels v" +
            std::to_string(kernels_) + fallback_;
@@ -269,7 +270,12 @@ class OwnDecodeGraph final : public DecodeGraph {
     }
     gemv(head_);
     const char* why = nullptr;
-    if (!cuda::plan_persistent_step(phases, elem_, sms_, &plan_, &why)) {
+    // MYCONV_OWN_CUDA_L2_AHEAD_KIB: the L2 lookahead of each block's weight stream (a tuning
+    // knob; 0 turns it off).
+    std::size_t ahead = cuda::kStepL2Ahead;
+    if (const char* env = std::getenv("MYCONV_OWN_CUDA_L2_AHEAD_KIB"); env && *env)
+      ahead = static_cast<std::size_t>(std::strtoull(env, nullptr, 10)) * 1024;
+    if (!cuda::plan_persistent_step(phases, elem_, sms_, ahead, &plan_, &why)) {
       fallback_ = std::string(" (not the persistent step: ") + why + ")";
       return;
     }

@@ -5,10 +5,11 @@
 // phase, through a ring of shared-memory slots with the copy engine (bulk copies completing on an
 // mbarrier a slot); the stream never waits for the barriers (weights depend on nothing the step
 // computes), so while the block waits for the other blocks or computes the attention, the next
-// phases' weights keep arriving. The GEMV phases use the v2 GEMV's prologue (embedding, RMSNorm or
-// LayerNorm of the input rows in shared memory) and epilogues (own_gemv_device.cuh); the attention
-// phase runs the split-KV attention's item (own_attention_device.cuh) with its split count chosen
-// from the position at run time. Batch 1 to 3 (the SIMT GEMV's range); sm_90.
+// phases' weights keep arriving; a second cursor prefetches the pieces past the ring into L2. The
+// GEMV phases use the v2 GEMV's prologue (embedding, RMSNorm or LayerNorm of the input rows in
+// shared memory) and epilogues (own_gemv_device.cuh); the attention phase runs the split-KV
+// attention's item (own_attention_device.cuh) with its split count chosen from the position at run
+// time. Batch 1 to 3 (the SIMT GEMV's range); sm_90.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -34,6 +35,7 @@ struct StepPhase {
 // the attention, blocks (one a multiprocessor).
 struct StepPlan {
   int blocks = 0, slots = 0;
+  int ahead = 0;  // pieces the stream prefetches into L2 past the ring
   std::size_t slot_bytes = 0, desc_bytes = 0, aux_bytes = 0;
   std::size_t shared() const { return desc_bytes + aux_bytes + std::size_t(slots) * slot_bytes; }
 };
@@ -42,9 +44,11 @@ struct StepPlan {
 constexpr int kStepMaxSplits = 64;
 
 // Whether the persistent step runs these phases (why not, where it does not), and its plan; fills
-// each GEMV phase's chunk_pairs and group_warps. sms: the device's multiprocessors.
-bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepPlan* plan,
-                          const char** why);
+// each GEMV phase's chunk_pairs and group_warps. sms: the device's multiprocessors; l2_ahead:
+// bytes of each block's stream prefetched into L2 past its ring (kStepL2Ahead unless tuned).
+constexpr std::size_t kStepL2Ahead = 192 * 1024;
+bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, std::size_t l2_ahead,
+                          StepPlan* plan, const char** why);
 
 // The step on s: phases (device memory, `count` of them), barrier (one unsigned in device memory;
 // the launch zeroes it first with a memset on s), trace (null, or count x blocks x 3 words: per

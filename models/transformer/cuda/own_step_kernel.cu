@@ -109,53 +109,85 @@ __device__ StreamDesc stream_desc(const StepPhase& p, int elem_size) {
   return s;
 }
 
+// A piece of the weight stream: one or two contiguous byte ranges of a weight.
+struct Piece {
+  const unsigned char* src0;
+  const unsigned char* src1;  // null: one range
+  std::uint32_t bytes0, bytes1;
+};
+
+// A position in a block's weight stream: the phase and the next pair of the block's share.
+struct Cursor {
+  int phase = -1, q = 0, q1 = 0;
+
+  // The block's next piece in the order the phases consume them (false past the last): at most
+  // chunk_pairs pairs, inside one head for the QKV GEMV.
+  __device__ bool next(const StreamDesc* descs, int count, Piece& p) {
+    while (q >= q1) {  // the next phase with pairs for this block
+      if (++phase >= count) return false;
+      q = descs[phase].q0;
+      q1 = descs[phase].q1;
+    }
+    const StreamDesc& d = descs[phase];
+    int c = q1 - q < d.chunk_pairs ? q1 - q : d.chunk_pairs;
+    int r0 = 2 * q, r1 = 2 * q + 1;
+    if (d.layout == 1) {
+      const int left = d.half - q % d.half;
+      c = c < left ? c : left;
+      r0 = q / d.half * 2 * d.half + q % d.half;
+      r1 = r0 + d.half;
+    } else if (d.layout == 2) {
+      r0 = q;
+      r1 = d.n / 2 + q;
+    }
+    p.src0 = d.w + std::size_t(r0) * d.row_bytes;
+    if (d.layout != 0) {
+      p.bytes0 = p.bytes1 = static_cast<std::uint32_t>(c * d.row_bytes);
+      p.src1 = d.w + std::size_t(r1) * d.row_bytes;
+    } else {
+      const int rows = 2 * c < d.n - r0 ? 2 * c : d.n - r0;  // the last pair of an odd n: one
+      p.bytes0 = static_cast<std::uint32_t>(rows * d.row_bytes);
+      p.src1 = nullptr;
+      p.bytes1 = 0;
+    }
+    q += c;
+    return true;
+  }
+};
+
 // The weight stream of a block (thread 0's registers): the block's pieces in the order the phases
 // consume them, each into the next slot of the ring; piece `seq` goes to slot seq % slots and
-// completes phase (seq / slots) % 2 of its mbarrier. Only shared memory is read to issue one.
+// completes phase (seq / slots) % 2 of its mbarrier. A second cursor walks `ahead` pieces past
+// the last one issued and pulls them into L2 (bulk prefetches): the stream keeps reading DRAM
+// while the ring is full and the block waits at a barrier or computes the attention. Only shared
+// memory is read to issue a piece.
 struct WeightStream {
   const StreamDesc* descs;
-  int count, slots;
+  int count, slots, ahead;
   unsigned slot_bytes;
   unsigned char* ring;
   std::uint64_t* full;
-  int phase = -1, q = 0, q1 = 0, issued = 0;
+  Cursor issue, lookahead;
+  int issued = 0, prefetched = 0;
 
   // Issues pieces while a slot is free (consumed: the pieces the block has finished with).
   __device__ void top_up(int consumed) {
-    while (issued < consumed + slots) {
-      while (q >= q1) {  // the next phase with pairs for this block
-        if (++phase >= count) return;
-        q = descs[phase].q0;
-        q1 = descs[phase].q1;
-      }
-      const StreamDesc& d = descs[phase];
-      int c = q1 - q < d.chunk_pairs ? q1 - q : d.chunk_pairs;
-      int r0 = 2 * q, r1 = 2 * q + 1;
-      if (d.layout == 1) {
-        const int left = d.half - q % d.half;
-        c = c < left ? c : left;
-        r0 = q / d.half * 2 * d.half + q % d.half;
-        r1 = r0 + d.half;
-      } else if (d.layout == 2) {
-        r0 = q;
-        r1 = d.n / 2 + q;
-      }
+    Piece p;
+    while (issued < consumed + slots && issue.next(descs, count, p)) {
       const int slot = issued % slots;
       unsigned char* dst = ring + std::size_t(slot) * slot_bytes;
       std::uint64_t* bar = full + slot;
-      if (d.layout != 0) {
-        const auto bytes = static_cast<std::uint32_t>(c * d.row_bytes);
-        sm90::mbar_expect_tx(bar, 2 * bytes);
-        sm90::bulk_copy_g2s(dst, d.w + std::size_t(r0) * d.row_bytes, bytes, bar);
-        sm90::bulk_copy_g2s(dst + bytes, d.w + std::size_t(r1) * d.row_bytes, bytes, bar);
-      } else {
-        const int rows = 2 * c < d.n - r0 ? 2 * c : d.n - r0;  // the last pair of an odd n: one
-        const auto bytes = static_cast<std::uint32_t>(rows * d.row_bytes);
-        sm90::mbar_expect_tx(bar, bytes);
-        sm90::bulk_copy_g2s(dst, d.w + std::size_t(r0) * d.row_bytes, bytes, bar);
-      }
-      q += c;
+      sm90::mbar_expect_tx(bar, p.bytes0 + p.bytes1);
+      sm90::bulk_copy_g2s(dst, p.src0, p.bytes0, bar);
+      if (p.src1) sm90::bulk_copy_g2s(dst + p.bytes0, p.src1, p.bytes1, bar);
       ++issued;
+    }
+    while (prefetched < issued + ahead && lookahead.next(descs, count, p)) {
+      if (prefetched >= issued) {  // not yet in the ring
+        sm90::bulk_prefetch_l2(p.src0, p.bytes0);
+        if (p.src1) sm90::bulk_prefetch_l2(p.src1, p.bytes1);
+      }
+      ++prefetched;
     }
   }
 };
@@ -345,7 +377,7 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
 template <typename T>
 __global__ void __launch_bounds__(kStepThreads, 1)
     persistent_step_kernel(const StepPhase* phases, int count, int slots, unsigned slot_bytes,
-                           unsigned desc_bytes, unsigned aux_bytes, unsigned* barrier,
+                           int ahead, unsigned desc_bytes, unsigned aux_bytes, unsigned* barrier,
                            unsigned long long* trace) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];
@@ -383,7 +415,7 @@ __global__ void __launch_bounds__(kStepThreads, 1)
   };
   load_phase(0);
   __syncthreads();
-  WeightStream stream{descs, count, slots, slot_bytes, aux + aux_bytes, full};
+  WeightStream stream{descs, count, slots, ahead, slot_bytes, aux + aux_bytes, full};
   if (threadIdx.x == 0) {
     for (int i = 0; i < slots; ++i) sm90::mbar_init(full + i, 1);
     sm90::mbar_init_fence();
@@ -424,8 +456,8 @@ std::size_t& step_allowed() {
 
 }  // namespace
 
-bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepPlan* plan,
-                          const char** why) {
+bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, std::size_t l2_ahead,
+                          StepPlan* plan, const char** why) {
   const auto fail = [&](const char* w) {
     if (why) *why = w;
     return false;
@@ -484,6 +516,7 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
     p.group_warps = g;
   }
   plan->desc_bytes = descs;
+  plan->ahead = static_cast<int>((l2_ahead + slot - 1) / slot);
   plan->blocks = std::max(1, sms);
   plan->slots = slots;
   plan->slot_bytes = slot;
@@ -508,7 +541,7 @@ void persistent_step(const StepPhase* phases, int count, const StepPlan& plan, u
     config.attrs = attribute;
     config.numAttrs = 1;
     CUDA_CHECK(cudaLaunchKernelEx(&config, persistent_step_kernel<T>, phases, count, plan.slots,
-                                  static_cast<unsigned>(plan.slot_bytes),
+                                  static_cast<unsigned>(plan.slot_bytes), plan.ahead,
                                   static_cast<unsigned>(plan.desc_bytes),
                                   static_cast<unsigned>(plan.aux_bytes), barrier, trace));
   });
