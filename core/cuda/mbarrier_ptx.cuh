@@ -4,8 +4,7 @@
 // (models/transformer/cuda/own_step_kernel.cu):
 //   - mbarriers (init, arrive, arrive with an expected transaction count, parity wait, its
 //     non-blocking test) and the fences that publish their initialization to the copy engine;
-//   - a bulk copy of contiguous bytes global -> shared that completes on an mbarrier, and a bulk
-//     prefetch of contiguous bytes into L2.
+//   - a bulk copy of contiguous bytes global -> shared that completes on an mbarrier.
 // sm_90 and later: include it where __CUDA_ARCH__ >= 900 is compiled.
 #pragma once
 
@@ -79,12 +78,6 @@ __device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, std::u
           "r"(smem_u32(dst)),
       "l"(src), "r"(bytes), "r"(smem_u32(bar))
       : "memory");
-}
-
-// bytes (a multiple of 16) from src (16-byte aligned) pulled into L2 by the copy engine; nothing
-// waits for it.
-__device__ __forceinline__ void bulk_prefetch_l2(const void* src, std::uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
 }
 
 }  // namespace bench::sm90

@@ -232,8 +232,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     if (persistent_)
       return std::string("own kernels, one persistent kernel a step (") +
              std::to_string(plan_.slots) + " weight slots of " +
-             std::to_string(plan_.slot_bytes / 1024) + " KiB a block, " +
-             std::to_string(plan_.ahead) + " more prefetched into L2) and the argmax, kernels v3";
+             std::to_string(plan_.slot_bytes / 1024) + " KiB a block) and the argmax, kernels v3";
     return std::string("own kernels, ") + std::to_string(launches()) + " launches a step" +
            (pdl_ ? ", programmatic dependent launch" : ", plain launches") + ", kernels v" +
            std::to_string(kernels_) + fallback_;
@@ -270,12 +269,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     }
     gemv(head_);
     const char* why = nullptr;
-    // MYCONV_OWN_CUDA_L2_AHEAD_KIB: the L2 lookahead of each block's weight stream (a tuning
-    // knob; 0 turns it off).
-    std::size_t ahead = cuda::kStepL2Ahead;
-    if (const char* env = std::getenv("MYCONV_OWN_CUDA_L2_AHEAD_KIB"); env && *env)
-      ahead = static_cast<std::size_t>(std::strtoull(env, nullptr, 10)) * 1024;
-    if (!cuda::plan_persistent_step(phases, elem_, sms_, ahead, &plan_, &why)) {
+    if (!cuda::plan_persistent_step(phases, elem_, sms_, &plan_, &why)) {
       fallback_ = std::string(" (not the persistent step: ") + why + ")";
       return;
     }
@@ -283,13 +277,13 @@ class OwnDecodeGraph final : public DecodeGraph {
     phases_ = at::empty({static_cast<std::int64_t>(bytes)}, on.dtype(at::kByte));
     CUDA_CHECK(cudaMemcpy(phases_.data_ptr(), phases.data(), bytes, cudaMemcpyHostToDevice));
     phase_count_ = static_cast<int>(phases.size());
-    barrier_ = at::zeros({1}, on.dtype(at::kInt));
+    barrier_ = at::zeros({1 + phase_count_}, on.dtype(at::kInt));  // the barrier, the tiles taken
     persistent_ = true;
     for (const cuda::StepPhase& p : phases) phase_names_.push_back(phase_name(p));
     const char* trace = std::getenv("MYCONV_OWN_CUDA_STEP_TRACE");
     if (trace && *trace) {
       trace_path_ = trace;
-      trace_ = at::zeros({static_cast<std::int64_t>(phases.size()) * plan_.blocks * 3},
+      trace_ = at::zeros({static_cast<std::int64_t>(phases.size()) * plan_.blocks * 4},
                          on.dtype(at::kLong));
     }
   }
@@ -312,35 +306,36 @@ class OwnDecodeGraph final : public DecodeGraph {
 
   // The last step's phase times (MYCONV_OWN_CUDA_STEP_TRACE=FILE): per phase, over the blocks,
   // when it began (after its barrier) and its work ended, in microseconds from the first
-  // phase's earliest start, and the medians of its work and of the staging of its input rows
-  // (a GEMV's prologue) (a CSV).
+  // phase's earliest start, and the medians of its work, of the staging of its input rows (a
+  // GEMV's prologue) and of the time it waited for its weight pieces (a CSV).
   void write_trace() const {
     const at::Tensor t = trace_.cpu();
     const auto* v = t.data_ptr<std::int64_t>();
     const int blocks = plan_.blocks;
     std::int64_t t0 = v[0];
-    for (int b = 0; b < blocks; ++b) t0 = std::min(t0, v[3 * b]);
+    for (int b = 0; b < blocks; ++b) t0 = std::min(t0, v[4 * b]);
     const auto median = [](std::vector<double> x) {
       std::sort(x.begin(), x.end());
       return x[x.size() / 2];
     };
     std::ofstream out(trace_path_);
     out << "phase,name,start_min_us,start_max_us,end_min_us,end_max_us,work_median_us,"
-           "staging_median_us\n";
+           "staging_median_us,waiting_median_us\n";
     for (int p = 0; p < phase_count_; ++p) {
-      std::vector<double> start, end, work, staging;
+      std::vector<double> start, end, work, staging, waiting;
       for (int b = 0; b < blocks; ++b) {
-        const std::int64_t* r = v + (std::size_t(p) * blocks + b) * 3;
+        const std::int64_t* r = v + (std::size_t(p) * blocks + b) * 4;
         start.push_back((r[0] - t0) / 1e3);
         end.push_back((r[2] - t0) / 1e3);
         work.push_back((r[2] - r[0]) / 1e3);
         staging.push_back(r[1] ? (r[1] - r[0]) / 1e3 : 0.0);
+        waiting.push_back(r[3] / 1e3);
       }
       out << p << "," << phase_names_[p] << "," << *std::min_element(start.begin(), start.end())
           << "," << *std::max_element(start.begin(), start.end()) << ","
           << *std::min_element(end.begin(), end.end()) << ","
           << *std::max_element(end.begin(), end.end()) << "," << median(work) << ","
-          << median(staging) << "\n";
+          << median(staging) << "," << median(waiting) << "\n";
     }
   }
 

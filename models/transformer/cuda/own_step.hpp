@@ -1,15 +1,16 @@
 // own_cuda's persistent decode step (kernels v3, own_step_kernel.cu): the whole step (every
 // layer's GEMVs and attention, the final norm and lm_head) as one kernel of one block a
-// multiprocessor, its phases separated by a grid-wide barrier. Each block owns a contiguous share
-// of every GEMV's weight rows. One thread of the block streams the block's shares, phase after
-// phase, through a ring of shared-memory slots with the copy engine (bulk copies completing on an
+// multiprocessor, its phases separated by a grid-wide barrier. The blocks take each GEMV's row
+// pairs in tiles from a counter (a block that reads faster takes more, so that they end the phase
+// together). One thread of each block takes the tiles, phase after phase, and streams their rows
+// through a ring of shared-memory slots with the copy engine (bulk copies completing on an
 // mbarrier a slot); the stream never waits for the barriers (weights depend on nothing the step
 // computes), so while the block waits for the other blocks or computes the attention, the next
-// phases' weights keep arriving; a second cursor prefetches the pieces past the ring into L2. The
-// GEMV phases use the v2 GEMV's prologue (embedding, RMSNorm or LayerNorm of the input rows in
-// shared memory) and epilogues (own_gemv_device.cuh); the attention phase runs the split-KV
-// attention's item (own_attention_device.cuh) with its split count chosen from the position at run
-// time. Batch 1 to 3 (the SIMT GEMV's range); sm_90.
+// phases' weights keep arriving. The GEMV phases use the v2 GEMV's prologue (embedding, RMSNorm
+// or LayerNorm of the input rows in shared memory) and epilogues (own_gemv_device.cuh); the
+// attention phase runs the split-KV attention's item (own_attention_device.cuh) with its split
+// count chosen from the position at run time, the o-proj's prologue merges the splits. Batch 1
+// to 3 (the SIMT GEMV's range); sm_90.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -35,7 +36,6 @@ struct StepPhase {
 // the attention, blocks (one a multiprocessor).
 struct StepPlan {
   int blocks = 0, slots = 0;
-  int ahead = 0;  // pieces the stream prefetches into L2 past the ring
   std::size_t slot_bytes = 0, desc_bytes = 0, aux_bytes = 0;
   std::size_t shared() const { return desc_bytes + aux_bytes + std::size_t(slots) * slot_bytes; }
 };
@@ -44,16 +44,16 @@ struct StepPlan {
 constexpr int kStepMaxSplits = 64;
 
 // Whether the persistent step runs these phases (why not, where it does not), and its plan; fills
-// each GEMV phase's chunk_pairs and group_warps. sms: the device's multiprocessors; l2_ahead:
-// bytes of each block's stream prefetched into L2 past its ring (kStepL2Ahead unless tuned).
-constexpr std::size_t kStepL2Ahead = 192 * 1024;
-bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, std::size_t l2_ahead,
-                          StepPlan* plan, const char** why);
+// each GEMV phase's chunk_pairs and group_warps. sms: the device's multiprocessors.
+bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepPlan* plan,
+                          const char** why);
 
-// The step on s: phases (device memory, `count` of them), barrier (one unsigned in device memory;
-// the launch zeroes it first with a memset on s), trace (null, or count x blocks x 3 words: per
-// phase and block, the globaltimer nanoseconds at which the phase began after its barrier, its
-// input rows were staged (a GEMV; 0 for the attention) and its work ended).
+// The step on s: phases (device memory, `count` of them), barrier (1 + count unsigned in device
+// memory: the grid barrier's count and each phase's tiles taken; the launch zeroes them first with
+// a memset on s), trace (null, or count x blocks x 4 words, zeroed
+// by the launch: per phase and block, the globaltimer nanoseconds at which the phase began after
+// its barrier, its input rows were staged (a GEMV; 0 for the attention) and its work ended, and
+// the nanoseconds it waited for its weight pieces).
 void persistent_step(const StepPhase* phases, int count, const StepPlan& plan, unsigned* barrier,
                      unsigned long long* trace, Elem e, cudaStream_t s);
 
