@@ -1,16 +1,16 @@
 // own_cuda's persistent decode step (kernels v3, own_step_kernel.cu): the whole step (every
 // layer's GEMVs and attention, the final norm and lm_head) as one kernel of one block a
-// multiprocessor, its phases separated by a grid-wide barrier. The blocks take each GEMV's row
-// pairs in tiles from a counter (a block that reads faster takes more, so that they end the phase
-// together). One thread of each block takes the tiles, phase after phase, and streams their rows
-// through a ring of shared-memory slots with the copy engine (bulk copies completing on an
-// mbarrier a slot); the stream never waits for the barriers (weights depend on nothing the step
-// computes), so while the block waits for the other blocks or computes the attention, the next
-// phases' weights keep arriving. The GEMV phases use the v2 GEMV's prologue (embedding, RMSNorm
-// or LayerNorm of the input rows in shared memory) and epilogues (own_gemv_device.cuh); the
-// attention phase runs the split-KV attention's item (own_attention_device.cuh) with its split
-// count chosen from the position at run time, the o-proj's prologue merges the splits. Batch 1
-// to 3 (the SIMT GEMV's range); sm_90.
+// multiprocessor, its phases separated by a grid-wide barrier. The blocks take the larger GEMVs'
+// row pairs in tiles from a counter (a block that reads faster takes more, so that they end the
+// phase together), the smaller ones' in fixed shares. One thread of each block takes its pieces,
+// phase after phase, and streams their rows through a ring of shared-memory slots with the copy
+// engine (bulk copies completing on an mbarrier a slot); the stream never waits for the barriers
+// (weights depend on nothing the step computes), so while the block waits for the other blocks or
+// computes the attention, the next phases' weights keep arriving. The GEMV phases use the v2 GEMV's
+// prologue (embedding, RMSNorm or LayerNorm of the input rows in shared memory) and epilogues
+// (own_gemv_device.cuh); the attention phase runs the split-KV attention's item
+// (own_attention_device.cuh) with its split count chosen from the position at run time, the
+// o-proj's prologue merges the splits. Batch 1 to 3 (the SIMT GEMV's range); sm_90.
 #pragma once
 
 #include <cuda_runtime_api.h>

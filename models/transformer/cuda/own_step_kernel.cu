@@ -43,12 +43,16 @@ __host__ __device__ inline std::size_t merge_shared_bytes(int rows, int splits) 
 
 // What the weight stream needs of a phase, in shared memory (built once a step): the weight, its
 // row bytes and rows, its pairs, pairs a piece at most, how pairs map to rows (0: neighbours, 1:
-// RoPE halves of `half`, 2: SwiGLU) and its tiles (the pieces the blocks take in turn; 0 for the
-// attention).
+// RoPE halves of `half`, 2: SwiGLU), its tiles (pieces of chunk_pairs; 0 for the attention) and
+// how the block gets its pieces: from a counter where the phase has at least kDynamicTiles tiles
+// a block (the larger GEMVs and the head, where blocks that read faster take more and all end
+// together), else a fixed share [q0, q1) (a few tiles a block taken from a counter would leave
+// some blocks a whole tile more than others).
 struct StreamDesc {
   const unsigned char* w;
   unsigned row_bytes;
   int n, pairs, chunk_pairs, layout, half, tiles;
+  int q0, q1;  // a fixed share's pairs (q0 < 0: the tiles are taken from the counter)
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -79,6 +83,14 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 
+// The block's fixed share of a GEMV's pairs: [q0, q1).
+__device__ __forceinline__ void share_of(int pairs, int& q0, int& q1) {
+  q0 = static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x);
+  q1 = static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x);
+}
+
+constexpr int kDynamicTiles = 4;
+
 __device__ StreamDesc stream_desc(const StepPhase& p, int elem_size) {
   StreamDesc s{};
   if (p.kind != StepPhase::gemv) return s;
@@ -92,6 +104,8 @@ __device__ StreamDesc stream_desc(const StepPhase& p, int elem_size) {
   s.half = g.d / 2;
   s.tiles = s.layout == 1 ? s.pairs / s.half * ((s.half + s.chunk_pairs - 1) / s.chunk_pairs)
                           : (s.pairs + s.chunk_pairs - 1) / s.chunk_pairs;
+  s.q0 = -1;
+  if (s.tiles < kDynamicTiles * static_cast<int>(gridDim.x)) share_of(s.pairs, s.q0, s.q1);
   return s;
 }
 
@@ -107,14 +121,13 @@ __device__ __forceinline__ void tile_pairs(const StreamDesc& d, int t, int& q, i
   }
 }
 
-// The weight stream of a block (thread 0's registers). The blocks take each GEMV phase's tiles in
-// turn from the phase's counter (atomicAdd; a block that reads faster takes more), and a block
-// copies each tile it takes into the next slot of its ring, phase after phase, without waiting
-// for the phases' barriers: piece `seq` goes to slot seq % slots, completes phase (seq / slots)
-// % 2 of the slot's mbarrier, and its pairs are in slot_q, slot_c. Past a phase's last tile the
-// block's slot holds a piece of no pairs (slot_c 0, a plain arrive): the phase's end for the
-// block's consumers. The next tile's atomicAdd is issued as soon as the last one's value is used:
-// in flight while the block computes.
+// The weight stream of a block (thread 0's registers). The block's pieces of each GEMV phase (the
+// tiles it takes from the phase's counter, or its share in pieces of chunk_pairs) go into the
+// next slot of its ring, phase after phase, without waiting for the phases' barriers: piece `seq`
+// goes to slot seq % slots, completes phase (seq / slots) % 2 of the slot's mbarrier, and its pairs
+// are in slot_q, slot_c. Past a phase's last tile the block's slot holds a piece of no pairs
+// (slot_c 0, a plain arrive): the phase's end for the block's consumers. The next tile's atomicAdd
+// is issued as soon as the last one's value is used: in flight while the block computes.
 struct WeightStream {
   const StreamDesc* descs;
   int count, slots;
@@ -124,7 +137,7 @@ struct WeightStream {
   int* slot_q;
   int* slot_c;
   unsigned* taken;  // [count]: the phases' next tiles, zeroed before the launch
-  int phase = -1, pending = 0, issued = 0;
+  int phase = -1, pending = 0, next = 0, issued = 0;
   bool done = true;
 
   // Issues pieces while a slot is free (consumed: the pieces the block has finished with).
@@ -135,21 +148,36 @@ struct WeightStream {
           if (++phase >= count) return;
         } while (descs[phase].tiles == 0);
         done = false;
-        pending = static_cast<int>(atomicAdd(taken + phase, 1u));
+        if (descs[phase].q0 < 0)
+          pending = static_cast<int>(atomicAdd(taken + phase, 1u));
+        else
+          next = descs[phase].q0;
       }
       const StreamDesc& d = descs[phase];
-      const int t = pending, slot = issued % slots;
+      const int slot = issued % slots;
       std::uint64_t* bar = full + slot;
       ++issued;
-      if (t >= d.tiles) {  // the phase's end for this block
+      int q, c;
+      if (d.q0 < 0) {  // a tile from the counter
+        const int t = pending;
+        if (t < d.tiles) {
+          pending = static_cast<int>(atomicAdd(taken + phase, 1u));
+          tile_pairs(d, t, q, c);
+        } else {
+          c = 0;
+        }
+      } else {  // the next piece of the share
+        q = next;
+        c = min(d.chunk_pairs, d.q1 - q);
+        if (d.layout == 1) c = min(c, d.half - q % d.half);
+        next += c;
+      }
+      if (c <= 0) {  // the phase's end for this block
         slot_c[slot] = 0;
         sm90::mbar_arrive(bar);
         done = true;
         continue;
       }
-      pending = static_cast<int>(atomicAdd(taken + phase, 1u));
-      int q, c;
-      tile_pairs(d, t, q, c);
       int r0 = 2 * q, r1 = 2 * q + 1;
       if (d.layout == 1) {
         r0 = q / d.half * 2 * d.half + q % d.half;
