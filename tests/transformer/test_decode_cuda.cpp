@@ -219,6 +219,24 @@ TEST(TransformerCuda, OwnCudaDecodeSmall) {
                                   {{1, 200, 4}, {17, 200, 4}});
 }
 
+// Unasked (MYCONV_OWN_CUDA_KERNELS unset), own_cuda runs the separate launches where a layer's
+// weights are under 64 MiB, and says so.
+TEST(TransformerCuda, OwnCudaAutoKernelsBySize) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
+  const c10::NoGradGuard no_grad;
+  unsetenv("MYCONV_OWN_CUDA_KERNELS");
+  const ModelConfig c = tiny_qwen2();
+  TempDir dir;
+  write_checkpoint(dir.path(), c, random_weights(c, 31));
+  const Checkpoint ckpt(dir.path().string());
+  const Model m = Model::from_checkpoint(c, ckpt, at::kBFloat16, at::Device(at::kCUDA, 0));
+  Generator own(m, 1, 5, 3, Sampling{}, DecodeMode::own, 3, &make_own_decode_graph);
+  own.prepare();
+  const std::string step = own.decode_step_description();
+  EXPECT_NE(step.find("kernels v2 (not the persistent step: layers of 0 MiB"), std::string::npos)
+      << step;
+}
+
 }  // namespace
 }  // namespace transformer
 #endif  // MYCONV_HAVE_TORCH_CUDA

@@ -38,13 +38,30 @@ bool elem_of(at::ScalarType t, cuda::Elem* e) {
   }
 }
 
-// The kernels (own_decode.hpp): 3, the persistent step where it runs the case (else 2), unless
-// MYCONV_OWN_CUDA_KERNELS asks for 2 or 1 (an A/B comparison); 0 for any other value.
+// The kernels MYCONV_OWN_CUDA_KERNELS asks for (own_decode.hpp): 3 (the persistent step where it
+// runs the case, else 2), 2 or 1 (an A/B comparison); kAutoKernels unset (the layer-size rule
+// below decides); 0 for any other value.
+constexpr int kAutoKernels = -1;
 int kernels_variant() {
   const char* env = std::getenv("MYCONV_OWN_CUDA_KERNELS");
   const std::string v = env ? env : "";
-  if (v.empty() || v == "3") return 3;
-  return v == "2" ? 2 : v == "1" ? 1 : 0;
+  if (v.empty()) return kAutoKernels;
+  return v == "3" ? 3 : v == "2" ? 2 : v == "1" ? 1 : 0;
+}
+
+// Unless asked: the persistent step where a layer's weights are at least kPersistentLayerBytes,
+// else the separate launches. Measured on an H100 at batch 1
+// (results/h100/20261127_decode_own_cuda_v3/): faster than v2 for Llama-3.2-1B (121 MB a layer
+// in bf16), slower for Qwen2-0.5B (30 MB) and GPT-2 (14 MB), where its fixed costs a phase (the
+// grid barrier, the staged rows, the pieces' latency) outweigh the launches it saves.
+constexpr std::int64_t kPersistentLayerBytes = std::int64_t(64) << 20;
+
+std::int64_t layer_weight_bytes(const Model& model) {
+  const Model::Layer& l = model.layers().front();
+  std::int64_t bytes = 0;
+  for (const at::Tensor* t : {&l.qkv_w, &l.o_w, &l.up_w, &l.down_w})
+    bytes += t->numel() * static_cast<std::int64_t>(t->element_size());
+  return bytes;
 }
 
 const void* ptr(const at::Tensor& t) {
@@ -228,6 +245,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     return logits_;
   }
   at::Tensor greedy_tokens() override { return tokens_; }
+  void add_note(const std::string& note) { fallback_ += note; }
   std::string description() const override {
     if (persistent_)
       return std::string("own kernels, one persistent kernel a step (") +
@@ -277,7 +295,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     phases_ = at::empty({static_cast<std::int64_t>(bytes)}, on.dtype(at::kByte));
     CUDA_CHECK(cudaMemcpy(phases_.data_ptr(), phases.data(), bytes, cudaMemcpyHostToDevice));
     phase_count_ = static_cast<int>(phases.size());
-    barrier_ = at::zeros({1 + phase_count_}, on.dtype(at::kInt));  // the barrier, the tiles taken
+    barrier_ = at::zeros({1}, on.dtype(at::kInt));
     persistent_ = true;
     for (const cuda::StepPhase& p : phases) phase_names_.push_back(phase_name(p));
     const char* trace = std::getenv("MYCONV_OWN_CUDA_STEP_TRACE");
@@ -436,11 +454,20 @@ std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& 
     if (why) *why = w;
     return nullptr;
   }
-  // The persistent step where it runs the case (kernels v3), then the separate launches with
+  // The persistent step where it runs the case and is asked for or pays (kernels v3, the
+  // layer-size rule), then the separate launches with
   // programmatic dependent launch where the driver captures it into a graph (and
   // MYCONV_OWN_CUDA_PDL is not 0), then plain launches. description() says which ran; where none
   // did, the reason names each try's error.
-  const int variant = kernels_variant();
+  int variant = kernels_variant();
+  std::string note;
+  if (variant == kAutoKernels) {
+    const std::int64_t bytes = model.layers().empty() ? 0 : layer_weight_bytes(model);
+    variant = bytes >= kPersistentLayerBytes ? 3 : 2;
+    if (variant == 2)
+      note = " (not the persistent step: layers of " + std::to_string(bytes >> 20) +
+             " MiB, under its 64 MiB; MYCONV_OWN_CUDA_KERNELS=3 asks for it)";
+  }
   const char* env = std::getenv("MYCONV_OWN_CUDA_PDL");
   const bool pdl = !env || std::string(env) != "0";
   std::string errors = pdl ? "" : "programmatic dependent launch off (MYCONV_OWN_CUDA_PDL=0); ";
@@ -455,7 +482,9 @@ std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& 
   tries.push_back({false, variant == 1 ? 1 : 2, "plain launches"});
   for (const Try& t : tries) {
     try {
-      return std::make_unique<OwnDecodeGraph>(model, cache, t.pdl, t.kernels);
+      auto graph = std::make_unique<OwnDecodeGraph>(model, cache, t.pdl, t.kernels);
+      graph->add_note(note);
+      return graph;
     } catch (const std::exception& e) {
       errors += std::string(t.name) + ": " + e.what() + "; ";
     }

@@ -1,14 +1,13 @@
 // own_cuda's persistent decode step (kernels v3, own_step_kernel.cu): the whole step (every
 // layer's GEMVs and attention, the final norm and lm_head) as one kernel of one block a
-// multiprocessor, its phases separated by a grid-wide barrier. The blocks take the larger GEMVs'
-// row pairs in tiles from a counter (a block that reads faster takes more, so that they end the
-// phase together), the smaller ones' in fixed shares. One thread of each block takes its pieces,
-// phase after phase, and streams their rows through a ring of shared-memory slots with the copy
-// engine (bulk copies completing on an mbarrier a slot); the stream never waits for the barriers
-// (weights depend on nothing the step computes), so while the block waits for the other blocks or
-// computes the attention, the next phases' weights keep arriving. The GEMV phases use the v2 GEMV's
-// prologue (embedding, RMSNorm or LayerNorm of the input rows in shared memory) and epilogues
-// (own_gemv_device.cuh); the attention phase runs the split-KV attention's item
+// multiprocessor, its phases separated by a grid-wide barrier. Each block owns a fixed share of
+// every GEMV's row pairs. One thread of the block streams its shares, phase after phase, through
+// a ring of shared-memory slots with the copy engine (bulk copies completing on an mbarrier a
+// slot); the stream never waits for the barriers (weights depend on nothing the step computes),
+// so while the block waits for the other blocks or computes the attention, the next phases'
+// weights keep arriving. The GEMV phases use the v2 GEMV's prologue (embedding, RMSNorm or
+// LayerNorm of the input rows in shared memory; the norm's weights copied in before the barrier)
+// and epilogues (own_gemv_device.cuh); the attention phase runs the split-KV attention's item
 // (own_attention_device.cuh) with its split count chosen from the position at run time, the
 // o-proj's prologue merges the splits. Batch 1 to 3 (the SIMT GEMV's range); sm_90.
 #pragma once
@@ -48,9 +47,8 @@ constexpr int kStepMaxSplits = 64;
 bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepPlan* plan,
                           const char** why);
 
-// The step on s: phases (device memory, `count` of them), barrier (1 + count unsigned in device
-// memory: the grid barrier's count and each phase's tiles taken; the launch zeroes them first with
-// a memset on s), trace (null, or count x blocks x 4 words, zeroed
+// The step on s: phases (device memory, `count` of them), barrier (one unsigned in device memory;
+// the launch zeroes it first with a memset on s), trace (null, or count x blocks x 4 words, zeroed
 // by the launch: per phase and block, the globaltimer nanoseconds at which the phase began after
 // its barrier, its input rows were staged (a GEMV; 0 for the attention) and its work ended, and
 // the nanoseconds it waited for its weight pieces).

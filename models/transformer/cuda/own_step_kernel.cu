@@ -29,6 +29,17 @@ constexpr std::size_t kStepShared = 220 * 1024;
 // host reports) instead of hanging (about 17 s at 2 GHz).
 constexpr long long kBarrierCycles = 1LL << 35;
 
+// The pieces of a block's share: pairs [q, q + count) of a GEMV, at most chunk_pairs (one slot)
+// and, for the QKV GEMV, inside one head (its rows then make two contiguous ranges).
+__host__ __device__ inline int piece_pairs(const GemvArgs& g, int chunk_pairs, int q, int q1) {
+  int c = q1 - q < chunk_pairs ? q1 - q : chunk_pairs;
+  if (g.epilogue == Epilogue::rope_kv) {
+    const int half = g.d / 2, left = half - q % half;
+    c = c < left ? c : left;
+  }
+  return c;
+}
+
 // Whether a piece's rows are two ranges in the slot (the r0 rows, then the r1 rows: RoPE's halves,
 // SwiGLU's gate and up) or one (r0, r1 neighbours: rows 2q .. 2q + 2 count - 1).
 __host__ __device__ inline bool split_rows(const GemvArgs& g) {
@@ -42,21 +53,22 @@ __host__ __device__ inline std::size_t merge_shared_bytes(int rows, int splits) 
 }
 
 // What the weight stream needs of a phase, in shared memory (built once a step): the weight, its
-// row bytes and rows, its pairs, pairs a piece at most, how pairs map to rows (0: neighbours, 1:
-// RoPE halves of `half`, 2: SwiGLU), its tiles (pieces of chunk_pairs; 0 for the attention) and
-// how the block gets its pieces: from a counter where the phase has at least kDynamicTiles tiles
-// a block (the larger GEMVs and the head, where blocks that read faster take more and all end
-// together), else a fixed share [q0, q1) (a few tiles a block taken from a counter would leave
-// some blocks a whole tile more than others).
+// row bytes and rows, the block's share of pairs [q0, q1) (empty for the attention), pairs a
+// piece at most, and how pairs map to rows (0: neighbours, 1: RoPE halves of `half`, 2: SwiGLU).
 struct StreamDesc {
   const unsigned char* w;
   unsigned row_bytes;
-  int n, pairs, chunk_pairs, layout, half, tiles;
-  int q0, q1;  // a fixed share's pairs (q0 < 0: the tiles are taken from the counter)
+  int n, q0, q1, chunk_pairs, layout, half;
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 namespace sm90 = bench::sm90;
+
+// The block's share of a GEMV's pairs: [q0, q1).
+__device__ __forceinline__ void share_of(int pairs, int& q0, int& q1) {
+  q0 = static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x);
+  q1 = static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x);
+}
 
 // Arrive, then wait until every block has arrived `target / gridDim.x` times (every block once at
 // each phase's end): the writes of the phase before it are then visible (the block's writes
@@ -83,14 +95,6 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 
-// The block's fixed share of a GEMV's pairs: [q0, q1).
-__device__ __forceinline__ void share_of(int pairs, int& q0, int& q1) {
-  q0 = static_cast<int>(static_cast<long long>(pairs) * blockIdx.x / gridDim.x);
-  q1 = static_cast<int>(static_cast<long long>(pairs) * (blockIdx.x + 1) / gridDim.x);
-}
-
-constexpr int kDynamicTiles = 4;
-
 __device__ StreamDesc stream_desc(const StepPhase& p, int elem_size) {
   StreamDesc s{};
   if (p.kind != StepPhase::gemv) return s;
@@ -98,108 +102,82 @@ __device__ StreamDesc stream_desc(const StepPhase& p, int elem_size) {
   s.w = static_cast<const unsigned char*>(g.w);
   s.row_bytes = static_cast<unsigned>(g.k) * static_cast<unsigned>(elem_size);
   s.n = g.n;
-  s.pairs = pairs_of(g);
+  share_of(pairs_of(g), s.q0, s.q1);
   s.chunk_pairs = p.chunk_pairs;
   s.layout = g.epilogue == Epilogue::rope_kv ? 1 : g.epilogue == Epilogue::swiglu ? 2 : 0;
   s.half = g.d / 2;
-  s.tiles = s.layout == 1 ? s.pairs / s.half * ((s.half + s.chunk_pairs - 1) / s.chunk_pairs)
-                          : (s.pairs + s.chunk_pairs - 1) / s.chunk_pairs;
-  s.q0 = -1;
-  if (s.tiles < kDynamicTiles * static_cast<int>(gridDim.x)) share_of(s.pairs, s.q0, s.q1);
   return s;
 }
 
-// Tile t of a phase: pairs [q, q + c), at most chunk_pairs, inside one head for the QKV GEMV.
-__device__ __forceinline__ void tile_pairs(const StreamDesc& d, int t, int& q, int& c) {
-  if (d.layout == 1) {
-    const int per = (d.half + d.chunk_pairs - 1) / d.chunk_pairs, sub = t % per;
-    q = t / per * d.half + sub * d.chunk_pairs;
-    c = min(d.chunk_pairs, d.half - sub * d.chunk_pairs);
-  } else {
-    q = t * d.chunk_pairs;
-    c = min(d.chunk_pairs, d.pairs - q);
-  }
-}
+// A piece of the weight stream: one or two contiguous byte ranges of a weight.
+struct Piece {
+  const unsigned char* src0;
+  const unsigned char* src1;  // null: one range
+  std::uint32_t bytes0, bytes1;
+};
 
-// The weight stream of a block (thread 0's registers). The block's pieces of each GEMV phase (the
-// tiles it takes from the phase's counter, or its share in pieces of chunk_pairs) go into the
-// next slot of its ring, phase after phase, without waiting for the phases' barriers: piece `seq`
-// goes to slot seq % slots, completes phase (seq / slots) % 2 of the slot's mbarrier, and its pairs
-// are in slot_q, slot_c. Past a phase's last tile the block's slot holds a piece of no pairs
-// (slot_c 0, a plain arrive): the phase's end for the block's consumers. The next tile's atomicAdd
-// is issued as soon as the last one's value is used: in flight while the block computes.
+// A position in a block's weight stream: the phase and the next pair of the block's share.
+struct Cursor {
+  int phase = -1, q = 0, q1 = 0;
+
+  // The block's next piece in the order the phases consume them (false past the last): at most
+  // chunk_pairs pairs, inside one head for the QKV GEMV.
+  __device__ bool next(const StreamDesc* descs, int count, Piece& p) {
+    while (q >= q1) {  // the next phase with pairs for this block
+      if (++phase >= count) return false;
+      q = descs[phase].q0;
+      q1 = descs[phase].q1;
+    }
+    const StreamDesc& d = descs[phase];
+    int c = q1 - q < d.chunk_pairs ? q1 - q : d.chunk_pairs;
+    int r0 = 2 * q, r1 = 2 * q + 1;
+    if (d.layout == 1) {
+      const int left = d.half - q % d.half;
+      c = c < left ? c : left;
+      r0 = q / d.half * 2 * d.half + q % d.half;
+      r1 = r0 + d.half;
+    } else if (d.layout == 2) {
+      r0 = q;
+      r1 = d.n / 2 + q;
+    }
+    p.src0 = d.w + std::size_t(r0) * d.row_bytes;
+    if (d.layout != 0) {
+      p.bytes0 = p.bytes1 = static_cast<std::uint32_t>(c * d.row_bytes);
+      p.src1 = d.w + std::size_t(r1) * d.row_bytes;
+    } else {
+      const int rows = 2 * c < d.n - r0 ? 2 * c : d.n - r0;  // the last pair of an odd n: one
+      p.bytes0 = static_cast<std::uint32_t>(rows * d.row_bytes);
+      p.src1 = nullptr;
+      p.bytes1 = 0;
+    }
+    q += c;
+    return true;
+  }
+};
+
+// The weight stream of a block (thread 0's registers): the block's pieces in the order the phases
+// consume them, each into the next slot of the ring; piece `seq` goes to slot seq % slots and
+// completes phase (seq / slots) % 2 of its mbarrier. Only shared memory is read to issue one.
 struct WeightStream {
   const StreamDesc* descs;
   int count, slots;
   unsigned slot_bytes;
   unsigned char* ring;
   std::uint64_t* full;
-  int* slot_q;
-  int* slot_c;
-  unsigned* taken;  // [count]: the phases' next tiles, zeroed before the launch
-  int phase = -1, pending = 0, next = 0, issued = 0;
-  bool done = true;
+  Cursor issue;
+  int issued = 0;
 
   // Issues pieces while a slot is free (consumed: the pieces the block has finished with).
   __device__ void top_up(int consumed) {
-    while (issued < consumed + slots) {
-      if (done) {  // the next GEMV phase
-        do {
-          if (++phase >= count) return;
-        } while (descs[phase].tiles == 0);
-        done = false;
-        if (descs[phase].q0 < 0)
-          pending = static_cast<int>(atomicAdd(taken + phase, 1u));
-        else
-          next = descs[phase].q0;
-      }
-      const StreamDesc& d = descs[phase];
+    Piece p;
+    while (issued < consumed + slots && issue.next(descs, count, p)) {
       const int slot = issued % slots;
-      std::uint64_t* bar = full + slot;
-      ++issued;
-      int q, c;
-      if (d.q0 < 0) {  // a tile from the counter
-        const int t = pending;
-        if (t < d.tiles) {
-          pending = static_cast<int>(atomicAdd(taken + phase, 1u));
-          tile_pairs(d, t, q, c);
-        } else {
-          c = 0;
-        }
-      } else {  // the next piece of the share
-        q = next;
-        c = min(d.chunk_pairs, d.q1 - q);
-        if (d.layout == 1) c = min(c, d.half - q % d.half);
-        next += c;
-      }
-      if (c <= 0) {  // the phase's end for this block
-        slot_c[slot] = 0;
-        sm90::mbar_arrive(bar);
-        done = true;
-        continue;
-      }
-      int r0 = 2 * q, r1 = 2 * q + 1;
-      if (d.layout == 1) {
-        r0 = q / d.half * 2 * d.half + q % d.half;
-        r1 = r0 + d.half;
-      } else if (d.layout == 2) {
-        r0 = q;
-        r1 = d.n / 2 + q;
-      }
-      slot_q[slot] = q;
-      slot_c[slot] = c;
       unsigned char* dst = ring + std::size_t(slot) * slot_bytes;
-      if (d.layout != 0) {
-        const auto bytes = static_cast<std::uint32_t>(c * d.row_bytes);
-        sm90::mbar_expect_tx(bar, 2 * bytes);
-        sm90::bulk_copy_g2s(dst, d.w + std::size_t(r0) * d.row_bytes, bytes, bar);
-        sm90::bulk_copy_g2s(dst + bytes, d.w + std::size_t(r1) * d.row_bytes, bytes, bar);
-      } else {
-        const int rows = 2 * c < d.n - r0 ? 2 * c : d.n - r0;  // the last pair of an odd n: one
-        const auto bytes = static_cast<std::uint32_t>(rows * d.row_bytes);
-        sm90::mbar_expect_tx(bar, bytes);
-        sm90::bulk_copy_g2s(dst, d.w + std::size_t(r0) * d.row_bytes, bytes, bar);
-      }
+      std::uint64_t* bar = full + slot;
+      sm90::mbar_expect_tx(bar, p.bytes0 + p.bytes1);
+      sm90::bulk_copy_g2s(dst, p.src0, p.bytes0, bar);
+      if (p.src1) sm90::bulk_copy_g2s(dst + p.bytes0, p.src1, p.bytes1, bar);
+      ++issued;
     }
   }
 };
@@ -290,12 +268,23 @@ __device__ __forceinline__ void prefetch_l1(const void* p, std::size_t bytes, in
     asm volatile("prefetch.global.L1 [%0];" ::"l"(c + off));
 }
 
-// RoPE's frequencies and the position into L1 while the QKV GEMV's rows are staged (final once
-// the phase's barrier has passed).
-__device__ void prefetch_phase_inputs(const GemvArgs& a) {
-  if (a.epilogue != Epilogue::rope_kv || threadIdx.x >= 32) return;
-  if (a.inv_freq) prefetch_l1(a.inv_freq, std::size_t(a.d / 2) * sizeof(float), threadIdx.x);
-  if (threadIdx.x == 0) prefetch_l1(a.pos, sizeof(std::int64_t), 0);
+// The small inputs of a GEMV phase's epilogue into L1 while its rows are staged (a warp each):
+// the block's rows of the residual stream, RoPE's frequencies and the position. All are final
+// once the phase's barrier has passed.
+__device__ void prefetch_phase_inputs(const GemvArgs& a, int elem_size) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (warp == 2 && a.epilogue == Epilogue::residual) {
+    int q0, q1;
+    share_of(pairs_of(a), q0, q1);
+    const char* out = static_cast<const char*>(a.out);
+    for (int b = 0; b < a.batch; ++b)
+      prefetch_l1(out + (std::size_t(b) * a.n + 2 * std::size_t(q0)) * elem_size,
+                  2 * std::size_t(q1 - q0) * elem_size, lane);
+  }
+  if (warp == 3 && a.epilogue == Epilogue::rope_kv) {
+    if (a.inv_freq) prefetch_l1(a.inv_freq, std::size_t(a.d / 2) * sizeof(float), lane);
+    if (lane == 0) prefetch_l1(a.pos, sizeof(std::int64_t), 0);
+  }
 }
 
 // A GEMV phase: the input rows staged (stage_input; after the attention, merge_partials), then the
@@ -308,7 +297,7 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
                            unsigned long long* mark) {
   constexpr int V = vec_elems<T>();
   const GemvArgs& a = ph.g;
-  prefetch_phase_inputs(a);
+  prefetch_phase_inputs(a, static_cast<int>(sizeof(T)));
   cp_async_wait_all();  // the norm's weights (load_phase); stage_input's barrier publishes them
   int chunk;
   if (merge_from && step_attention_splits(*merge_from, chunk) > 1)
@@ -323,18 +312,14 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
   const int per = (kvec + stride - 1) / stride;  // vectors of a row a thread
   const bool split = split_rows(a);
   const uint4 zero = make_uint4(0, 0, 0, 0);
-  for (;;) {  // the pieces the block took, up to the phase's end (a piece of no pairs)
+  int q, q1;
+  share_of(pairs_of(a), q, q1);
+  while (q < q1) {
+    const int c = piece_pairs(a, ph.chunk_pairs, q, q1);
     const int slot = seq % stream.slots;
     const unsigned long long waited = mark && threadIdx.x == 0 ? global_ns() : 0;
     sm90::mbar_wait(stream.full + slot, static_cast<std::uint32_t>(seq / stream.slots) & 1u);
     if (mark && threadIdx.x == 0) mark[3] += global_ns() - waited;
-    const int q = stream.slot_q[slot], c = stream.slot_c[slot];
-    if (c == 0) {
-      __syncthreads();  // every thread has read the slot's count
-      ++seq;
-      if (threadIdx.x == 0) stream.top_up(seq);
-      return;
-    }
     const T* W = reinterpret_cast<const T*>(stream.ring + std::size_t(slot) * stream.slot_bytes);
     for (int base = 0; base < c; base += groups) {  // the same trips for the block
       const int i = base + group;
@@ -369,6 +354,7 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
     }
     __syncthreads();  // every thread is done with the slot
     ++seq;
+    q += c;
     if (threadIdx.x == 0) stream.top_up(seq);
   }
 }
@@ -421,9 +407,7 @@ __global__ void __launch_bounds__(kStepThreads, 1)
   };
   load_phase(0);
   __syncthreads();
-  __shared__ int slot_q[kMaxSlots], slot_c[kMaxSlots];
-  WeightStream stream{descs, count,  slots,  slot_bytes, aux + aux_bytes,
-                      full,  slot_q, slot_c, barrier + 1};
+  WeightStream stream{descs, count, slots, slot_bytes, aux + aux_bytes, full};
   if (threadIdx.x == 0) {
     for (int i = 0; i < slots; ++i) sm90::mbar_init(full + i, 1);
     sm90::mbar_init_fence();
@@ -533,7 +517,7 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
 
 void persistent_step(const StepPhase* phases, int count, const StepPlan& plan, unsigned* barrier,
                      unsigned long long* trace, Elem e, cudaStream_t s) {
-  CUDA_CHECK(cudaMemsetAsync(barrier, 0, sizeof(unsigned) * (1 + std::size_t(count)), s));
+  CUDA_CHECK(cudaMemsetAsync(barrier, 0, sizeof(unsigned), s));
   if (trace)
     CUDA_CHECK(cudaMemsetAsync(trace, 0, sizeof(unsigned long long) * 4 * count * plan.blocks, s));
   dispatch(e, [&](auto t) {
