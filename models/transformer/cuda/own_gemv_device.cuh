@@ -18,6 +18,9 @@ namespace transformer::cuda::own_device {
 constexpr int kBatchTile = 16;
 constexpr int kUnroll = 4;
 constexpr int kMaxWarps = 8;
+// Warps of a block the shared prologue's reductions (stage_input) allow: the persistent step's
+// blocks are larger than the GEMV kernels'.
+constexpr int kMaxBlockWarps = 16;
 
 __host__ __device__ inline int pairs_of(const GemvArgs& a) {
   return a.epilogue == Epilogue::rope_kv || a.epilogue == Epilogue::swiglu ? a.n / 2
@@ -80,7 +83,7 @@ __device__ void stage_input(const GemvArgs& a, T* xs) {
   }
   __syncthreads();
   if (a.norm == NormKind::none) return;
-  __shared__ float red[kMaxWarps];
+  __shared__ float red[kMaxBlockWarps];
   const int warps = blockDim.x / 32, warp = threadIdx.x / 32;
   const int g = max(1, warps / a.batch), groups = warps / g;  // g warps a row, groups rows at once
   const int group = warp / g, t = (warp % g) * 32 + threadIdx.x % 32, stride = g * 32;

@@ -20,7 +20,10 @@ namespace {
 
 using namespace own_device;
 
-constexpr int kStepWarps = kMaxWarps;  // stage_input's and pair_sums' reductions: kMaxWarps
+// Warps of a block: 16 (one block a multiprocessor; with 8 the GEMV pieces' loads and FMAs ran
+// latency-bound, 0.29 warps eligible a scheduler in ncu). stage_input allows kMaxBlockWarps.
+constexpr int kStepWarps = 16;
+static_assert(kStepWarps <= kMaxBlockWarps, "stage_input's reduction array");
 constexpr int kStepThreads = kStepWarps * 32;
 constexpr int kMaxSlots = 16;
 // Dynamic shared memory at most (an H100 block may have 227 KiB; the rest: the static arrays).
@@ -376,7 +379,7 @@ __global__ void __launch_bounds__(kStepThreads, 1)
   __shared__ __align__(8) std::uint64_t full[kMaxSlots];
   constexpr int kWords = (sizeof(StepPhase) + 3) / 4;
   __shared__ __align__(16) int cur_words[2][kWords];  // phase p in cur_words[p % 2]
-  __shared__ float red[kMaxWarps][2][kBatchTile2];
+  __shared__ float red[kStepWarps][2][kBatchTile2];
   StreamDesc* descs = reinterpret_cast<StreamDesc*>(smem);
   unsigned char* aux = smem + desc_bytes;
   for (int i = threadIdx.x; i < count; i += blockDim.x)
