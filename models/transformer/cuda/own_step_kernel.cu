@@ -495,7 +495,7 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
         "220 KiB of shared memory");
   const std::size_t ring = kStepShared - descs - aux;
   const std::size_t slot =
-      (std::max(pair, std::min(kStepWarps * small_pair, ring / 3)) + 127) / 128 * 128;
+      std::max((pair + 127) / 128 * 128, std::min(kStepWarps * small_pair, ring / 3) / 128 * 128);
   const int slots = static_cast<int>(std::min<std::size_t>(kMaxSlots, ring / slot));
   if (slots < 2) return fail("fewer than two weight slots fit in shared memory");
   for (StepPhase& p : phases) {
