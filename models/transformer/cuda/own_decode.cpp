@@ -250,7 +250,8 @@ class OwnDecodeGraph final : public DecodeGraph {
     if (persistent_)
       return std::string("own kernels, one persistent kernel a step (") +
              std::to_string(plan_.slots) + " weight slots of " +
-             std::to_string(plan_.slot_bytes / 1024) + " KiB a block) and the argmax, kernels v3";
+             std::to_string(plan_.slot_bytes / 1024) + " KiB a block)" + blocks_note_ +
+             " and the argmax, kernels v3";
     return std::string("own kernels, ") + std::to_string(launches()) + " launches a step" +
            (pdl_ ? ", programmatic dependent launch" : ", plain launches") + ", kernels v" +
            std::to_string(kernels_) + fallback_;
@@ -290,6 +291,15 @@ class OwnDecodeGraph final : public DecodeGraph {
     if (!cuda::plan_persistent_step(phases, elem_, sms_, &plan_, &why)) {
       fallback_ = std::string(" (not the persistent step: ") + why + ")";
       return;
+    }
+    // MYCONV_OWN_CUDA_STEP_BLOCKS=N: N blocks instead of one a multiprocessor (1 for
+    // compute-sanitizer's racecheck, which cannot keep a grid barrier's blocks resident together).
+    if (const char* env = std::getenv("MYCONV_OWN_CUDA_STEP_BLOCKS"); env && *env) {
+      const long n = std::strtol(env, nullptr, 10);
+      BENCH_CHECK(n >= 1 && n <= sms_,
+                  "MYCONV_OWN_CUDA_STEP_BLOCKS must be 1 to the multiprocessors");
+      plan_.blocks = static_cast<int>(n);
+      blocks_note_ = " on " + std::to_string(n) + " blocks (MYCONV_OWN_CUDA_STEP_BLOCKS)";
     }
     const std::size_t bytes = phases.size() * sizeof(cuda::StepPhase);
     phases_ = at::empty({static_cast<std::int64_t>(bytes)}, on.dtype(at::kByte));
@@ -399,7 +409,7 @@ class OwnDecodeGraph final : public DecodeGraph {
   cuda::StepPlan plan_;
   at::Tensor phases_, barrier_;
   int phase_count_ = 0;
-  std::string fallback_;
+  std::string fallback_, blocks_note_;
   std::vector<std::string> phase_names_;
   at::Tensor trace_;
   std::string trace_path_;
