@@ -245,7 +245,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     return logits_;
   }
   at::Tensor greedy_tokens() override { return tokens_; }
-  void add_note(const std::string& note) { fallback_ += note; }
+  void add_note(const std::string& note) { note_ += note; }
   std::string description() const override {
     if (persistent_)
       return std::string("own kernels, one persistent kernel a step (") +
@@ -254,7 +254,7 @@ class OwnDecodeGraph final : public DecodeGraph {
              " and the argmax, kernels v3";
     return std::string("own kernels, ") + std::to_string(launches()) + " launches a step" +
            (pdl_ ? ", programmatic dependent launch" : ", plain launches") + ", kernels v" +
-           std::to_string(kernels_) + fallback_;
+           std::to_string(kernels_) + note_;
   }
 
  private:
@@ -267,7 +267,7 @@ class OwnDecodeGraph final : public DecodeGraph {
   std::size_t launches() const { return 5 * layers_.size() + 4; }
 
   // The persistent step's phases (device memory) and plan where it runs this case, else the
-  // reason in fallback_ (the separate launches run).
+  // reason in note_ (the separate launches run).
   void plan_persistent(const at::TensorOptions& on) {
     std::vector<cuda::StepPhase> phases;
     auto gemv = [&](const cuda::GemvArgs& g) {
@@ -289,7 +289,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     gemv(head_);
     const char* why = nullptr;
     if (!cuda::plan_persistent_step(phases, elem_, sms_, &plan_, &why)) {
-      fallback_ = std::string(" (not the persistent step: ") + why + ")";
+      note_ = std::string(" (not the persistent step: ") + why + ")";
       return;
     }
     // MYCONV_OWN_CUDA_STEP_BLOCKS=N: N blocks instead of one a multiprocessor (1 for
@@ -409,7 +409,7 @@ class OwnDecodeGraph final : public DecodeGraph {
   cuda::StepPlan plan_;
   at::Tensor phases_, barrier_;
   int phase_count_ = 0;
-  std::string fallback_, blocks_note_;
+  std::string note_, blocks_note_;
   std::vector<std::string> phase_names_;
   at::Tensor trace_;
   std::string trace_path_;

@@ -27,20 +27,26 @@ __host__ __device__ inline int pairs_of(const GemvArgs& a) {
                                                                            : (a.n + 1) / 2;
 }
 
-// The two output rows of a warp's pair: the halves a RoPE rotation mixes (j, j + d/2 of a head),
-// gate and up of one SwiGLU unit, else neighbours (r1 = -1 past an odd n).
-__device__ __forceinline__ void rows_of(const GemvArgs& a, int pair, int& r0, int& r1) {
-  if (a.epilogue == Epilogue::rope_kv) {
-    const int half = a.d / 2, head = pair / half, j = pair % half;
-    r0 = head * a.d + j;
+// The two output rows of a pair of a GEMV with epilogue e (head_dim d, n rows): the halves a RoPE
+// rotation mixes (j, j + d/2 of a head), gate and up of one SwiGLU unit, else neighbours (r1 = -1
+// past an odd n).
+__host__ __device__ __forceinline__ void pair_rows(Epilogue e, int d, int n, int pair, int& r0,
+                                                   int& r1) {
+  if (e == Epilogue::rope_kv) {
+    const int half = d / 2, head = pair / half, j = pair % half;
+    r0 = head * d + j;
     r1 = r0 + half;
-  } else if (a.epilogue == Epilogue::swiglu) {
+  } else if (e == Epilogue::swiglu) {
     r0 = pair;
-    r1 = a.n / 2 + pair;
+    r1 = n / 2 + pair;
   } else {
     r0 = 2 * pair;
-    r1 = r0 + 1 < a.n ? r0 + 1 : -1;
+    r1 = r0 + 1 < n ? r0 + 1 : -1;
   }
+}
+
+__device__ __forceinline__ void rows_of(const GemvArgs& a, int pair, int& r0, int& r1) {
+  pair_rows(a.epilogue, a.d, a.n, pair, r0, r1);
 }
 
 // Sum of v over the `g` warps of a group (group-major warps), through red[warps]: every thread

@@ -32,12 +32,13 @@ constexpr std::size_t kStepShared = 220 * 1024;
 // host reports) instead of hanging (about 17 s at 2 GHz).
 constexpr long long kBarrierCycles = 1LL << 35;
 
-// The pieces of a block's share: pairs [q, q + count) of a GEMV, at most chunk_pairs (one slot)
-// and, for the QKV GEMV, inside one head (its rows then make two contiguous ranges).
-__host__ __device__ inline int piece_pairs(const GemvArgs& g, int chunk_pairs, int q, int q1) {
+// The pieces of a block's share: pairs [q, q + count) of a GEMV with epilogue e (head_dim d), at
+// most chunk_pairs (one slot) and, for the QKV GEMV, inside one head (its rows then make two
+// contiguous ranges). The weight stream and the consumers both cut the shares with it.
+__host__ __device__ inline int piece_pairs(Epilogue e, int d, int chunk_pairs, int q, int q1) {
   int c = q1 - q < chunk_pairs ? q1 - q : chunk_pairs;
-  if (g.epilogue == Epilogue::rope_kv) {
-    const int half = g.d / 2, left = half - q % half;
+  if (e == Epilogue::rope_kv) {
+    const int half = d / 2, left = half - q % half;
     c = c < left ? c : left;
   }
   return c;
@@ -45,8 +46,8 @@ __host__ __device__ inline int piece_pairs(const GemvArgs& g, int chunk_pairs, i
 
 // Whether a piece's rows are two ranges in the slot (the r0 rows, then the r1 rows: RoPE's halves,
 // SwiGLU's gate and up) or one (r0, r1 neighbours: rows 2q .. 2q + 2 count - 1).
-__host__ __device__ inline bool split_rows(const GemvArgs& g) {
-  return g.epilogue == Epilogue::rope_kv || g.epilogue == Epilogue::swiglu;
+__host__ __device__ inline bool split_rows(Epilogue e) {
+  return e == Epilogue::rope_kv || e == Epilogue::swiglu;
 }
 
 // Shared memory merge_partials needs past the staged rows: the splits' (max, sum) of every head,
@@ -57,11 +58,12 @@ __host__ __device__ inline std::size_t merge_shared_bytes(int rows, int splits) 
 
 // What the weight stream needs of a phase, in shared memory (built once a step): the weight, its
 // row bytes and rows, the block's share of pairs [q0, q1) (empty for the attention), pairs a
-// piece at most, and how pairs map to rows (0: neighbours, 1: RoPE halves of `half`, 2: SwiGLU).
+// piece at most, and what maps pairs to rows (the epilogue, head_dim: pair_rows).
 struct StreamDesc {
   const unsigned char* w;
   unsigned row_bytes;
-  int n, q0, q1, chunk_pairs, layout, half;
+  int n, q0, q1, chunk_pairs, d;
+  Epilogue epilogue;
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -107,8 +109,8 @@ __device__ StreamDesc stream_desc(const StepPhase& p, int elem_size) {
   s.n = g.n;
   share_of(pairs_of(g), s.q0, s.q1);
   s.chunk_pairs = p.chunk_pairs;
-  s.layout = g.epilogue == Epilogue::rope_kv ? 1 : g.epilogue == Epilogue::swiglu ? 2 : 0;
-  s.half = g.d / 2;
+  s.d = g.d;
+  s.epilogue = g.epilogue;
   return s;
 }
 
@@ -132,19 +134,11 @@ struct Cursor {
       q1 = descs[phase].q1;
     }
     const StreamDesc& d = descs[phase];
-    int c = q1 - q < d.chunk_pairs ? q1 - q : d.chunk_pairs;
-    int r0 = 2 * q, r1 = 2 * q + 1;
-    if (d.layout == 1) {
-      const int left = d.half - q % d.half;
-      c = c < left ? c : left;
-      r0 = q / d.half * 2 * d.half + q % d.half;
-      r1 = r0 + d.half;
-    } else if (d.layout == 2) {
-      r0 = q;
-      r1 = d.n / 2 + q;
-    }
+    const int c = piece_pairs(d.epilogue, d.d, d.chunk_pairs, q, q1);
+    int r0, r1;
+    pair_rows(d.epilogue, d.d, d.n, q, r0, r1);
     p.src0 = d.w + std::size_t(r0) * d.row_bytes;
-    if (d.layout != 0) {
+    if (split_rows(d.epilogue)) {
       p.bytes0 = p.bytes1 = static_cast<std::uint32_t>(c * d.row_bytes);
       p.src1 = d.w + std::size_t(r1) * d.row_bytes;
     } else {
@@ -313,12 +307,12 @@ __device__ void gemv_phase(const StepPhase& ph, T* xs, WeightStream& stream, int
   const int groups = kStepWarps / g, group = warp / g;
   const int t = (warp % g) * 32 + lane, stride = 32 * g, kvec = a.k / V;
   const int per = (kvec + stride - 1) / stride;  // vectors of a row a thread
-  const bool split = split_rows(a);
+  const bool split = split_rows(a.epilogue);
   const uint4 zero = make_uint4(0, 0, 0, 0);
   int q, q1;
   share_of(pairs_of(a), q, q1);
   while (q < q1) {
-    const int c = piece_pairs(a, ph.chunk_pairs, q, q1);
+    const int c = piece_pairs(a.epilogue, a.d, ph.chunk_pairs, q, q1);
     const int slot = seq % stream.slots;
     const unsigned long long waited = mark && threadIdx.x == 0 ? global_ns() : 0;
     sm90::mbar_wait(stream.full + slot, static_cast<std::uint32_t>(seq / stream.slots) & 1u);
