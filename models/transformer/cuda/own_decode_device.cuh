@@ -109,6 +109,9 @@ inline std::size_t elem_bytes(Elem e) {
 
 // The most dynamic shared memory a block of ours asks for (an H100 allows 227 KiB).
 constexpr std::size_t kMaxShared = 200 * 1024;
+// Shared memory of a multiprocessor that blocks may take (sm_90: 228 KiB, 1 KiB of it reserved a
+// block); only for sizing grids to what fits at once.
+constexpr std::size_t kSharedPerSm = 226 * 1024;
 
 // Raises a kernel's dynamic shared memory limit past the default 48 KiB once per size (the
 // eager step before a capture raises it: the capture then makes no such call).

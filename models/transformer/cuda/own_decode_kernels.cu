@@ -228,7 +228,7 @@ std::size_t gemv_shared_bytes(const GemvArgs& a, Elem e) {
                                  ? 0
                                  : std::size_t(a.batch) * std::size_t(a.k) * elem_bytes(e);
   if (!use_mma(a, e)) return staged;
-  return (staged + 15) / 16 * 16 + sizeof(float) * kMmaWarps * 2 * 4 * 32;
+  return (staged + 15) / 16 * 16 + kMmaSumBytes;
 }
 
 bool gemv_supported(const GemvArgs& a, Elem e, const char** why) {
@@ -250,10 +250,15 @@ void norm_gemv(const GemvArgs& a, Elem e, int sms, bool pdl, cudaStream_t s) {
   const int pairs = pairs_of(a);
   const bool staged = a.norm != NormKind::none || a.ids;
   if (use_mma(a, e)) {
+    // No more blocks than fit at once (two of kMmaWarps a multiprocessor where their shared
+    // memory allows, one of kMmaMaxWarps where there are fewer tiles than multiprocessors): each
+    // block walks its tiles with the next chunk's loads in flight.
     const int tiles = (pairs + 7) / 8;
-    const int blocks = std::max(1, std::min(tiles, staged ? 2 * sms : 8 * sms));
     const std::size_t shared = gemv_shared_bytes(a, e);
-    launch_mma_gemv(a, e, blocks, shared, pdl, s);
+    const int warps = tiles < sms ? kMmaMaxWarps : kMmaWarps;
+    const int per_sm = warps == kMmaMaxWarps || 2 * shared > kSharedPerSm ? 1 : 2;
+    const int blocks = std::max(1, std::min(tiles, per_sm * sms));
+    launch_mma_gemv(a, e, blocks, warps, shared, pdl, s);
     CUDA_CHECK(cudaGetLastError());
     return;
   }

@@ -258,12 +258,17 @@ __device__ __forceinline__ void pair_sums(const float* acc0, const float* acc1, 
 // shared memory again for each pair of weight rows (x traffic = batch x 16 bytes per 32 bytes of
 // weights), an mma.sync m16n8k16 reads it once per 16 rows.
 constexpr int kMmaMinBatch = 4;
+// Warps of a block: kMmaWarps (two blocks a multiprocessor: up to 128 registers a thread), or
+// kMmaMaxWarps where the GEMV has fewer tiles than multiprocessors (its k split over more warps).
 constexpr int kMmaWarps = 8;
+constexpr int kMmaMaxWarps = 16;
 constexpr int kMmaUnroll = 4;
+// Shared memory of the tiles' sums: [2 buffers][kMmaMaxWarps][2 n-tiles][4][32 lanes] floats.
+constexpr std::size_t kMmaSumBytes = sizeof(float) * 2 * kMmaMaxWarps * 2 * 4 * 32;
 
 // mma_gemv_kernel (own_gemv_mma_kernels.cu) for element type e (fp16, bf16) on `blocks` blocks of
-// kMmaWarps warps with `shared` bytes of shared memory (gemv_shared_bytes).
-void launch_mma_gemv(const GemvArgs& a, Elem e, int blocks, std::size_t shared, bool pdl,
+// `warps` warps with `shared` bytes of shared memory (gemv_shared_bytes).
+void launch_mma_gemv(const GemvArgs& a, Elem e, int blocks, int warps, std::size_t shared, bool pdl,
                      cudaStream_t s);
 
 }  // namespace transformer::cuda::own_device

@@ -29,36 +29,53 @@ __device__ __forceinline__ void mma_16816(float* c, const unsigned* a, const uns
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// The GEMV on tensor cores (fp16, bf16; batch >= kMmaMinBatch): a block's tile is 8 row pairs
-// (A rows 0-7 the pairs' r0, rows 8-15 their r1), its warps split k, a smem sum across warps, then
-// finish_rows as the SIMT kernel. The k order inside an mma is free as long as A and B share it:
-// lane (g = lane / 4, t = lane % 4) loads 8 consecutive elements (16 bytes) at k = 32 s + 8 t of
-// its two weight rows and of x row g, and feeds elements 0-3 to one mma, 4-7 to the next.
-template <typename T>
-__global__ void __launch_bounds__(kMmaWarps * 32) mma_gemv_kernel(GemvArgs a) {
+// The GEMV on tensor cores (fp16, bf16; batch >= kMmaMinBatch). A block's tile is 8 row pairs (A
+// rows 0-7 the pairs' r0, rows 8-15 their r1) x 8 NT batch rows (NT n-tiles of 8); the block's
+// warps split k, each walking its share of the tile in rounds of kMmaUnroll 32-element steps. A
+// warp's work is one sequence of chunks (a chunk: one round of one tile and one pass of 8 NT batch
+// rows; the block's tiles come grid-strided, so every warp of the block sees the same sequence)
+// through two register buffers: a buffer takes the chunk two on as soon as its last MMA is issued,
+// so the next chunk's loads are in flight while this one computes and while the tile is summed,
+// and the first two chunks are loaded before the wait on the previous kernel (weights only: no
+// earlier kernel writes them). After a tile's last round the warps' sums meet in shared memory
+// (two buffers, so one barrier a tile) and warps 0 .. NT-1 finish the rows as the SIMT kernel.
+// The k order inside an mma is free as long as A and B share it: lane (g = lane / 4, t = lane % 4)
+// loads 8 consecutive elements (16 bytes) at k = 32 s + 8 t of its two weight rows and of x row g,
+// and feeds elements 0-3 to one mma, 4-7 to the next.
+template <typename T, int NT>
+__global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
   const int pairs = pairs_of(a), tiles = (pairs + 7) / 8, kchunks = a.k / 8;
   const int steps = (kchunks + 3) / 4;  // 32 elements of k each
+  const int rounds = (steps + warps * kMmaUnroll - 1) / (warps * kMmaUnroll);
+  const int passes = (a.batch + 8 * NT - 1) / (8 * NT);
+  const int units = passes * rounds;  // chunks a tile
+  const int my_tiles =
+      static_cast<int>(blockIdx.x) < tiles ? (tiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  const int chunks = my_tiles * units;
   const T* W = static_cast<const T*>(a.w);
-  if (static_cast<int>(blockIdx.x) < tiles && blockIdx.x * 8 + g < pairs) {
-    int r0, r1;
-    rows_of(a, blockIdx.x * 8 + g, r0, r1);
-    const std::size_t row_bytes = std::size_t(a.k) * sizeof(T);
-    const std::size_t slice = (row_bytes + kMmaWarps * 4 - 1) / (kMmaWarps * 4);
-    const std::size_t start = slice * std::size_t(warp * 4 + t);
-    if (start < row_bytes) {  // lane (warp, g, t) pulls a slice of rows r0 and r1
-      const std::size_t n = row_bytes - start < slice ? row_bytes - start : slice;
-      const char* p0 = reinterpret_cast<const char*>(W + std::size_t(r0) * a.k) + start;
-      for (std::size_t off = 0; off < n; off += 128)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(p0 + off));
-      if (r1 >= 0) {
-        const char* p1 = reinterpret_cast<const char*>(W + std::size_t(r1) * a.k) + start;
-        for (std::size_t off = 0; off < n; off += 128)
-          asm volatile("prefetch.global.L2 [%0];" ::"l"(p1 + off));
-      }
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  const auto tile_of = [&](int c) { return blockIdx.x + c / units * gridDim.x; };
+  // Chunk c's weights: kMmaUnroll 16-byte vectors of each of the lane's two rows.
+  const auto load = [&](int c, uint4* wa, uint4* wb) {
+    const int pair = tile_of(c) * 8 + g, round = c % rounds;
+    int r0 = 0, r1 = -1;
+    if (pair < pairs) rows_of(a, pair, r0, r1);
+    const uint4* w0 = reinterpret_cast<const uint4*>(W + std::size_t(r0) * a.k);
+    const uint4* w1 = reinterpret_cast<const uint4*>(W + std::size_t(r1 < 0 ? r0 : r1) * a.k);
+#pragma unroll
+    for (int u = 0; u < kMmaUnroll; ++u) {
+      const int s = warp + (round * kMmaUnroll + u) * warps, ch = s * 4 + t;
+      const bool in = pair < pairs && ch < kchunks;
+      wa[u] = in ? __ldcs(w0 + ch) : zero;
+      wb[u] = in && r1 >= 0 ? __ldcs(w1 + ch) : zero;
     }
-  }
+  };
+  uint4 wa0[kMmaUnroll], wb0[kMmaUnroll], wa1[kMmaUnroll], wb1[kMmaUnroll];
+  if (chunks > 0) load(0, wa0, wb0);  // while the previous kernel ends
+  if (chunks > 1) load(1, wa1, wb1);
   launch_dependents();
   wait_for_previous();
   const bool staged = a.norm != NormKind::none || a.ids;
@@ -70,72 +87,72 @@ __global__ void __launch_bounds__(kMmaWarps * 32) mma_gemv_kernel(GemvArgs a) {
   }
   const std::size_t staged_bytes =
       staged ? (std::size_t(a.batch) * a.k * sizeof(T) + 15) / 16 * 16 : 0;
-  float* red = reinterpret_cast<float*>(smem + staged_bytes);  // [warps][2 n-tiles][4][32 lanes]
-  const uint4 zero = make_uint4(0, 0, 0, 0);
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const int pair = tile * 8 + g;
-    const bool valid = pair < pairs;
-    int r0 = 0, r1 = -1;
-    if (valid) rows_of(a, pair, r0, r1);
-    const uint4* w0 = valid ? reinterpret_cast<const uint4*>(W + std::size_t(r0) * a.k) : nullptr;
-    const uint4* w1 =
-        valid && r1 >= 0 ? reinterpret_cast<const uint4*>(W + std::size_t(r1) * a.k) : nullptr;
-    for (int b0 = 0; b0 < a.batch; b0 += 16) {
-      const int nb = min(16, a.batch - b0);
-      float c[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
-      for (int s0 = warp; s0 < steps; s0 += kMmaWarps * kMmaUnroll) {
-        uint4 wa[kMmaUnroll], wb[kMmaUnroll];
+  // [2 buffers][warps][NT n-tiles][4][32 lanes]
+  float* red = reinterpret_cast<float*>(smem + staged_bytes);
+  float acc[NT][4];
 #pragma unroll
-        for (int u = 0; u < kMmaUnroll; ++u) {  // every load issued before any use
-          const int s = s0 + u * kMmaWarps, ch = s * 4 + t;
-          const bool in = s < steps && ch < kchunks;
-          wa[u] = in && w0 ? __ldcs(w0 + ch) : zero;
-          wb[u] = in && w1 ? __ldcs(w1 + ch) : zero;
-        }
+  for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int u = 0; u < kMmaUnroll; ++u) {
-          const int s = s0 + u * kMmaWarps, ch = s * 4 + t;
-          if (s >= steps) break;
+    for (int i = 0; i < 4; ++i) acc[nt][i] = 0;
+  // Chunk c from buffer (wa, wb); then the buffer takes chunk c + 2; after a tile's last round,
+  // the tile's sums.
+  const auto step = [&](int c, uint4* wa, uint4* wb) {
+    const int round = c % rounds, unit = c / rounds, b0 = unit % passes * 8 * NT;
 #pragma unroll
-          for (int nt = 0; nt < 2; ++nt) {
-            if (nt * 8 >= nb) break;
-            const int n = b0 + nt * 8 + g;
-            const uint4 xv = n < a.batch && ch < kchunks
-                                 ? *reinterpret_cast<const uint4*>(x + std::size_t(n) * a.k +
-                                                                   std::size_t(ch) * 8)
-                                 : zero;
-            const unsigned a_lo[4] = {wa[u].x, wb[u].x, wa[u].y, wb[u].y};
-            const unsigned b_lo[2] = {xv.x, xv.y};
-            mma_16816<T>(c[nt], a_lo, b_lo);
-            const unsigned a_hi[4] = {wa[u].z, wb[u].z, wa[u].w, wb[u].w};
-            const unsigned b_hi[2] = {xv.z, xv.w};
-            mma_16816<T>(c[nt], a_hi, b_hi);
-          }
-        }
+    for (int u = 0; u < kMmaUnroll; ++u) {
+      const int s = warp + (round * kMmaUnroll + u) * warps, ch = s * 4 + t;
+      if (s >= steps) break;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int n = b0 + nt * 8 + g;
+        const uint4 xv =
+            n < a.batch && ch < kchunks
+                ? *reinterpret_cast<const uint4*>(x + std::size_t(n) * a.k + std::size_t(ch) * 8)
+                : zero;
+        const unsigned a_lo[4] = {wa[u].x, wb[u].x, wa[u].y, wb[u].y};
+        const unsigned b_lo[2] = {xv.x, xv.y};
+        mma_16816<T>(acc[nt], a_lo, b_lo);
+        const unsigned a_hi[4] = {wa[u].z, wb[u].z, wa[u].w, wb[u].w};
+        const unsigned b_hi[2] = {xv.z, xv.w};
+        mma_16816<T>(acc[nt], a_hi, b_hi);
       }
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) red[((warp * 2 + nt) * 4 + i) * 32 + lane] = c[nt][i];
-      __syncthreads();
-      if (warp < 2 && warp * 8 < nb && valid) {  // warp nt finishes n-tile nt
-        const int nt = warp;
-        float sum[4] = {0, 0, 0, 0};
-        for (int w = 0; w < kMmaWarps; ++w)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) sum[i] += red[((w * 2 + nt) * 4 + i) * 32 + lane];
-        // sum[0..1]: row r0 at batch columns 2t, 2t + 1; sum[2..3]: row r1 at the same columns
-        for (int j = 0; j < 2; ++j) {
-          const int b = b0 + nt * 8 + 2 * t + j;
-          if (b < a.batch) finish_rows<T>(a, b, pair, r0, r1, sum[j], sum[2 + j]);
-        }
-      }
-      __syncthreads();  // red is read before the next pass writes it
     }
+    if (c + 2 < chunks) load(c + 2, wa, wb);
+    if (round != rounds - 1) return;
+    float* buf = red + std::size_t(unit % 2) * warps * NT * 4 * 32;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        buf[((warp * NT + nt) * 4 + i) * 32 + lane] = acc[nt][i];
+        acc[nt][i] = 0;
+      }
+    // One barrier a tile: the next tile writes the other buffer, and this one again only after
+    // the next tile's barrier, which the warps reading it below reach after their reads.
+    __syncthreads();
+    const int pair = tile_of(c) * 8 + g;
+    if (warp < NT && pair < pairs) {  // warp nt finishes n-tile nt
+      const int nt = warp;
+      float sum[4] = {0, 0, 0, 0};
+      for (int w = 0; w < warps; ++w)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) sum[i] += buf[((w * NT + nt) * 4 + i) * 32 + lane];
+      int r0, r1;
+      rows_of(a, pair, r0, r1);
+      // sum[0..1]: row r0 at batch columns 2t, 2t + 1; sum[2..3]: row r1 at the same columns
+      for (int j = 0; j < 2; ++j) {
+        const int b = b0 + nt * 8 + 2 * t + j;
+        if (b < a.batch) finish_rows<T>(a, b, pair, r0, r1, sum[j], sum[2 + j]);
+      }
+    }
+  };
+  for (int c = 0; c < chunks; c += 2) {  // the same trips for every warp of the block
+    step(c, wa0, wb0);
+    if (c + 1 < chunks) step(c + 1, wa1, wb1);
   }
 }
 
-template <typename T>
+template <typename T, int NT>
 std::size_t& mma_allowed() {
   static std::size_t bytes = 0;
   return bytes;
@@ -143,13 +160,19 @@ std::size_t& mma_allowed() {
 
 }  // namespace
 
-void launch_mma_gemv(const GemvArgs& a, Elem e, int blocks, std::size_t shared, bool pdl,
+void launch_mma_gemv(const GemvArgs& a, Elem e, int blocks, int warps, std::size_t shared, bool pdl,
                      cudaStream_t s) {
   dispatch(e, [&](auto t) {
     using T = decltype(t);
     if constexpr (!std::is_same_v<T, float>) {
-      allow_shared(mma_gemv_kernel<T>, shared, mma_allowed<T>());
-      launch(mma_gemv_kernel<T>, dim3(blocks), dim3(kMmaWarps * 32), shared, pdl, s, a);
+      const auto go = [&](auto kernel, std::size_t& allowed) {
+        allow_shared(kernel, shared, allowed);
+        launch(kernel, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
+      };
+      if (a.batch <= 8)
+        go(mma_gemv_kernel<T, 1>, mma_allowed<T, 1>());
+      else
+        go(mma_gemv_kernel<T, 2>, mma_allowed<T, 2>());
     }
   });
 }
