@@ -63,12 +63,18 @@ __device__ __forceinline__ float group_sum(float v, float* red, int g) {
   return s;
 }
 
+// 16-byte vectors a thread of stage_input keeps in flight while copying the input rows.
+constexpr int kStageUnroll = 8;
+
 // The block's input rows into xs [batch][k]: the embedding (block 0 also writes it to x_out, the
-// residual stream) or a copy of x; then RMSNorm (float32 statistics, cast back, times the weight,
-// as Qwen2RMSNorm) or LayerNorm (float32, one rounding, as at::layer_norm). A row's statistics
-// are summed by a group of warps (all of them at batch 1, one a row from batch = warps on).
+// residual stream) or a copy of x (16-byte vectors, kStageUnroll of them loaded before any is
+// stored); then RMSNorm (float32 statistics, cast back, times the weight, as Qwen2RMSNorm) or
+// LayerNorm (float32, one rounding, as at::layer_norm), a 16-byte vector of a row at a time. A
+// row's statistics are summed by a group of warps (all of them at batch 1, one a row from batch =
+// warps on). k is a multiple of 16 bytes of elements (gemv_supported).
 template <typename T>
 __device__ void stage_input(const GemvArgs& a, T* xs) {
+  constexpr int V = vec_elems<T>();
   const int k = a.k, total = a.batch * k;
   if (a.ids) {
     const T* wte = static_cast<const T*>(a.wte);
@@ -85,7 +91,16 @@ __device__ void stage_input(const GemvArgs& a, T* xs) {
   } else {
     const uint4* src = static_cast<const uint4*>(a.x);
     uint4* dst = reinterpret_cast<uint4*>(xs);
-    for (int i = threadIdx.x; i < total / vec_elems<T>(); i += blockDim.x) dst[i] = src[i];
+    const int vecs = total / V, step = blockDim.x * kStageUnroll;
+    for (int i0 = threadIdx.x; i0 < vecs; i0 += step) {
+      uint4 v[kStageUnroll];
+#pragma unroll
+      for (int u = 0; u < kStageUnroll; ++u)
+        if (i0 + u * blockDim.x < vecs) v[u] = src[i0 + u * blockDim.x];
+#pragma unroll
+      for (int u = 0; u < kStageUnroll; ++u)
+        if (i0 + u * blockDim.x < vecs) dst[i0 + u * blockDim.x] = v[u];
+    }
   }
   __syncthreads();
   if (a.norm == NormKind::none) return;
@@ -93,33 +108,61 @@ __device__ void stage_input(const GemvArgs& a, T* xs) {
   const int warps = blockDim.x / 32, warp = threadIdx.x / 32;
   const int g = max(1, warps / a.batch), groups = warps / g;  // g warps a row, groups rows at once
   const int group = warp / g, t = (warp % g) * 32 + threadIdx.x % 32, stride = g * 32;
+  const int kv = k / V;
   const T* w = static_cast<const T*>(a.norm_w);
   const T* bias = static_cast<const T*>(a.norm_b);
   const int rounds = (a.batch + groups - 1) / groups;
   for (int r = 0; r < rounds; ++r) {  // the same count for every thread: group_sum's barriers
     const int b = r * groups + group;
     const bool active = group < groups && b < a.batch;
-    T* row = xs + std::size_t(active ? b : 0) * k;
+    uint4* row = reinterpret_cast<uint4*>(xs + std::size_t(active ? b : 0) * k);
+    // The vector c of the row, normalized: out[i] = f(x[i], element c V + i).
+    const auto rewrite = [&](int c, auto f) {
+      float x[V];
+      unpack<T>(row[c], x);
+      uint4 o;
+      T* oe = reinterpret_cast<T*>(&o);
+#pragma unroll
+      for (int i = 0; i < V; ++i) oe[i] = from_f<T>(f(x[i], c * V + i));
+      row[c] = o;
+    };
     if (a.norm == NormKind::rms) {
       float ss = 0;
       if (active)
-        for (int c = t; c < k; c += stride) ss += to_f(row[c]) * to_f(row[c]);
+        for (int c = t; c < kv; c += stride) {
+          float x[V];
+          unpack<T>(row[c], x);
+#pragma unroll
+          for (int i = 0; i < V; ++i) ss += x[i] * x[i];
+        }
       const float inv = rsqrtf(group_sum(ss, red, g) / float(k) + a.eps);
       if (active)
-        for (int c = t; c < k; c += stride)
-          row[c] = from_f<T>(__fmul_rn(to_f(w[c]), round_to<T>(to_f(row[c]) * inv)));
+        for (int c = t; c < kv; c += stride)
+          rewrite(c, [&](float x, int e) { return __fmul_rn(to_f(w[e]), round_to<T>(x * inv)); });
     } else {
       float s = 0;
       if (active)
-        for (int c = t; c < k; c += stride) s += to_f(row[c]);
+        for (int c = t; c < kv; c += stride) {
+          float x[V];
+          unpack<T>(row[c], x);
+#pragma unroll
+          for (int i = 0; i < V; ++i) s += x[i];
+        }
       const float mean = group_sum(s, red, g) / float(k);
       float v = 0;
       if (active)
-        for (int c = t; c < k; c += stride) v += (to_f(row[c]) - mean) * (to_f(row[c]) - mean);
+        for (int c = t; c < kv; c += stride) {
+          float x[V];
+          unpack<T>(row[c], x);
+#pragma unroll
+          for (int i = 0; i < V; ++i) v += (x[i] - mean) * (x[i] - mean);
+        }
       const float inv = rsqrtf(group_sum(v, red, g) / float(k) + a.eps);
       if (active)
-        for (int c = t; c < k; c += stride)
-          row[c] = from_f<T>((to_f(row[c]) - mean) * inv * to_f(w[c]) + (bias ? to_f(bias[c]) : 0));
+        for (int c = t; c < kv; c += stride)
+          rewrite(c, [&](float x, int e) {
+            return (x - mean) * inv * to_f(w[e]) + (bias ? to_f(bias[e]) : 0);
+          });
     }
   }
   __syncthreads();
