@@ -131,6 +131,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     ids_ = at::zeros({b}, on.dtype(at::kLong));
     pos_ = at::zeros({1}, on.dtype(at::kLong));
     x_ = at::zeros({b, h}, act);
+    xn_ = at::zeros({b, h}, act);
     q_ = at::zeros({b, qd}, act);
     attn_ = at::zeros({b, qd}, act);
     act_ = at::zeros({b, c.intermediate_size}, act);
@@ -166,6 +167,7 @@ class OwnDecodeGraph final : public DecodeGraph {
       L.qkv.x = x_.data_ptr();
       L.qkv.norm_w = ptr(l.norm1_w);
       L.qkv.norm_b = ptr(l.norm1_b);
+      L.qkv.xn = xn_.data_ptr();
       if (i == 0) {  // the embedding gathered in the first GEMV's prologue
         L.qkv.ids = ids_.data_ptr<std::int64_t>();
         L.qkv.wte = ptr(model.token_embedding());
@@ -191,6 +193,7 @@ class OwnDecodeGraph final : public DecodeGraph {
       L.up.x = x_.data_ptr();
       L.up.norm_w = ptr(l.norm2_w);
       L.up.norm_b = ptr(l.norm2_b);
+      L.up.xn = xn_.data_ptr();
       L.up.out = act_.data_ptr();
       L.down = shapes_.down;
       L.down.w = ptr(l.down_w);
@@ -207,6 +210,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     head_.x = x_.data_ptr();
     head_.norm_w = ptr(model.final_norm_weight());
     head_.norm_b = ptr(model.final_norm_bias());
+    head_.xn = xn_.data_ptr();
     head_.out = logits_.data_ptr();
     if (kernels == 3) plan_persistent(on);
 
@@ -263,8 +267,15 @@ class OwnDecodeGraph final : public DecodeGraph {
     cuda::AttentionArgs attention;
   };
 
-  // 5 a layer, the head's GEMV, argmax_rows's memset and two kernels.
-  std::size_t launches() const { return 5 * layers_.size() + 4; }
+  // A layer's GEMVs (two kernels where the input rows are made apart) and attention, the head's
+  // GEMV, argmax_rows's memset and two kernels.
+  std::size_t launches() const {
+    std::size_t n = 3 + cuda::gemv_launches(head_, elem_);
+    for (const Launches& l : layers_)
+      for (const cuda::GemvArgs* g : {&l.qkv, &l.o, &l.up, &l.down})
+        n += cuda::gemv_launches(*g, elem_);
+    return n + layers_.size();
+  }
 
   // The persistent step's phases (device memory) and plan where it runs this case, else the
   // reason in note_ (the separate launches run).
@@ -403,7 +414,7 @@ class OwnDecodeGraph final : public DecodeGraph {
   StepShapes shapes_;
   std::vector<Launches> layers_;
   cuda::GemvArgs head_;
-  at::Tensor ids_, pos_, x_, q_, attn_, act_, logits_, tokens_, keys_;
+  at::Tensor ids_, pos_, x_, xn_, q_, attn_, act_, logits_, tokens_, keys_;
   at::Tensor partial_o_, partial_ml_, counters_;
   bool persistent_ = false;
   cuda::StepPlan plan_;

@@ -228,7 +228,9 @@ std::size_t gemv_shared_bytes(const GemvArgs& a, Elem e) {
                                  ? 0
                                  : std::size_t(a.batch) * std::size_t(a.k) * elem_bytes(e);
   if (!use_mma(a, e)) return staged;
-  return (staged + 15) / 16 * 16 + kMmaSumBytes;
+  const std::size_t rows =
+      mma_stages(a, elem_bytes(e)) ? std::size_t(a.batch) * std::size_t(a.k) * elem_bytes(e) : 0;
+  return (rows + 15) / 16 * 16 + kMmaSumBytes;
 }
 
 bool gemv_supported(const GemvArgs& a, Elem e, const char** why) {
@@ -246,7 +248,26 @@ bool gemv_supported(const GemvArgs& a, Elem e, const char** why) {
   return true;
 }
 
-void norm_gemv(const GemvArgs& a, Elem e, int sms, bool pdl, cudaStream_t s) {
+// The tensor-core GEMV's input rows are made apart (norm_rows) where it has a prologue and a
+// scratch for them.
+bool rows_apart(const GemvArgs& a, Elem e) {
+  return use_mma(a, e) && (a.norm != NormKind::none || a.ids) && a.xn;
+}
+
+int gemv_launches(const GemvArgs& a, Elem e) {
+  return rows_apart(a, e) ? 2 : 1;
+}
+
+void norm_gemv(const GemvArgs& args, Elem e, int sms, bool pdl, cudaStream_t s) {
+  GemvArgs a = args;
+  if (rows_apart(a, e)) {
+    launch_norm_rows(a, e, pdl, s);
+    CUDA_CHECK(cudaGetLastError());
+    a.x = a.xn;
+    a.norm = NormKind::none;
+    a.ids = nullptr;
+    a.x_out = nullptr;
+  }
   const int pairs = pairs_of(a);
   const bool staged = a.norm != NormKind::none || a.ids;
   if (use_mma(a, e)) {

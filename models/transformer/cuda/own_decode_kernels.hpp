@@ -47,6 +47,10 @@ struct GemvArgs {
   const void* wte = nullptr;
   const void* wpe = nullptr;
   void* x_out = nullptr;
+  // Scratch [batch][k] for the normalized input rows (or null): where the tensor-core GEMV runs
+  // a norm or embedding prologue, norm_gemv makes the rows once in it (norm_rows, one block a
+  // row) and the GEMV copies them, instead of every block of the GEMV making all of them.
+  void* xn = nullptr;
   Epilogue epilogue = Epilogue::store;
   void* out = nullptr;
   // rope_kv: inv_freq (float32 [d/2]; null: no rotation), the cache [batch][nkv][max_len][d].
@@ -69,6 +73,8 @@ bool gemv_supported(const GemvArgs& a, Elem e, const char** why);
 // stream serialization (sm_90): the kernel prefetches its first weight rows into L2 and is
 // scheduled while the previous kernel ends, then waits for it before reading anything it wrote.
 void norm_gemv(const GemvArgs& a, Elem e, int sms, bool pdl, cudaStream_t s);
+// Kernels norm_gemv launches for a (2 where its input rows are made apart, else 1).
+int gemv_launches(const GemvArgs& a, Elem e);
 
 struct AttentionArgs {
   const void* q = nullptr;  // [batch][nq][d]

@@ -66,21 +66,21 @@ __device__ __forceinline__ float group_sum(float v, float* red, int g) {
 // 16-byte vectors a thread of stage_input keeps in flight while copying the input rows.
 constexpr int kStageUnroll = 8;
 
-// The block's input rows into xs [batch][k]: the embedding (block 0 also writes it to x_out, the
-// residual stream) or a copy of x (16-byte vectors, kStageUnroll of them loaded before any is
+// The block's input rows into xs [batch][k]: the embedding (written to x_out too, the residual
+// stream, where write_out: block 0 of a GEMV) or a copy of x (16-byte vectors, kStageUnroll of them loaded before any is
 // stored); then RMSNorm (float32 statistics, cast back, times the weight, as Qwen2RMSNorm) or
 // LayerNorm (float32, one rounding, as at::layer_norm), a 16-byte vector of a row at a time. A
 // row's statistics are summed by a group of warps (all of them at batch 1, one a row from batch =
 // warps on). k is a multiple of 16 bytes of elements (gemv_supported).
 template <typename T>
-__device__ void stage_input(const GemvArgs& a, T* xs) {
+__device__ void stage_input(const GemvArgs& a, T* xs, bool write_out = blockIdx.x == 0) {
   constexpr int V = vec_elems<T>();
   const int k = a.k, total = a.batch * k;
   if (a.ids) {
     const T* wte = static_cast<const T*>(a.wte);
     const T* wpe = static_cast<const T*>(a.wpe);
     const std::int64_t pos = *a.pos;
-    T* x_out = blockIdx.x == 0 ? static_cast<T*>(a.x_out) : nullptr;
+    T* x_out = write_out ? static_cast<T*>(a.x_out) : nullptr;
     for (int i = threadIdx.x; i < total; i += blockDim.x) {
       const int b = i / k, c = i % k;
       T v = wte[a.ids[b] * k + c];
@@ -308,6 +308,20 @@ constexpr int kMmaMaxWarps = 16;
 constexpr int kMmaUnroll = 4;
 // Shared memory of the tiles' sums: [2 buffers][kMmaMaxWarps][2 n-tiles][4][32 lanes] floats.
 constexpr std::size_t kMmaSumBytes = sizeof(float) * 2 * kMmaMaxWarps * 2 * 4 * 32;
+
+// Whether the tensor-core GEMV copies its input rows into shared memory (a prologue makes them
+// there, or they fit beside the sums), else reads them from global memory in its MMA loop.
+__host__ __device__ inline bool mma_stages(const GemvArgs& a, std::size_t elem) {
+  return a.norm != NormKind::none || a.ids ||
+         std::size_t(a.batch) * a.k * elem + kMmaSumBytes <= kMaxShared;
+}
+
+// Warps of norm_rows_kernel's block (one input row).
+constexpr int kNormRowsWarps = 8;
+
+// norm_rows_kernel (own_gemv_mma_kernels.cu): a's input rows (embedding, norm) into a.xn, a block
+// a row, k elements of shared memory.
+void launch_norm_rows(const GemvArgs& a, Elem e, bool pdl, cudaStream_t s);
 
 // mma_gemv_kernel (own_gemv_mma_kernels.cu) for element type e (fp16, bf16) on `blocks` blocks of
 // `warps` warps with `shared` bytes of shared memory (gemv_shared_bytes).

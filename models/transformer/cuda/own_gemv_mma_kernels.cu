@@ -29,15 +29,41 @@ __device__ __forceinline__ void mma_16816(float* c, const unsigned* a, const uns
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// The input rows of a tensor-core GEMV with a prologue (norm_gemv with a.xn), made once: block b
+// makes row b as stage_input does (the embedding, written to x_out too; the norm) and writes it
+// to xn. It lets the GEMV start at once: the GEMV's weight loads overlap it.
+template <typename T>
+__global__ void __launch_bounds__(kNormRowsWarps * 32) norm_rows_kernel(GemvArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  launch_dependents();
+  wait_for_previous();
+  const std::size_t b = blockIdx.x;
+  GemvArgs r = a;
+  r.batch = 1;
+  r.x = static_cast<const T*>(a.x) + b * a.k;
+  if (a.ids) {
+    r.ids = a.ids + b;
+    r.x_out = a.x_out ? static_cast<T*>(a.x_out) + b * a.k : nullptr;
+  }
+  T* xs = reinterpret_cast<T*>(smem);
+  stage_input<T>(r, xs, true);
+  const uint4* src = reinterpret_cast<const uint4*>(xs);
+  uint4* dst = reinterpret_cast<uint4*>(static_cast<T*>(a.xn) + b * a.k);
+  for (int i = threadIdx.x; i < a.k / vec_elems<T>(); i += blockDim.x) dst[i] = src[i];
+}
+
 // The GEMV on tensor cores (fp16, bf16; batch >= kMmaMinBatch). A block's tile is 8 row pairs (A
 // rows 0-7 the pairs' r0, rows 8-15 their r1) x 8 NT batch rows (NT n-tiles of 8); the block's
-// warps split k, each walking its share of the tile in rounds of kMmaUnroll 32-element steps. A
+// warps split k, each walking its share of the tile in rounds of kMmaUnroll 32-element steps (a
+// warp's steps of a round adjacent: 256 contiguous bytes of each row). A
 // warp's work is one sequence of chunks (a chunk: one round of one tile and one pass of 8 NT batch
 // rows; the block's tiles come grid-strided, so every warp of the block sees the same sequence)
 // through two register buffers: a buffer takes the chunk two on as soon as its last MMA is issued,
 // so the next chunk's loads are in flight while this one computes and while the tile is summed,
 // and the first two chunks are loaded before the wait on the previous kernel (weights only: no
-// earlier kernel writes them). After a tile's last round the warps' sums meet in shared memory
+// earlier kernel writes them). The input rows are copied into shared memory where mma_stages
+// (made there by stage_input's prologue where the GEMV has one), else read from global memory.
+// After a tile's last round the warps' sums meet in shared memory
 // (two buffers, so one barrier a tile) and warps 0 .. NT-1 finish the rows as the SIMT kernel.
 // The k order inside an mma is free as long as A and B share it: lane (g = lane / 4, t = lane % 4)
 // loads 8 consecutive elements (16 bytes) at k = 32 s + 8 t of its two weight rows and of x row g,
@@ -67,7 +93,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
     const uint4* w1 = reinterpret_cast<const uint4*>(W + std::size_t(r1 < 0 ? r0 : r1) * a.k);
 #pragma unroll
     for (int u = 0; u < kMmaUnroll; ++u) {
-      const int s = warp + (round * kMmaUnroll + u) * warps, ch = s * 4 + t;
+      const int s = (round * warps + warp) * kMmaUnroll + u, ch = s * 4 + t;
       const bool in = pair < pairs && ch < kchunks;
       wa[u] = in ? __ldcs(w0 + ch) : zero;
       wb[u] = in && r1 >= 0 ? __ldcs(w1 + ch) : zero;
@@ -78,7 +104,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
   if (chunks > 1) load(1, wa1, wb1);
   launch_dependents();
   wait_for_previous();
-  const bool staged = a.norm != NormKind::none || a.ids;
+  const bool staged = mma_stages(a, sizeof(T));
   const T* x = static_cast<const T*>(a.x);
   if (staged) {
     T* xs = reinterpret_cast<T*>(smem);
@@ -100,7 +126,7 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
     const int round = c % rounds, unit = c / rounds, b0 = unit % passes * 8 * NT;
 #pragma unroll
     for (int u = 0; u < kMmaUnroll; ++u) {
-      const int s = warp + (round * kMmaUnroll + u) * warps, ch = s * 4 + t;
+      const int s = (round * warps + warp) * kMmaUnroll + u, ch = s * 4 + t;
       if (s >= steps) break;
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
@@ -152,6 +178,12 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
   }
 }
 
+template <typename T>
+std::size_t& norm_rows_allowed() {
+  static std::size_t bytes = 0;
+  return bytes;
+}
+
 template <typename T, int NT>
 std::size_t& mma_allowed() {
   static std::size_t bytes = 0;
@@ -174,6 +206,15 @@ void launch_mma_gemv(const GemvArgs& a, Elem e, int blocks, int warps, std::size
       else
         go(mma_gemv_kernel<T, 2>, mma_allowed<T, 2>());
     }
+  });
+}
+
+void launch_norm_rows(const GemvArgs& a, Elem e, bool pdl, cudaStream_t s) {
+  dispatch(e, [&](auto t) {
+    using T = decltype(t);
+    const std::size_t shared = std::size_t(a.k) * sizeof(T);
+    allow_shared(norm_rows_kernel<T>, shared, norm_rows_allowed<T>());
+    launch(norm_rows_kernel<T>, dim3(a.batch), dim3(kNormRowsWarps * 32), shared, pdl, s, a);
   });
 }
 
