@@ -229,8 +229,8 @@ TEST(TransformerCuda, OwnCudaDecodeSmall) {
                                   {{1, 200, 4}, {17, 200, 4}});
 }
 
-// Unasked (MYCONV_OWN_CUDA_KERNELS unset), own_cuda runs the separate launches where a layer's
-// weights are under 64 MiB, and says so.
+// Unasked (MYCONV_OWN_CUDA_KERNELS unset), own_cuda runs the separate launches with the SIMT GEMV
+// at batch 1 where a layer's weights are under 64 MiB, and says so.
 TEST(TransformerCuda, OwnCudaAutoKernelsBySize) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no GPU";
   const c10::NoGradGuard no_grad;
@@ -243,7 +243,9 @@ TEST(TransformerCuda, OwnCudaAutoKernelsBySize) {
   Generator own(m, 1, 5, 3, Sampling{}, DecodeMode::own, 3, &make_own_decode_graph);
   own.prepare();
   const std::string step = own.decode_step_description();
-  EXPECT_NE(step.find("kernels v2 (not the persistent step: layers of 0 MiB"), std::string::npos)
+  EXPECT_NE(step.find("kernels v2 with the SIMT GEMV below batch 4 (not the persistent step: "
+                      "layers of 0 MiB"),
+            std::string::npos)
       << step;
 }
 

@@ -49,12 +49,25 @@ int kernels_variant() {
   return v == "3" ? 3 : v == "2" ? 2 : v == "1" ? 1 : 0;
 }
 
-// Unless asked: the persistent step where a layer's weights are at least kPersistentLayerBytes,
-// else the separate launches. Measured on an H100 at batch 1
-// (results/h100/20261127_decode_own_cuda_v3/): faster than v2 for Llama-3.2-1B (121 MB a layer
-// in bf16), slower for Qwen2-0.5B (30 MB) and GPT-2 (14 MB), where its fixed costs a phase (the
-// grid barrier, the staged rows, the pieces' latency) outweigh the launches it saves.
-constexpr std::int64_t kPersistentLayerBytes = std::int64_t(64) << 20;
+// The batch from which fp16 and bf16 GEMVs run on tensor cores as MYCONV_OWN_CUDA_MMA_FROM asks
+// (an A/B comparison; at least 1), else 0.
+int mma_from_asked() {
+  const char* env = std::getenv("MYCONV_OWN_CUDA_MMA_FROM");
+  const int n = env ? std::atoi(env) : 0;
+  return n >= 1 ? n : 0;
+}
+
+// Unless asked, where a layer's weights are at least kLargeLayerBytes: in fp16 and bf16 the
+// separate launches with the tensor-core GEMV at every batch, in float32 the persistent step
+// (batch 1 to 3); below, the separate launches with the SIMT GEMV below batch kMmaFromBatch.
+// Measured on an H100 at batch 1 (results/h100/20261127_decode_own_cuda_v3/ and
+// 20261127_decode_tensor_core_gemv/): for Llama-3.2-1B (121 MB a layer in bf16) the tensor-core
+// GEMV's step beats the persistent step and the SIMT GEMV's, and the persistent step beats the
+// SIMT launches in float32; for Qwen2-0.5B (30 MB) and GPT-2 (14 MB) the SIMT launches are the
+// fastest: the tensor-core GEMV's tiles of 16 rows leave SMs idle on their smaller GEMVs, and the
+// persistent step's fixed costs a phase (the grid barrier, the staged rows, the pieces' latency)
+// outweigh the launches it saves.
+constexpr std::int64_t kLargeLayerBytes = std::int64_t(64) << 20;
 
 std::int64_t layer_weight_bytes(const Model& model) {
   const Model::Layer& l = model.layers().front();
@@ -78,7 +91,7 @@ struct StepShapes {
 // sms: the device's multiprocessors (the attention's split count is sized on them; 1 gives the
 // longest splits, the most shared memory: what the support check assumes).
 StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t max_len, int variant,
-                       int sms) {
+                       int sms, int mma_from) {
   const int kernels = variant == 1 ? 1 : 2;  // the separate launches' kernels (v3's fallback: v2)
   const bool gpt2 = c.arch == Arch::gpt2;
   const int h = static_cast<int>(c.hidden_size), nq = static_cast<int>(c.num_heads),
@@ -95,6 +108,7 @@ StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t ma
     a.eps = static_cast<float>(c.norm_eps);
     a.epilogue = e;
     a.kernels = kernels;
+    a.mma_from = mma_from;
     return a;
   };
   s.qkv = gemv((nq + 2 * nkv) * d, h, norm, cuda::Epilogue::rope_kv);
@@ -120,8 +134,8 @@ StepShapes step_shapes(const ModelConfig& c, std::int64_t batch, std::int64_t ma
 
 class OwnDecodeGraph final : public DecodeGraph {
  public:
-  OwnDecodeGraph(const Model& model, KvCache& cache, bool pdl, int kernels)
-      : batch_(cache.batch), pdl_(pdl), kernels_(kernels == 1 ? 1 : 2) {
+  OwnDecodeGraph(const Model& model, KvCache& cache, bool pdl, int kernels, int mma_from)
+      : batch_(cache.batch), pdl_(pdl), kernels_(kernels == 1 ? 1 : 2), mma_from_(mma_from) {
     const ModelConfig& c = model.config();
     BENCH_CHECK(elem_of(model.dtype(), &elem_), "own_cuda: no kernels for this dtype");
     const bool gpt2 = c.arch == Arch::gpt2;
@@ -139,7 +153,7 @@ class OwnDecodeGraph final : public DecodeGraph {
     tokens_ = at::zeros({b}, on.dtype(at::kLong));
     keys_ = at::zeros({b}, on.dtype(at::kLong));
     sms_ = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
-    shapes_ = step_shapes(c, b, cache.max_len, kernels_, sms_);
+    shapes_ = step_shapes(c, b, cache.max_len, kernels_, sms_, mma_from_);
     cuda::AttentionArgs& a = shapes_.attention;
     // Room for the separate attention's splits and for the persistent step's.
     const int splits = std::max(cuda::attention_splits(a), cuda::kStepMaxSplits);
@@ -258,7 +272,11 @@ class OwnDecodeGraph final : public DecodeGraph {
              " and the argmax, kernels v3";
     return std::string("own kernels, ") + std::to_string(launches()) + " launches a step" +
            (pdl_ ? ", programmatic dependent launch" : ", plain launches") + ", kernels v" +
-           std::to_string(kernels_) + note_;
+           std::to_string(kernels_) +
+           (elem_ == cuda::Elem::f32 ? ""
+            : batch_ >= mma_from_    ? " with the tensor-core GEMV"
+                                     : " with the SIMT GEMV below batch " + std::to_string(mma_from_)) +
+           note_;
   }
 
  private:
@@ -409,6 +427,7 @@ class OwnDecodeGraph final : public DecodeGraph {
   std::int64_t batch_;
   bool pdl_;
   int kernels_;
+  int mma_from_;
   cuda::Elem elem_ = cuda::Elem::f32;
   int sms_ = 1;
   StepShapes shapes_;
@@ -444,11 +463,12 @@ bool own_decode_supported(const ModelConfig& cfg, at::ScalarType dtype, std::int
   }
   const int kernels = kernels_variant();
   if (kernels == 0) {
-    if (why) *why = "own_cuda: MYCONV_OWN_CUDA_KERNELS must be 1 or 2";
+    if (why) *why = "own_cuda: MYCONV_OWN_CUDA_KERNELS must be 1, 2 or 3";
     return false;
   }
+  // The tensor-core GEMV at every batch: its shared memory is the SIMT GEMV's and more.
   const StepShapes s =
-      step_shapes(cfg, batch, static_cache_len(cfg.max_position_embeddings), kernels, 1);
+      step_shapes(cfg, batch, static_cache_len(cfg.max_position_embeddings), kernels, 1, 1);
   for (const cuda::GemvArgs* a : {&s.qkv, &s.o, &s.up, &s.down, &s.head}) {
     const char* w = nullptr;
     if (!cuda::gemv_supported(*a, e, &w)) {
@@ -481,14 +501,21 @@ std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& 
   // MYCONV_OWN_CUDA_PDL is not 0), then plain launches. description() says which ran; where none
   // did, the reason names each try's error.
   int variant = kernels_variant();
+  int mma_from = cuda::kMmaFromBatch;
   std::string note;
   if (variant == kAutoKernels) {
     const std::int64_t bytes = model.layers().empty() ? 0 : layer_weight_bytes(model);
-    variant = bytes >= kPersistentLayerBytes ? 3 : 2;
+    const bool large = bytes >= kLargeLayerBytes;
+    const bool f32 = model.dtype() == at::kFloat;
+    variant = large && f32 ? 3 : 2;
+    if (large && !f32) mma_from = 1;
     if (variant == 2)
-      note = " (not the persistent step: layers of " + std::to_string(bytes >> 20) +
-             " MiB, under its 64 MiB; MYCONV_OWN_CUDA_KERNELS=3 asks for it)";
+      note = " (not the persistent step: layers of " + std::to_string(bytes >> 20) + " MiB" +
+             (large ? ", where the tensor-core GEMV is faster in 16 bits"
+                    : ", under the 64 MiB where it pays") +
+             "; MYCONV_OWN_CUDA_KERNELS=3 asks for it)";
   }
+  if (const int asked = mma_from_asked()) mma_from = asked;
   const char* env = std::getenv("MYCONV_OWN_CUDA_PDL");
   const bool pdl = !env || std::string(env) != "0";
   std::string errors = pdl ? "" : "programmatic dependent launch off (MYCONV_OWN_CUDA_PDL=0); ";
@@ -503,7 +530,7 @@ std::unique_ptr<DecodeGraph> make_own_decode_graph(const Model& model, KvCache& 
   tries.push_back({false, variant == 1 ? 1 : 2, "plain launches"});
   for (const Try& t : tries) {
     try {
-      auto graph = std::make_unique<OwnDecodeGraph>(model, cache, t.pdl, t.kernels);
+      auto graph = std::make_unique<OwnDecodeGraph>(model, cache, t.pdl, t.kernels, mma_from);
       graph->add_note(note);
       return graph;
     } catch (const std::exception& e) {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <type_traits>
 
 #include "models/transformer/cuda/own_gemv_device.cuh"
@@ -220,19 +219,8 @@ std::size_t& gemv_v2_allowed() {
 
 }  // namespace
 
-// The batch from which 16-bit GEMVs run on tensor cores: kMmaMinBatch, or
-// MYCONV_OWN_CUDA_MMA_FROM's (an experiment's override).
-int mma_min_batch() {
-  static const int from = [] {
-    const char* v = std::getenv("MYCONV_OWN_CUDA_MMA_FROM");
-    const int n = v ? std::atoi(v) : 0;
-    return n >= 1 ? n : kMmaMinBatch;
-  }();
-  return from;
-}
-
 bool use_mma(const GemvArgs& a, Elem e) {
-  return e != Elem::f32 && a.batch >= mma_min_batch();
+  return e != Elem::f32 && a.batch >= a.mma_from;
 }
 
 std::size_t gemv_shared_bytes(const GemvArgs& a, Elem e) {

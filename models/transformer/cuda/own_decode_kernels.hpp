@@ -4,8 +4,9 @@
 // layout) once for every row of the batch: 16-byte loads, each group of warps two output rows (k
 // split over the group's lanes so that a row's loads go out at once; the first rows' weights loaded
 // before the wait on the previous kernel, the next rows' before the current rows' sums), float32
-// accumulation (from batch 4 on in fp16 and bf16: mma.sync tiles of 16 weight rows x 8 batch rows,
-// k split over a block's warps: own_gemv_mma_kernels.cu); its prologue makes the input rows in
+// accumulation (in fp16 and bf16 from batch GemvArgs::mma_from on: mma.sync tiles of 16 weight rows
+// x 8 batch rows, k split over a block's warps, the input rows made once by a kernel before it:
+// own_gemv_mma_kernels.cu); its prologue makes the input rows in
 // shared memory (embedding, RMSNorm or LayerNorm of the residual stream, recomputed by every block:
 // the rows are small), its epilogue does what follows the GEMV (bias, RoPE and the KV-cache write,
 // SwiGLU or gelu_new, the residual add). The attention (own_attention_kernels.cu) is split-KV
@@ -26,6 +27,12 @@
 namespace transformer::cuda {
 
 enum class NormKind { none, rms, layer };
+
+// The batch from which the 16-bit GEMVs run on tensor cores unless asked otherwise
+// (GemvArgs::mma_from): the SIMT GEMV reads every x row from shared memory again for each pair of
+// weight rows (x traffic = batch x 16 bytes per 32 bytes of weights), an mma.sync m16n8k16 reads
+// it once per 16 rows.
+constexpr int kMmaFromBatch = 4;
 // What the GEMV's output rows become. store: y = xW^T + b into out [batch][n]. rope_kv: rows are
 // q, k, v heads of head_dim d: q (RoPE'd) into out [batch][nq d], k (RoPE'd) and v into the cache
 // at *pos. swiglu: rows [gate; up] (n = 2 inter): silu(gate) * up into out [batch][inter].
@@ -60,9 +67,11 @@ struct GemvArgs {
   void* cache_v = nullptr;
   int nq = 0, nkv = 0, d = 0;
   std::int64_t max_len = 0;
-  // Which SIMT kernel (batch 1 to 3 in fp16 and bf16, every batch in float32): 2 (k split over
-  // a group of warps, loads issued ahead as above), 1 (a warp a row pair, k over its lanes).
+  // Which SIMT kernel (fp16 and bf16 below batch mma_from, every batch in float32): 2 (k split
+  // over a group of warps, loads issued ahead as above), 1 (a warp a row pair, k over its lanes).
   int kernels = 2;
+  // The batch from which fp16 and bf16 GEMVs run on tensor cores.
+  int mma_from = kMmaFromBatch;
 };
 
 // Shared memory the GEMV's prologue needs (0 without a norm or embedding), and whether the

@@ -297,10 +297,6 @@ __device__ __forceinline__ void pair_sums(const float* acc0, const float* acc1, 
   }
 }
 
-// From batch 4 on, 16-bit weights go through tensor cores: the SIMT GEMV reads every x row from
-// shared memory again for each pair of weight rows (x traffic = batch x 16 bytes per 32 bytes of
-// weights), an mma.sync m16n8k16 reads it once per 16 rows.
-constexpr int kMmaMinBatch = 4;
 // Warps of a block: kMmaWarps (two blocks a multiprocessor: up to 128 registers a thread), or
 // kMmaMaxWarps where the GEMV has fewer tiles than multiprocessors (its k split over more warps).
 constexpr int kMmaWarps = 8;

@@ -1,5 +1,5 @@
-// The decode step's GEMV on tensor cores (fp16, bf16; batch >= kMmaMinBatch), beside the SIMT
-// variants in own_decode_kernels.cu, whose norm_gemv launches it through launch_mma_gemv. Needs
+// The decode step's GEMV on tensor cores (fp16, bf16; batch >= GemvArgs::mma_from), beside the
+// SIMT variants in own_decode_kernels.cu, whose norm_gemv launches it through launch_mma_gemv. Needs
 // sm_80 or newer (mma.sync m16n8k16); built only with a CUDA LibTorch, with the rest of own_cuda.
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c models/transformer/cuda/own_gemv_mma_kernels.cu
 #include <cuda_bf16.h>
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(kNormRowsWarps * 32) norm_rows_kernel(GemvArgs
   for (int i = threadIdx.x; i < a.k / vec_elems<T>(); i += blockDim.x) dst[i] = src[i];
 }
 
-// The GEMV on tensor cores (fp16, bf16; batch >= kMmaMinBatch). A block's tile is 8 row pairs (A
+// The GEMV on tensor cores (fp16, bf16; batch >= GemvArgs::mma_from). A block's tile is 8 row pairs (A
 // rows 0-7 the pairs' r0, rows 8-15 their r1) x 8 NT batch rows (NT n-tiles of 8); the block's
 // warps split k, each walking its share of the tile in rounds of kMmaUnroll 32-element steps (a
 // warp's steps of a round adjacent: 256 contiguous bytes of each row). A

@@ -456,7 +456,7 @@ bool plan_persistent_step(std::vector<StepPhase>& phases, Elem e, int sms, StepP
   for (const StepPhase& p : phases) {
     if (p.kind == StepPhase::gemv) {
       const GemvArgs& g = p.g;
-      if (g.batch < 1 || g.batch >= kMmaMinBatch)
+      if (g.batch < 1 || g.batch >= kMmaFromBatch)
         return fail("the persistent step runs batch 1 to 3 (the SIMT GEMV's rows)");
       if (g.k % static_cast<int>(16 / es) != 0)
         return fail("a GEMV's input width must be a multiple of 16 bytes of elements");
