@@ -113,11 +113,12 @@ constexpr std::size_t kMaxShared = 200 * 1024;
 // block); only for sizing grids to what fits at once.
 constexpr std::size_t kSharedPerSm = 226 * 1024;
 
-// Raises a kernel's dynamic shared memory limit past the default 48 KiB once per size (the
-// eager step before a capture raises it: the capture then makes no such call).
+// Raises a kernel's dynamic shared memory limit to bytes once per larger size (the eager step
+// before a capture raises it: the capture then makes no such call). Also at 48 KiB and under:
+// the default limit counts the kernel's static shared memory too.
 template <typename K>
 void allow_shared(K kernel, std::size_t bytes, std::size_t& allowed) {
-  if (bytes <= 48 * 1024 || bytes <= allowed) return;
+  if (bytes == 0 || bytes <= allowed) return;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(bytes)));
   allowed = bytes;

@@ -1,0 +1,267 @@
+// own_cuda's GEMV (models/transformer/cuda/own_decode_kernels.hpp: norm_gemv) on raw device
+// memory against a float64 reference on the host, without LibTorch's kernels (so that
+// compute-sanitizer's racecheck, which stops on them, can run it): the tensor-core GEMV (several
+// tiles a block, fewer tiles than multiprocessors, one and two n-tiles, several batch passes, the
+// input rows from the norm kernel, from its own prologue, copied into shared memory or read from
+// global memory, exactly 48 KiB of shared memory) and the SIMT GEMV, in fp16 and bf16 (and the
+// SIMT GEMV in float32), with the store, residual, SwiGLU and gelu_new epilogues. Compiled with a
+// CUDA LibTorch only (the kernels are built with it); without a GPU it skips.
+#if MYCONV_HAVE_TORCH_CUDA
+#include <gtest/gtest.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "models/transformer/cuda/own_decode_kernels.hpp"
+#include "models/transformer/cuda/own_decode_math.hpp"
+
+namespace transformer {
+namespace {
+
+using cuda::Elem;
+using cuda::Epilogue;
+using cuda::NormKind;
+
+// Host storage of element type e: bits, and the float a value rounds to.
+std::size_t bytes_of(Elem e) {
+  return e == Elem::f32 ? 4 : 2;
+}
+float round_elem(float v, Elem e) {
+  if (e == Elem::f16) return __half2float(__float2half_rn(v));
+  if (e == Elem::bf16) return __bfloat162float(__float2bfloat16_rn(v));
+  return v;
+}
+void store_elem(std::vector<unsigned char>& buf, std::size_t i, float v, Elem e) {
+  if (e == Elem::f32) {
+    std::memcpy(&buf[i * 4], &v, 4);
+  } else if (e == Elem::f16) {
+    const __half h = __float2half_rn(v);
+    std::memcpy(&buf[i * 2], &h, 2);
+  } else {
+    const __nv_bfloat16 h = __float2bfloat16_rn(v);
+    std::memcpy(&buf[i * 2], &h, 2);
+  }
+}
+float load_elem(const std::vector<unsigned char>& buf, std::size_t i, Elem e) {
+  if (e == Elem::f32) {
+    float v;
+    std::memcpy(&v, &buf[i * 4], 4);
+    return v;
+  }
+  if (e == Elem::f16) {
+    __half h;
+    std::memcpy(&h, &buf[i * 2], 2);
+    return __half2float(h);
+  }
+  __nv_bfloat16 h;
+  std::memcpy(&h, &buf[i * 2], 2);
+  return __bfloat162float(h);
+}
+
+// A device buffer holding host bytes.
+struct Device {
+  void* p = nullptr;
+  explicit Device(const std::vector<unsigned char>& host) {
+    EXPECT_EQ(cudaMalloc(&p, host.size()), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(p, host.data(), host.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~Device() { cudaFree(p); }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  std::vector<unsigned char> read(std::size_t n) const {
+    std::vector<unsigned char> h(n);
+    EXPECT_EQ(cudaMemcpy(h.data(), p, n, cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+};
+
+struct GemvCase {
+  int n, k, batch;
+  NormKind norm;
+  Epilogue epilogue;
+  int mma_from;
+  bool scratch;  // the input rows made apart (GemvArgs::xn)
+  bool bias;
+  bool pdl;
+};
+
+std::string name_of(const GemvCase& c, Elem e) {
+  static const char* norms[] = {"none", "rms", "layer"};
+  static const char* epis[] = {"store", "rope_kv", "swiglu", "gelu", "residual"};
+  return std::string(e == Elem::f32 ? "fp32" : e == Elem::f16 ? "fp16" : "bf16") + " n " +
+         std::to_string(c.n) + " k " + std::to_string(c.k) + " batch " +
+         std::to_string(c.batch) + " norm " + norms[static_cast<int>(c.norm)] + " " +
+         epis[static_cast<int>(c.epilogue)] + " mma from " + std::to_string(c.mma_from) +
+         (c.scratch ? " scratch" : "");
+}
+
+// One case: random inputs (never zeros), the output poisoned (NaN bytes) except where the
+// residual epilogue reads it, the GEMV, then every output element against the reference within
+// the dtype's tolerance.
+void check_case(const GemvCase& c, Elem e, int sms) {
+  const std::string what = name_of(c, e);
+  std::mt19937 gen(1234 + c.n + 7 * c.k + 31 * c.batch);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const std::size_t es = bytes_of(e);
+  const std::size_t xn_count = std::size_t(c.batch) * c.k;
+  std::vector<unsigned char> w(std::size_t(c.n) * c.k * es), x(xn_count * es), nw(c.k * es),
+      nb(c.k * es), bias(c.n * es);
+  for (std::size_t i = 0; i < std::size_t(c.n) * c.k; ++i) store_elem(w, i, u(gen) * 0.1f, e);
+  for (std::size_t i = 0; i < xn_count; ++i) store_elem(x, i, u(gen) * 2.0f, e);
+  for (int i = 0; i < c.k; ++i) {
+    store_elem(nw, i, 1.0f + 0.5f * u(gen), e);
+    store_elem(nb, i, 0.2f * u(gen), e);
+  }
+  for (int i = 0; i < c.n; ++i) store_elem(bias, i, 0.5f * u(gen), e);
+  const int out_cols = c.epilogue == Epilogue::swiglu ? c.n / 2 : c.n;
+  const std::size_t out_count = std::size_t(c.batch) * out_cols;
+  std::vector<unsigned char> out(out_count * es);
+  if (c.epilogue == Epilogue::residual) {
+    for (std::size_t i = 0; i < out_count; ++i) store_elem(out, i, u(gen), e);
+  } else {
+    std::memset(out.data(), 0xff, out.size());  // NaN in every dtype
+  }
+  const std::vector<unsigned char> out0 = out;
+
+  // The reference: the input rows as the kernels make them (float32 statistics, each rounding
+  // to the element type), then the sums in float64 and the epilogue's roundings.
+  std::vector<double> xr(xn_count);
+  for (int b = 0; b < c.batch; ++b) {
+    std::vector<float> row(c.k);
+    for (int j = 0; j < c.k; ++j) row[j] = load_elem(x, std::size_t(b) * c.k + j, e);
+    if (c.norm == NormKind::rms) {
+      double ss = 0;
+      for (float v : row) ss += double(v) * v;
+      const float inv = 1.0f / std::sqrt(float(ss / c.k) + 1e-6f);
+      for (int j = 0; j < c.k; ++j)
+        row[j] = round_elem(load_elem(nw, j, e) * round_elem(row[j] * inv, e), e);
+    } else if (c.norm == NormKind::layer) {
+      double s = 0, v = 0;
+      for (float r : row) s += r;
+      const float mean = float(s / c.k);
+      for (float r : row) v += double(r - mean) * (r - mean);
+      const float inv = 1.0f / std::sqrt(float(v / c.k) + 1e-5f);
+      for (int j = 0; j < c.k; ++j)
+        row[j] = round_elem((row[j] - mean) * inv * load_elem(nw, j, e) + load_elem(nb, j, e), e);
+    }
+    for (int j = 0; j < c.k; ++j) xr[std::size_t(b) * c.k + j] = row[j];
+  }
+  std::vector<double> want(out_count);
+  double scale = 0;
+  for (int b = 0; b < c.batch; ++b) {
+    std::vector<float> y(c.n);
+    for (int r = 0; r < c.n; ++r) {
+      double s = 0;
+      for (int j = 0; j < c.k; ++j)
+        s += xr[std::size_t(b) * c.k + j] * load_elem(w, std::size_t(r) * c.k + j, e);
+      if (c.bias) s += load_elem(bias, r, e);
+      y[r] = static_cast<float>(s);
+    }
+    for (int o = 0; o < out_cols; ++o) {
+      const std::size_t i = std::size_t(b) * out_cols + o;
+      double v = 0;
+      switch (c.epilogue) {
+        case Epilogue::store:
+          v = round_elem(y[o], e);
+          break;
+        case Epilogue::residual:
+          v = round_elem(load_elem(out0, i, e) + round_elem(y[o], e), e);
+          break;
+        case Epilogue::gelu:
+          v = round_elem(own::gelu_new_f(round_elem(y[o], e)), e);
+          break;
+        case Epilogue::swiglu: {
+          const float g = round_elem(y[o], e), up = round_elem(y[out_cols + o], e);
+          v = round_elem(round_elem(own::silu_f(g), e) * up, e);
+          break;
+        }
+        case Epilogue::rope_kv:
+          break;
+      }
+      want[i] = v;
+      scale += v * v;
+    }
+  }
+  scale = std::sqrt(scale / double(out_count));
+
+  const Device dw(w), dx(x), dnw(nw), dnb(nb), dbias(bias), dout(out),
+      dxn(std::vector<unsigned char>(xn_count * es, 0xff));
+  cuda::GemvArgs a;
+  a.w = dw.p;
+  a.bias = c.bias ? dbias.p : nullptr;
+  a.n = c.n;
+  a.k = c.k;
+  a.batch = c.batch;
+  a.x = dx.p;
+  a.norm = c.norm;
+  a.norm_w = c.norm != NormKind::none ? dnw.p : nullptr;
+  a.norm_b = c.norm == NormKind::layer ? dnb.p : nullptr;
+  a.eps = c.norm == NormKind::rms ? 1e-6f : 1e-5f;
+  a.xn = c.scratch ? dxn.p : nullptr;
+  a.epilogue = c.epilogue;
+  a.out = dout.p;
+  a.mma_from = c.mma_from;
+  const char* why = nullptr;
+  ASSERT_TRUE(cuda::gemv_supported(a, e, &why)) << what << ": " << why;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  cuda::norm_gemv(a, e, sms, c.pdl, stream);
+  const cudaError_t done = cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  ASSERT_EQ(done, cudaSuccess) << what << ": " << cudaGetErrorString(done);
+  const std::vector<unsigned char> got = dout.read(out.size());
+
+  // fp32: the sums' order; 16-bit: one rounding of the output (and of the epilogue's steps).
+  const double rel = e == Elem::f32 ? 1e-4 : e == Elem::f16 ? 1e-2 : 2e-2;
+  int bad = 0;
+  for (std::size_t i = 0; i < out_count; ++i) {
+    const double g = load_elem(got, i, e);
+    if (!(std::fabs(g - want[i]) <= rel * (std::fabs(want[i]) + scale))) {
+      if (++bad <= 3)
+        ADD_FAILURE() << what << ": element " << i << " is " << g << ", want " << want[i];
+    }
+  }
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << out_count << " elements off";
+}
+
+TEST(TransformerCuda, OwnGemvKernelsMatchReference) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no GPU";
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  const std::vector<GemvCase> tensor_core = {
+      // several tiles a block (300 tiles), the rows made by the norm kernel
+      {4800, 1024, 8, NormKind::rms, Epilogue::store, 4, true, true, true},
+      // fewer tiles than multiprocessors (16 warps a block), two rounds, two batch passes
+      {96, 2816, 17, NormKind::none, Epilogue::residual, 4, false, true, false},
+      // batch 3 on tensor cores, LayerNorm in the GEMV's own prologue, SwiGLU
+      {2400, 320, 3, NormKind::layer, Epilogue::swiglu, 1, false, false, true},
+      // batch 1: the rows (16 KiB) and the sums (32 KiB) are exactly 48 KiB of shared memory
+      {64, 8192, 1, NormKind::none, Epilogue::store, 1, false, true, false},
+      // batch 16 x k 8192: the rows do not fit in shared memory (read from global memory)
+      {48, 8192, 16, NormKind::none, Epilogue::residual, 4, false, false, true},
+      // gelu_new, the rows made apart
+      {160, 768, 12, NormKind::layer, Epilogue::gelu, 4, true, true, true},
+  };
+  const std::vector<GemvCase> simt = {
+      {96, 320, 2, NormKind::rms, Epilogue::gelu, 4, true, true, true},
+      {1200, 2816, 3, NormKind::none, Epilogue::residual, 4, false, true, false},
+  };
+  for (Elem e : {Elem::f16, Elem::bf16}) {
+    for (const GemvCase& c : tensor_core) check_case(c, e, sms);
+    for (const GemvCase& c : simt) check_case(c, e, sms);
+  }
+  for (const GemvCase& c : simt) check_case(c, Elem::f32, sms);
+}
+
+}  // namespace
+}  // namespace transformer
+#endif  // MYCONV_HAVE_TORCH_CUDA
