@@ -1,11 +1,12 @@
-// own_cuda's GEMV (models/transformer/cuda/own_decode_kernels.hpp: norm_gemv) on raw device
-// memory against a float64 reference on the host, without LibTorch's kernels (so that
-// compute-sanitizer's racecheck, which stops on them, can run it): the tensor-core GEMV (several
-// tiles a block, fewer tiles than multiprocessors, one and two n-tiles, several batch passes, the
-// input rows from the norm kernel, from its own prologue, copied into shared memory or read from
-// global memory, exactly 48 KiB of shared memory) and the SIMT GEMV, in fp16 and bf16 (and the
-// SIMT GEMV in float32), with the store, residual, SwiGLU and gelu_new epilogues. Compiled with a
-// CUDA LibTorch only (the kernels are built with it); without a GPU it skips.
+// own_cuda's GEMV and split-KV attention (models/transformer/cuda/own_decode_kernels.hpp:
+// norm_gemv, split_kv_attention) on raw device memory against a float64 reference on the host,
+// without LibTorch's kernels, so that compute-sanitizer's racecheck (which stops on those) can run
+// it. The GEMV cases: the tensor-core GEMV (several tiles a block, fewer tiles than
+// multiprocessors, one and two n-tiles, several batch passes, the input rows from the norm
+// kernel, from its own prologue, copied into shared memory or read from global memory, exactly 48
+// KiB of shared memory) and the SIMT GEMV, in fp16 and bf16 (and the SIMT GEMV in float32), with
+// the store, residual, SwiGLU and gelu_new epilogues. Compiled with a CUDA LibTorch only (the
+// kernels are built with it); without a GPU it skips.
 #if MYCONV_HAVE_TORCH_CUDA
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -260,6 +262,122 @@ TEST(TransformerCuda, OwnGemvKernelsMatchReference) {
     for (const GemvCase& c : simt) check_case(c, e, sms);
   }
   for (const GemvCase& c : simt) check_case(c, Elem::f32, sms);
+}
+
+// The split-KV attention (split_kv_attention) on raw device memory against a float64 softmax:
+// q, the cache's K and V rows random (never zeros) in the element type, positions past *pos
+// poisoned (NaN) so that reading one shows, the output poisoned; both kernels, grouped-query
+// heads, several splits (and splits wholly past *pos), a split longer than one shared-memory tile.
+struct AttentionCase {
+  int batch, nq, nkv, d;
+  std::int64_t max_len, pos;
+};
+
+void check_attention(const AttentionCase& c, Elem e, int kernels, int sms) {
+  const std::string what = std::string(e == Elem::f32 ? "fp32" : e == Elem::f16 ? "fp16" : "bf16") +
+                           " attention v" + std::to_string(kernels) + " batch " +
+                           std::to_string(c.batch) + " heads " + std::to_string(c.nq) + "/" +
+                           std::to_string(c.nkv) + " d " + std::to_string(c.d) + " pos " +
+                           std::to_string(c.pos) + " of " + std::to_string(c.max_len);
+  std::mt19937 gen(99 + c.batch + 3 * c.nq + 5 * c.d);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const std::size_t es = bytes_of(e);
+  const std::size_t q_count = std::size_t(c.batch) * c.nq * c.d;
+  const std::size_t kv_count = std::size_t(c.batch) * c.nkv * c.max_len * c.d;
+  std::vector<unsigned char> q(q_count * es), k(kv_count * es), v(kv_count * es);
+  for (std::size_t i = 0; i < q_count; ++i) store_elem(q, i, u(gen) * 2.0f, e);
+  for (std::size_t i = 0; i < kv_count; ++i) {
+    const bool filled = std::int64_t(i / c.d % c.max_len) <= c.pos;
+    store_elem(k, i, filled ? u(gen) * 2.0f : NAN, e);
+    store_elem(v, i, filled ? u(gen) : NAN, e);
+  }
+  std::vector<double> want(q_count);
+  double scale = 0;
+  const int rep = c.nq / c.nkv;
+  for (int b = 0; b < c.batch; ++b)
+    for (int h = 0; h < c.nq; ++h) {
+      const std::size_t kv0 = (std::size_t(b) * c.nkv + h / rep) * c.max_len * c.d;
+      const std::size_t q0 = (std::size_t(b) * c.nq + h) * c.d;
+      std::vector<double> s(c.pos + 1);
+      double big = -INFINITY;
+      for (std::int64_t t = 0; t <= c.pos; ++t) {
+        double dot = 0;
+        for (int j = 0; j < c.d; ++j)
+          dot += double(load_elem(q, q0 + j, e)) * load_elem(k, kv0 + t * c.d + j, e);
+        s[t] = dot / std::sqrt(double(c.d));
+        big = std::max(big, s[t]);
+      }
+      double den = 0;
+      for (double& x : s) den += (x = std::exp(x - big));
+      for (int j = 0; j < c.d; ++j) {
+        double o = 0;
+        for (std::int64_t t = 0; t <= c.pos; ++t) o += s[t] * load_elem(v, kv0 + t * c.d + j, e);
+        want[q0 + j] = o / den;
+        scale += (o / den) * (o / den);
+      }
+    }
+  scale = std::sqrt(scale / double(q_count));
+
+  cuda::AttentionArgs a;
+  a.batch = c.batch;
+  a.nq = c.nq;
+  a.nkv = c.nkv;
+  a.d = c.d;
+  a.max_len = c.max_len;
+  a.kernels = kernels;
+  a.chunk = cuda::attention_chunk(c.max_len, kernels, std::int64_t(c.batch) * c.nkv, sms);
+  const int splits = cuda::attention_splits(a);
+  const std::vector<unsigned char> pos_bytes(reinterpret_cast<const unsigned char*>(&c.pos),
+                                             reinterpret_cast<const unsigned char*>(&c.pos) + 8);
+  const std::size_t parts = std::size_t(c.batch) * c.nq * splits;
+  const Device dq(q), dk(k), dv(v), dpos(pos_bytes),
+      dout(std::vector<unsigned char>(q_count * es, 0xff)),
+      dpo(std::vector<unsigned char>(parts * c.d * 4, 0xff)),
+      dpml(std::vector<unsigned char>(parts * 2 * 4, 0xff)),
+      dcount(std::vector<unsigned char>(std::size_t(c.batch) * c.nkv * 4, 0));
+  a.q = dq.p;
+  a.cache_k = dk.p;
+  a.cache_v = dv.p;
+  a.pos = static_cast<const std::int64_t*>(dpos.p);
+  a.out = dout.p;
+  a.partial_o = static_cast<float*>(dpo.p);
+  a.partial_ml = static_cast<float*>(dpml.p);
+  a.counters = static_cast<unsigned*>(dcount.p);
+  const char* why = nullptr;
+  ASSERT_TRUE(cuda::attention_supported(a, e, &why)) << what << ": " << why;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  cuda::split_kv_attention(a, e, true, stream);
+  const cudaError_t done = cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  ASSERT_EQ(done, cudaSuccess) << what << ": " << cudaGetErrorString(done);
+  const std::vector<unsigned char> got = dout.read(q_count * es);
+  const double rel = e == Elem::f32 ? 1e-4 : e == Elem::f16 ? 1e-2 : 2e-2;
+  int bad = 0;
+  for (std::size_t i = 0; i < q_count; ++i) {
+    const double g = load_elem(got, i, e);
+    if (!(std::fabs(g - want[i]) <= rel * (std::fabs(want[i]) + scale)) && ++bad <= 3)
+      ADD_FAILURE() << what << ": element " << i << " is " << g << ", want " << want[i];
+  }
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << q_count << " elements off";
+  // The counters are left zero for the next step.
+  const std::vector<unsigned char> counts = dcount.read(std::size_t(c.batch) * c.nkv * 4);
+  for (unsigned char byte : counts) EXPECT_EQ(byte, 0) << what;
+}
+
+TEST(TransformerCuda, OwnAttentionKernelsMatchReference) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no GPU";
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  const std::vector<AttentionCase> cases = {
+      {1, 8, 2, 64, 256, 200},   // several splits, four query heads a KV head
+      {3, 6, 3, 32, 48, 20},     // splits wholly past pos
+      {17, 16, 16, 8, 256, 199}, // splits longer than one 64-position tile
+  };
+  for (Elem e : {Elem::f32, Elem::f16, Elem::bf16})
+    for (int kernels : {2, 1})
+      for (const AttentionCase& c : cases) check_attention(c, e, kernels, sms);
 }
 
 }  // namespace
