@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(kNormRowsWarps * 32) norm_rows_kernel(GemvArgs
 // The k order inside an mma is free as long as A and B share it: lane (g = lane / 4, t = lane % 4)
 // loads 8 consecutive elements (16 bytes) at k = 32 s + 8 t of its two weight rows and of x row g,
 // and feeds elements 0-3 to one mma, 4-7 to the next.
-template <typename T, int NT>
+template <typename T, int NT, bool SLICED>
 __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -105,7 +105,6 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
   if (chunks > 1) load(1, wa1, wb1);
   launch_dependents();
   wait_for_previous();
-  const bool staged = mma_stages(a, sizeof(T));
   const T* x = static_cast<const T*>(a.x);
   // Rows that do not fit: a chunk's slice (its pass's 8 NT rows x its round's span of k) copied
   // into one of two buffers [8 NT][span] the chunk before, so that the MMA loop reads shared
@@ -122,15 +121,15 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
         cp_async16(dst + std::size_t(row) * span + (kk - k0), x + std::size_t(b0 + row) * a.k + kk);
     }
   };
-  if (staged) {
+  if constexpr (!SLICED) {
     T* xs = reinterpret_cast<T*>(smem);
     stage_input<T>(a, xs);
     x = xs;
   } else if (chunks > 0) {
     copy_slice(0);
   }
-  const std::size_t rows_bytes = staged ? (std::size_t(a.batch) * a.k * sizeof(T) + 15) / 16 * 16
-                                        : 2 * std::size_t(8 * NT) * span * sizeof(T);
+  const std::size_t rows_bytes = SLICED ? 2 * std::size_t(8 * NT) * span * sizeof(T)
+                                        : (std::size_t(a.batch) * a.k * sizeof(T) + 15) / 16 * 16;
   // [2 buffers][warps][NT n-tiles][4][32 lanes]
   float* red = reinterpret_cast<float*>(smem + rows_bytes);
   float acc[NT][4];
@@ -143,8 +142,8 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
   const auto step = [&](int c, uint4* wa, uint4* wb) {
     const int round = c % rounds, unit = c / rounds, b0 = unit % passes * 8 * NT;
     const T* slice = slices + std::size_t(c % 2) * 8 * NT * span;
-    if (!staged) {  // chunk c's slice landed; every warp is past chunk c - 1 (its buffer is free)
-      cp_async_wait_all();
+    if constexpr (SLICED) {  // chunk c's slice landed; every warp is past chunk c - 1 (its buffer
+      cp_async_wait_all();   // is free)
       __syncthreads();
       if (c + 1 < chunks) copy_slice(c + 1);
     }
@@ -155,8 +154,8 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int n = b0 + nt * 8 + g;
-        const T* xp = staged ? x + std::size_t(n) * a.k + std::size_t(ch) * 8
-                             : slice + std::size_t(n - b0) * span + (ch * 8 - round * span);
+        const T* xp = SLICED ? slice + std::size_t(n - b0) * span + (ch * 8 - round * span)
+                             : x + std::size_t(n) * a.k + std::size_t(ch) * 8;
         const uint4 xv = n < a.batch && ch < kchunks ? *reinterpret_cast<const uint4*>(xp) : zero;
         const unsigned a_lo[4] = {wa[u].x, wb[u].x, wa[u].y, wb[u].y};
         const unsigned b_lo[2] = {xv.x, xv.y};
@@ -207,7 +206,7 @@ std::size_t& norm_rows_allowed() {
   return bytes;
 }
 
-template <typename T, int NT>
+template <typename T, int NT, bool SLICED>
 std::size_t& mma_allowed() {
   static std::size_t bytes = 0;
   return bytes;
@@ -224,10 +223,15 @@ void launch_mma_gemv(const GemvArgs& a, Elem e, int blocks, int warps, std::size
         allow_shared(kernel, shared, allowed);
         launch(kernel, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
       };
-      if (a.batch <= 8)
-        go(mma_gemv_kernel<T, 1>, mma_allowed<T, 1>());
+      const bool whole = mma_stages(a, sizeof(T));
+      if (a.batch <= 8 && whole)
+        go(mma_gemv_kernel<T, 1, false>, mma_allowed<T, 1, false>());
+      else if (a.batch <= 8)
+        go(mma_gemv_kernel<T, 1, true>, mma_allowed<T, 1, true>());
+      else if (whole)
+        go(mma_gemv_kernel<T, 2, false>, mma_allowed<T, 2, false>());
       else
-        go(mma_gemv_kernel<T, 2>, mma_allowed<T, 2>());
+        go(mma_gemv_kernel<T, 2, true>, mma_allowed<T, 2, true>());
     }
   });
 }
