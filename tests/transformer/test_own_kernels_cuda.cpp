@@ -3,7 +3,7 @@
 // without LibTorch's kernels, so that compute-sanitizer's racecheck (which stops on those) can run
 // it. The GEMV cases: the tensor-core GEMV (several tiles a block, fewer tiles than
 // multiprocessors, one and two n-tiles, several batch passes, the input rows from the norm
-// kernel, from its own prologue, copied into shared memory whole or a slice at a time, exactly 48
+// kernel, from its own prologue, copied into shared memory or read from global memory, exactly 48
 // KiB of shared memory) and the SIMT GEMV, in fp16 and bf16 (and the SIMT GEMV in float32), with
 // the store, residual, SwiGLU and gelu_new epilogues. Compiled with a CUDA LibTorch only (the
 // kernels are built with it); without a GPU it skips.
@@ -248,8 +248,8 @@ TEST(TransformerCuda, OwnGemvKernelsMatchReference) {
       {2400, 320, 3, NormKind::layer, Epilogue::swiglu, 1, false, false, true},
       // batch 1: the rows (16 KiB) and the sums (32 KiB) are exactly 48 KiB of shared memory
       {64, 8192, 1, NormKind::none, Epilogue::store, 1, false, true, false},
-      // batch 20 x k 8192: the rows do not fit in shared memory (a chunk's slice at a time),
-      // two batch passes, four rounds on blocks of 16 warps
+      // batch 20 x k 8192: the rows do not fit in shared memory (read from global memory), two
+      // batch passes, four rounds on blocks of 16 warps
       {48, 8192, 20, NormKind::none, Epilogue::residual, 4, false, false, true},
       // the same on blocks of 8 warps (132 tiles: as many as an H100's multiprocessors)
       {2112, 6144, 16, NormKind::none, Epilogue::store, 4, false, true, true},

@@ -228,9 +228,8 @@ std::size_t gemv_shared_bytes(const GemvArgs& a, Elem e) {
                                  ? 0
                                  : std::size_t(a.batch) * std::size_t(a.k) * elem_bytes(e);
   if (!use_mma(a, e)) return staged;
-  const std::size_t rows = mma_stages(a, elem_bytes(e))
-                               ? std::size_t(a.batch) * std::size_t(a.k) * elem_bytes(e)
-                               : kMmaSliceBytes;
+  const std::size_t rows =
+      mma_stages(a, elem_bytes(e)) ? std::size_t(a.batch) * std::size_t(a.k) * elem_bytes(e) : 0;
   return (rows + 15) / 16 * 16 + kMmaSumBytes;
 }
 

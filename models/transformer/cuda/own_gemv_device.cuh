@@ -305,12 +305,8 @@ constexpr int kMmaUnroll = 4;
 // Shared memory of the tiles' sums: [2 buffers][kMmaMaxWarps][2 n-tiles][4][32 lanes] floats.
 constexpr std::size_t kMmaSumBytes = sizeof(float) * 2 * kMmaMaxWarps * 2 * 4 * 32;
 
-// Shared memory of the input rows' slices where they do not fit whole: [2 buffers][16 rows]
-// [kMmaMaxWarps x kMmaUnroll x 32 k values] of 16-bit elements.
-constexpr std::size_t kMmaSliceBytes = 2 * 16 * std::size_t(kMmaMaxWarps) * kMmaUnroll * 32 * 2;
-
-// Whether the tensor-core GEMV copies its input rows into shared memory whole (a prologue makes
-// them there, or they fit beside the sums), else a chunk's slice at a time.
+// Whether the tensor-core GEMV copies its input rows into shared memory (a prologue makes them
+// there, or they fit beside the sums), else reads them from global memory in its MMA loop.
 __host__ __device__ inline bool mma_stages(const GemvArgs& a, std::size_t elem) {
   return a.norm != NormKind::none || a.ids ||
          std::size_t(a.batch) * a.k * elem + kMmaSumBytes <= kMaxShared;

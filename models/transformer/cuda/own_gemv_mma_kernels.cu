@@ -62,14 +62,13 @@ __global__ void __launch_bounds__(kNormRowsWarps * 32) norm_rows_kernel(GemvArgs
 // so the next chunk's loads are in flight while this one computes and while the tile is summed,
 // and the first two chunks are loaded before the wait on the previous kernel (weights only: no
 // earlier kernel writes them). The input rows are copied into shared memory where mma_stages
-// (made there by stage_input's prologue where the GEMV has one), else a chunk's slice of them at
-// a time, a chunk ahead (cp.async, two buffers, a barrier a chunk).
+// (made there by stage_input's prologue where the GEMV has one), else read from global memory.
 // After a tile's last round the warps' sums meet in shared memory
 // (two buffers, so one barrier a tile) and warps 0 .. NT-1 finish the rows as the SIMT kernel.
 // The k order inside an mma is free as long as A and B share it: lane (g = lane / 4, t = lane % 4)
 // loads 8 consecutive elements (16 bytes) at k = 32 s + 8 t of its two weight rows and of x row g,
 // and feeds elements 0-3 to one mma, 4-7 to the next.
-template <typename T, int NT, bool SLICED>
+template <typename T, int NT>
 __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -105,33 +104,17 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
   if (chunks > 1) load(1, wa1, wb1);
   launch_dependents();
   wait_for_previous();
+  const bool staged = mma_stages(a, sizeof(T));
   const T* x = static_cast<const T*>(a.x);
-  // Rows that do not fit: a chunk's slice (its pass's 8 NT rows x its round's span of k) copied
-  // into one of two buffers [8 NT][span] the chunk before, so that the MMA loop reads shared
-  // memory either way.
-  const int span = warps * kMmaUnroll * 32;
-  T* slices = reinterpret_cast<T*>(smem);
-  const auto copy_slice = [&](int c) {
-    const int round = c % rounds, b0 = c / rounds % passes * 8 * NT, k0 = round * span;
-    T* dst = slices + std::size_t(c % 2) * 8 * NT * span;
-    const int vecs = span / 8;  // 16-byte vectors of a slice row
-    for (int i = threadIdx.x; i < 8 * NT * vecs; i += blockDim.x) {
-      const int row = i / vecs, kk = k0 + i % vecs * 8;
-      if (b0 + row < a.batch && kk < a.k)
-        cp_async16(dst + std::size_t(row) * span + (kk - k0), x + std::size_t(b0 + row) * a.k + kk);
-    }
-  };
-  if constexpr (!SLICED) {
+  if (staged) {
     T* xs = reinterpret_cast<T*>(smem);
     stage_input<T>(a, xs);
     x = xs;
-  } else if (chunks > 0) {
-    copy_slice(0);
   }
-  const std::size_t rows_bytes = SLICED ? 2 * std::size_t(8 * NT) * span * sizeof(T)
-                                        : (std::size_t(a.batch) * a.k * sizeof(T) + 15) / 16 * 16;
+  const std::size_t staged_bytes =
+      staged ? (std::size_t(a.batch) * a.k * sizeof(T) + 15) / 16 * 16 : 0;
   // [2 buffers][warps][NT n-tiles][4][32 lanes]
-  float* red = reinterpret_cast<float*>(smem + rows_bytes);
+  float* red = reinterpret_cast<float*>(smem + staged_bytes);
   float acc[NT][4];
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt)
@@ -141,12 +124,6 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
   // the tile's sums.
   const auto step = [&](int c, uint4* wa, uint4* wb) {
     const int round = c % rounds, unit = c / rounds, b0 = unit % passes * 8 * NT;
-    const T* slice = slices + std::size_t(c % 2) * 8 * NT * span;
-    if constexpr (SLICED) {  // chunk c's slice landed; every warp is past chunk c - 1 (its buffer
-      cp_async_wait_all();   // is free)
-      __syncthreads();
-      if (c + 1 < chunks) copy_slice(c + 1);
-    }
 #pragma unroll
     for (int u = 0; u < kMmaUnroll; ++u) {
       const int s = (round * warps + warp) * kMmaUnroll + u, ch = s * 4 + t;
@@ -154,9 +131,10 @@ __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a)
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int n = b0 + nt * 8 + g;
-        const T* xp = SLICED ? slice + std::size_t(n - b0) * span + (ch * 8 - round * span)
-                             : x + std::size_t(n) * a.k + std::size_t(ch) * 8;
-        const uint4 xv = n < a.batch && ch < kchunks ? *reinterpret_cast<const uint4*>(xp) : zero;
+        const uint4 xv =
+            n < a.batch && ch < kchunks
+                ? *reinterpret_cast<const uint4*>(x + std::size_t(n) * a.k + std::size_t(ch) * 8)
+                : zero;
         const unsigned a_lo[4] = {wa[u].x, wb[u].x, wa[u].y, wb[u].y};
         const unsigned b_lo[2] = {xv.x, xv.y};
         mma_16816<T>(acc[nt], a_lo, b_lo);
@@ -206,7 +184,7 @@ std::size_t& norm_rows_allowed() {
   return bytes;
 }
 
-template <typename T, int NT, bool SLICED>
+template <typename T, int NT>
 std::size_t& mma_allowed() {
   static std::size_t bytes = 0;
   return bytes;
@@ -223,15 +201,10 @@ void launch_mma_gemv(const GemvArgs& a, Elem e, int blocks, int warps, std::size
         allow_shared(kernel, shared, allowed);
         launch(kernel, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
       };
-      const bool whole = mma_stages(a, sizeof(T));
-      if (a.batch <= 8 && whole)
-        go(mma_gemv_kernel<T, 1, false>, mma_allowed<T, 1, false>());
-      else if (a.batch <= 8)
-        go(mma_gemv_kernel<T, 1, true>, mma_allowed<T, 1, true>());
-      else if (whole)
-        go(mma_gemv_kernel<T, 2, false>, mma_allowed<T, 2, false>());
+      if (a.batch <= 8)
+        go(mma_gemv_kernel<T, 1>, mma_allowed<T, 1>());
       else
-        go(mma_gemv_kernel<T, 2, true>, mma_allowed<T, 2, true>());
+        go(mma_gemv_kernel<T, 2>, mma_allowed<T, 2>());
     }
   });
 }
