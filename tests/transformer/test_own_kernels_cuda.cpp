@@ -32,6 +32,10 @@ using cuda::Elem;
 using cuda::Epilogue;
 using cuda::NormKind;
 
+std::string dtype_name(Elem e) {
+  return e == Elem::f32 ? "fp32" : e == Elem::f16 ? "fp16" : "bf16";
+}
+
 // Host storage of element type e: bits, and the float a value rounds to.
 std::size_t bytes_of(Elem e) {
   return e == Elem::f32 ? 4 : 2;
@@ -98,8 +102,7 @@ struct GemvCase {
 std::string name_of(const GemvCase& c, Elem e) {
   static const char* norms[] = {"none", "rms", "layer"};
   static const char* epis[] = {"store", "rope_kv", "swiglu", "gelu", "residual"};
-  return std::string(e == Elem::f32 ? "fp32" : e == Elem::f16 ? "fp16" : "bf16") + " n " +
-         std::to_string(c.n) + " k " + std::to_string(c.k) + " batch " +
+  return dtype_name(e) + " n " + std::to_string(c.n) + " k " + std::to_string(c.k) + " batch " +
          std::to_string(c.batch) + " norm " + norms[static_cast<int>(c.norm)] + " " +
          epis[static_cast<int>(c.epilogue)] + " mma from " + std::to_string(c.mma_from) +
          (c.scratch ? " scratch" : "");
@@ -282,8 +285,7 @@ struct AttentionCase {
 };
 
 void check_attention(const AttentionCase& c, Elem e, int kernels, int sms) {
-  const std::string what = std::string(e == Elem::f32 ? "fp32" : e == Elem::f16 ? "fp16" : "bf16") +
-                           " attention v" + std::to_string(kernels) + " batch " +
+  const std::string what = dtype_name(e) + " attention v" + std::to_string(kernels) + " batch " +
                            std::to_string(c.batch) + " heads " + std::to_string(c.nq) + "/" +
                            std::to_string(c.nkv) + " d " + std::to_string(c.d) + " pos " +
                            std::to_string(c.pos) + " of " + std::to_string(c.max_len);
@@ -377,9 +379,9 @@ TEST(TransformerCuda, OwnAttentionKernelsMatchReference) {
   const int sms = gpu_sms();
   if (sms == 0) GTEST_SKIP() << "no GPU";
   const std::vector<AttentionCase> cases = {
-      {1, 8, 2, 64, 256, 200},   // several splits, four query heads a KV head
-      {3, 6, 3, 32, 48, 20},     // splits wholly past pos
-      {17, 16, 16, 8, 256, 199}, // splits longer than one 64-position tile
+      {1, 8, 2, 64, 256, 200},    // several splits, four query heads a KV head
+      {3, 6, 3, 32, 48, 20},      // splits wholly past pos
+      {17, 16, 16, 8, 256, 199},  // splits longer than one 64-position tile
   };
   for (Elem e : {Elem::f32, Elem::f16, Elem::bf16})
     for (int kernels : {2, 1})

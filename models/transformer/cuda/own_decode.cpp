@@ -274,8 +274,9 @@ class OwnDecodeGraph final : public DecodeGraph {
            (pdl_ ? ", programmatic dependent launch" : ", plain launches") + ", kernels v" +
            std::to_string(kernels_) +
            (elem_ == cuda::Elem::f32 ? ""
-            : batch_ >= mma_from_    ? " with the tensor-core GEMV"
-                                     : " with the SIMT GEMV below batch " + std::to_string(mma_from_)) +
+            : batch_ >= mma_from_
+                ? " with the tensor-core GEMV"
+                : " with the SIMT GEMV below batch " + std::to_string(mma_from_)) +
            note_;
   }
 

@@ -67,11 +67,11 @@ __device__ __forceinline__ float group_sum(float v, float* red, int g) {
 constexpr int kStageUnroll = 8;
 
 // The block's input rows into xs [batch][k]: the embedding (written to x_out too, the residual
-// stream, where write_out: block 0 of a GEMV) or a copy of x (16-byte vectors, kStageUnroll of them loaded before any is
-// stored); then RMSNorm (float32 statistics, cast back, times the weight, as Qwen2RMSNorm) or
-// LayerNorm (float32, one rounding, as at::layer_norm), a 16-byte vector of a row at a time. A
-// row's statistics are summed by a group of warps (all of them at batch 1, one a row from batch =
-// warps on). k is a multiple of 16 bytes of elements (gemv_supported).
+// stream, where write_out: block 0 of a GEMV) or a copy of x (16-byte vectors, kStageUnroll of them
+// loaded before any is stored); then RMSNorm (float32 statistics, cast back, times the weight, as
+// Qwen2RMSNorm) or LayerNorm (float32, one rounding, as at::layer_norm), a 16-byte vector of a row
+// at a time. A row's statistics are summed by a group of warps (all of them at batch 1, one a row
+// from batch = warps on). k is a multiple of 16 bytes of elements (gemv_supported).
 template <typename T>
 __device__ void stage_input(const GemvArgs& a, T* xs, bool write_out = blockIdx.x == 0) {
   constexpr int V = vec_elems<T>();

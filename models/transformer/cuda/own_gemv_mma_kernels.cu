@@ -1,6 +1,7 @@
 // The decode step's GEMV on tensor cores (fp16, bf16; batch >= GemvArgs::mma_from), beside the
-// SIMT variants in own_decode_kernels.cu, whose norm_gemv launches it through launch_mma_gemv. Needs
-// sm_80 or newer (mma.sync m16n8k16); built only with a CUDA LibTorch, with the rest of own_cuda.
+// SIMT variants in own_decode_kernels.cu, whose norm_gemv launches it through launch_mma_gemv.
+// Needs sm_80 or newer (mma.sync m16n8k16); built only with a CUDA LibTorch, with the rest of
+// own_cuda.
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c models/transformer/cuda/own_gemv_mma_kernels.cu
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -52,22 +53,24 @@ __global__ void __launch_bounds__(kNormRowsWarps * 32) norm_rows_kernel(GemvArgs
   for (int i = threadIdx.x; i < a.k / vec_elems<T>(); i += blockDim.x) dst[i] = src[i];
 }
 
-// The GEMV on tensor cores (fp16, bf16; batch >= GemvArgs::mma_from). A block's tile is 8 row pairs (A
-// rows 0-7 the pairs' r0, rows 8-15 their r1) x 8 NT batch rows (NT n-tiles of 8); the block's
-// warps split k, each walking its share of the tile in rounds of kMmaUnroll 32-element steps (a
-// warp's steps of a round adjacent: 256 contiguous bytes of each row). A
-// warp's work is one sequence of chunks (a chunk: one round of one tile and one pass of 8 NT batch
-// rows; the block's tiles come grid-strided, so every warp of the block sees the same sequence)
-// through two register buffers: a buffer takes the chunk two on as soon as its last MMA is issued,
-// so the next chunk's loads are in flight while this one computes and while the tile is summed,
-// and the first two chunks are loaded before the wait on the previous kernel (weights only: no
-// earlier kernel writes them). The input rows are copied into shared memory where mma_stages
-// (made there by stage_input's prologue where the GEMV has one), else read from global memory.
-// After a tile's last round the warps' sums meet in shared memory
-// (two buffers, so one barrier a tile) and warps 0 .. NT-1 finish the rows as the SIMT kernel.
-// The k order inside an mma is free as long as A and B share it: lane (g = lane / 4, t = lane % 4)
-// loads 8 consecutive elements (16 bytes) at k = 32 s + 8 t of its two weight rows and of x row g,
-// and feeds elements 0-3 to one mma, 4-7 to the next.
+// The GEMV on tensor cores (fp16, bf16; batch >= GemvArgs::mma_from).
+// - Tile: 8 row pairs (A rows 0-7 the pairs' r0, rows 8-15 their r1) x 8 NT batch rows (NT
+//   n-tiles of 8). The block's warps split k; each walks its share of the tile in rounds of
+//   kMmaUnroll 32-element steps, a warp's steps of a round adjacent (256 contiguous bytes of each
+//   row).
+// - Chunks: a warp's work is one sequence of chunks (one round of one tile and one pass of 8 NT
+//   batch rows). The block's tiles come grid-strided, so every warp of the block sees the same
+//   sequence. Two register buffers: each takes the chunk two ahead as soon as its last MMA is
+//   issued, so the next chunk's loads are in flight while this one computes and while the tile is
+//   summed. The first two chunks are loaded before the wait on the previous kernel (weights only:
+//   no earlier kernel writes them).
+// - Input rows: copied into shared memory where mma_stages (made there by stage_input's prologue
+//   where the GEMV has one), else read from global memory.
+// - Sums: after a tile's last round the warps' sums meet in shared memory (two buffers, so one
+//   barrier a tile), and warps 0 .. NT-1 finish the rows as the SIMT kernel does.
+// - k order: free inside an mma as long as A and B share it. Lane (g = lane / 4, t = lane % 4)
+//   loads 8 consecutive elements (16 bytes) at k = 32 s + 8 t of its two weight rows and of x row
+//   g, and feeds elements 0-3 to one mma, 4-7 to the next.
 template <typename T, int NT>
 __global__ void __launch_bounds__(kMmaMaxWarps * 32) mma_gemv_kernel(GemvArgs a) {
   extern __shared__ __align__(16) unsigned char smem[];
