@@ -254,6 +254,14 @@ struct Counted {
 // run) and counts the bytes of every tensor made during the case; predicted: the recorded
 // prediction less the weights (made before the case).
 Counted count_case(const ModelConfig& cfg, const Problem& p, const Sampling& sampling = {}) {
+  // ATen's own CPU kernels: where the processor has AVX-512, LibTorch runs bf16 matmuls through
+  // oneDNN, whose reorders allocate buffers through the same allocator (the count then depends
+  // on the processor, and the prediction describes the tensors the model makes).
+  struct NoMkldnn {
+    bool was = at::globalContext().userEnabledMkldnn();
+    NoMkldnn() { at::globalContext().setUserEnabledMkldnn(false); }
+    ~NoMkldnn() { at::globalContext().setUserEnabledMkldnn(was); }
+  } const no_mkldnn;
   const at::ScalarType st = p.dtype == bench::DataType::bf16 ? at::kBFloat16 : at::kFloat;
   Model m = Model::random(cfg, 1, st, at::kCPU);
   const Backend impl("libtorch_eager", "cpu", DecodeMode::eager);
