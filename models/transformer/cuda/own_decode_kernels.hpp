@@ -1,21 +1,22 @@
 // own_cuda's decode step (own_decode.cpp) as our own kernels on raw device pointers: five launches
-// per layer and one for the head, every one on the caller's stream (a graph capture takes them in).
+// per layer and one for the head (a norm_rows kernel more before each normalized tensor-core
+// GEMV), every one on the caller's stream (a graph capture takes them in).
 // The GEMV (norm_gemv, own_decode_kernels.cu) streams a weight [n][k] (nn.Linear's row-major
 // layout) once for every row of the batch: 16-byte loads, each group of warps two output rows (k
 // split over the group's lanes so that a row's loads go out at once; the first rows' weights loaded
 // before the wait on the previous kernel, the next rows' before the current rows' sums), float32
 // accumulation (in fp16 and bf16 from batch GemvArgs::mma_from on: mma.sync tiles of 16 weight rows
 // x 8 batch rows, k split over a block's warps, the input rows made once by a kernel before it:
-// own_gemv_mma_kernels.cu); its prologue makes the input rows in
-// shared memory (embedding, RMSNorm or LayerNorm of the residual stream, recomputed by every block:
-// the rows are small), its epilogue does what follows the GEMV (bias, RoPE and the KV-cache write,
-// SwiGLU or gelu_new, the residual add). The attention (own_attention_kernels.cu) is split-KV
-// (flash-decoding) over the static cache with the grouped-query heads of one KV head in one block:
-// the split's K and V rows staged in shared memory, positions past *pos skipped, the splits merged
-// by the last block of each KV head (no second launch). Roundings to the element type follow
-// transformers' eager order (what Model::forward does). Every kernel waits for the kernels before
-// it (griddepcontrol.wait) before it reads their output, so each may be launched with programmatic
-// dependent launch.
+// own_gemv_mma_kernels.cu); the SIMT GEMV's prologue makes the input rows in shared memory
+// (embedding, RMSNorm or LayerNorm of the residual stream, recomputed by every block: the rows are
+// small at batch 1 to 3), its epilogue does what follows the GEMV (bias, RoPE and the KV-cache
+// write, SwiGLU or gelu_new, the residual add). The attention (own_attention_kernels.cu) is
+// split-KV (flash-decoding) over the static cache with the grouped-query heads of one KV head in
+// one block: the split's K and V rows staged in shared memory, positions past *pos skipped, the
+// splits merged by the last block of each KV head (no second launch). Roundings to the element type
+// follow transformers' eager order (what Model::forward does). Every kernel waits for the kernels
+// before it (griddepcontrol.wait) before it reads their output, so each may be launched with
+// programmatic dependent launch.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -33,6 +34,7 @@ enum class NormKind { none, rms, layer };
 // weight rows (x traffic = batch x 16 bytes per 32 bytes of weights), an mma.sync m16n8k16 reads
 // it once per 16 rows.
 constexpr int kMmaFromBatch = 4;
+
 // What the GEMV's output rows become. store: y = xW^T + b into out [batch][n]. rope_kv: rows are
 // q, k, v heads of head_dim d: q (RoPE'd) into out [batch][nq d], k (RoPE'd) and v into the cache
 // at *pos. swiglu: rows [gate; up] (n = 2 inter): silu(gate) * up into out [batch][inter].
