@@ -3,7 +3,9 @@
 // norm + QKV GEMV + bias + RoPE + KV-cache write; split-KV attention with its merge; o-proj GEMV
 // + bias + residual; norm + gate/up GEMV + SwiGLU (GPT-2: up + bias + gelu_new); down GEMV + bias
 // + residual (the first layer's first launch also gathers the embedding); then final norm +
-// lm_head GEMV into the logits and argmax_rows's greedy tokens. Prefill stays on LibTorch
+// lm_head GEMV into the logits and argmax_rows's greedy tokens. Where a normalized GEMV runs on
+// tensor cores, a small kernel before it makes its input rows (the norm; the embedding). Prefill
+// stays on LibTorch
 // (Model::forward). The kernels are launched with programmatic dependent launch where the graph
 // capture takes it, plain otherwise or with the environment's MYCONV_OWN_CUDA_PDL=0 (an A/B of
 // the launch mode); the record's extra.decode_step says which ran. The GEMVs run on tensor cores
