@@ -5,14 +5,14 @@
 // + residual (the first layer's first launch also gathers the embedding); then final norm +
 // lm_head GEMV into the logits and argmax_rows's greedy tokens. Where a normalized GEMV runs on
 // tensor cores, a small kernel before it makes its input rows (the norm; the embedding). Prefill
-// stays on LibTorch
-// (Model::forward). The kernels are launched with programmatic dependent launch where the graph
-// capture takes it, plain otherwise or with the environment's MYCONV_OWN_CUDA_PDL=0 (an A/B of
-// the launch mode); the record's extra.decode_step says which ran. The GEMVs run on tensor cores
-// in fp16 and bf16 from batch 4 on, and at every batch where a layer's weights are at least 64
-// MiB (MYCONV_OWN_CUDA_MMA_FROM=N asks for batch N on); in float32, where a layer's weights are at
-// least 64 MiB and the batch is 1 to 3, the step is instead one persistent kernel (own_step.hpp,
-// kernels v3); MYCONV_OWN_CUDA_KERNELS=3, 2 or 1 asks for one. Built with a CUDA LibTorch only.
+// stays on LibTorch (Model::forward). The kernels are launched with programmatic dependent launch
+// where the graph capture takes it, plain otherwise or with the environment's MYCONV_OWN_CUDA_PDL=0
+// (an A/B of the launch mode); the record's extra.decode_step says which ran. The GEMVs run on
+// tensor cores in fp16 and bf16 from batch 4 on, and at every batch where a layer's weights are at
+// least 64 MiB (MYCONV_OWN_CUDA_MMA_FROM=N asks for batch N on); in float32, where a layer's
+// weights are at least 64 MiB and the batch is 1 to 3, the step is instead one persistent kernel
+// (own_step.hpp, kernels v3); MYCONV_OWN_CUDA_KERNELS=3, 2 or 1 asks for one. Built with a CUDA
+// LibTorch only.
 #pragma once
 
 #include <cstdint>
