@@ -100,8 +100,9 @@ int run(const Options& o, const CLI::App& app, const std::string& command_head) 
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{
-      "mymlp: the lecture's MLP benchmark (run_mlp) through LibTorch eager, a CUDA graph and "
-      "cuBLASLt: time per call and per step (forward, backward), TFLOP/s against the measured "
+      "mymlp: the lecture's MLP benchmark (run_mlp) through LibTorch eager, a CUDA graph, "
+      "cuBLASLt and our GEMM engine: time per call and per step (forward, backward), TFLOP/s "
+      "against the measured "
       "matmul ceiling, peak memory, gradients checked against float64; scaling studies, square "
       "matmuls and a profile"};
   bench::add_version_flag(app);

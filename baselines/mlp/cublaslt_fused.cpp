@@ -28,7 +28,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,8 +38,8 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/cuda_raii.hpp"
-#include "core/cuda/cuda_services.hpp"
 #include "core/error.hpp"
+#include "models/mlp/cuda/graph_step.hpp"
 #include "models/mlp/cuda/step_kernels.hpp"
 
 namespace mlp {
@@ -55,15 +54,14 @@ cublasComputeType_t compute_type(DataType dt) {
   return dt == DataType::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-using Bytes = bench::DeviceBuffer<unsigned char>;
+using cuda::Bytes;
 
 // One GEMM of the step: descriptors, epilogue pointers, the heuristic's algorithm.
 // D (m x n, column-major, ld m) = op(A) op(B) (+ beta C, C = D), epilogue applied.
 class Gemm {
  public:
-  Gemm(cublasLtHandle_t h, DataType dt, bool trans_a, bool trans_b, std::int64_t m,
-       std::int64_t n, std::int64_t k, cublasLtEpilogue_t epilogue, const void* bias,
-       const void* aux)
+  Gemm(cublasLtHandle_t h, DataType dt, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+       std::int64_t k, cublasLtEpilogue_t epilogue, const void* bias, const void* aux)
       : h_(h), m_(m), n_(n), k_(k) {
     cublasLtMatmulDesc_t d = nullptr;
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&d, compute_type(dt), CUDA_R_32F));
@@ -75,14 +73,14 @@ class Gemm {
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                                 sizeof epilogue));
     if (bias)
-      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                  sizeof bias));
+      CUBLAS_CHECK(
+          cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     if (aux) {
       CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
                                                   &aux, sizeof aux));
       const std::int64_t ld = m;  // the aux matrix is m x n like D
-      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld,
-                                                  sizeof ld));
+      CUBLAS_CHECK(
+          cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof ld));
     }
     a_ = layout(dt, trans_a ? k : m, trans_a ? m : k);
     b_ = layout(dt, trans_b ? n : k, trans_b ? k : n);
@@ -129,24 +127,17 @@ class Gemm {
   cublasLtMatmulHeuristicResult_t algo_{};
 };
 
-class FusedInstance final : public Instance {
+class FusedInstance final : public cuda::GraphStepInstance {
  public:
   FusedInstance(const MlpProblem& p, const MlpData& data)
-      : p_(p), handle_(bench::make_lt_handle()), timer_(stream_.get()) {
+      : GraphStepInstance(p, "cublaslt_fused"), handle_(bench::make_lt_handle()) {
     const std::int64_t D = p.dim, B = p.batch_size, L = p.num_layers;
-    const auto act = std::size_t(B * D) * esize(), vec = std::size_t(D) * esize();
-    auto upload = [&](const std::vector<float>& v) {
-      const std::vector<unsigned char> bytes = bench::to_storage_bytes(v, store_type());
-      Bytes buf(bytes.size());
-      buf.upload_async(bytes.data(), stream_.get());
-      stream_.synchronize();
-      return buf;
-    };
+    const auto act = std::size_t(B * D) * element_bytes(), vec = std::size_t(D) * element_bytes();
     x_ = upload(data.x);
     for (std::int64_t l = 0; l < L; ++l) {
       w_.push_back(upload(data.weight[std::size_t(l)]));
       b_.push_back(upload(data.bias[std::size_t(l)]));
-      dw_.emplace_back(std::size_t(D * D) * esize());
+      dw_.emplace_back(std::size_t(D * D) * element_bytes());
       db_.emplace_back(vec);
       h_.emplace_back(act);
       z_.emplace_back(act);
@@ -157,12 +148,12 @@ class FusedInstance final : public Instance {
     scale_ = upload(std::vector<float>(std::size_t(D), 1.0f / float(B * D)));
     ones_ = upload(std::vector<float>(std::size_t(B), 1.0f));
     workspace_ = Bytes(kWorkspaceBytes);
-    loss_sum_ = bench::DeviceBuffer<float>(1);
     // The GEMMs, their pointers fixed here (see the header comment for the shapes).
     const DataType dt = p.dtype;
     for (std::int64_t l = 0; l < L; ++l)
-      forward_.emplace_back(handle_.get(), dt, true, false, D, B, D, CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
-                            b_[std::size_t(l)].data(), z_[std::size_t(l)].data());
+      forward_.emplace_back(handle_.get(), dt, true, false, D, B, D,
+                            CUBLASLT_EPILOGUE_GELU_AUX_BIAS, b_[std::size_t(l)].data(),
+                            z_[std::size_t(l)].data());
     // Backward GEMMs write db of the first step directly, later steps into db_step_.
     for (int first = 0; first < 2; ++first) {
       void* last_db = first ? db_[std::size_t(L - 1)].data() : db_step_.data();
@@ -179,61 +170,18 @@ class FusedInstance final : public Instance {
                                       CUBLASLT_EPILOGUE_DEFAULT, nullptr, nullptr);
   }
 
-  void compile() override {
-    for (auto& g : forward_) g.choose("forward (GELU_AUX_BIAS)");
-    for (int f = 0; f < 2; ++f) {
-      last_[f]->choose("last layer's DGELU_BGRAD");
-      for (auto& g : dh_[f]) g.choose("backward dX (DGELU_BGRAD)");
-    }
-    dw_gemm_->choose("weight gradient");
-    call();  // warm-up: cuBLASLt's lazy set-up happens outside the capture
-    stream_.synchronize();
-    graph_ = capture("call", [this] { call(); });
-    forward_graph_ = capture("forward", [this] { forward(); });
-  }
   void poison_output() override {
-    for (auto& g : dw_) g.fill_bytes_async(0xFF, stream_.get());
-    for (auto& g : db_) g.fill_bytes_async(0xFF, stream_.get());
-    CUDA_CHECK(cudaMemsetAsync(loss_sum_.data(), 0xFF, sizeof(float), stream_.get()));
-  }
-  void run() override { graph_->launch(); }
-  void sync() override { stream_.synchronize(); }
-  double loss() override {
-    float sum = 0;
-    CUDA_CHECK(cudaMemcpyAsync(&sum, loss_sum_.data(), sizeof sum, cudaMemcpyDeviceToHost,
-                               stream_.get()));
-    stream_.synchronize();
-    return double(sum) / double(p_.batch_size * p_.dim);
+    for (auto& g : dw_) g.fill_bytes_async(0xFF, stream());
+    for (auto& g : db_) g.fill_bytes_async(0xFF, stream());
+    CUDA_CHECK(cudaMemsetAsync(loss_sum(), 0xFF, sizeof(float), stream()));
   }
   std::vector<std::vector<float>> gradients() override {
     std::vector<std::vector<float>> out;
     for (std::size_t l = 0; l < dw_.size(); ++l) {
-      out.push_back(download(dw_[l], std::size_t(p_.dim * p_.dim)));
-      out.push_back(download(db_[l], std::size_t(p_.dim)));
+      out.push_back(download(dw_[l], std::size_t(problem().dim * problem().dim)));
+      out.push_back(download(db_[l], std::size_t(problem().dim)));
     }
     return out;
-  }
-  // As libtorch_graph splits its graph's step: forward = a replay of the forward alone,
-  // backward = one step's share of a call's replay minus the forward.
-  PhaseTimes time_phases(int steps) override {
-    PhaseTimes t;
-    t.clock = "CUDA events: forward = a replay of a graph of the forward alone; backward = "
-              "(a replay of the call's graph) / num_steps - forward";
-    bench::Event e0, e1, e2;
-    for (int i = 0; i < steps; ++i) {
-      e0.record(stream_.get());
-      forward_graph_->launch();
-      e1.record(stream_.get());
-      graph_->launch();
-      e2.record(stream_.get());
-      e2.synchronize();
-      float f = 0, call = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&f, e0.get(), e1.get()));
-      CUDA_CHECK(cudaEventElapsedTime(&call, e1.get(), e2.get()));
-      t.forward_ms.push_back(f);
-      t.backward_ms.push_back(call / float(p_.num_steps) - f);
-    }
-    return t;
   }
   std::optional<std::int64_t> peak_memory_bytes(std::string*) override {
     // Everything is allocated up front: the sum of the instance's buffers.
@@ -243,99 +191,82 @@ class FusedInstance final : public Instance {
       for (const auto& buf : *v) n += std::int64_t(buf.bytes());
     return n;
   }
-  bench::DeviceTimer* device_timer() override { return &timer_; }
-  void* cuda_stream() override { return stream_.get(); }
-  std::unique_ptr<bench::Replay> make_replay(bench::DeviceServices&, int, std::string* why) override {
-    if (why) *why = "cublaslt_fused is a replayed graph already";
-    return nullptr;
-  }
   std::string algorithm() const override {
-    return std::string("CUDA graph replay of cuBLASLt GEMMs, forward GELU_AUX_BIAS, backward "
-                       "DGELU_BGRAD, ") +
-           (p_.dtype == DataType::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F");
+    return std::string(
+               "CUDA graph replay of cuBLASLt GEMMs, forward GELU_AUX_BIAS, backward "
+               "DGELU_BGRAD, ") +
+           (problem().dtype == DataType::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
+                                              : "CUBLAS_COMPUTE_32F");
   }
   nlohmann::ordered_json extra() const override {
     return {{"cublaslt_version", bench::cublaslt_version()},
             {"gelu", "tanh approximation (cuBLASLt's GELU epilogues)"},
-            {"parameters_dtype", p_.dtype == DataType::bf16 ? "bf16" : "fp32"},
+            {"parameters_dtype", problem().dtype == DataType::bf16 ? "bf16" : "fp32"},
             {"master_weights", "none: parameters, activations and gradients in the dtype"},
             {"workspace_limit_bytes", kWorkspaceBytes},
             {"launch", "one CUDA graph of the whole call (captured in compile()), replayed"},
-            {"compile_includes", "cublasLtMatmulAlgoGetHeuristic for each GEMM (first result), "
-                                 "one warm-up call, the graph captures"}};
+            {"compile_includes",
+             "cublasLtMatmulAlgoGetHeuristic for each GEMM (first result), "
+             "one warm-up call, the graph captures"}};
   }
 
  private:
-  DataType store_type() const { return p_.dtype == DataType::bf16 ? DataType::bf16 : DataType::fp32; }
-  std::size_t esize() const { return std::size_t(bench::storage_bytes(store_type())); }
+  void choose() override {
+    for (auto& g : forward_) g.choose("forward (GELU_AUX_BIAS)");
+    for (int f = 0; f < 2; ++f) {
+      last_[f]->choose("last layer's DGELU_BGRAD");
+      for (auto& g : dh_[f]) g.choose("backward dX (DGELU_BGRAD)");
+    }
+    dw_gemm_->choose("weight gradient");
+  }
 
   // One call of run_mlp as enqueued work: what the graph holds.
-  void call() {
-    for (auto& g : dw_) g.fill_bytes_async(0, stream_.get());
-    for (std::int64_t s = 0; s < p_.num_steps; ++s) {
+  void call() override {
+    for (auto& g : dw_) g.fill_bytes_async(0, stream());
+    for (std::int64_t s = 0; s < problem().num_steps; ++s) {
       forward();
       backward(s == 0);
     }
   }
 
-  std::unique_ptr<bench::Replay> capture(const char* what, const std::function<void()>& body) {
-    std::string why;
-    std::unique_ptr<bench::Replay> g = bench::capture_cuda_graph(stream_.get(), body, 1, &why);
-    if (!g) throw std::runtime_error(std::string("CUDA graph of the ") + what + ": " + why);
-    return g;
-  }
-
-  void forward() {
-    const cudaStream_t s = stream_.get();
+  void forward() override {
+    const cudaStream_t s = stream();
     const void* in = x_.data();
     for (std::size_t l = 0; l < forward_.size(); ++l) {
       forward_[l].run(w_[l].data(), in, h_[l].data(), 0.0f, workspace_.data(), s);
       in = h_[l].data();
     }
-    cuda::sum_to(in, p_.dtype == DataType::bf16, p_.batch_size * p_.dim, loss_sum_.data(), s);
+    cuda::sum_to(in, problem().dtype == DataType::bf16, problem().batch_size * problem().dim,
+                 loss_sum(), s);
   }
 
   void backward(bool first) {
-    const cudaStream_t s = stream_.get();
-    const bool bf16 = p_.dtype == DataType::bf16;
+    const cudaStream_t s = stream();
+    const bool bf16 = problem().dtype == DataType::bf16;
     const std::size_t L = forward_.size();
     const int f = first ? 1 : 0;
     // dz_{L-1} and db_{L-1}.
     last_[f]->run(scale_.data(), ones_.data(), dz_[0].data(), 0.0f, workspace_.data(), s);
-    if (!first) cuda::add_to(db_[L - 1].data(), db_step_.data(), bf16, p_.dim, s);
+    if (!first) cuda::add_to(db_[L - 1].data(), db_step_.data(), bf16, problem().dim, s);
     int cur = 0;
     for (std::size_t l = L; l-- > 0;) {
       const void* prev = l == 0 ? x_.data() : h_[l - 1].data();
       dw_gemm_->run(prev, dz_[cur].data(), dw_[l].data(), 1.0f, workspace_.data(), s);
       if (l == 0) break;
-      dh_[f][l - 1].run(w_[l].data(), dz_[cur].data(), dz_[1 - cur].data(), 0.0f,
-                        workspace_.data(), s);
-      if (!first) cuda::add_to(db_[l - 1].data(), db_step_.data(), bf16, p_.dim, s);
+      dh_[f][l - 1].run(w_[l].data(), dz_[cur].data(), dz_[1 - cur].data(), 0.0f, workspace_.data(),
+                        s);
+      if (!first) cuda::add_to(db_[l - 1].data(), db_step_.data(), bf16, problem().dim, s);
       cur = 1 - cur;
     }
   }
 
-  std::vector<float> download(const Bytes& buf, std::size_t count) {
-    std::vector<unsigned char> bytes(buf.bytes());
-    buf.download_async(bytes.data(), stream_.get());
-    stream_.synchronize();
-    std::vector<float> out(count);
-    bench::from_storage_bytes(bytes.data(), count, store_type(), out.data());
-    return out;
-  }
-
-  MlpProblem p_;
   bench::LtHandle handle_;
-  bench::Stream stream_;
-  bench::CudaEventTimer timer_;
   Bytes x_, db_step_, scale_, ones_, workspace_;
   Bytes dz_[2];
   std::vector<Bytes> w_, b_, dw_, db_, h_, z_;
-  bench::DeviceBuffer<float> loss_sum_;
   std::vector<Gemm> forward_;
   std::unique_ptr<Gemm> last_[2], dw_gemm_;
   std::vector<Gemm> dh_[2];
-  std::unique_ptr<bench::Replay> graph_, forward_graph_;
 };
 
 // --matmul: one plain cuBLASLt GEMM, C = A B row-major (C^T = B^T A^T column-major).
@@ -395,9 +326,7 @@ class FusedBackend final : public Backend {
  public:
   std::string name() const override { return "cublaslt_fused"; }
   std::string device() const override { return "cuda"; }
-  std::string library_version() const override {
-    return "cuBLASLt " + bench::cublaslt_version();
-  }
+  std::string library_version() const override { return "cuBLASLt " + bench::cublaslt_version(); }
   Support available() const override {
     const bench::CudaAvailability a = bench::cuda_device_available();
     return a.ok ? Support::yes() : Support::no(a.reason);
@@ -406,8 +335,10 @@ class FusedBackend final : public Backend {
   std::string profiler() const override { return "cupti"; }
   Support check_support(const MlpProblem& p) const override {
     if (p.dim % 8 != 0)
-      return Support::no("cuBLASLt's GELU aux matrix needs a leading dimension (dim) divisible "
-                         "by 8; dim is " + std::to_string(p.dim));
+      return Support::no(
+          "cuBLASLt's GELU aux matrix needs a leading dimension (dim) divisible "
+          "by 8; dim is " +
+          std::to_string(p.dim));
     return Support::yes();
   }
   std::unique_ptr<Instance> prepare(const MlpProblem& p, const MlpData& data) const override {

@@ -3,6 +3,9 @@
 #include "experiments/registry/mlp.hpp"
 
 #include "baselines/mlp/backends.hpp"
+#if MYCONV_HAVE_CUDA
+#include "models/mlp/cuda/own_mlp.hpp"
+#endif
 
 namespace mlp {
 namespace {
@@ -15,7 +18,8 @@ std::unique_ptr<Backend> factory(const BackendOptions&) {
 using Known = bench::KnownBackend<Backend, BackendOptions>;
 
 // Report order: the CPU (the lecture's code on the host), then the GPU: the lecture's code, the
-// same step replayed as a CUDA graph, and the step written on cuBLASLt with fused epilogues.
+// same step replayed as a CUDA graph, the step written on cuBLASLt with fused epilogues, and the
+// step on our own GEMM engine with fused epilogues.
 const Known kKnown[] = {
     {"libtorch_cpu", "cpu",
      "the lecture's run_mlp in LibTorch: torch::nn::Linear + gelu, autograd, on the CPU",
@@ -44,6 +48,14 @@ const Known kKnown[] = {
      "DGELU_BGRAD backward, plain GEMMs for the weight gradients (GeLU tanh)",
 #if MYCONV_HAVE_CUDA
      &factory<make_cublaslt_fused_backend>, ""},
+#else
+     nullptr, MYCONV_WHY_NO_CUDA},
+#endif
+    {"own_cuda", "cuda",
+     "the step on our wgmma GEMM engine without autograd: bias + GELU (erf) epilogue keeping the "
+     "pre-activation, dGELU epilogue with the bias gradient, bf16",
+#if MYCONV_HAVE_CUDA
+     &factory<make_own_cuda_backend>, ""},
 #else
      nullptr, MYCONV_WHY_NO_CUDA},
 #endif

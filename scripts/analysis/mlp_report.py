@@ -8,7 +8,8 @@ parameter on log-log axes (one line per implementation and dtype) and matmul TFL
 dim. A "Targets" section states issue 12's targets against what the inputs hold (met, missed by
 how much, or not measured): libtorch_graph <= 0.2x libtorch_eager at the example; at dim 4096 the
 CUDA implementations at >= 95% of the matmul ceiling in fp32 and >= 70% in tf32 and bf16;
-cublaslt_fused <= libtorch_graph at every size of the scaling studies; C++ libtorch_eager <=
+cublaslt_fused and own_cuda <= libtorch_graph at every size of the scaling studies; C++
+libtorch_eager <=
 Python PyTorch eager (scripts/references/mlp_reference.py's records, given as another input, e.g.
 the run folder's references/python_reference.json) on the same configuration, device and dtype."""
 
@@ -170,8 +171,40 @@ def median_of(r, figure):
     return number(v.get("median")) if isinstance(v, dict) else None
 
 
+def config_text(r):
+    p = r["params"]
+    mode = "" if timing_of(r) == "real" else f" ({timing_of(r)})"
+    return (f"d{p['dim']} L{p['num_layers']} B{p['batch_size']} s{p['num_steps']} "
+            f"{r.get('dtype', 'fp32')}{mode}")
+
+
+def graph_rows(mlps, by, backend):
+    """The rows of 'backend <= libtorch_graph at every scaling-study size', one per dtype and
+    timing mode."""
+    rows, pairs = [], []
+    for f in mlps:
+        name = str(f.get("name", ""))
+        if f["backend"] != backend or not (name == "base" or name.startswith("scale_")):
+            continue
+        g = by.get((config_key(f), "libtorch_graph"))
+        fm, gm = primary(f)[0], primary(g)[0] if g else None
+        if fm is not None and gm:
+            pairs.append((fm / gm, f, fm, gm))
+    for dtype, mode in sorted({(f.get("dtype", "fp32"), timing_of(f)) for _, f, _, _ in pairs}):
+        mine = [x for x in pairs if (x[1].get("dtype", "fp32"), timing_of(x[1])) == (dtype, mode)]
+        worst = max(mine, key=lambda x: x[0])
+        over = sum(1 for x in mine if x[0] > 1)
+        timed = "" if mode == "real" else f" ({mode})"
+        rows.append([f"{backend} <= libtorch_graph at every scaling-study size",
+                     f"{len(mine)} sizes in {dtype}{timed}; worst {config_text(worst[1])}",
+                     f"{fmt(worst[2])} / {fmt(worst[3])} ms = {worst[0]:.3f}x",
+                     "met" if over == 0 else f"missed at {over} of {len(mine)} sizes "
+                                             f"(worst by {worst[0] - 1:.1%})"])
+    return rows
+
+
 def targets(results):
-    """Rows [target, case, figures, verdict] of issue 12's targets."""
+    """Rows [target, case, figures, verdict] of issue 12's targets (and issue 26's own_cuda row)."""
     mlps = [r for r in results if passed(r) and (r.get("params") or {}).get("kind") == "mlp"]
     by = {}
     for r in mlps:
@@ -182,12 +215,6 @@ def targets(results):
         """The eager LibTorch record on device: libtorch_<device>, or libtorch_eager_<device> as
         results written before the suites shared one backend naming scheme name it."""
         return by.get((key, f"libtorch_{device}")) or by.get((key, f"libtorch_eager_{device}"))
-
-    def config_text(r):
-        p = r["params"]
-        mode = "" if timing_of(r) == "real" else f" ({timing_of(r)})"
-        return (f"d{p['dim']} L{p['num_layers']} B{p['batch_size']} s{p['num_steps']} "
-                f"{r.get('dtype', 'fp32')}{mode}")
 
     # libtorch_graph <= 0.2x libtorch_eager at the example.
     for g in [r for r in mlps if r.get("name") == "example" and r["backend"] == "libtorch_graph"]:
@@ -210,26 +237,9 @@ def targets(results):
         rows.append([f"dim 4096 at >= {bar:.0%} of the matmul ceiling",
                      f"{config_text(r)} {r['backend']}", f"{frac:.1%}",
                      "met" if frac >= bar else f"missed by {bar - frac:.1%} points"])
-    # cublaslt_fused <= libtorch_graph at every size of the scaling studies.
-    pairs = []
-    for f in mlps:
-        name = str(f.get("name", ""))
-        if f["backend"] != "cublaslt_fused" or not (name == "base" or name.startswith("scale_")):
-            continue
-        g = by.get((config_key(f), "libtorch_graph"))
-        fm, gm = primary(f)[0], primary(g)[0] if g else None
-        if fm is not None and gm:
-            pairs.append((fm / gm, f, fm, gm))
-    for dtype, mode in sorted({(f.get("dtype", "fp32"), timing_of(f)) for _, f, _, _ in pairs}):
-        mine = [x for x in pairs if (x[1].get("dtype", "fp32"), timing_of(x[1])) == (dtype, mode)]
-        worst = max(mine, key=lambda x: x[0])
-        over = sum(1 for x in mine if x[0] > 1)
-        timed = "" if mode == "real" else f" ({mode})"
-        rows.append(["cublaslt_fused <= libtorch_graph at every scaling-study size",
-                     f"{len(mine)} sizes in {dtype}{timed}; worst {config_text(worst[1])}",
-                     f"{fmt(worst[2])} / {fmt(worst[3])} ms = {worst[0]:.3f}x",
-                     "met" if over == 0 else f"missed at {over} of {len(mine)} sizes "
-                                             f"(worst by {worst[0] - 1:.1%})"])
+    # cublaslt_fused and own_cuda (issue 26) <= libtorch_graph at every scaling-study size.
+    for backend in ("cublaslt_fused", "own_cuda"):
+        rows += graph_rows(mlps, by, backend)
     # C++ libtorch_eager <= Python PyTorch eager: host clock around call + synchronize on both.
     for py in [r for r in mlps if r["backend"] == "pytorch_python_eager"]:
         cpp = backend_record(by, config_key(py), py.get("device", "cuda"))

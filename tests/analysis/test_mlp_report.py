@@ -72,6 +72,18 @@ class MlpTargets(unittest.TestCase):
         self.assertIn("d512", v[0][0])
         self.assertTrue(v[0][1].startswith("missed at 1 of 2"), v[0][1])
 
+    def test_own_cuda_against_graph_has_its_own_row(self):
+        rows = mlp_report.targets([
+            rec("own_cuda", 256, "bf16", name="base", gpu=0.20),
+            rec("libtorch_graph", 256, "bf16", name="base", gpu=0.26),
+            rec("cublaslt_fused", 256, "bf16", name="base", gpu=0.30)])
+        own = verdicts(rows, "own_cuda <= libtorch_graph")
+        self.assertEqual(len(own), 1)
+        self.assertIn("1 sizes in bf16", own[0][0])
+        self.assertTrue(own[0][1].startswith("met"), own[0][1])
+        fused = verdicts(rows, "cublaslt_fused <= libtorch_graph")
+        self.assertTrue(fused[0][1].startswith("missed at 1 of 1"), fused[0][1])
+
     def test_cpp_against_python(self):
         ex = dict(layers=16, batch=128, steps=5)
         rows = mlp_report.targets([

@@ -11,7 +11,8 @@
 //   and with
 //     split-K (3 splits, or fewer where k has fewer blocks), and each epilogue (identity, bias,
 //     bias + GELU erf and tanh, residual) on edge shapes, against a float64 reference written
-//     here;
+//     here; the MLP's epilogues (bf16): bias + GELU with the pre-activation kept, on a K-major B,
+//     and dGELU with its transposed copy and column sums, each tile, without and with split-K;
 //   - the shapes it refuses (variant 4 not offered; variants 3 and 1 stay).
 // Skipped, with the reason, without a compute capability 9.0 GPU or without the sm_90a build.
 #include <gtest/gtest.h>
@@ -207,6 +208,146 @@ TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
             EXPECT_EQ(c.non_finite, 0u);
           }
     }
+}
+
+// The MLP's epilogues (models/mlp/cuda/own_mlp.cpp), bf16, cooperative, each tile, without and
+// with split-K: bias_gelu_erf_aux on a K-major B (C = gelu(A B^T + bias), aux = A B^T + bias),
+// and dgelu_erf on an MN-major B (C = A B * gelu'(aux), C^T to aux_t, column sums added to a
+// vector that starts at 1), against float64.
+TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
+  SKIP_WITHOUT_ENGINE();
+  using bench::gemm::EpilogueKind;
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const DataType dt = DataType::bf16;
+  bench::Stream stream;
+  std::mt19937 rng(32);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  auto random = [&](std::int64_t count) {
+    std::vector<float> v(static_cast<std::size_t>(count));
+    for (float& x : v) x = bench::round_to(dt, 2 * uniform(rng));
+    return v;
+  };
+  auto upload = [&](const std::vector<float>& v) {
+    const std::vector<unsigned char> bytes = bench::to_storage_bytes(v, dt);
+    bench::DeviceBuffer<unsigned char> d(bytes.size());
+    d.upload_async(bytes.data(), stream.get());
+    stream.synchronize();
+    return d;
+  };
+  auto download = [&](const bench::DeviceBuffer<unsigned char>& d, std::size_t count) {
+    std::vector<unsigned char> bytes(d.bytes());
+    d.download_async(bytes.data(), stream.get());
+    stream.synchronize();
+    std::vector<float> out(count);
+    bench::from_storage_bytes(bytes.data(), count, dt, out.data());
+    return out;
+  };
+  auto expect_close = [&](const std::vector<float>& got, const std::vector<double>& ref,
+                          const Problem& p, const char* what) {
+    const bench::Correctness c = bench::compare(got.data(), ref.data(), got.size(),
+                                                tolerance(p, bench::rms(ref.data(), ref.size())));
+    EXPECT_TRUE(c.passed) << what << ": " << c.message;
+    EXPECT_EQ(c.non_finite, 0u) << what;
+  };
+  for (const bench::gemm::GemmShape shape :
+       {bench::gemm::GemmShape{1, 200, 264, 520}, bench::gemm::GemmShape{2, 40, 136, 72}}) {
+    const std::int64_t M = shape.batch * shape.m, N = shape.n, K = shape.k;
+    const std::size_t mn = std::size_t(M * N);
+    const Problem p = matmul_problem(shape.batch, shape.m, shape.n, shape.k, dt);
+    const std::vector<float> a = random(M * K), b = random(shape.batch * K * N), bias = random(N),
+                             z = random(M * N);
+    // The sums of A B, with B read [k][n] (dgelu) or [n][k] (the forward, K-major).
+    auto product = [&](bool k_major) {
+      std::vector<double> c(mn, 0.0);
+      for (std::int64_t r = 0; r < M; ++r)
+        for (std::int64_t l = 0; l < K; ++l) {
+          const double ail = a[std::size_t(r * K + l)];
+          const std::int64_t bz = r / shape.m * K * N;
+          for (std::int64_t j = 0; j < N; ++j)
+            c[std::size_t(r * N + j)] +=
+                ail * b[std::size_t(bz + (k_major ? j * K + l : l * N + j))];
+        }
+      return c;
+    };
+    const auto da = upload(a), db = upload(b), dbias = upload(bias), dz = upload(z);
+    bench::DeviceBuffer<unsigned char> dc(mn * 2), daux(mn * 2), daux_t(mn * 2);
+    bench::DeviceBuffer<float> dsums{std::size_t(N)};
+    bench::DeviceBuffer<unsigned char> dw(3 * mn * 4);
+    for (int bn : {128, 256})
+      for (int splits : {1, 3})
+        for (bool forward : {true, false}) {
+          SCOPED_TRACE(p.str() + " BN " + std::to_string(bn) + " splits " + std::to_string(splits) +
+                       (forward ? " bias_gelu_erf_aux" : " dgelu_erf"));
+          bench::gemm::GemmShape s = shape;
+          s.b_k_major = forward;
+          const bench::gemm::GemmPlan plan = bench::gemm::gemm_plan(s, sms, bn, splits);
+          ASSERT_EQ(plan.splits > 1, splits > 1);
+          ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
+          dw.fill_bytes_async(0xFF, stream.get());
+          dc.fill_bytes_async(0xFF, stream.get());
+          daux.fill_bytes_async(0xFF, stream.get());
+          daux_t.fill_bytes_async(0xFF, stream.get());
+          const std::vector<float> ones(std::size_t(N), 1.0f);
+          dsums.upload_async(ones.data(), stream.get());
+          bench::gemm::Epilogue e;
+          if (forward) {
+            e.kind = EpilogueKind::bias_gelu_erf_aux;
+            e.bias = dbias.data();
+            e.aux = daux.data();
+          } else {
+            e.kind = EpilogueKind::dgelu_erf;
+            e.aux = dz.data();
+            e.aux_t = daux_t.data();
+            e.column_sums = dsums.data();
+          }
+          bench::gemm::gemm_sm90(bench::MmaDtype::bf16, s, plan, da.data(), db.data(), dc.data(), e,
+                                 dw.data(), stream.get());
+          std::vector<double> ref = product(forward), second(mn), sums(std::size_t(N), 1.0);
+          for (std::size_t i = 0; i < mn; ++i) {
+            const std::size_t j = i % std::size_t(N);
+            if (forward) {
+              second[i] = ref[i] + bias[j];  // the pre-activation
+              ref[i] = 0.5 * second[i] * (1 + std::erf(second[i] / std::sqrt(2.0)));
+            } else {
+              const double x = z[i];
+              ref[i] *= 0.5 * (1 + std::erf(x / std::sqrt(2.0))) +
+                        x * std::exp(-0.5 * x * x) / std::sqrt(2 * 3.14159265358979323846);
+              sums[j] += ref[i];
+              const std::size_t r = i / std::size_t(N), bz = r / std::size_t(shape.m);
+              const std::size_t ri = r % std::size_t(shape.m);
+              second[(bz * std::size_t(N) + j) * std::size_t(shape.m) + ri] = ref[i];
+            }
+          }
+          expect_close(download(dc, mn), ref, p, "C");
+          expect_close(download(forward ? daux : daux_t, mn), second, p, forward ? "aux" : "aux_t");
+          if (!forward) {
+            std::vector<float> got(static_cast<std::size_t>(N));
+            dsums.download_async(got.data(), stream.get());
+            stream.synchronize();
+            // FP32 sums of M FP32 results, each a sum of K products: the dot-product rule in
+            // FP32 for K + M terms.
+            const bench::Correctness c = bench::compare(
+                got.data(), sums.data(), got.size(),
+                bench::dot_tolerance(DataType::fp32, K + M, bench::rms(sums.data(), sums.size())));
+            EXPECT_TRUE(c.passed) << "column sums: " << c.message;
+          }
+        }
+  }
+  // What the build does not hold is refused before anything runs.
+  EXPECT_FALSE(bench::gemm::gemm_epilogue_unsupported_reason(bench::MmaDtype::fp16, false,
+                                                             bench::gemm::GemmSchedule::cooperative,
+                                                             EpilogueKind::dgelu_erf)
+                   .empty());
+  EXPECT_FALSE(bench::gemm::gemm_epilogue_unsupported_reason(bench::MmaDtype::bf16, true,
+                                                             bench::gemm::GemmSchedule::pingpong,
+                                                             EpilogueKind::bias)
+                   .empty());
+  EXPECT_TRUE(bench::gemm::gemm_epilogue_unsupported_reason(bench::MmaDtype::bf16, true,
+                                                            bench::gemm::GemmSchedule::cooperative,
+                                                            EpilogueKind::bias_gelu_erf_aux)
+                  .empty());
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The MLP backends through the case runner: LibTorch eager on the CPU passes its gradient check
 // against float64 on tiny configurations; a tiny scaling study fits; the profile writes its table,
 // a Chrome trace that parses as JSON and the folded stacks. The GPU backends (libtorch_cuda,
-// libtorch_graph, cublaslt_fused) in fp32, tf32 and bf16 skip, with the reason, without a GPU.
+// libtorch_graph, cublaslt_fused in fp32, tf32 and bf16; own_cuda in bf16) skip, with the reason,
+// without a GPU.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -56,9 +57,9 @@ TEST(MlpLibtorchCpu, TinyScalingStudyFits) {
   const Backend* b = find(reg, "libtorch_cpu");
   ASSERT_NE(b, nullptr);
   std::vector<bench::Result> rs;
-  for (const auto& p : study_problems(parse_base("dim=32,num_layers=2,batch_size=32,num_steps=1",
-                                                 DataType::fp32),
-                                      {"num_steps"}))
+  for (const auto& p :
+       study_problems(parse_base("dim=32,num_layers=2,batch_size=32,num_steps=1", DataType::fp32),
+                      {"num_steps"}))
     rs.push_back(run(*b, p));
   const auto j = studies_json(rs);
   ASSERT_EQ(j.size(), 1u);
@@ -108,6 +109,32 @@ TEST_P(MlpGpu, GradientCheckPasses) {
   if (const Support a = b->available(); !a.ok) GTEST_SKIP() << "needs a CUDA device: " << a.reason;
   for (const std::string d : {"mlp:d16l1b8s1:", "mlp:d64l4b32s3:", "mlp:d128l16b128s5:"}) {
     const bench::Result r = run(*b, parse_mlp_problem(d + dtype));
+    EXPECT_EQ(r.status, bench::Status::passed) << bench::testing::describe(r);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Own, MlpGpu, ::testing::Combine(::testing::Values("own_cuda"), ::testing::Values("bf16")),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+// own_cuda beyond the shared cases: split-K in the forward and dX GEMMs (m 40: 8 tiles of 1024
+// columns), a batch that is no multiple of the tile; and what it refuses, with the reason (also
+// without a GPU: the dtype is checked first).
+TEST(MlpOwnCuda, SplitKShapesPassAndOtherDtypesAreRefused) {
+  const auto reg = make_registry();
+  const Backend* b = find(reg, "own_cuda");
+  if (!b) GTEST_SKIP() << "own_cuda is not built here";
+  for (const char* d : {"mlp:d8l1b8s1:fp32", "mlp:d8l1b8s1:tf32"}) {
+    const Support s = b->check_support(parse_mlp_problem(d));
+    EXPECT_FALSE(s.ok) << d;
+    EXPECT_NE(s.reason.find("bf16"), std::string::npos) << s.reason;
+  }
+  if (const Support a = b->available(); !a.ok) GTEST_SKIP() << "needs a CUDA device: " << a.reason;
+  if (const Support s = b->check_support(parse_mlp_problem("mlp:d8l1b8s1:bf16")); !s.ok)
+    GTEST_SKIP() << s.reason;
+  EXPECT_FALSE(b->check_support(parse_mlp_problem("mlp:d64l1b12s1:bf16")).ok);  // batch % 8
+  for (const char* d : {"mlp:d1024l2b40s2:bf16", "mlp:d200l3b264s2:bf16"}) {
+    const bench::Result r = run(*b, parse_mlp_problem(d));
     EXPECT_EQ(r.status, bench::Status::passed) << bench::testing::describe(r);
   }
 }

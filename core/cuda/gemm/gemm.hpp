@@ -18,20 +18,36 @@
 namespace bench::gemm {
 
 // What is applied to each FP32 result before its conversion to the output type, per column j
-// (bias: a vector of n values in the output type) and per element (residual: a tensor of C's
-// shape and type, read at the element's own index).
+// (bias: a vector of n values in the output type) and per element (residual, aux: tensors of C's
+// shape and type, at the element's own index). The last two are an MLP layer's forward and
+// backward (models/mlp/cuda/own_mlp.cpp), as cuBLASLt's GELU_AUX_BIAS and DGELU_BGRAD.
 enum class EpilogueKind {
-  identity,        // C = A B
-  bias,            // C = A B + bias[j]
-  bias_gelu_erf,   // C = gelu(A B + bias[j]), x Phi(x) with erf
-  bias_gelu_tanh,  // C = gelu(A B + bias[j]), the tanh approximation (cuBLASLt's GELU)
-  residual,        // C = A B + residual[b][i][j]
+  identity,           // C = A B
+  bias,               // C = A B + bias[j]
+  bias_gelu_erf,      // C = gelu(A B + bias[j]), x Phi(x) with erf
+  bias_gelu_tanh,     // C = gelu(A B + bias[j]), the tanh approximation (cuBLASLt's GELU)
+  residual,           // C = A B + residual[b][i][j] (residual may be C itself: C += A B)
+  bias_gelu_erf_aux,  // C = gelu(A B + bias[j]) (erf) and aux[b][i][j] = A B + bias[j]
+  // C = A B * gelu'(aux[b][i][j]) (erf); where given, C also to aux_t[b][j][i] (transposed) and
+  // each column's FP32 sum over all rows added to column_sums[j] (atomically: the order of the
+  // additions, and so the last bits, differ between runs).
+  dgelu_erf,
 };
 struct Epilogue {
   EpilogueKind kind = EpilogueKind::identity;
   const void* bias = nullptr;      // bias kinds: n values
   const void* residual = nullptr;  // residual: batch * m * n values
+  void* aux = nullptr;             // bias_gelu_erf_aux: written; dgelu_erf: read
+  void* aux_t = nullptr;           // dgelu_erf, optional: batch * n * m values
+  float* column_sums = nullptr;    // dgelu_erf, optional: n values, added to
 };
+
+// Empty when gemm_sm90 takes epilogue kind e on B of that layout in that type with that
+// schedule, else why not. The build holds what a user needs, no more: tf32 the identity only;
+// a K-major B the identity, or (bf16, cooperative) every kind but dgelu_erf; dgelu_erf bf16, B
+// MN-major, cooperative.
+std::string gemm_epilogue_unsupported_reason(MmaDtype type, bool b_k_major, GemmSchedule schedule,
+                                             EpilogueKind e);
 
 // Empty when the engine can run on the current device (compute capability 9.0 and a build that
 // holds its sm_90a code), else why not. Never throws; asks the device once per process.
@@ -42,9 +58,10 @@ std::string gemm_sm90_unusable_reason();
 // must be 16-byte aligned (the tensor copies' rule); a plan with split-K (plan.splits > 1) needs
 // `workspace`, gemm_workspace_bytes(s, plan) bytes, 16-byte aligned, that nothing else uses until
 // the stream has run the GEMM (two kernels: the splits, then their sum in split order); otherwise
-// workspace may be null. A K-major B (s.b_k_major) and tf32 take the identity epilogue only.
-// Throws std::invalid_argument where a buffer is missing or misaligned, s is not supported or the
-// epilogue is not one s takes, std::logic_error for a plan that is not gemm_plan's for s.
+// workspace may be null. The epilogues each layout, type and schedule takes:
+// gemm_epilogue_unsupported_reason. Throws std::invalid_argument where a buffer is missing or
+// misaligned (aux 16 bytes, aux_t 2, column_sums 4), s is not supported or the epilogue is not
+// one s takes, std::logic_error for a plan that is not gemm_plan's for s.
 void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
                const void* b, void* c, const Epilogue& epilogue, void* workspace,
                cudaStream_t stream);

@@ -33,17 +33,29 @@ __device__ __forceinline__ float gelu_tanh(float x) {
   return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
 
+__device__ __forceinline__ float gelu_erf_grad(float x) {  // Phi(x) + x phi(x)
+  return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
+         x * 0.39894228040143268f * __expf(-0.5f * x * x);
+}
+
+// kColumnSums: the kernels add each column's FP32 results to column_sums (EpilogueDgelu).
 struct EpilogueIdentity {
+  static constexpr bool kColumnSums = false;
   __device__ __forceinline__ float2 operator()(std::int64_t, int, float2 v) const { return v; }
 };
 // Every other epilogue in one kernel per tile, schedule and type: the kind is uniform over the
 // grid (a branch per pair that every thread takes alike), so one kernel for the four kinds costs
 // a few instructions per pair where four kernels cost four compilations on every build.
 template <class T>
+__device__ __forceinline__ void store_pair(T* p, float2 v);
+
+template <class T>
 struct EpilogueFused {
+  static constexpr bool kColumnSums = false;
   EpilogueKind kind;
   const T* bias;      // the bias kinds: n values
   const T* residual;  // residual: C's shape
+  T* aux;             // bias_gelu_erf_aux: C's shape, the pre-activation
   __device__ __forceinline__ float2 operator()(std::int64_t at, int j, float2 v) const {
     if (kind == EpilogueKind::residual) {
       const float2 r = load_pair(residual + at);
@@ -51,9 +63,39 @@ struct EpilogueFused {
     }
     const float2 b = load_pair(bias + j);
     v = make_float2(v.x + b.x, v.y + b.y);
-    if (kind == EpilogueKind::bias_gelu_erf) return make_float2(gelu_erf(v.x), gelu_erf(v.y));
+    if (kind == EpilogueKind::bias_gelu_erf_aux) store_pair(aux + at, v);
+    if (kind == EpilogueKind::bias_gelu_erf || kind == EpilogueKind::bias_gelu_erf_aux)
+      return make_float2(gelu_erf(v.x), gelu_erf(v.y));
     if (kind == EpilogueKind::bias_gelu_tanh) return make_float2(gelu_tanh(v.x), gelu_tanh(v.y));
     return v;  // bias
+  }
+};
+
+// dgelu_erf: C = A B * gelu'(aux), the values also to aux_t transposed where given; the kernels
+// add the results' column sums (kColumnSums) where column_sums is given.
+template <class T>
+struct EpilogueDgelu {
+  static constexpr bool kColumnSums = true;
+  const T* aux;        // C's shape: the pre-activation
+  T* aux_t;            // null, or [batch][n][m]
+  float* column_sums;  // null, or n values
+  std::int64_t m, n;
+  __device__ __forceinline__ float2 operator()(std::int64_t at, int j, float2 v) const {
+    const float2 z = load_pair(aux + at);
+    v = make_float2(v.x * gelu_erf_grad(z.x), v.y * gelu_erf_grad(z.y));
+    if (aux_t) {
+      const std::int64_t row = at / n, b = row / m, i = row - b * m;
+      T* p = aux_t + (b * n + j) * m + i;
+      p[0] = T(v.x);
+      p[m] = T(v.y);
+    }
+    return v;
+  }
+  // Adds s (the FP32 sums of columns j, j + 1 over some rows) to the column sums.
+  __device__ __forceinline__ void add_columns(int j, float2 s) const {
+    if (!column_sums) return;
+    atomicAdd(column_sums + j, s.x);
+    atomicAdd(column_sums + j + 1, s.y);
   }
 };
 

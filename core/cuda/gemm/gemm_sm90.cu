@@ -2,8 +2,10 @@
 // cores (wgmma, sm_90a) fed by the copy engine (TMA), fp16, bf16 and tf32 (B K-major; a block
 // of 32 k values, the same bytes) with FP32 accumulation. Its plan (tile, stages, order, what it
 // takes) is gemm_config.hpp; its interface gemm.hpp. Users:
-// the op suite's matmul, variants 4-9 (ops/cuda/matmul_engine.cu), and conv's 1x1 layers,
-// variant 11 (conv/cuda/gemm_1x1.cpp: nchw with A shared by the batch, nhwc with B K-major).
+// the op suite's matmul, variants 4-9 (ops/cuda/matmul_engine.cu), conv's 1x1 layers,
+// variant 11 (conv/cuda/gemm_1x1.cpp: nchw with A shared by the batch, nhwc with B K-major), and
+// the MLP suite's own_cuda (models/mlp/cuda/own_mlp.cpp: bias + GELU with its pre-activation kept,
+// dGELU with the bias gradient).
 //
 // Build: compiled for sm_90a only (core/cuda/CMakeLists.txt, myconv_sm90a_target: the target's
 // CUDA_ARCHITECTURES is 90a where the build includes 90, i.e. -gencode=arch=compute_90a,
@@ -44,7 +46,9 @@
 //     through the epilogue functor (bias, GELU, residual: gemm_epilogue.cuh), converted to the
 //     output type, gathered by shuffles inside each quad of lanes into 8 neighbouring columns and
 //     stored as one 16-byte vector (a warp's store: 8 rows of 64 contiguous bytes, whole 32-byte
-//     sectors), inside m and n only.
+//     sectors), inside m and n only. The dgelu epilogue (an MLP's backward) stores each pair as
+//     it is and sums each column pair over the warp's 16 rows by shuffles, one atomic add a warp
+//     and column to the column sums.
 //   - ping-pong (plan.schedule, 128x128 tiles): the two consumer warpgroups take the block's
 //     units in turn, each a whole tile (two m64n128 MMAs per k step, accumulators 128 a thread),
 //     their mainloops ordered by named barriers 2 and 3 (the next may start once the one before
@@ -54,7 +58,8 @@
 //     units (tile, split), each a run of the tile's k blocks; the epilogue then stores the FP32
 //     accumulators to the split's partial C in the workspace, and gemm_split_reduce_kernel sums
 //     the partials in split order (the same sum on every run), applies the epilogue functor and
-//     converts.
+//     converts (and adds each pair to the column sums, an atomic a pair, where the epilogue
+//     has them).
 #include "core/cuda/gemm/gemm.hpp"
 
 #include <cuda.h>
@@ -307,6 +312,32 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         continue;
       }
+      if constexpr (Epi::kColumnSums) {  // dgelu_erf: each pair stored as it is, column sums
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col0 + j * 8;
+          float2 sum = make_float2(0.f, 0.f);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = row0 + h * 8;
+            if (row >= args.m || col >= args.n) continue;
+            const std::int64_t at = (batch_rows + row) * args.n + col;
+            const float2 v =
+                epi(at, col, make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]));
+            store_pair(c + at, v);
+            sum.x += v.x;
+            sum.y += v.y;
+          }
+          // The 8 lanes that hold this column pair (lane / 4): the warp's 16 rows, one atomic.
+#pragma unroll
+          for (int o = 4; o < 32; o <<= 1) {
+            sum.x += __shfl_xor_sync(0xFFFFFFFFu, sum.x, o);
+            sum.y += __shfl_xor_sync(0xFFFFFFFFu, sum.y, o);
+          }
+          if (lane < 4 && col < args.n) epi.add_columns(col, sum);
+        }
+        continue;
+      }
       if constexpr (std::is_same_v<T, float>) {  // tf32: FP32 pairs, a quad's 32 bytes in a row
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
@@ -371,7 +402,10 @@ __global__ void __launch_bounds__(256)
       sum.x += v.x;
       sum.y += v.y;
     }
-    store_pair(c + at, epi(at, int(at % n), sum));
+    const int col = int(at % n);
+    const float2 v = epi(at, col, sum);
+    store_pair(c + at, v);
+    if constexpr (Epi::kColumnSums) epi.add_columns(col, v);  // an atomic a pair
   }
 }
 
@@ -438,19 +472,38 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-// K-major B (1x1 convolutions in nhwc) takes the identity epilogue only (gemm_sm90 checks): the
-// instantiations are what the build pays for.
+template <class T>
+EpilogueFused<T> fused(const Epilogue& e) {
+  return {e.kind, static_cast<const T*>(e.bias), static_cast<const T*>(e.residual),
+          static_cast<T*>(e.aux)};
+}
+
+// What gemm_epilogue_unsupported_reason allows, and no more instantiations: the build pays for
+// each. A K-major B (1x1 convolutions in nhwc) with the identity, or in bf16 (cooperative) the
+// fused functor (an MLP's forward, W [out][in] as B); dgelu_erf in bf16 on B MN-major
+// (cooperative).
 template <int BN, bool kPingPong, class T>
 void launch_epilogue(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b,
                      void* c, const Epilogue& e, void* w, cudaStream_t stream) {
-  if (s.b_k_major)
-    return launch_kernel<BN, kPingPong, true, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
-  if (e.kind == EpilogueKind::identity)
+  constexpr bool kMlp = !kPingPong && std::is_same_v<T, __nv_bfloat16>;
+  if (e.kind == EpilogueKind::identity) {
+    if (s.b_k_major)
+      return launch_kernel<BN, kPingPong, true, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
     return launch_kernel<BN, kPingPong, false, T>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
-  launch_kernel<BN, kPingPong, false, T>(
-      s, plan, a, b, c,
-      EpilogueFused<T>{e.kind, static_cast<const T*>(e.bias), static_cast<const T*>(e.residual)}, w,
-      stream);
+  }
+  if constexpr (kMlp) {
+    if (e.kind == EpilogueKind::dgelu_erf)
+      return launch_kernel<BN, false, false, T>(
+          s, plan, a, b, c,
+          EpilogueDgelu<T>{static_cast<const T*>(e.aux), static_cast<T*>(e.aux_t), e.column_sums,
+                           s.m, s.n},
+          w, stream);
+    if (s.b_k_major)
+      return launch_kernel<BN, false, true, T>(s, plan, a, b, c, fused<T>(e), w, stream);
+  }
+  if (e.kind == EpilogueKind::dgelu_erf || s.b_k_major)
+    throw std::logic_error("gemm_sm90: an epilogue the build does not hold");  // checked before
+  launch_kernel<BN, kPingPong, false, T>(s, plan, a, b, c, fused<T>(e), w, stream);
 }
 
 // tf32: B K-major, the identity epilogue (gemm_sm90 checks).
@@ -481,6 +534,22 @@ bool aligned16(const void* p) {
 
 }  // namespace
 
+std::string gemm_epilogue_unsupported_reason(MmaDtype type, bool b_k_major, GemmSchedule schedule,
+                                             EpilogueKind e) {
+  if (e == EpilogueKind::identity) return "";
+  if (type == MmaDtype::tf32) return "tf32 takes the identity epilogue only";
+  const bool mlp = type == MmaDtype::bf16 && schedule == GemmSchedule::cooperative;
+  if (e == EpilogueKind::dgelu_erf) {
+    if (!mlp || b_k_major)
+      return "the dgelu epilogue is built for bf16, B MN-major and the cooperative schedule only";
+    return "";
+  }
+  if (b_k_major && !mlp)
+    return "a K-major B takes the identity epilogue, or in bf16 with the cooperative schedule the "
+           "bias, GELU and residual ones";
+  return "";
+}
+
 std::string gemm_sm90_unusable_reason() {
   static const std::string reason = []() -> std::string {
     if (!MYCONV_GEMM_SM90A)
@@ -505,16 +574,24 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
                cudaStream_t stream) {
   if (const std::string why = gemm_unsupported_reason(s, mma_dtype_bytes(type)); !why.empty())
     throw std::invalid_argument("gemm_sm90: " + why);
-  const bool needs_bias = epilogue.kind == EpilogueKind::bias ||
-                          epilogue.kind == EpilogueKind::bias_gelu_erf ||
-                          epilogue.kind == EpilogueKind::bias_gelu_tanh;
+  const EpilogueKind e = epilogue.kind;
+  const bool needs_bias = e == EpilogueKind::bias || e == EpilogueKind::bias_gelu_erf ||
+                          e == EpilogueKind::bias_gelu_tanh || e == EpilogueKind::bias_gelu_erf_aux;
+  const bool needs_aux = e == EpilogueKind::bias_gelu_erf_aux || e == EpilogueKind::dgelu_erf;
+  const auto misaligned = [](const void* p, std::uintptr_t to) {
+    return reinterpret_cast<std::uintptr_t>(p) % to != 0;
+  };
   if (!aligned16(a) || !aligned16(b) || !aligned16(c) ||
       (needs_bias && (epilogue.bias == nullptr || !aligned16(epilogue.bias))) ||
-      (epilogue.kind == EpilogueKind::residual &&
-       (epilogue.residual == nullptr || !aligned16(epilogue.residual))))
+      (e == EpilogueKind::residual &&
+       (epilogue.residual == nullptr || !aligned16(epilogue.residual))) ||
+      (needs_aux && (epilogue.aux == nullptr || !aligned16(epilogue.aux))) ||
+      (e == EpilogueKind::dgelu_erf &&
+       (misaligned(epilogue.aux_t, 2) || misaligned(epilogue.column_sums, 4))))
     throw std::invalid_argument("gemm_sm90: tensors must be present and 16-byte aligned");
-  if ((s.b_k_major || type == MmaDtype::tf32) && epilogue.kind != EpilogueKind::identity)
-    throw std::invalid_argument("gemm_sm90: a K-major B and tf32 take the identity epilogue only");
+  if (const std::string why = gemm_epilogue_unsupported_reason(type, s.b_k_major, plan.schedule, e);
+      !why.empty())
+    throw std::invalid_argument("gemm_sm90: " + why);
   // The SM count sets only the grid (and the rule's splits, given here as forced).
   const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits, plan.schedule);
   if ((plan.bn != 128 && plan.bn != 256) || plan.bk != expected.bk ||

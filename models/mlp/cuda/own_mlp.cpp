@@ -1,0 +1,296 @@
+// MLP backend "own_cuda": the step of run_mlp on our GEMM engine (core/cuda/gemm/gemm.hpp), bf16
+// parameters, activations and gradients (no fp32 master weights, as cublaslt_fused), FP32
+// accumulation, GeLU erf (PyTorch's default, the lecture's). Every tensor row-major as in
+// PyTorch: x, h, z [batch][dim], W [out][in]. Per layer l (B = batch, D = dim):
+//   forward:  h_l = gelu(h_{l-1} W_l^T + b_l), z_l = the pre-activation: one GEMM, m B, n D, k D,
+//             B operand W_l read K-major, the bias_gelu_erf_aux epilogue.
+//   loss:     the sum of h_{L-1} (its mean is the loss; step_kernels.cu).
+//   backward, last layer: dz_{L-1} = gelu'(z_{L-1}) / (B D), with its transpose and its column
+//             sums (db) in one kernel (step_kernels.cu).
+//   backward, layer l: dW_l (+)= dz_l^T h_{l-1}: one GEMM, m D, n D, k B, A = dz_l^T (the
+//             transpose the step before wrote), the identity epilogue in the call's first step,
+//             then the residual epilogue on dW_l itself (dW_l += ...); then for l > 0
+//             dz_{l-1} = (dz_l W_l) * gelu'(z_{l-1}): one GEMM, m B, n D, k D, B operand W_l
+//             MN-major, the dgelu_erf epilogue, which also writes dz_{l-1}^T and adds its column
+//             sums to db_{l-1}.
+//   Bias gradients: FP32 sums over the call's steps (atomic adds: their order, and so the last
+//   bits, vary between runs), converted to bf16 once at the end of the call.
+// Plans: the engine's rule (gemm_plan: tile, split-K) for the device's SMs, the cooperative
+// schedule (the dgelu and K-major epilogues are built for it). A call (memset of the bias sums,
+// then num_steps steps) is captured once into a CUDA graph and replayed, as libtorch_graph and
+// cublaslt_fused are (graph_step.hpp).
+#include "models/mlp/cuda/own_mlp.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/cuda/cuda_check.hpp"
+#include "core/cuda/cuda_info.hpp"
+#include "core/cuda/gemm/gemm.hpp"
+#include "models/mlp/cuda/graph_step.hpp"
+#include "models/mlp/cuda/step_kernels.hpp"
+
+namespace mlp {
+namespace {
+
+namespace gemm = bench::gemm;
+using cuda::Bytes;
+
+int sm_count() {
+  int device = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+// One GEMM of the step: its shape and the engine's plan for it.
+struct Gemm {
+  gemm::GemmShape shape;
+  gemm::GemmPlan plan;
+  Gemm(std::int64_t m, std::int64_t n, std::int64_t k, bool b_k_major, int sms) {
+    shape.m = m;
+    shape.n = n;
+    shape.k = k;
+    shape.b_k_major = b_k_major;
+    plan = gemm::gemm_plan(shape, sms);
+  }
+  std::size_t workspace_bytes() const { return gemm::gemm_workspace_bytes(shape, plan); }
+  void run(const void* a, const void* b, void* c, const gemm::Epilogue& e, void* workspace,
+           cudaStream_t s) const {
+    gemm::gemm_sm90(bench::MmaDtype::bf16, shape, plan, a, b, c, e, workspace, s);
+  }
+};
+
+class OwnInstance final : public cuda::GraphStepInstance {
+ public:
+  OwnInstance(const MlpProblem& p, const MlpData& data)
+      : GraphStepInstance(p, "own_cuda"),
+        sms_(sm_count()),
+        forward_gemm_(p.batch_size, p.dim, p.dim, true, sms_),
+        dw_gemm_(p.dim, p.dim, p.batch_size, false, sms_),
+        dh_gemm_(p.batch_size, p.dim, p.dim, false, sms_) {
+    const std::int64_t D = p.dim, B = p.batch_size, L = p.num_layers;
+    const auto act = std::size_t(B * D) * element_bytes();
+    x_ = upload(data.x);
+    for (std::int64_t l = 0; l < L; ++l) {
+      w_.push_back(upload(data.weight[std::size_t(l)]));
+      b_.push_back(upload(data.bias[std::size_t(l)]));
+      dw_.emplace_back(std::size_t(D * D) * element_bytes());
+      h_.emplace_back(act);
+      z_.emplace_back(act);
+    }
+    db_ = Bytes(std::size_t(L * D) * element_bytes());
+    db_sum_ = bench::DeviceBuffer<float>(std::size_t(L * D));
+    dz_[0] = Bytes(act);
+    dz_[1] = Bytes(act);
+    dz_t_ = Bytes(act);
+    const std::size_t ws = std::max(
+        {forward_gemm_.workspace_bytes(), dw_gemm_.workspace_bytes(), dh_gemm_.workspace_bytes()});
+    if (ws > 0) workspace_ = Bytes(ws);
+  }
+
+  void poison_output() override {
+    for (auto& g : dw_) g.fill_bytes_async(0xFF, stream());
+    db_.fill_bytes_async(0xFF, stream());
+    CUDA_CHECK(cudaMemsetAsync(loss_sum(), 0xFF, sizeof(float), stream()));
+  }
+  std::vector<std::vector<float>> gradients() override {
+    const std::size_t D = std::size_t(problem().dim);
+    const std::vector<float> db = download(db_, db_.bytes() / element_bytes());
+    std::vector<std::vector<float>> out;
+    for (std::size_t l = 0; l < dw_.size(); ++l) {
+      out.push_back(download(dw_[l], D * D));
+      out.emplace_back(db.begin() + std::ptrdiff_t(l * D),
+                       db.begin() + std::ptrdiff_t((l + 1) * D));
+    }
+    return out;
+  }
+  std::optional<std::int64_t> peak_memory_bytes(std::string*) override {
+    // Everything is allocated up front: the sum of the instance's buffers.
+    std::int64_t n = std::int64_t(x_.bytes() + db_.bytes() + db_sum_.bytes() + dz_[0].bytes() * 2 +
+                                  dz_t_.bytes() + workspace_.bytes() + sizeof(float));
+    for (const auto* v : {&w_, &b_, &dw_, &h_, &z_})
+      for (const auto& buf : *v) n += std::int64_t(buf.bytes());
+    return n;
+  }
+  std::string algorithm() const override {
+    return "CUDA graph replay of our wgmma GEMM engine (sm_90a), forward bias+GELU(erf) epilogue "
+           "keeping the pre-activation, backward dGELU epilogue with the bias gradient; forward " +
+           gemm::gemm_plan_name(forward_gemm_.plan) + "; dX " +
+           gemm::gemm_plan_name(dh_gemm_.plan) + "; dW " + gemm::gemm_plan_name(dw_gemm_.plan);
+  }
+  nlohmann::ordered_json extra() const override {
+    return {{"gelu", "erf"},
+            {"parameters_dtype", "bf16"},
+            {"master_weights", "none: parameters, activations and gradients in bf16"},
+            {"bias_gradient",
+             "FP32 sums over the call's steps (atomic adds), converted to bf16 "
+             "at the end of the call"},
+            {"launch", "one CUDA graph of the whole call (captured in compile()), replayed"},
+            {"compile_includes", "one warm-up call, the graph captures"}};
+  }
+
+ private:
+  void call() override {
+    const MlpProblem& p = problem();
+    CUDA_CHECK(cudaMemsetAsync(db_sum_.data(), 0, db_sum_.bytes(), stream()));
+    for (std::int64_t s = 0; s < p.num_steps; ++s) {
+      forward();
+      backward(s == 0);
+    }
+    cuda::to_bf16(db_sum_.data(), db_.data(), std::int64_t(db_sum_.size()), stream());
+  }
+
+  void forward() override {
+    const void* in = x_.data();
+    for (std::size_t l = 0; l < w_.size(); ++l) {
+      gemm::Epilogue e;
+      e.kind = gemm::EpilogueKind::bias_gelu_erf_aux;
+      e.bias = b_[l].data();
+      e.aux = z_[l].data();
+      forward_gemm_.run(in, w_[l].data(), h_[l].data(), e, workspace_.data(), stream());
+      in = h_[l].data();
+    }
+    cuda::sum_to(in, true, problem().batch_size * problem().dim, loss_sum(), stream());
+  }
+
+  void backward(bool first) {
+    const MlpProblem& p = problem();
+    const std::size_t L = w_.size();
+    float* const db_sum = db_sum_.data();
+    cuda::loss_backward_bf16(z_[L - 1].data(), p.batch_size, p.dim, dz_[0].data(), dz_t_.data(),
+                             db_sum + (L - 1) * std::size_t(p.dim), stream());
+    int cur = 0;
+    for (std::size_t l = L; l-- > 0;) {
+      const void* prev = l == 0 ? x_.data() : h_[l - 1].data();
+      gemm::Epilogue acc;
+      if (!first) {
+        acc.kind = gemm::EpilogueKind::residual;
+        acc.residual = dw_[l].data();
+      }
+      dw_gemm_.run(dz_t_.data(), prev, dw_[l].data(), acc, workspace_.data(), stream());
+      if (l == 0) break;
+      gemm::Epilogue e;
+      e.kind = gemm::EpilogueKind::dgelu_erf;
+      e.aux = z_[l - 1].data();
+      e.aux_t = dz_t_.data();
+      e.column_sums = db_sum + (l - 1) * std::size_t(p.dim);
+      dh_gemm_.run(dz_[cur].data(), w_[l].data(), dz_[1 - cur].data(), e, workspace_.data(),
+                   stream());
+      cur = 1 - cur;
+    }
+  }
+
+  int sms_;
+  Gemm forward_gemm_, dw_gemm_, dh_gemm_;
+  Bytes x_, db_, dz_t_, workspace_;
+  Bytes dz_[2];
+  bench::DeviceBuffer<float> db_sum_;
+  std::vector<Bytes> w_, b_, dw_, h_, z_;
+};
+
+// --matmul: C = A B, row-major, one GEMM on the engine (its automatic plan), bf16.
+class OwnMatmulInstance final : public MatmulInstance {
+ public:
+  OwnMatmulInstance(const MatmulProblem& p, const MatmulData& d) : p_(p), timer_(stream_.get()) {
+    shape_.m = shape_.n = shape_.k = p.n;
+    plan_ = gemm::gemm_auto_plan(shape_, sm_count());
+    for (const auto* v : {&d.a, &d.b}) {
+      const std::vector<unsigned char> bytes = bench::to_storage_bytes(*v, DataType::bf16);
+      in_.emplace_back(bytes.size());
+      in_.back().upload_async(bytes.data(), stream_.get());
+      stream_.synchronize();
+    }
+    c_ = Bytes(in_[0].bytes());
+    if (const std::size_t ws = gemm::gemm_workspace_bytes(shape_, plan_); ws > 0)
+      workspace_ = Bytes(ws);
+  }
+  void compile() override {}
+  void poison_output() override { c_.fill_bytes_async(0xFF, stream_.get()); }
+  void run() override {
+    gemm::gemm_sm90(bench::MmaDtype::bf16, shape_, plan_, in_[0].data(), in_[1].data(), c_.data(),
+                    gemm::Epilogue{}, workspace_.data(), stream_.get());
+  }
+  void sync() override { stream_.synchronize(); }
+  std::vector<double> read_elements(const std::vector<std::int64_t>& index) override {
+    std::vector<unsigned char> bytes(c_.bytes());
+    c_.download_async(bytes.data(), stream_.get());
+    stream_.synchronize();
+    std::vector<double> out;
+    for (const auto i : index) {
+      float v = 0;
+      bench::from_storage_bytes(bytes.data() + std::size_t(i) * 2, 1, DataType::bf16, &v);
+      out.push_back(v);
+    }
+    return out;
+  }
+  bench::DeviceTimer* device_timer() override { return &timer_; }
+  void* cuda_stream() override { return stream_.get(); }
+  std::string algorithm() const override {
+    return "our wgmma GEMM engine (sm_90a), " + gemm::gemm_plan_name(plan_);
+  }
+
+ private:
+  MatmulProblem p_;
+  gemm::GemmShape shape_;
+  gemm::GemmPlan plan_;
+  bench::Stream stream_;
+  bench::CudaEventTimer timer_;
+  std::vector<Bytes> in_;
+  Bytes c_, workspace_;
+};
+
+// Empty when the engine runs bf16 GEMMs of these sizes here, else why not.
+std::string engine_unsupported(DataType dt, std::int64_t n, std::int64_t k) {
+  if (dt != DataType::bf16)
+    return "own_cuda runs bf16 on our tensor-core GEMM engine; fp32 and tf32 are not written";
+  if (const std::string why = gemm::gemm_sm90_unusable_reason(); !why.empty()) return why;
+  if (n % 8 != 0 || k % 8 != 0)
+    return "the engine's tensor copies need rows of whole 16-byte units: dim and batch_size "
+           "multiples of 8";
+  return "";
+}
+
+class OwnBackend final : public Backend {
+ public:
+  std::string name() const override { return "own_cuda"; }
+  std::string device() const override { return "cuda"; }
+  std::string library_version() const override {
+    int runtime = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+    return "CUDA runtime " + bench::cuda_version_string(runtime) + " (our kernels)";
+  }
+  Support available() const override {
+    const bench::CudaAvailability a = bench::cuda_device_available();
+    return a.ok ? Support::yes() : Support::no(a.reason);
+  }
+  Gelu gelu() const override { return Gelu::erf; }
+  std::string profiler() const override { return "cupti"; }
+  Support check_support(const MlpProblem& p) const override {
+    // dim: n and k of every GEMM; batch_size: the weight gradients' k.
+    const std::string why = engine_unsupported(p.dtype, p.dim, p.batch_size);
+    return why.empty() ? Support::yes() : Support::no(why);
+  }
+  std::unique_ptr<Instance> prepare(const MlpProblem& p, const MlpData& data) const override {
+    return std::make_unique<OwnInstance>(p, data);
+  }
+  Support check_matmul_support(const MatmulProblem& p) const override {
+    const std::string why = engine_unsupported(p.dtype, p.n, p.n);
+    return why.empty() ? Support::yes() : Support::no(why);
+  }
+  std::unique_ptr<MatmulInstance> prepare_matmul(const MatmulProblem& p,
+                                                 const MatmulData& data) const override {
+    return std::make_unique<OwnMatmulInstance>(p, data);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_own_cuda_backend() {
+  return std::make_unique<OwnBackend>();
+}
+
+}  // namespace mlp
