@@ -12,7 +12,8 @@
 //     split-K (3 splits, or fewer where k has fewer blocks), and each epilogue (identity, bias,
 //     bias + GELU erf and tanh, residual) on edge shapes, against a float64 reference written
 //     here; the MLP's epilogues (bf16): bias + GELU with the pre-activation kept, on a K-major B,
-//     and dGELU with its transposed copy and column sums, each tile, without and with split-K;
+//     and dGELU with its transposed copy and column sums, each tile, without and with split-K,
+//     and through the small-tile path (mma.sync, both tiles);
 //   - the shapes it refuses (variant 4 not offered; variants 3 and 1 stay).
 // Skipped, with the reason, without a compute capability 9.0 GPU or without the sm_90a build.
 #include <gtest/gtest.h>
@@ -211,9 +212,9 @@ TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
 }
 
 // The MLP's epilogues (models/mlp/cuda/own_mlp.cpp), bf16, cooperative, each tile, without and
-// with split-K: bias_gelu_erf_aux on a K-major B (C = gelu(A B^T + bias), aux = A B^T + bias),
-// and dgelu_erf on an MN-major B (C = A B * gelu'(aux), C^T to aux_t, column sums added to a
-// vector that starts at 1), against float64.
+// with split-K, and the small-tile path with each of its tiles (one batch): bias_gelu_erf_aux on a
+// K-major B (C = gelu(A B^T + bias), aux = A B^T + bias), and dgelu_erf on an MN-major B (C = A B *
+// gelu'(aux), C^T to aux_t, column sums added to a vector that starts at 1), against float64.
 TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
   SKIP_WITHOUT_ENGINE();
   using bench::gemm::EpilogueKind;
@@ -275,65 +276,80 @@ TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
     bench::DeviceBuffer<unsigned char> dc(mn * 2), daux(mn * 2), daux_t(mn * 2);
     bench::DeviceBuffer<float> dsums{std::size_t(N)};
     bench::DeviceBuffer<unsigned char> dw(3 * mn * 4);
-    for (int bn : {128, 256})
-      for (int splits : {1, 3})
-        for (bool forward : {true, false}) {
-          SCOPED_TRACE(p.str() + " BN " + std::to_string(bn) + " splits " + std::to_string(splits) +
-                       (forward ? " bias_gelu_erf_aux" : " dgelu_erf"));
-          bench::gemm::GemmShape s = shape;
-          s.b_k_major = forward;
-          const bench::gemm::GemmPlan plan = bench::gemm::gemm_plan(s, sms, bn, splits);
-          ASSERT_EQ(plan.splits > 1, splits > 1);
-          ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
-          dw.fill_bytes_async(0xFF, stream.get());
-          dc.fill_bytes_async(0xFF, stream.get());
-          daux.fill_bytes_async(0xFF, stream.get());
-          daux_t.fill_bytes_async(0xFF, stream.get());
-          const std::vector<float> ones(std::size_t(N), 1.0f);
-          dsums.upload_async(ones.data(), stream.get());
-          bench::gemm::Epilogue e;
-          if (forward) {
-            e.kind = EpilogueKind::bias_gelu_erf_aux;
-            e.bias = dbias.data();
-            e.aux = daux.data();
-          } else {
-            e.kind = EpilogueKind::dgelu_erf;
-            e.aux = dz.data();
-            e.aux_t = daux_t.data();
-            e.column_sums = dsums.data();
-          }
+    // wgmma: (BN, splits); the small-tile path: (0, tile).
+    for (const auto& [bn, splits] : {std::pair{128, 1}, std::pair{128, 3}, std::pair{256, 1},
+                                     std::pair{256, 3}, std::pair{0, 64}, std::pair{0, 32}})
+      for (bool forward : {true, false}) {
+        SCOPED_TRACE(p.str() +
+                     (bn ? " BN " + std::to_string(bn) + " splits "
+                         : std::string(" small-tile path, tile ")) +
+                     std::to_string(splits) + (forward ? " bias_gelu_erf_aux" : " dgelu_erf"));
+        bench::gemm::GemmShape s = shape;
+        s.b_k_major = forward;
+        const bool small = bn == 0;
+        if (small && s.batch > 1) continue;  // one batch
+        const bench::gemm::GemmPlan plan =
+            bench::gemm::gemm_plan(s, sms, small ? 128 : bn, small ? 1 : splits);
+        ASSERT_EQ(plan.splits > 1, !small && splits > 1);
+        ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
+        dw.fill_bytes_async(0xFF, stream.get());
+        dc.fill_bytes_async(0xFF, stream.get());
+        daux.fill_bytes_async(0xFF, stream.get());
+        daux_t.fill_bytes_async(0xFF, stream.get());
+        const std::vector<float> ones(std::size_t(N), 1.0f);
+        dsums.upload_async(ones.data(), stream.get());
+        bench::gemm::Epilogue e;
+        if (forward) {
+          e.kind = EpilogueKind::bias_gelu_erf_aux;
+          e.bias = dbias.data();
+          e.aux = daux.data();
+        } else {
+          e.kind = EpilogueKind::dgelu_erf;
+          e.aux = dz.data();
+          e.aux_t = daux_t.data();
+          e.column_sums = dsums.data();
+        }
+        if (small) {
+          bench::gemm::GemmSmallPlan sp;
+          sp.tile = splits;
+          ASSERT_TRUE(
+              bench::gemm::gemm_small_unsupported_reason(bench::MmaDtype::bf16, s, e.kind).empty());
+          bench::gemm::gemm_small(bench::MmaDtype::bf16, s, sp, da.data(), db.data(), dc.data(), e,
+                                  stream.get());
+        } else {
           bench::gemm::gemm_sm90(bench::MmaDtype::bf16, s, plan, da.data(), db.data(), dc.data(), e,
                                  dw.data(), stream.get());
-          std::vector<double> ref = product(forward), second(mn), sums(std::size_t(N), 1.0);
-          for (std::size_t i = 0; i < mn; ++i) {
-            const std::size_t j = i % std::size_t(N);
-            if (forward) {
-              second[i] = ref[i] + bias[j];  // the pre-activation
-              ref[i] = 0.5 * second[i] * (1 + std::erf(second[i] / std::sqrt(2.0)));
-            } else {
-              const double x = z[i];
-              ref[i] *= 0.5 * (1 + std::erf(x / std::sqrt(2.0))) +
-                        x * std::exp(-0.5 * x * x) / std::sqrt(2 * 3.14159265358979323846);
-              sums[j] += ref[i];
-              const std::size_t r = i / std::size_t(N), bz = r / std::size_t(shape.m);
-              const std::size_t ri = r % std::size_t(shape.m);
-              second[(bz * std::size_t(N) + j) * std::size_t(shape.m) + ri] = ref[i];
-            }
-          }
-          expect_close(download(dc, mn), ref, p, "C");
-          expect_close(download(forward ? daux : daux_t, mn), second, p, forward ? "aux" : "aux_t");
-          if (!forward) {
-            std::vector<float> got(static_cast<std::size_t>(N));
-            dsums.download_async(got.data(), stream.get());
-            stream.synchronize();
-            // FP32 sums of M FP32 results, each a sum of K products: the dot-product rule in
-            // FP32 for K + M terms.
-            const bench::Correctness c = bench::compare(
-                got.data(), sums.data(), got.size(),
-                bench::dot_tolerance(DataType::fp32, K + M, bench::rms(sums.data(), sums.size())));
-            EXPECT_TRUE(c.passed) << "column sums: " << c.message;
+        }
+        std::vector<double> ref = product(forward), second(mn), sums(std::size_t(N), 1.0);
+        for (std::size_t i = 0; i < mn; ++i) {
+          const std::size_t j = i % std::size_t(N);
+          if (forward) {
+            second[i] = ref[i] + bias[j];  // the pre-activation
+            ref[i] = 0.5 * second[i] * (1 + std::erf(second[i] / std::sqrt(2.0)));
+          } else {
+            const double x = z[i];
+            ref[i] *= 0.5 * (1 + std::erf(x / std::sqrt(2.0))) +
+                      x * std::exp(-0.5 * x * x) / std::sqrt(2 * 3.14159265358979323846);
+            sums[j] += ref[i];
+            const std::size_t r = i / std::size_t(N), bz = r / std::size_t(shape.m);
+            const std::size_t ri = r % std::size_t(shape.m);
+            second[(bz * std::size_t(N) + j) * std::size_t(shape.m) + ri] = ref[i];
           }
         }
+        expect_close(download(dc, mn), ref, p, "C");
+        expect_close(download(forward ? daux : daux_t, mn), second, p, forward ? "aux" : "aux_t");
+        if (!forward) {
+          std::vector<float> got(static_cast<std::size_t>(N));
+          dsums.download_async(got.data(), stream.get());
+          stream.synchronize();
+          // FP32 sums of M FP32 results, each a sum of K products: the dot-product rule in
+          // FP32 for K + M terms.
+          const bench::Correctness c = bench::compare(
+              got.data(), sums.data(), got.size(),
+              bench::dot_tolerance(DataType::fp32, K + M, bench::rms(sums.data(), sums.size())));
+          EXPECT_TRUE(c.passed) << "column sums: " << c.message;
+        }
+      }
   }
   // What the build does not hold is refused before anything runs.
   EXPECT_FALSE(bench::gemm::gemm_epilogue_unsupported_reason(bench::MmaDtype::fp16, false,

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <string>
 
 #include "core/cuda/gemm/gemm_config.hpp"
@@ -65,6 +66,25 @@ std::string gemm_sm90_unusable_reason();
 void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
                const void* b, void* c, const Epilogue& epilogue, void* workspace,
                cudaStream_t stream);
+
+// The small-tile path (core/cuda/gemm/gemm_small.cu): mma.sync on tiles of 64 x 64 or 32 x 32
+// (4 warps), for problems whose 128-row wgmma tiles would leave most SMs idle; bf16, one batch,
+// B either layout, every epilogue (dgelu_erf with B MN-major). No workspace, no split-K.
+struct GemmSmallPlan {
+  int tile = 64;            // square tiles of 64 or 32
+  std::int64_t blocks = 0;  // the grid
+};
+// 64 x 64 where its tiles give at least half the SMs one each, else 32 x 32.
+GemmSmallPlan gemm_small_plan(const GemmShape& s, int sm_count);
+// Empty when gemm_small takes s with epilogue e in type (on an sm_80+ device), else why not.
+std::string gemm_small_unsupported_reason(MmaDtype type, const GemmShape& s, EpilogueKind e);
+// Enqueues it on stream; the buffers' rules are gemm_sm90's. Throws as gemm_sm90 does.
+void gemm_small(MmaDtype type, const GemmShape& s, const GemmSmallPlan& plan, const void* a,
+                const void* b, void* c, const Epilogue& epilogue, cudaStream_t stream);
+
+// Throws std::invalid_argument where a, b, c or a buffer the epilogue needs is missing or
+// misaligned (16 bytes; aux_t 2, column_sums 4).
+void check_epilogue_buffers(const void* a, const void* b, const void* c, const Epilogue& e);
 
 // Registers, spills and shared memory of the kernel the plan selects for the identity
 // epilogue (with B K-major where b_k_major), e.g. "168 registers, 0 B local, 197888 B dynamic

@@ -534,6 +534,24 @@ bool aligned16(const void* p) {
 
 }  // namespace
 
+void check_epilogue_buffers(const void* a, const void* b, const void* c, const Epilogue& epilogue) {
+  const EpilogueKind e = epilogue.kind;
+  const bool needs_bias = e == EpilogueKind::bias || e == EpilogueKind::bias_gelu_erf ||
+                          e == EpilogueKind::bias_gelu_tanh || e == EpilogueKind::bias_gelu_erf_aux;
+  const bool needs_aux = e == EpilogueKind::bias_gelu_erf_aux || e == EpilogueKind::dgelu_erf;
+  const auto misaligned = [](const void* p, std::uintptr_t to) {
+    return reinterpret_cast<std::uintptr_t>(p) % to != 0;
+  };
+  if (!aligned16(a) || !aligned16(b) || !aligned16(c) ||
+      (needs_bias && (epilogue.bias == nullptr || !aligned16(epilogue.bias))) ||
+      (e == EpilogueKind::residual &&
+       (epilogue.residual == nullptr || !aligned16(epilogue.residual))) ||
+      (needs_aux && (epilogue.aux == nullptr || !aligned16(epilogue.aux))) ||
+      (e == EpilogueKind::dgelu_erf &&
+       (misaligned(epilogue.aux_t, 2) || misaligned(epilogue.column_sums, 4))))
+    throw std::invalid_argument("gemm: tensors must be present and 16-byte aligned");
+}
+
 std::string gemm_epilogue_unsupported_reason(MmaDtype type, bool b_k_major, GemmSchedule schedule,
                                              EpilogueKind e) {
   if (e == EpilogueKind::identity) return "";
@@ -575,20 +593,7 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
   if (const std::string why = gemm_unsupported_reason(s, mma_dtype_bytes(type)); !why.empty())
     throw std::invalid_argument("gemm_sm90: " + why);
   const EpilogueKind e = epilogue.kind;
-  const bool needs_bias = e == EpilogueKind::bias || e == EpilogueKind::bias_gelu_erf ||
-                          e == EpilogueKind::bias_gelu_tanh || e == EpilogueKind::bias_gelu_erf_aux;
-  const bool needs_aux = e == EpilogueKind::bias_gelu_erf_aux || e == EpilogueKind::dgelu_erf;
-  const auto misaligned = [](const void* p, std::uintptr_t to) {
-    return reinterpret_cast<std::uintptr_t>(p) % to != 0;
-  };
-  if (!aligned16(a) || !aligned16(b) || !aligned16(c) ||
-      (needs_bias && (epilogue.bias == nullptr || !aligned16(epilogue.bias))) ||
-      (e == EpilogueKind::residual &&
-       (epilogue.residual == nullptr || !aligned16(epilogue.residual))) ||
-      (needs_aux && (epilogue.aux == nullptr || !aligned16(epilogue.aux))) ||
-      (e == EpilogueKind::dgelu_erf &&
-       (misaligned(epilogue.aux_t, 2) || misaligned(epilogue.column_sums, 4))))
-    throw std::invalid_argument("gemm_sm90: tensors must be present and 16-byte aligned");
+  check_epilogue_buffers(a, b, c, epilogue);
   if (const std::string why = gemm_epilogue_unsupported_reason(type, s.b_k_major, plan.schedule, e);
       !why.empty())
     throw std::invalid_argument("gemm_sm90: " + why);

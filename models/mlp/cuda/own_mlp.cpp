@@ -15,15 +15,17 @@
 //             sums to db_{l-1}.
 //   Bias gradients: FP32 sums over the call's steps (atomic adds: their order, and so the last
 //   bits, vary between runs), converted to bf16 once at the end of the call.
-// Plans: the engine's rule (gemm_plan: tile, split-K) for the device's SMs, the cooperative
-// schedule (the dgelu and K-major epilogues are built for it). A call (memset of the bias sums,
-// then num_steps steps) is captured once into a CUDA graph and replayed, as libtorch_graph and
-// cublaslt_fused are (graph_step.hpp).
+// Plans: the small-tile path (gemm_small: mma.sync, many blocks) where the wgmma kernel's
+// 128 x 128 tiles are fewer than the SMs, else the wgmma kernel with the engine's rule (gemm_plan:
+// tile, split-K) and the cooperative schedule (the dgelu and K-major epilogues are built for it). A
+// call (memset of the bias sums, then num_steps steps) is captured once into a CUDA graph and
+// replayed, as libtorch_graph and cublaslt_fused are (graph_step.hpp).
 #include "models/mlp/cuda/own_mlp.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -46,21 +48,49 @@ int sm_count() {
   return sms;
 }
 
-// One GEMM of the step: its shape and the engine's plan for it.
+// Which of the engine's paths a GEMM takes: MYCONV_OWN_MLP_GEMM=wgmma or small forces one (to
+// time both); by default the rule below.
+enum class Path { rule, wgmma, small };
+Path forced_path() {
+  const char* v = std::getenv("MYCONV_OWN_MLP_GEMM");
+  const std::string s = v ? v : "";
+  return s == "wgmma" ? Path::wgmma : s == "small" ? Path::small : Path::rule;
+}
+
+// One GEMM of the step: its shape and the engine's plan for it. The rule: the small-tile path
+// (mma.sync, 64 x 64 or 32 x 32 tiles) where the wgmma kernel's 128 x 128 tiles are fewer than
+// the SMs, else the wgmma kernel (gemm_plan's tile and split-K).
 struct Gemm {
   gemm::GemmShape shape;
   gemm::GemmPlan plan;
+  gemm::GemmSmallPlan small_plan;
+  bool small = false;
   Gemm(std::int64_t m, std::int64_t n, std::int64_t k, bool b_k_major, int sms) {
     shape.m = m;
     shape.n = n;
     shape.k = k;
     shape.b_k_major = b_k_major;
     plan = gemm::gemm_plan(shape, sms);
+    small_plan = gemm::gemm_small_plan(shape, sms);
+    const Path p = forced_path();
+    const std::int64_t tiles128 = (m + 127) / 128 * ((n + 127) / 128);
+    small = p == Path::small || (p == Path::rule && tiles128 < sms);
   }
-  std::size_t workspace_bytes() const { return gemm::gemm_workspace_bytes(shape, plan); }
+  std::size_t workspace_bytes() const {
+    return small ? 0 : gemm::gemm_workspace_bytes(shape, plan);
+  }
+  std::string name() const {
+    return small ? "mma.sync " + std::to_string(small_plan.tile) + "x" +
+                       std::to_string(small_plan.tile) + " tiles, " +
+                       std::to_string(small_plan.blocks) + " blocks"
+                 : "wgmma " + gemm::gemm_plan_name(plan);
+  }
   void run(const void* a, const void* b, void* c, const gemm::Epilogue& e, void* workspace,
            cudaStream_t s) const {
-    gemm::gemm_sm90(bench::MmaDtype::bf16, shape, plan, a, b, c, e, workspace, s);
+    if (small)
+      gemm::gemm_small(bench::MmaDtype::bf16, shape, small_plan, a, b, c, e, s);
+    else
+      gemm::gemm_sm90(bench::MmaDtype::bf16, shape, plan, a, b, c, e, workspace, s);
   }
 };
 
