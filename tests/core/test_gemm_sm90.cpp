@@ -18,6 +18,7 @@
 // Skipped, with the reason, without a compute capability 9.0 GPU or without the sm_90a build.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -276,22 +277,28 @@ TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
     bench::DeviceBuffer<unsigned char> dc(mn * 2), daux(mn * 2), daux_t(mn * 2);
     bench::DeviceBuffer<float> dsums{std::size_t(N)};
     bench::DeviceBuffer<unsigned char> dw(3 * mn * 4);
-    // wgmma: (BN, splits); the small-tile path: (0, tile).
-    for (const auto& [bn, splits] : {std::pair{128, 1}, std::pair{128, 3}, std::pair{256, 1},
-                                     std::pair{256, 3}, std::pair{0, 64}, std::pair{0, 32}})
+    // wgmma: (BN, splits, 0); the small-tile path: (0, splits, tile).
+    for (const auto& [bn, splits, tile] :
+         {std::array{128, 1, 0}, std::array{128, 3, 0}, std::array{256, 1, 0},
+          std::array{256, 3, 0}, std::array{0, 1, 64}, std::array{0, 1, 32}, std::array{0, 3, 64},
+          std::array{0, 3, 32}})
       for (bool forward : {true, false}) {
-        SCOPED_TRACE(p.str() +
-                     (bn ? " BN " + std::to_string(bn) + " splits "
-                         : std::string(" small-tile path, tile ")) +
-                     std::to_string(splits) + (forward ? " bias_gelu_erf_aux" : " dgelu_erf"));
+        SCOPED_TRACE(
+            p.str() +
+            (bn ? " BN " + std::to_string(bn) : " small-tile path, tile " + std::to_string(tile)) +
+            " splits " + std::to_string(splits) + (forward ? " bias_gelu_erf_aux" : " dgelu_erf"));
         bench::gemm::GemmShape s = shape;
         s.b_k_major = forward;
         const bool small = bn == 0;
         if (small && s.batch > 1) continue;  // one batch
         const bench::gemm::GemmPlan plan =
             bench::gemm::gemm_plan(s, sms, small ? 128 : bn, small ? 1 : splits);
+        const bench::gemm::GemmSmallPlan small_plan =
+            bench::gemm::gemm_small_plan(s, sms, small ? tile : 64, splits);
         ASSERT_EQ(plan.splits > 1, !small && splits > 1);
+        ASSERT_EQ(small_plan.splits, splits);  // every shape here has 3 slices or more
         ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
+        ASSERT_LE(bench::gemm::gemm_small_workspace_bytes(s, small_plan), dw.bytes());
         dw.fill_bytes_async(0xFF, stream.get());
         dc.fill_bytes_async(0xFF, stream.get());
         daux.fill_bytes_async(0xFF, stream.get());
@@ -310,12 +317,10 @@ TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
           e.column_sums = dsums.data();
         }
         if (small) {
-          bench::gemm::GemmSmallPlan sp;
-          sp.tile = splits;
           ASSERT_TRUE(
               bench::gemm::gemm_small_unsupported_reason(bench::MmaDtype::bf16, s, e.kind).empty());
-          bench::gemm::gemm_small(bench::MmaDtype::bf16, s, sp, da.data(), db.data(), dc.data(), e,
-                                  stream.get());
+          bench::gemm::gemm_small(bench::MmaDtype::bf16, s, small_plan, da.data(), db.data(),
+                                  dc.data(), e, dw.data(), stream.get());
         } else {
           bench::gemm::gemm_sm90(bench::MmaDtype::bf16, s, plan, da.data(), db.data(), dc.data(), e,
                                  dw.data(), stream.get());

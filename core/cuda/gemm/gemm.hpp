@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -69,18 +70,25 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
 
 // The small-tile path (core/cuda/gemm/gemm_small.cu): mma.sync on tiles of 64 x 64 or 32 x 32
 // (4 warps), for problems whose 128-row wgmma tiles would leave most SMs idle; bf16, one batch,
-// B either layout, every epilogue (dgelu_erf with B MN-major). No workspace, no split-K.
+// B either layout, every epilogue (dgelu_erf with B MN-major); split-K with FP32 partials in a
+// workspace where the tiles are few.
 struct GemmSmallPlan {
-  int tile = 64;            // square tiles of 64 or 32
-  std::int64_t blocks = 0;  // the grid
+  int tile = 64;                     // square tiles of 64 or 32
+  std::int64_t blocks = 0;           // tiles
+  int splits = 1, split_slices = 0;  // k in splits of split_slices slices of 32 values
 };
-// 64 x 64 where its tiles give at least half the SMs one each, else 32 x 32.
-GemmSmallPlan gemm_small_plan(const GemmShape& s, int sm_count);
+// tile 32 or 64 forces the tile, else 64 where its tiles give every SM one, else 32; splits > 0
+// forces that many (fewer where the last would be empty), else the rule: enough splits for two
+// blocks a SM, each at least 4 slices, at most 8.
+GemmSmallPlan gemm_small_plan(const GemmShape& s, int sm_count, int tile = 0, int splits = 0);
+std::size_t gemm_small_workspace_bytes(const GemmShape& s, const GemmSmallPlan& p);
 // Empty when gemm_small takes s with epilogue e in type (on an sm_80+ device), else why not.
 std::string gemm_small_unsupported_reason(MmaDtype type, const GemmShape& s, EpilogueKind e);
-// Enqueues it on stream; the buffers' rules are gemm_sm90's. Throws as gemm_sm90 does.
+// Enqueues it on stream; the buffers' rules are gemm_sm90's (workspace: split-K's,
+// gemm_small_workspace_bytes). Throws as gemm_sm90 does.
 void gemm_small(MmaDtype type, const GemmShape& s, const GemmSmallPlan& plan, const void* a,
-                const void* b, void* c, const Epilogue& epilogue, cudaStream_t stream);
+                const void* b, void* c, const Epilogue& epilogue, void* workspace,
+                cudaStream_t stream);
 
 // Throws std::invalid_argument where a, b, c or a buffer the epilogue needs is missing or
 // misaligned (16 bytes; aux_t 2, column_sums 4).

@@ -15,10 +15,16 @@
 // variant 3 loop); then each lane's accumulator pairs through the epilogue functor, stored as
 // pairs inside m and n; with the dgelu functor each column pair's sum over the warp's rows (its
 // fragments, then shuffles across the 8 lanes that share the columns), one atomic add a warp.
+// Split-K (plan.splits > 1, grid z; where the tiles give fewer than two blocks a SM): each split
+// stores its FP32 partial tile to the workspace, and small_split_reduce_kernel sums the splits
+// in split order (the same sum every run), applies the epilogue and adds the column sums of
+// runs of 16 rows.
 // Registers and spills (expected: none):
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c core/cuda/gemm/gemm_small.cu -o /dev/null
 #include <cuda_bf16.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -34,16 +40,21 @@ using namespace epilogue;  // core/cuda/gemm/gemm_epilogue.cuh
 
 constexpr int kSmallThreads = 128;
 constexpr int kSmallStages = 3;
+constexpr int kSmallSliceK = 32;  // k values of a stage (64 bytes of bf16)
+constexpr int kSmallMaxSplits = 8;
+constexpr int kSmallMinSplitSlices = 4;
+constexpr int kReduceRows = 16;  // rows of a thread of the split-K sum
 
 template <int BM, int BN, bool kBKMajor>
 struct SmallLayout {
   using Tile = MmaWarpTiling<BM, BN, BM / 2, BN / 2>;
   static constexpr MmaDtype T = MmaDtype::bf16;
-  static constexpr int BK = MmaTraits<T>::kSliceK;  // 32 values: 64 bytes
+  static constexpr int BK = MmaTraits<T>::kSliceK;
   static constexpr int kAStage = BM * kMmaRowStride;
   static constexpr int kBStride = kBKMajor ? kMmaRowStride : mma_k_rows_stride(BN, 2);
   static constexpr int kBStage = kBKMajor ? BN * kMmaRowStride : BK * kBStride;
   static constexpr int kStage = kAStage + kBStage;
+  static_assert(BK == kSmallSliceK, "a slice is 32 bf16 values");
   static_assert(Tile::kThreads == kSmallThreads, "4 warps");
   static_assert(kSmallStages * kStage <= 48 * 1024, "static shared memory");
 };
@@ -51,7 +62,8 @@ struct SmallLayout {
 template <int BM, int BN, bool kBKMajor, class Epi>
 __global__ void __launch_bounds__(kSmallThreads)
     gemm_small_kernel(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restrict__ b,
-                      __nv_bfloat16* __restrict__ c, int m, int n, int k, const Epi epi) {
+                      __nv_bfloat16* __restrict__ c, int m, int n, int k, int split_slices,
+                      float* __restrict__ partial, const Epi epi) {
 #if !BENCH_MMA_OK
   __trap();  // built for an architecture without bf16 mma.sync: never launched there
 #else
@@ -63,7 +75,9 @@ __global__ void __launch_bounds__(kSmallThreads)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warp_m = warp / Tile::kWarpsN, warp_n = warp % Tile::kWarpsN;
   const int m0 = int(blockIdx.y) * BM, n0 = int(blockIdx.x) * BN;
-  const int slices = (k + L::BK - 1) / L::BK;
+  // Split blockIdx.z: slices [first, first + slices) of k's.
+  const int all_slices = (k + L::BK - 1) / L::BK, first = int(blockIdx.z) * split_slices;
+  const int slices = min(split_slices, all_slices - first);
   const LdmatrixRow arow = ldmatrix_a_row(lane);
   const unsigned a_lane =
       (warp_m * Tile::WM + arow.row) * kMmaRowStride + arow.chunk * kMmaVecBytes;
@@ -84,11 +98,12 @@ __global__ void __launch_bounds__(kSmallThreads)
   }();
   auto copy = [&](int s, int stage) {
     unsigned char* st = smem + stage * L::kStage;
-    aload.copy(s * L::BK, st);
+    const int k0 = (first + s) * L::BK;
+    aload.copy(k0, st);
     if constexpr (kBKMajor)
-      bload.copy(s * L::BK, st + L::kAStage);
+      bload.copy(k0, st + L::kAStage);
     else
-      bload.copy(s * L::BK, st);
+      bload.copy(k0, st);
   };
 
 #pragma unroll
@@ -112,6 +127,8 @@ __global__ void __launch_bounds__(kSmallThreads)
   cp_async_wait<0>();
 
   // Epilogue: pair (2h, 2h + 1) of acc[i][j] is row c.row, columns c.col, + 1 (n is even).
+  // Split-K: the FP32 pairs to this split's partial C; small_split_reduce_kernel finishes.
+  float* const out = partial ? partial + std::int64_t(blockIdx.z) * m * n : nullptr;
 #pragma unroll
   for (int j = 0; j < Tile::NI; ++j) {
     float2 sum = make_float2(0.f, 0.f);
@@ -123,12 +140,18 @@ __global__ void __launch_bounds__(kSmallThreads)
         const int row = m0 + warp_m * Tile::WM + i * 16 + mma_m16n8_c(lane, 2 * h).row;
         if (row >= m || col >= n) continue;
         const std::int64_t at = std::int64_t(row) * n + col;
-        const float2 v = epi(at, col, make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]));
+        const float2 d = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        if (out) {
+          *reinterpret_cast<float2*>(out + at) = d;
+          continue;
+        }
+        const float2 v = epi(at, col, d);
         store_pair(c + at, v);
         sum.x += v.x;
         sum.y += v.y;
       }
     if constexpr (Epi::kColumnSums) {
+      if (out) continue;                  // uniform over the block
 #pragma unroll
       for (int o = 4; o < 32; o <<= 1) {  // the 8 lanes of this column pair (lane / 4)
         sum.x += __shfl_xor_sync(0xFFFFFFFFu, sum.x, o);
@@ -140,43 +163,94 @@ __global__ void __launch_bounds__(kSmallThreads)
 #endif
 }
 
+// Split-K's second pass: thread (column pair p, run of kReduceRows rows) sums the splits'
+// partials in split order for its pair, applies the epilogue, stores, and adds the run's column
+// sums (one atomic a column and run, where the epilogue has them).
+template <class Epi>
+__global__ void __launch_bounds__(128)
+    small_split_reduce_kernel(const float* __restrict__ partial, int splits, int m, int n,
+                              __nv_bfloat16* __restrict__ c, const Epi epi) {
+  const int col = 2 * (int(blockIdx.x) * 128 + int(threadIdx.x));
+  if (col >= n) return;
+  const std::int64_t elements = std::int64_t(m) * n;
+  const int row0 = int(blockIdx.y) * kReduceRows, rows = min(kReduceRows, m - row0);
+  float2 column = make_float2(0.f, 0.f);
+  for (int r = 0; r < rows; ++r) {
+    const std::int64_t at = std::int64_t(row0 + r) * n + col;
+    float2 sum = *reinterpret_cast<const float2*>(partial + at);
+    for (int sp = 1; sp < splits; ++sp) {
+      const float2 v = *reinterpret_cast<const float2*>(partial + sp * elements + at);
+      sum.x += v.x;
+      sum.y += v.y;
+    }
+    const float2 v = epi(at, col, sum);
+    store_pair(c + at, v);
+    column.x += v.x;
+    column.y += v.y;
+  }
+  if constexpr (Epi::kColumnSums) epi.add_columns(col, column);
+}
+
 template <int BM, int BN, bool kBKMajor, class Epi>
-void launch_small(const GemmShape& s, const void* a, const void* b, void* c, const Epi& epi,
-                  cudaStream_t stream) {
-  const dim3 grid(unsigned((s.n + BN - 1) / BN), unsigned((s.m + BM - 1) / BM));
+void launch_small(const GemmShape& s, const GemmSmallPlan& plan, const void* a, const void* b,
+                  void* c, const Epi& epi, void* workspace, cudaStream_t stream) {
+  const dim3 grid(unsigned((s.n + BN - 1) / BN), unsigned((s.m + BM - 1) / BM),
+                  unsigned(plan.splits));
+  float* const partial = plan.splits > 1 ? static_cast<float*>(workspace) : nullptr;
   gemm_small_kernel<BM, BN, kBKMajor, Epi><<<grid, kSmallThreads, 0, stream>>>(
       static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
-      static_cast<__nv_bfloat16*>(c), int(s.m), int(s.n), int(s.k), epi);
+      static_cast<__nv_bfloat16*>(c), int(s.m), int(s.n), int(s.k), plan.split_slices, partial,
+      epi);
+  CUDA_CHECK_LAST_LAUNCH();
+  if (!partial) return;
+  const dim3 reduce_grid(unsigned((s.n / 2 + 127) / 128),
+                         unsigned((s.m + kReduceRows - 1) / kReduceRows));
+  small_split_reduce_kernel<Epi><<<reduce_grid, 128, 0, stream>>>(
+      partial, plan.splits, int(s.m), int(s.n), static_cast<__nv_bfloat16*>(c), epi);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
 template <int BM, int BN>
-void launch_tile(const GemmShape& s, const void* a, const void* b, void* c, const Epilogue& e,
-                 cudaStream_t stream) {
+void launch_tile(const GemmShape& s, const GemmSmallPlan& plan, const void* a, const void* b,
+                 void* c, const Epilogue& e, void* w, cudaStream_t stream) {
   using T = __nv_bfloat16;
   if (e.kind == EpilogueKind::dgelu_erf) {
     if (s.b_k_major) throw std::logic_error("gemm_small: dgelu on a K-major B");  // checked
     return launch_small<BM, BN, false>(
-        s, a, b, c,
+        s, plan, a, b, c,
         EpilogueDgelu<T>{static_cast<const T*>(e.aux), static_cast<T*>(e.aux_t), e.column_sums, s.m,
                          s.n},
-        stream);
+        w, stream);
   }
   // The identity too through the fused functor (its kind a branch per pair): fewer kernels.
   const EpilogueFused<T> f{e.kind, static_cast<const T*>(e.bias), static_cast<const T*>(e.residual),
                            static_cast<T*>(e.aux)};
-  if (s.b_k_major) return launch_small<BM, BN, true>(s, a, b, c, f, stream);
-  launch_small<BM, BN, false>(s, a, b, c, f, stream);
+  if (s.b_k_major) return launch_small<BM, BN, true>(s, plan, a, b, c, f, w, stream);
+  launch_small<BM, BN, false>(s, plan, a, b, c, f, w, stream);
 }
 
 }  // namespace
 
-GemmSmallPlan gemm_small_plan(const GemmShape& s, int sm_count) {
-  const std::int64_t tiles64 = (s.m + 63) / 64 * ((s.n + 63) / 64);
+GemmSmallPlan gemm_small_plan(const GemmShape& s, int sm_count, int tile, int splits) {
+  const std::int64_t sms = sm_count > 0 ? sm_count : 1;
+  const auto blocks_of = [&](int t) { return (s.m + t - 1) / t * ((s.n + t - 1) / t); };
   GemmSmallPlan p;
-  p.tile = tiles64 * 2 >= sm_count ? 64 : 32;
-  p.blocks = (s.m + p.tile - 1) / p.tile * ((s.n + p.tile - 1) / p.tile);
+  p.tile = tile == 32 || tile == 64 ? tile : blocks_of(64) >= sms ? 64 : 32;
+  p.blocks = blocks_of(p.tile);
+  const std::int64_t slices = (s.k + kSmallSliceK - 1) / kSmallSliceK;
+  std::int64_t want = splits;
+  if (want <= 0) {  // the rule: two blocks a SM, splits of at least kSmallMinSplitSlices slices
+    want = p.blocks >= 2 * sms ? 1 : (2 * sms + p.blocks - 1) / p.blocks;
+    want = std::min<std::int64_t>({want, kSmallMaxSplits, slices / kSmallMinSplitSlices});
+  }
+  want = std::max<std::int64_t>(1, std::min<std::int64_t>(want, slices));
+  p.split_slices = int((slices + want - 1) / want);
+  p.splits = int((slices + p.split_slices - 1) / p.split_slices);  // none empty
   return p;
+}
+
+std::size_t gemm_small_workspace_bytes(const GemmShape& s, const GemmSmallPlan& p) {
+  return p.splits > 1 ? std::size_t(p.splits) * std::size_t(s.m) * std::size_t(s.n) * 4 : 0;
 }
 
 std::string gemm_small_unsupported_reason(MmaDtype type, const GemmShape& s, EpilogueKind e) {
@@ -189,16 +263,21 @@ std::string gemm_small_unsupported_reason(MmaDtype type, const GemmShape& s, Epi
 }
 
 void gemm_small(MmaDtype type, const GemmShape& s, const GemmSmallPlan& plan, const void* a,
-                const void* b, void* c, const Epilogue& e, cudaStream_t stream) {
+                const void* b, void* c, const Epilogue& e, void* workspace, cudaStream_t stream) {
   if (const std::string why = gemm_small_unsupported_reason(type, s, e.kind); !why.empty())
     throw std::invalid_argument("gemm_small: " + why);
   check_epilogue_buffers(a, b, c, e);
+  const GemmSmallPlan expected = gemm_small_plan(s, 1, plan.tile, plan.splits);
+  if ((plan.tile != 32 && plan.tile != 64) || plan.splits != expected.splits ||
+      plan.split_slices != expected.split_slices || plan.splits > 65535)
+    throw std::logic_error("gemm_small: the plan is not gemm_small_plan's for this shape");
+  if (plan.splits > 1 &&
+      (workspace == nullptr || reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0))
+    throw std::invalid_argument("gemm_small: split-K needs a 16-byte aligned workspace");
   if (plan.tile == 64)
-    launch_tile<64, 64>(s, a, b, c, e, stream);
-  else if (plan.tile == 32)
-    launch_tile<32, 32>(s, a, b, c, e, stream);
+    launch_tile<64, 64>(s, plan, a, b, c, e, workspace, stream);
   else
-    throw std::logic_error("gemm_small: tiles of 32 or 64");
+    launch_tile<32, 32>(s, plan, a, b, c, e, workspace, stream);
 }
 
 }  // namespace bench::gemm

@@ -15,7 +15,7 @@
 //             sums to db_{l-1}.
 //   Bias gradients: FP32 sums over the call's steps (atomic adds: their order, and so the last
 //   bits, vary between runs), converted to bf16 once at the end of the call.
-// Plans: the small-tile path (gemm_small: mma.sync, many blocks) where the wgmma kernel's
+// Plans: the small-tile path (gemm_small: mma.sync, many blocks, split-K) where the wgmma kernel's
 // 128 x 128 tiles are fewer than the SMs, else the wgmma kernel with the engine's rule (gemm_plan:
 // tile, split-K) and the cooperative schedule (the dgelu and K-major epilogues are built for it). A
 // call (memset of the bias sums, then num_steps steps) is captured once into a CUDA graph and
@@ -25,6 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -48,18 +49,28 @@ int sm_count() {
   return sms;
 }
 
-// Which of the engine's paths a GEMM takes: MYCONV_OWN_MLP_GEMM=wgmma or small forces one (to
-// time both); by default the rule below.
-enum class Path { rule, wgmma, small };
-Path forced_path() {
+// Which of the engine's paths a GEMM takes: MYCONV_OWN_MLP_GEMM=wgmma or small forces one, and
+// small:TILE:SPLITS the small path's tile (32, 64) and split count too (to time them side by
+// side); by default the rule below.
+struct Forced {
+  enum { rule, wgmma, small } path = rule;
+  int tile = 0, splits = 0;  // 0: the small path's rule
+};
+Forced forced_path() {
+  Forced f;
   const char* v = std::getenv("MYCONV_OWN_MLP_GEMM");
   const std::string s = v ? v : "";
-  return s == "wgmma" ? Path::wgmma : s == "small" ? Path::small : Path::rule;
+  if (s == "wgmma") f.path = Forced::wgmma;
+  if (s.rfind("small", 0) == 0) {
+    f.path = Forced::small;
+    if (std::sscanf(s.c_str(), "small:%d:%d", &f.tile, &f.splits) != 2) f.tile = f.splits = 0;
+  }
+  return f;
 }
 
 // One GEMM of the step: its shape and the engine's plan for it. The rule: the small-tile path
-// (mma.sync, 64 x 64 or 32 x 32 tiles) where the wgmma kernel's 128 x 128 tiles are fewer than
-// the SMs, else the wgmma kernel (gemm_plan's tile and split-K).
+// (mma.sync, 64 x 64 or 32 x 32 tiles, split-K where they are few) where the wgmma kernel's
+// 128 x 128 tiles are fewer than the SMs, else the wgmma kernel (gemm_plan's tile and split-K).
 struct Gemm {
   gemm::GemmShape shape;
   gemm::GemmPlan plan;
@@ -70,25 +81,26 @@ struct Gemm {
     shape.n = n;
     shape.k = k;
     shape.b_k_major = b_k_major;
+    const Forced f = forced_path();
     plan = gemm::gemm_plan(shape, sms);
-    small_plan = gemm::gemm_small_plan(shape, sms);
-    const Path p = forced_path();
+    small_plan = gemm::gemm_small_plan(shape, sms, f.tile, f.splits);
     const std::int64_t tiles128 = (m + 127) / 128 * ((n + 127) / 128);
-    small = p == Path::small || (p == Path::rule && tiles128 < sms);
+    small = f.path == Forced::small || (f.path == Forced::rule && tiles128 < sms);
   }
   std::size_t workspace_bytes() const {
-    return small ? 0 : gemm::gemm_workspace_bytes(shape, plan);
+    return small ? gemm::gemm_small_workspace_bytes(shape, small_plan)
+                 : gemm::gemm_workspace_bytes(shape, plan);
   }
   std::string name() const {
-    return small ? "mma.sync " + std::to_string(small_plan.tile) + "x" +
-                       std::to_string(small_plan.tile) + " tiles, " +
-                       std::to_string(small_plan.blocks) + " blocks"
-                 : "wgmma " + gemm::gemm_plan_name(plan);
+    if (!small) return "wgmma " + gemm::gemm_plan_name(plan);
+    const std::string t = std::to_string(small_plan.tile);
+    return "mma.sync " + t + "x" + t + " tiles, " + std::to_string(small_plan.blocks) + " blocks" +
+           (small_plan.splits > 1 ? " x " + std::to_string(small_plan.splits) + " k splits" : "");
   }
   void run(const void* a, const void* b, void* c, const gemm::Epilogue& e, void* workspace,
            cudaStream_t s) const {
     if (small)
-      gemm::gemm_small(bench::MmaDtype::bf16, shape, small_plan, a, b, c, e, s);
+      gemm::gemm_small(bench::MmaDtype::bf16, shape, small_plan, a, b, c, e, workspace, s);
     else
       gemm::gemm_sm90(bench::MmaDtype::bf16, shape, plan, a, b, c, e, workspace, s);
   }
@@ -147,10 +159,9 @@ class OwnInstance final : public cuda::GraphStepInstance {
     return n;
   }
   std::string algorithm() const override {
-    return "CUDA graph replay of our wgmma GEMM engine (sm_90a), forward bias+GELU(erf) epilogue "
-           "keeping the pre-activation, backward dGELU epilogue with the bias gradient; forward " +
-           gemm::gemm_plan_name(forward_gemm_.plan) + "; dX " +
-           gemm::gemm_plan_name(dh_gemm_.plan) + "; dW " + gemm::gemm_plan_name(dw_gemm_.plan);
+    return "CUDA graph replay of our GEMM engine, forward bias+GELU(erf) epilogue keeping the "
+           "pre-activation, backward dGELU epilogue with the bias gradient; forward " +
+           forward_gemm_.name() + "; dX " + dh_gemm_.name() + "; dW " + dw_gemm_.name();
   }
   nlohmann::ordered_json extra() const override {
     return {{"gelu", "erf"},
