@@ -71,15 +71,14 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
 // The small-tile path (core/cuda/gemm/gemm_small.cu): mma.sync on tiles of 64 x 64 or 32 x 32
 // (4 warps), for problems whose 128-row wgmma tiles would leave most SMs idle; bf16, one batch,
 // B either layout, every epilogue (dgelu_erf with B MN-major); split-K with FP32 partials in a
-// workspace where the tiles are few.
+// workspace where the caller asks.
 struct GemmSmallPlan {
   int tile = 64;                     // square tiles of 64 or 32
   std::int64_t blocks = 0;           // tiles
   int splits = 1, split_slices = 0;  // k in splits of split_slices slices of 32 values
 };
 // tile 32 or 64 forces the tile, else 64 where its tiles give every SM one, else 32; splits > 0
-// forces that many (fewer where the last would be empty), else the rule: enough splits for two
-// blocks a SM, each at least 4 slices, at most 8.
+// asks for that many (fewer where the last would be empty), else none.
 GemmSmallPlan gemm_small_plan(const GemmShape& s, int sm_count, int tile = 0, int splits = 0);
 std::size_t gemm_small_workspace_bytes(const GemmShape& s, const GemmSmallPlan& p);
 // Empty when gemm_small takes s with epilogue e in type (on an sm_80+ device), else why not.
