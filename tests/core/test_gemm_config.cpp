@@ -142,6 +142,29 @@ TEST(GemmPlan, StagesAndSharedMemory) {
     EXPECT_EQ(b_box_offset(1) % 1024, 0);
     EXPECT_GE(kBarrierBytes, std::size_t(2 * gemm_stages(bn) * 8));
   }
+  // The 64 x 64 tile: 16 KB a stage, 14 stages, B's box after A's 8 KB.
+  EXPECT_EQ(stage_bytes(64, 64), 16 * 1024);
+  EXPECT_EQ(gemm_stages(64, 64), kMaxStagesSmall);
+  EXPECT_LE(gemm_smem_bytes(64, 64), kSmemLimit);
+  EXPECT_EQ(b_box_offset(0, 64), 8 * 1024);
+  EXPECT_GE(kBarrierBytes, std::size_t(2 * gemm_stages(64, 64) * 8));
+}
+
+TEST(GemmPlan, The64RowTile) {
+  GemmShape s;
+  s.m = 256;
+  s.n = 1280;
+  s.k = 1280;
+  const GemmPlan p = gemm_plan(s, 132, 0, 0, GemmSchedule::cooperative, 64);
+  EXPECT_EQ(p.bm, 64);
+  EXPECT_EQ(p.bn, 64);
+  EXPECT_EQ(p.tiles_m, 4);
+  EXPECT_EQ(p.tiles_n, 20);
+  EXPECT_EQ(p.tiles, 80);
+  EXPECT_EQ(p.splits, 1);  // 80 tiles fill more than half of 132 SMs
+  EXPECT_EQ(p.grid, 80);
+  EXPECT_EQ(gemm_plan_name(p).rfind("64x64x64 tile, 14 stages", 0), 0u) << gemm_plan_name(p);
+  EXPECT_EQ(gemm_plan(s, 132).bm, kBm);  // the default stays 128 rows
 }
 
 TEST(GemmPlan, TileOrderVisitsEveryTileOnce) {

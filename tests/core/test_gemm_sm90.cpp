@@ -12,7 +12,8 @@
 //     split-K (3 splits, or fewer where k has fewer blocks), and each epilogue (identity, bias,
 //     bias + GELU erf and tanh, residual) on edge shapes, against a float64 reference written
 //     here; the MLP's epilogues (bf16): bias + GELU with the pre-activation kept, on a K-major B,
-//     and dGELU with its transposed copy and column sums, each tile, without and with split-K,
+//     and dGELU with its transposed copy and column sums, each tile (64 x 64 too), without and
+//     with split-K,
 //     and through the small-tile path (mma.sync, both tiles);
 //   - the shapes it refuses (variant 4 not offered; variants 3 and 1 stay).
 // Skipped, with the reason, without a compute capability 9.0 GPU or without the sm_90a build.
@@ -212,10 +213,11 @@ TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
     }
 }
 
-// The MLP's epilogues (models/mlp/cuda/own_mlp.cpp), bf16, cooperative, each tile, without and
-// with split-K, and the small-tile path with each of its tiles (one batch): bias_gelu_erf_aux on a
-// K-major B (C = gelu(A B^T + bias), aux = A B^T + bias), and dgelu_erf on an MN-major B (C = A B *
-// gelu'(aux), C^T to aux_t, column sums added to a vector that starts at 1), against float64.
+// The MLP's epilogues (models/mlp/cuda/own_mlp.cpp), bf16, cooperative, each tile (128 x 128,
+// 128 x 256, 64 x 64), without and with split-K, and the small-tile path with each of its tiles
+// (one batch): bias_gelu_erf_aux on a K-major B (C = gelu(A B^T + bias), aux = A B^T + bias), and
+// dgelu_erf on an MN-major B (C = A B * gelu'(aux), C^T to aux_t, column sums added to a vector
+// that starts at 1), against float64.
 TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
   SKIP_WITHOUT_ENGINE();
   using bench::gemm::EpilogueKind;
@@ -280,8 +282,8 @@ TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
     // wgmma: (BN, splits, 0); the small-tile path: (0, splits, tile).
     for (const auto& [bn, splits, tile] :
          {std::array{128, 1, 0}, std::array{128, 3, 0}, std::array{256, 1, 0},
-          std::array{256, 3, 0}, std::array{0, 1, 64}, std::array{0, 1, 32}, std::array{0, 3, 64},
-          std::array{0, 3, 32}})
+          std::array{256, 3, 0}, std::array{64, 1, 0}, std::array{64, 3, 0}, std::array{0, 1, 64},
+          std::array{0, 1, 32}, std::array{0, 3, 64}, std::array{0, 3, 32}})
       for (bool forward : {true, false}) {
         SCOPED_TRACE(
             p.str() +
@@ -292,7 +294,9 @@ TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
         const bool small = bn == 0;
         if (small && s.batch > 1) continue;  // one batch
         const bench::gemm::GemmPlan plan =
-            bench::gemm::gemm_plan(s, sms, small ? 128 : bn, small ? 1 : splits);
+            bench::gemm::gemm_plan(s, sms, small ? 128 : bn, small ? 1 : splits,
+                                   bench::gemm::GemmSchedule::cooperative, bn == 64 ? 64 : 128);
+        ASSERT_EQ(plan.bn, small ? 128 : bn);
         const bench::gemm::GemmSmallPlan small_plan =
             bench::gemm::gemm_small_plan(s, sms, small ? tile : 64, splits);
         ASSERT_EQ(plan.splits > 1, !small && splits > 1);

@@ -38,29 +38,36 @@ inline constexpr std::size_t kSmemLimit = 232448;
 inline constexpr std::size_t kAlignSlack = 1024;   // the swizzled tiles need 1024-byte alignment
 inline constexpr std::size_t kBarrierBytes = 256;  // full and empty barriers, 8 bytes each
 
-BENCH_HD constexpr int a_block_bytes() {
-  return kBm * kBk * kElementBytes;
+// kBm rows by default; the 64-row tile (gemm_plan's bm 64: one consumer warpgroup) halves A.
+BENCH_HD constexpr int a_block_bytes(int bm = kBm) {
+  return bm * kBk * kElementBytes;
 }  // 16 KB
 BENCH_HD constexpr int b_box_bytes() {
   return kBk * kBoxN * kElementBytes;
 }  // 8 KB
-BENCH_HD constexpr int stage_bytes(int bn) {
-  return a_block_bytes() + bn / kBoxN * b_box_bytes();
+BENCH_HD constexpr int stage_bytes(int bn, int bm = kBm) {
+  return a_block_bytes(bm) + bn / kBoxN * b_box_bytes();
 }
 // The most stages that fit beside the alignment slack and the barriers, at most kMaxStages:
-// 4 for BN 256 (48 KB each), 6 for BN 128 (32 KB each).
-BENCH_HD constexpr int gemm_stages(int bn) {
-  const int fit = int((kSmemLimit - kAlignSlack - kBarrierBytes) / std::size_t(stage_bytes(bn)));
-  return fit < kMaxStages ? fit : kMaxStages;
+// 4 for BN 256 (48 KB each), 6 for BN 128 (32 KB each); the 64 x 64 tile (16 KB a stage) up to
+// kMaxStagesSmall, 14, as cuBLASLt's 64 x 64 kernels keep 13: one warpgroup's k blocks are
+// short, so more of them must be in flight to cover the copies' latency.
+inline constexpr int kMaxStagesSmall = 14;
+BENCH_HD constexpr int gemm_stages(int bn, int bm = kBm) {
+  const int fit =
+      int((kSmemLimit - kAlignSlack - kBarrierBytes) / std::size_t(stage_bytes(bn, bm)));
+  const int cap = bm == kBm ? kMaxStages : kMaxStagesSmall;
+  return fit < cap ? fit : cap;
 }
-BENCH_HD constexpr std::size_t gemm_smem_bytes(int bn) {
-  return std::size_t(gemm_stages(bn)) * std::size_t(stage_bytes(bn)) + kAlignSlack + kBarrierBytes;
+BENCH_HD constexpr std::size_t gemm_smem_bytes(int bn, int bm = kBm) {
+  return std::size_t(gemm_stages(bn, bm)) * std::size_t(stage_bytes(bn, bm)) + kAlignSlack +
+         kBarrierBytes;
 }
 
 // Byte offsets inside a stage (1024-byte aligned) of what the copies write and the MMAs read.
 // B's box j (n0 + 64 j .. + 63, all kBk k rows) follows A's block.
-BENCH_HD constexpr int b_box_offset(int j) {
-  return a_block_bytes() + j * b_box_bytes();
+BENCH_HD constexpr int b_box_offset(int j, int bm = kBm) {
+  return a_block_bytes(bm) + j * b_box_bytes();
 }
 // Consumer warpgroup `half` (0 or 1) multiplies rows 64 half .. 64 half + 63 of A's block; k step
 // `step` (0..3) starts 32 bytes further along the 128-byte rows (K-major: inside the swizzle row).
@@ -69,14 +76,14 @@ BENCH_HD constexpr int a_operand_offset(int half, int step) {
 }
 // B (MN-major): k step `step` starts 16 k rows further down every box (two 8-row groups), and
 // the operand's 64-wide column blocks are the boxes, b_box_bytes() apart (the descriptor's LBO).
-BENCH_HD constexpr int b_operand_offset(int step) {
-  return b_box_offset(0) + step * kStepK * int(sm90::kSw128RowBytes);
+BENCH_HD constexpr int b_operand_offset(int step, int bm = kBm) {
+  return b_box_offset(0, bm) + step * kStepK * int(sm90::kSw128RowBytes);
 }
 // B K-major: the boxes are 64 n rows of 128 bytes each, so B's BN rows follow each other, 8-row
 // groups 1024 bytes apart (the descriptor's SBO) across the boxes as inside one; k step `step`
 // starts 32 bytes further along the rows, as A's does.
-BENCH_HD constexpr int b_k_major_operand_offset(int step) {
-  return b_box_offset(0) + step * kStepK * kElementBytes;
+BENCH_HD constexpr int b_k_major_operand_offset(int step, int bm = kBm) {
+  return b_box_offset(0, bm) + step * kStepK * kElementBytes;
 }
 
 // The epilogue's transpose inside a quad of lanes (q = lane % 4), in 4 rounds r: lane q holds
@@ -134,7 +141,8 @@ enum class GemmSchedule { cooperative, pingpong };
 
 struct GemmPlan {
   GemmSchedule schedule = GemmSchedule::cooperative;
-  int bn = 0;        // tile columns: 128 or 256
+  int bm = kBm;      // tile rows: 128 (two consumer warpgroups), or 64 (one; 64 x 64 tiles)
+  int bn = 0;        // tile columns: 128 or 256, or 64 with bm 64
   int bk = kBk;      // k values per block: block_k(element bytes), 64 or 32 (tf32)
   int stages = 0;    // shared-memory stages of the copy pipeline
   int k_blocks = 0;  // k blocks of bk values, the last one zero-filled past k
@@ -177,24 +185,28 @@ inline int gemm_split_rule(const GemmShape& s, std::int64_t tiles, int k_blocks,
 // measurements: variants 7 and 8 of the op suite's matmul force each tile to time them.
 // bn 128 or 256 overrides the tile; splits 1 turns split-K off, splits > 1 forces that many
 // (at most k_blocks; fewer where the last runs would be empty), 0 leaves it to the rule. The
-// ping-pong schedule (gemm_auto_plan chooses it) takes the 128x128 tile.
+// ping-pong schedule (gemm_auto_plan chooses it) takes the 128x128 tile. bm 64 asks for the
+// 64 x 64 tile (bn is then 64; cooperative, bf16: gemm_sm90 checks), for problems of few
+// 128-row tiles.
 inline GemmPlan gemm_plan(const GemmShape& s, int sm_count, int bn = 0, int splits = 0,
-                          GemmSchedule schedule = GemmSchedule::cooperative) {
+                          GemmSchedule schedule = GemmSchedule::cooperative, int bm = kBm) {
   GemmPlan p;
   p.schedule = schedule;
+  p.bm = bm == 64 ? 64 : kBm;
   const std::int64_t sms = sm_count > 0 ? sm_count : 1;
   const auto tiles_of = [&](int w) {
-    return (s.m + kBm - 1) / kBm * ((s.n + w - 1) / w) * s.batch;
+    return (s.m + p.bm - 1) / p.bm * ((s.n + w - 1) / w) * s.batch;
   };
-  p.bn = schedule == GemmSchedule::pingpong ? 128
-         : bn == 128 || bn == 256           ? bn
-         : tiles_of(256) >= sms             ? 256
-                                            : 128;
-  p.stages = gemm_stages(p.bn);
-  p.smem_bytes = gemm_smem_bytes(p.bn);
+  p.bn = p.bm == 64                           ? 64
+         : schedule == GemmSchedule::pingpong ? 128
+         : bn == 128 || bn == 256             ? bn
+         : tiles_of(256) >= sms               ? 256
+                                              : 128;
+  p.stages = gemm_stages(p.bn, p.bm);
+  p.smem_bytes = gemm_smem_bytes(p.bn, p.bm);
   p.bk = block_k(s.element_bytes);
   p.k_blocks = int((s.k + p.bk - 1) / p.bk);
-  p.tiles_m = int((s.m + kBm - 1) / kBm);
+  p.tiles_m = int((s.m + p.bm - 1) / p.bm);
   p.tiles_n = int((s.n + p.bn - 1) / p.bn);
   p.tiles = tiles_of(p.bn);
   int want = splits > 0 ? splits : gemm_split_rule(s, p.tiles, p.k_blocks, sms);
@@ -246,8 +258,8 @@ BENCH_HD KRange gemm_split_range(int split, int split_k_blocks, int k_blocks) {
 
 // "128x256x64 tile, 4 stages, 132 persistent blocks over 512 tiles[ x 4 k splits]".
 inline std::string gemm_plan_name(const GemmPlan& p) {
-  return std::to_string(kBm) + "x" + std::to_string(p.bn) + "x" + std::to_string(p.bk) + " tile, " +
-         std::to_string(p.stages) + " stages, " +
+  return std::to_string(p.bm) + "x" + std::to_string(p.bn) + "x" + std::to_string(p.bk) +
+         " tile, " + std::to_string(p.stages) + " stages, " +
          (p.schedule == GemmSchedule::pingpong ? "ping-pong warpgroups, " : "") +
          std::to_string(p.grid) + " persistent blocks over " + std::to_string(p.tiles) + " tiles" +
          (p.splits > 1 ? " x " + std::to_string(p.splits) + " k splits of " +

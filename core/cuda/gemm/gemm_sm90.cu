@@ -122,12 +122,17 @@ __device__ __forceinline__ void mma_step(float* d, std::uint64_t da, std::uint64
       wgmma_m64n256k16_f16<kTransB>(d, da, db, 1);
     else
       wgmma_m64n256k16_bf16<kTransB>(d, da, db, 1);
-  } else {
-    static_assert(BN == 128, "tiles of 128 or 256 columns");
+  } else if constexpr (BN == 128) {
     if constexpr (kHalf)
       wgmma_m64n128k16_f16<kTransB>(d, da, db, 1);
     else
       wgmma_m64n128k16_bf16<kTransB>(d, da, db, 1);
+  } else {
+    static_assert(BN == 64, "tiles of 64, 128 or 256 columns");
+    if constexpr (kHalf)
+      wgmma_m64n64k16_f16<kTransB>(d, da, db, 1);
+    else
+      wgmma_m64n64k16_bf16<kTransB>(d, da, db, 1);
   }
 }
 
@@ -138,15 +143,25 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kN]) {
 }
 #endif  // BENCH_GEMM_DEVICE
 
+// The tile's rows: 128 (two consumer warpgroups), or 64 (one) with the 64 x 64 tile; and the
+// block's threads (a producer warpgroup and the consumers).
+BENCH_HD constexpr int tile_rows(int bn) {
+  return bn == 64 ? 64 : kBm;
+}
+BENCH_HD constexpr int block_threads(int bn) {
+  return 128 * (1 + tile_rows(bn) / 64);
+}
+
 // kBKMajor: B stored [batch][n][k] (GemmShape::b_k_major), its boxes 64 n rows x 64 k.
 template <int BN, bool kPingPong, bool kBKMajor, class T, class Epi>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(block_threads(BN), 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a,
                      const __grid_constant__ CUtensorMap map_b, const KernelArgs args,
                      T* __restrict__ c, const Epi epi) {
 #if BENCH_GEMM_DEVICE
-  constexpr int kStages = gemm_stages(BN);
-  constexpr int kStage = stage_bytes(BN);
+  constexpr int BM = tile_rows(BN), kConsumers = BM / 64;
+  constexpr int kStages = gemm_stages(BN, BM);
+  constexpr int kStage = stage_bytes(BN, BM);
   static_assert(2 * kStages * 8 <= int(kBarrierBytes), "the barriers fit their space");
   static_assert(!kPingPong || BN == 128, "ping-pong: 128x128 tiles (128 accumulators a thread)");
   constexpr int kBkT = kBlockBytes / int(sizeof(T));  // k values per block: 64, or 32 (tf32)
@@ -159,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);  // the producer's arrival with the stage's transaction bytes
       // One arrival per consumer warpgroup that reads the stage: both, or (ping-pong) one.
-      mbar_init(&empty[s], kPingPong ? 1 : 2);
+      mbar_init(&empty[s], kPingPong ? 1 : kConsumers);
     }
     mbar_init_fence();
   }
@@ -176,23 +191,23 @@ __global__ void __launch_bounds__(kThreads, 1)
         const TileCoord tc = gemm_tile(u / args.splits, args.tiles_m, args.tiles_n);
         const KRange kr =
             gemm_split_range(int(u % args.splits), args.split_k_blocks, args.k_blocks);
-        const int m0 = tc.tm * kBm, n0 = tc.tn * BN;
+        const int m0 = tc.tm * BM, n0 = tc.tn * BN;
         // B's boxes that start inside n (the others would be all zeros): the columns of the
         // boxes left out hold stale values, and only columns past n, never stored, read them.
         const int boxes = min(BN / kBoxN, (args.n - n0 + kBoxN - 1) / kBoxN);
         for (int kb = kr.begin; kb < kr.end; ++kb) {
           if (refill) mbar_wait(&empty[stage], phase ^ 1);
           unsigned char* st = smem + stage * kStage;
-          mbar_expect_tx(&full[stage], a_block_bytes() + boxes * b_box_bytes());
+          mbar_expect_tx(&full[stage], a_block_bytes(BM) + boxes * b_box_bytes());
           tma_load_tile_3d(st, &map_a, &full[stage], kb * kBkT, m0, args.a_shared ? 0 : tc.batch);
 #pragma unroll
           for (int j = 0; j < BN / kBoxN; ++j)
             if (j < boxes) {
               if constexpr (kBKMajor)
-                tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], kb * kBkT,
+                tma_load_tile_3d(st + b_box_offset(j, BM), &map_b, &full[stage], kb * kBkT,
                                  n0 + j * kBoxN, tc.batch);
               else
-                tma_load_tile_3d(st + b_box_offset(j), &map_b, &full[stage], n0 + j * kBoxN,
+                tma_load_tile_3d(st + b_box_offset(j, BM), &map_b, &full[stage], n0 + j * kBoxN,
                                  kb * kBkT, tc.batch);
             }
           if (++stage == kStages) {
@@ -234,7 +249,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // still waits for each stage to land before its release, so that its arrivals keep to the
     // ring's passes.
     if constexpr (!kPingPong) {
-      if (tc.tm * kBm + wg * 64 >= args.m) {
+      if (tc.tm * BM + wg * 64 >= args.m) {
         for (int kb = kr.begin; kb < kr.end; ++kb) {
           mbar_wait(&full[stage], phase);
           if (t128 == 0) mbar_arrive(&empty[stage]);
@@ -264,8 +279,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int r = 0; r < kRowBlocks; ++r)
           mma_step<BN, T, kBKMajor ? 0 : 1>(
               d[r], sw128_desc(base + a_operand_offset(kPingPong ? r : wg, step)),
-              kBKMajor ? sw128_desc(base + b_k_major_operand_offset(step))
-                       : sw128_mn_desc(base + b_operand_offset(step), b_box_bytes()));
+              kBKMajor ? sw128_desc(base + b_k_major_operand_offset(step, BM))
+                       : sw128_mn_desc(base + b_operand_offset(step, BM), b_box_bytes()));
       wgmma_commit();
 #pragma unroll
       for (int r = 0; r < kRowBlocks; ++r) fence_accumulators(d[r]);
@@ -295,7 +310,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     float* const partial = args.splits > 1 ? args.partial + split * args.elements : nullptr;
 #pragma unroll
     for (int r = 0; r < kRowBlocks; ++r) {
-      const int row0 = tc.tm * kBm + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
+      const int row0 = tc.tm * BM + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
       if (partial) {
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
@@ -440,13 +455,14 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   static std::once_flag raised;
   std::call_once(raised, [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(gemm_smem_bytes(BN))));
+                                    int(gemm_smem_bytes(BN, tile_rows(BN)))));
   });
   const CUtensorMapDataType type = std::is_same_v<T, float>    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                    : std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   constexpr int eb = int(sizeof(T)), bk = kBlockBytes / eb;
-  const CUtensorMap map_a = make_map(type, eb, a, s.k, s.m, s.a_shared ? 1 : s.batch, bk, kBm);
+  const CUtensorMap map_a =
+      make_map(type, eb, a, s.k, s.m, s.a_shared ? 1 : s.batch, bk, tile_rows(BN));
   const CUtensorMap map_b = kBKMajor ? make_map(type, eb, b, s.k, s.n, s.batch, bk, kBoxN)
                                      : make_map(type, eb, b, s.n, s.k, s.batch, kBoxN, bk);
   KernelArgs args;
@@ -461,8 +477,8 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   args.units = plan.units;
   args.partial = plan.splits > 1 ? static_cast<float*>(workspace) : nullptr;
   args.elements = s.batch * s.m * s.n;
-  kernel<<<unsigned(plan.grid), kThreads, gemm_smem_bytes(BN), stream>>>(map_a, map_b, args,
-                                                                         static_cast<T*>(c), epi);
+  kernel<<<unsigned(plan.grid), block_threads(BN), gemm_smem_bytes(BN, tile_rows(BN)), stream>>>(
+      map_a, map_b, args, static_cast<T*>(c), epi);
   CUDA_CHECK_LAST_LAUNCH();
   if (plan.splits <= 1) return;
   const std::int64_t pairs = args.elements / 2;
@@ -517,9 +533,27 @@ void launch_tf32(const GemmShape& s, const GemmPlan& plan, const void* a, const 
     launch_kernel<128, false, true, float>(s, plan, a, b, c, EpilogueIdentity{}, w, stream);
 }
 
+// The 64 x 64 tile (bf16, cooperative: gemm_sm90 checks), every epilogue through the fused or
+// the dgelu functor (the identity a branch of the fused one): three kernels.
+void launch_64(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
+               const Epilogue& e, void* w, cudaStream_t stream) {
+  using T = __nv_bfloat16;
+  if (e.kind == EpilogueKind::dgelu_erf)
+    return launch_kernel<64, false, false, T>(
+        s, plan, a, b, c,
+        EpilogueDgelu<T>{static_cast<const T*>(e.aux), static_cast<T*>(e.aux_t), e.column_sums, s.m,
+                         s.n},
+        w, stream);
+  if (s.b_k_major)
+    return launch_kernel<64, false, true, T>(s, plan, a, b, c, fused<T>(e), w, stream);
+  launch_kernel<64, false, false, T>(s, plan, a, b, c, fused<T>(e), w, stream);
+}
+
 template <class T>
 void launch_bn(const GemmShape& s, const GemmPlan& plan, const void* a, const void* b, void* c,
                const Epilogue& e, void* w, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    if (plan.bm == 64) return launch_64(s, plan, a, b, c, e, w, stream);
   if (plan.schedule == GemmSchedule::pingpong)
     launch_epilogue<128, true, T>(s, plan, a, b, c, e, w, stream);
   else if (plan.bn == 256)
@@ -597,13 +631,16 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
   if (const std::string why = gemm_epilogue_unsupported_reason(type, s.b_k_major, plan.schedule, e);
       !why.empty())
     throw std::invalid_argument("gemm_sm90: " + why);
+  if (plan.bm == 64 && (type != MmaDtype::bf16 || plan.schedule != GemmSchedule::cooperative))
+    throw std::invalid_argument("gemm_sm90: the 64 x 64 tile is built for bf16, cooperative");
   // The SM count sets only the grid (and the rule's splits, given here as forced).
-  const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits, plan.schedule);
-  if ((plan.bn != 128 && plan.bn != 256) || plan.bk != expected.bk ||
-      plan.stages != expected.stages || plan.k_blocks != expected.k_blocks ||
-      plan.tiles != expected.tiles || plan.splits != expected.splits ||
-      plan.split_k_blocks != expected.split_k_blocks || plan.units != expected.units ||
-      plan.bn != expected.bn || plan.grid < 1 || plan.grid > plan.units)
+  const GemmPlan expected = gemm_plan(s, 1, plan.bn, plan.splits, plan.schedule, plan.bm);
+  if ((plan.bn != 128 && plan.bn != 256 && plan.bn != 64) || plan.bm != expected.bm ||
+      plan.bk != expected.bk || plan.stages != expected.stages ||
+      plan.k_blocks != expected.k_blocks || plan.tiles != expected.tiles ||
+      plan.splits != expected.splits || plan.split_k_blocks != expected.split_k_blocks ||
+      plan.units != expected.units || plan.bn != expected.bn || plan.grid < 1 ||
+      plan.grid > plan.units)
     throw std::logic_error("gemm_sm90: the plan is not gemm_plan's for this shape");
   if (plan.splits > 1 && (workspace == nullptr || !aligned16(workspace)))
     throw std::invalid_argument(
@@ -643,10 +680,16 @@ std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan, bool
           ? (b_k_major ? identity_kernel<true, __half>(plan) : identity_kernel<false, __half>(plan))
           : (b_k_major ? identity_kernel<true, __nv_bfloat16>(plan)
                        : identity_kernel<false, __nv_bfloat16>(plan));
+  if (plan.bm == 64)  // the 64 x 64 tile has no identity kernel: its fused one (bf16)
+    k = b_k_major
+            ? reinterpret_cast<const void*>(
+                  gemm_sm90_kernel<64, false, true, __nv_bfloat16, EpilogueFused<__nv_bfloat16>>)
+            : reinterpret_cast<const void*>(
+                  gemm_sm90_kernel<64, false, false, __nv_bfloat16, EpilogueFused<__nv_bfloat16>>);
   cudaFuncAttributes attr{};
   CUDA_CHECK(cudaFuncGetAttributes(&attr, k));
   return std::to_string(attr.numRegs) + " registers, " + std::to_string(attr.localSizeBytes) +
-         " B local, " + std::to_string(gemm_smem_bytes(plan.bn)) + " B dynamic shared";
+         " B local, " + std::to_string(gemm_smem_bytes(plan.bn, plan.bm)) + " B dynamic shared";
 }
 
 }  // namespace bench::gemm

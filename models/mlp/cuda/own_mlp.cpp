@@ -49,11 +49,12 @@ int sm_count() {
   return sms;
 }
 
-// Which of the engine's paths a GEMM takes: MYCONV_OWN_MLP_GEMM=wgmma or small forces one, and
+// Which of the engine's paths a GEMM takes: MYCONV_OWN_MLP_GEMM=wgmma (its rule's tile),
+// wgmma64 (its 64 x 64 tile) or small forces one, and
 // small:TILE:SPLITS the small path's tile (32, 64) and split count too (to time them side by
 // side); by default the rule below.
 struct Forced {
-  enum { rule, wgmma, small } path = rule;
+  enum { rule, wgmma, wgmma64, small } path = rule;
   int tile = 0, splits = 0;  // 0: the small path's rule
 };
 Forced forced_path() {
@@ -61,6 +62,7 @@ Forced forced_path() {
   const char* v = std::getenv("MYCONV_OWN_MLP_GEMM");
   const std::string s = v ? v : "";
   if (s == "wgmma") f.path = Forced::wgmma;
+  if (s == "wgmma64") f.path = Forced::wgmma64;
   if (s.rfind("small", 0) == 0) {
     f.path = Forced::small;
     if (std::sscanf(s.c_str(), "small:%d:%d", &f.tile, &f.splits) != 2) f.tile = f.splits = 0;
@@ -82,10 +84,13 @@ struct Gemm {
     shape.k = k;
     shape.b_k_major = b_k_major;
     const Forced f = forced_path();
-    plan = gemm::gemm_plan(shape, sms);
+    plan = f.path == Forced::wgmma64
+               ? gemm::gemm_plan(shape, sms, 64, 0, gemm::GemmSchedule::cooperative, 64)
+               : gemm::gemm_plan(shape, sms);
     small_plan = gemm::gemm_small_plan(shape, sms, f.tile, f.splits);
     const std::int64_t tiles128 = (m + 127) / 128 * ((n + 127) / 128);
     small = f.path == Forced::small || (f.path == Forced::rule && tiles128 < sms);
+    if (f.path == Forced::wgmma || f.path == Forced::wgmma64) small = false;
   }
   std::size_t workspace_bytes() const {
     return small ? gemm::gemm_small_workspace_bytes(shape, small_plan)
