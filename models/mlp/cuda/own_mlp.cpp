@@ -15,11 +15,12 @@
 //             sums to db_{l-1}.
 //   Bias gradients: FP32 sums over the call's steps (atomic adds: their order, and so the last
 //   bits, vary between runs), converted to bf16 once at the end of the call.
-// Plans: the small-tile path (gemm_small: mma.sync, many blocks, split-K) where the wgmma kernel's
-// 128 x 128 tiles are fewer than the SMs, else the wgmma kernel with the engine's rule (gemm_plan:
-// tile, split-K) and the cooperative schedule (the dgelu and K-major epilogues are built for it). A
-// call (memset of the bias sums, then num_steps steps) is captured once into a CUDA graph and
-// replayed, as libtorch_graph and cublaslt_fused are (graph_step.hpp).
+// Plans (struct Gemm's rule, from measurements): the 64 x 64 wgmma tile for long k, the
+// small-tile path (mma.sync, many blocks) where the 128 x 128 wgmma tiles are fewer than the SMs,
+// else the wgmma kernel with the engine's rule (gemm_plan); the cooperative schedule throughout
+// (the dgelu and K-major epilogues are built for it). A call (memset of the bias sums, then
+// num_steps steps) is captured once into a CUDA graph and replayed, as libtorch_graph and
+// cublaslt_fused are (graph_step.hpp).
 #include "models/mlp/cuda/own_mlp.hpp"
 
 #include <cuda_runtime_api.h>
@@ -70,9 +71,16 @@ Forced forced_path() {
   return f;
 }
 
-// One GEMM of the step: its shape and the engine's plan for it. The rule: the small-tile path
-// (mma.sync, 64 x 64 or 32 x 32 tiles, split-K where they are few) where the wgmma kernel's
-// 128 x 128 tiles are fewer than the SMs, else the wgmma kernel (gemm_plan's tile and split-K).
+// One GEMM of the step: its shape and the engine's plan for it. The rule, from ncu's times of
+// each GEMM alone on an H100 (MLP d256-d1280, batch 256-1280; results/h100/
+// 20261128_mlp_own_cuda/README.md):
+//   - the 64 x 64 wgmma tile where k >= 1024 and its tiles give a third of the SMs one each: at
+//     d1280 batch 256 the forward took 11.0 us there against 17.8 on 32 x 32 mma.sync tiles, the
+//     dX GEMM 16.7 against 18.9;
+//   - else the small-tile path where the 128 x 128 wgmma tiles are fewer than the SMs: at d256
+//     the dGELU GEMM took 5.9 us on 32 x 32 mma.sync tiles against 13.8 on 64 x 64 wgmma ones,
+//     the weight gradient of d1280 (k 256) 11.6 us on 64 x 64 mma.sync tiles against 16.2;
+//   - else the wgmma kernel with the engine's rule (gemm_plan).
 struct Gemm {
   gemm::GemmShape shape;
   gemm::GemmPlan plan;
@@ -84,13 +92,14 @@ struct Gemm {
     shape.k = k;
     shape.b_k_major = b_k_major;
     const Forced f = forced_path();
-    plan = f.path == Forced::wgmma64
-               ? gemm::gemm_plan(shape, sms, 64, 0, gemm::GemmSchedule::cooperative, 64)
-               : gemm::gemm_plan(shape, sms);
-    small_plan = gemm::gemm_small_plan(shape, sms, f.tile, f.splits);
+    const std::int64_t tiles64 = (m + 63) / 64 * ((n + 63) / 64);
     const std::int64_t tiles128 = (m + 127) / 128 * ((n + 127) / 128);
-    small = f.path == Forced::small || (f.path == Forced::rule && tiles128 < sms);
-    if (f.path == Forced::wgmma || f.path == Forced::wgmma64) small = false;
+    const bool wide =
+        f.path == Forced::wgmma64 || (f.path == Forced::rule && k >= 1024 && tiles64 * 3 >= sms);
+    plan = wide ? gemm::gemm_plan(shape, sms, 64, 0, gemm::GemmSchedule::cooperative, 64)
+                : gemm::gemm_plan(shape, sms);
+    small_plan = gemm::gemm_small_plan(shape, sms, f.tile, f.splits);
+    small = f.path == Forced::small || (f.path == Forced::rule && !wide && tiles128 < sms);
   }
   std::size_t workspace_bytes() const {
     return small ? gemm::gemm_small_workspace_bytes(shape, small_plan)
