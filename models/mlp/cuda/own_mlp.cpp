@@ -74,19 +74,21 @@ Forced forced_path() {
 // One GEMM of the step: its shape and the engine's plan for it. The rule, from ncu's times of
 // each GEMM alone on an H100 (MLP d256-d1280, batch 256-1280; results/h100/
 // 20261128_mlp_own_cuda/README.md):
-//   - the 64 x 64 wgmma tile where k >= 1024 and its tiles give a third of the SMs one each: at
-//     d1280 batch 256 the forward took 11.0 us there against 17.8 on 32 x 32 mma.sync tiles, the
-//     dX GEMM 16.7 against 18.9;
+//   - the 64 x 64 wgmma tile where k >= 1024 and its tiles give a third of the SMs one each (half
+//     of them for the dGELU GEMM): at d1280 batch 256 the forward took 11.1 us there against
+//     17.7 on 32 x 32 mma.sync tiles, the dGELU GEMM 16.5 against 18.8; at d1024 the forward 9.9
+//     against 11.3, but the dGELU GEMM 15.4 against 13.1;
 //   - else the small-tile path where the 128 x 128 wgmma tiles are fewer than the SMs: at d256
-//     the dGELU GEMM took 5.9 us on 32 x 32 mma.sync tiles against 13.8 on 64 x 64 wgmma ones,
-//     the weight gradient of d1280 (k 256) 11.6 us on 64 x 64 mma.sync tiles against 16.2;
+//     the dGELU GEMM took 5.9 us on 32 x 32 mma.sync tiles against 13.7 on 64 x 64 wgmma ones,
+//     the weight gradient of d1280 (k 256) 11.6 us on 64 x 64 mma.sync tiles against 15.6;
 //   - else the wgmma kernel with the engine's rule (gemm_plan).
 struct Gemm {
   gemm::GemmShape shape;
   gemm::GemmPlan plan;
   gemm::GemmSmallPlan small_plan;
   bool small = false;
-  Gemm(std::int64_t m, std::int64_t n, std::int64_t k, bool b_k_major, int sms) {
+  // dgelu: the GEMM takes the dgelu epilogue.
+  Gemm(std::int64_t m, std::int64_t n, std::int64_t k, bool b_k_major, bool dgelu, int sms) {
     shape.m = m;
     shape.n = n;
     shape.k = k;
@@ -94,8 +96,8 @@ struct Gemm {
     const Forced f = forced_path();
     const std::int64_t tiles64 = (m + 63) / 64 * ((n + 63) / 64);
     const std::int64_t tiles128 = (m + 127) / 128 * ((n + 127) / 128);
-    const bool wide =
-        f.path == Forced::wgmma64 || (f.path == Forced::rule && k >= 1024 && tiles64 * 3 >= sms);
+    const bool wide = f.path == Forced::wgmma64 ||
+                      (f.path == Forced::rule && k >= 1024 && tiles64 * (dgelu ? 2 : 3) >= sms);
     plan = wide ? gemm::gemm_plan(shape, sms, 64, 0, gemm::GemmSchedule::cooperative, 64)
                 : gemm::gemm_plan(shape, sms);
     small_plan = gemm::gemm_small_plan(shape, sms, f.tile, f.splits);
@@ -125,9 +127,9 @@ class OwnInstance final : public cuda::GraphStepInstance {
   OwnInstance(const MlpProblem& p, const MlpData& data)
       : GraphStepInstance(p, "own_cuda"),
         sms_(sm_count()),
-        forward_gemm_(p.batch_size, p.dim, p.dim, true, sms_),
-        dw_gemm_(p.dim, p.dim, p.batch_size, false, sms_),
-        dh_gemm_(p.batch_size, p.dim, p.dim, false, sms_) {
+        forward_gemm_(p.batch_size, p.dim, p.dim, true, false, sms_),
+        dw_gemm_(p.dim, p.dim, p.batch_size, false, false, sms_),
+        dh_gemm_(p.batch_size, p.dim, p.dim, false, true, sms_) {
     const std::int64_t D = p.dim, B = p.batch_size, L = p.num_layers;
     const auto act = std::size_t(B * D) * element_bytes();
     x_ = upload(data.x);
