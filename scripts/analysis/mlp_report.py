@@ -312,7 +312,7 @@ def build_report(inputs, note, plots):
                               fmt(o["cpu_total_us"]), fmt(o["self_cuda_us"]),
                               fmt(o["cuda_total_us"])] for o in prof["top_ops"][:15]]) + [""]
     rows = targets(results)
-    out += ["## Targets (issue 12)", ""]
+    out += ["## Targets (issues 12 and 26)", ""]
     out += (md_table(["target", "case", "figures", "verdict"], rows) if rows else
             ["None of the targets' cases is in the inputs."]) + [""]
     bad = [r for r in results if r["status"] not in ("passed",) + NOT_RUN]

@@ -15,9 +15,9 @@
 //             sums to db_{l-1}.
 //   Bias gradients: FP32 sums over the call's steps (atomic adds: their order, and so the last
 //   bits, vary between runs), converted to bf16 once at the end of the call.
-// Plans (struct Gemm's rule, from measurements): the 64 x 64 wgmma tile for long k, the
-// small-tile path (mma.sync, many blocks) where the 128 x 128 wgmma tiles are fewer than the SMs,
-// else the wgmma kernel with the engine's rule (gemm_plan); the cooperative schedule throughout
+// Plans (struct Gemm's rule, from measurements): the 64 x 64 wgmma tile for long k, the 128-row
+// wgmma kernel (the engine's rule, gemm_plan) where its tiles are many, else the small-tile path
+// (mma.sync, many blocks); the cooperative schedule throughout
 // (the dgelu and K-major epilogues are built for it). A call (memset of the bias sums, then
 // num_steps steps) is captured once into a CUDA graph and replayed, as libtorch_graph and
 // cublaslt_fused are (graph_step.hpp).
@@ -72,16 +72,17 @@ Forced forced_path() {
 }
 
 // One GEMM of the step: its shape and the engine's plan for it. The rule, from ncu's times of
-// each GEMM alone on an H100 (MLP d256-d1280, batch 256-1280; results/h100/
+// each GEMM alone on an H100 (MLP d256-d1280, batch 256-1280; the table in results/h100/
 // 20261128_mlp_own_cuda/README.md):
 //   - the 64 x 64 wgmma tile where k >= 1024 and its tiles give a third of the SMs one each (half
-//     of them for the dGELU GEMM): at d1280 batch 256 the forward took 11.1 us there against
-//     17.7 on 32 x 32 mma.sync tiles, the dGELU GEMM 16.5 against 18.8; at d1024 the forward 9.9
-//     against 11.3, but the dGELU GEMM 15.4 against 13.1;
-//   - else the small-tile path where the 128 x 128 wgmma tiles are fewer than the SMs: at d256
-//     the dGELU GEMM took 5.9 us on 32 x 32 mma.sync tiles against 13.7 on 64 x 64 wgmma ones,
-//     the weight gradient of d1280 (k 256) 11.6 us on 64 x 64 mma.sync tiles against 15.6;
-//   - else the wgmma kernel with the engine's rule (gemm_plan).
+//     of them for the dGELU GEMM): at d1280 batch 256 the forward took 11.0 us there against
+//     17.7 on 32 x 32 mma.sync tiles, the dGELU GEMM 16.8 against 18.8; at d1024 the forward 10.0
+//     against 11.3, but the dGELU GEMM 15.5 against 13.1;
+//   - else the 128-row wgmma kernel (the engine's rule, gemm_plan) where its tiles give a third
+//     of the SMs one each: the weight gradient (k = batch 256) of d1280 took 8.9 us there
+//     against 11.7 on 64 x 64 mma.sync tiles, of d1024 7.9 against 8.7;
+//   - else the small-tile path: at d256 the dGELU GEMM took 5.9 us on 32 x 32 mma.sync tiles
+//     against 13.7 on 64 x 64 wgmma ones and 26.0 on 128-row ones.
 struct Gemm {
   gemm::GemmShape shape;
   gemm::GemmPlan plan;
@@ -101,7 +102,7 @@ struct Gemm {
     plan = wide ? gemm::gemm_plan(shape, sms, 64, 0, gemm::GemmSchedule::cooperative, 64)
                 : gemm::gemm_plan(shape, sms);
     small_plan = gemm::gemm_small_plan(shape, sms, f.tile, f.splits);
-    small = f.path == Forced::small || (f.path == Forced::rule && !wide && tiles128 < sms);
+    small = f.path == Forced::small || (f.path == Forced::rule && !wide && tiles128 * 3 < sms);
   }
   std::size_t workspace_bytes() const {
     return small ? gemm::gemm_small_workspace_bytes(shape, small_plan)
