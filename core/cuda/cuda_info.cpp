@@ -11,6 +11,12 @@ std::string cuda_version_string(int version) {
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
+std::string own_kernels_version() {
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+  return "CUDA runtime " + cuda_version_string(runtime) + " (our kernels)";
+}
+
 // Whether the NVIDIA driver's user-space library can be loaded. Without it the runtime answers
 // cudaErrorInsufficientDriver ("CUDA driver version is insufficient for CUDA runtime version"),
 // which would send a user without any NVIDIA driver to upgrade one.
@@ -28,8 +34,9 @@ static CudaAvailability ask_runtime() {
   if (err != cudaSuccess) {
     (void)cudaGetLastError();  // clear the error so that later calls do not report it again
     if (err == cudaErrorInsufficientDriver && !driver_library_present())
-      return {false, "no NVIDIA driver found (libcuda.so.1 cannot be loaded): GPU backends need an "
-                     "NVIDIA GPU and its driver"};
+      return {false,
+              "no NVIDIA driver found (libcuda.so.1 cannot be loaded): GPU backends need an "
+              "NVIDIA GPU and its driver"};
     return {false, std::string("no usable CUDA device: cudaGetDeviceCount: ") +
                        cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + ")"};
   }

@@ -42,4 +42,8 @@ nlohmann::ordered_json cuda_system_info();
 // "13.0" from CUDA's integer versions (1000 * major + 10 * minor).
 std::string cuda_version_string(int version);
 
+// "CUDA runtime 13.0 (our kernels)": the library version of a backend made of our own kernels
+// (the runtime's version, 0.0 where it cannot say). Never throws.
+std::string own_kernels_version();
+
 }  // namespace bench

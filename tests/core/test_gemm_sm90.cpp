@@ -213,6 +213,34 @@ TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
     }
 }
 
+// The small-tile path's plan (host code: runs without a GPU): 64 x 64 tiles where they give every
+// SM one, else 32 x 32; no split-K unless asked, and then none empty.
+TEST(GemmSmallPlan, TileAndSplitRule) {
+  bench::gemm::GemmShape s{1, 256, 256, 256};
+  bench::gemm::GemmSmallPlan p = bench::gemm::gemm_small_plan(s, 132);
+  EXPECT_EQ(p.tile, 32);  // 16 tiles of 64
+  EXPECT_EQ(p.blocks, 64);
+  EXPECT_EQ(p.splits, 1);
+  s = bench::gemm::GemmShape{1, 1280, 1280, 256};
+  p = bench::gemm::gemm_small_plan(s, 132);
+  EXPECT_EQ(p.tile, 64);  // 400 tiles of 64
+  EXPECT_EQ(p.blocks, 400);
+  p = bench::gemm::gemm_small_plan(s, 132, 32, 3);  // 8 slices of 32: splits of 3, 3 and 2
+  EXPECT_EQ(p.tile, 32);
+  EXPECT_EQ(p.splits, 3);
+  EXPECT_EQ(p.split_slices, 3);
+  EXPECT_EQ(bench::gemm::gemm_small_workspace_bytes(s, p), std::size_t(3) * 1280 * 1280 * 4);
+  p = bench::gemm::gemm_small_plan(bench::gemm::GemmShape{1, 64, 64, 40}, 132, 64, 8);
+  EXPECT_EQ(p.splits, 2);  // 2 slices: no empty split
+  EXPECT_FALSE(bench::gemm::gemm_small_unsupported_reason(bench::MmaDtype::fp16, s,
+                                                          bench::gemm::EpilogueKind::identity)
+                   .empty());
+  s.b_k_major = true;
+  EXPECT_FALSE(bench::gemm::gemm_small_unsupported_reason(bench::MmaDtype::bf16, s,
+                                                          bench::gemm::EpilogueKind::dgelu_erf)
+                   .empty());
+}
+
 // The MLP's epilogues (models/mlp/cuda/own_mlp.cpp), bf16, cooperative, each tile (128 x 128,
 // 128 x 256, 64 x 64), without and with split-K, and the small-tile path with each of its tiles
 // (one batch): bias_gelu_erf_aux on a K-major B (C = gelu(A B^T + bias), aux = A B^T + bias), and

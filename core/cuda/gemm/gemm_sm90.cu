@@ -26,7 +26,10 @@
 // Test: build/tests/test_ops_backends --gtest_filter='GemmSm90*'
 //
 // The kernel, per block of 384 threads in three warpgroups, persistent (one block per SM at most,
-// walking output tiles t = blockIdx.x, + gridDim.x, ... in gemm_tile's grouped order):
+// walking output tiles t = blockIdx.x, + gridDim.x, ... in gemm_tile's grouped order). The
+// 64 x 64 tile (plan.bm 64, BN 64; bf16, cooperative) has one consumer warpgroup (256 threads),
+// 64-row A boxes and up to 14 stages of 16 KB, for problems of few 128-row tiles (an MLP layer of
+// a few hundred rows); everything below holds for it with "128" read as 64:
 //   - warpgroup 0, the producer (registers cut to 40 by setmaxnreg): one thread issues, per k
 //     block of 64, the tensor copies of A's 128 x 64 block (one box) and B's 64 x BN block (BN / 64
 //     boxes of 64 k rows x 64 n, or 64 n rows x 64 k where B is K-major; none that starts past

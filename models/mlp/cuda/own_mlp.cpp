@@ -316,11 +316,7 @@ class OwnBackend final : public Backend {
  public:
   std::string name() const override { return "own_cuda"; }
   std::string device() const override { return "cuda"; }
-  std::string library_version() const override {
-    int runtime = 0;
-    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
-    return "CUDA runtime " + bench::cuda_version_string(runtime) + " (our kernels)";
-  }
+  std::string library_version() const override { return bench::own_kernels_version(); }
   Support available() const override {
     const bench::CudaAvailability a = bench::cuda_device_available();
     return a.ok ? Support::yes() : Support::no(a.reason);
