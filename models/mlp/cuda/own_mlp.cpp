@@ -74,8 +74,9 @@ Forced forced_path() {
 // One GEMM of the step: its shape and the engine's plan for it. The rule, from ncu's times of
 // each GEMM alone on an H100 (MLP d256-d1280, batch 256-1280; the table in results/h100/
 // 20261128_mlp_own_cuda/README.md):
-//   - the 64 x 64 wgmma tile where k >= 1024 and its tiles give a third of the SMs one each (half
-//     of them for the dGELU GEMM): at d1280 batch 256 the forward took 11.0 us there against
+//   - the 64 x 64 wgmma tile where k >= 1024, the 128 x 128 tiles are fewer than the SMs (a
+//     large GEMM keeps the larger tiles) and the 64 x 64 ones give a third of the SMs one each
+//     (half of them for the dGELU GEMM): at d1280 batch 256 the forward took 11.0 us there against
 //     17.7 on 32 x 32 mma.sync tiles, the dGELU GEMM 16.8 against 18.8; at d1024 the forward 10.0
 //     against 11.3, but the dGELU GEMM 15.5 against 13.1;
 //   - else the 128-row wgmma kernel (the engine's rule, gemm_plan) where its tiles give a third
@@ -97,8 +98,9 @@ struct Gemm {
     const Forced f = forced_path();
     const std::int64_t tiles64 = (m + 63) / 64 * ((n + 63) / 64);
     const std::int64_t tiles128 = (m + 127) / 128 * ((n + 127) / 128);
-    const bool wide = f.path == Forced::wgmma64 ||
-                      (f.path == Forced::rule && k >= 1024 && tiles64 * (dgelu ? 2 : 3) >= sms);
+    const bool wide =
+        f.path == Forced::wgmma64 ||
+        (f.path == Forced::rule && k >= 1024 && tiles128 < sms && tiles64 * (dgelu ? 2 : 3) >= sms);
     plan = wide ? gemm::gemm_plan(shape, sms, 64, 0, gemm::GemmSchedule::cooperative, 64)
                 : gemm::gemm_plan(shape, sms);
     small_plan = gemm::gemm_small_plan(shape, sms, f.tile, f.splits);
