@@ -54,7 +54,7 @@ assert len(rows) == 4, rows  # one fit per parameter for the one backend and dty
 for l in rows:
     b = float(l.split(" | ")[5])  # the fitted exponent, recomputed by the report from the cases
     assert b == b and abs(b) < 10, l
-assert "## Targets (issues 12 and 26)" in report, "targets section"
+assert "## Targets (issue 12)" in report, "targets section"
 # The Python reference: measured into references/ where python3 has torch (then in the report),
 # else skipped with the reason in the log.
 ref = os.path.join(run, "references", "python_reference.json")
