@@ -52,7 +52,10 @@ namespace {
 
 using bench::MmaDtype;
 
-constexpr int kThreads = 256, kWarps = 8, kCols = 128, kStepK = 16, kMaxSplits = 8;
+// [[maybe_unused]]: the kernel body is compiled for sm_90 only (below sm_90 it traps), so builds
+// for older architectures would warn that the pieces only it uses are unused.
+constexpr int kThreads = 256, kCols = 128, kStepK = 16, kMaxSplits = 8;
+[[maybe_unused]] constexpr int kWarps = 8;
 constexpr int kMaxShared = 96 * 1024;   // A's slice at most (opted in above 48 KiB)
 constexpr int kTileStride = kCols + 1;  // the FP32 output tile's row stride (floats)
 
@@ -62,7 +65,7 @@ struct SkinnyArgs {
 };
 
 // 16-byte vectors of B: read once, so not kept in L1.
-__device__ __forceinline__ uint4 load_stream(const unsigned char* p) {
+[[maybe_unused]] __device__ __forceinline__ uint4 load_stream(const unsigned char* p) {
   uint4 v;
   asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
@@ -92,7 +95,7 @@ __device__ __forceinline__ unsigned word(const uint4& v, int i) {
 }
 
 // Value e of x in the low half, value e of y in the high half: one k pair of the A fragment.
-__device__ __forceinline__ unsigned pair(const uint4& x, const uint4& y, int e) {
+[[maybe_unused]] __device__ __forceinline__ unsigned pair(const uint4& x, const uint4& y, int e) {
   return __byte_perm(word(x, e / 2), word(y, e / 2), e % 2 ? 0x7632 : 0x5410);
 }
 
@@ -153,8 +156,8 @@ __device__ __forceinline__ void load_pair(uint4 (&v)[2][4][2], const unsigned ch
 }
 
 // The same vectors only asked of L2 (prefetch.global.L2), holding no registers.
-__device__ __forceinline__ void prefetch_pair(const unsigned char* bl, const StreamArgs& sa,
-                                              int s0) {
+[[maybe_unused]] __device__ __forceinline__ void prefetch_pair(const unsigned char* bl,
+                                                               const StreamArgs& sa, int s0) {
 #pragma unroll
   for (int j = 0; j < 2; ++j)
 #pragma unroll
