@@ -1,4 +1,5 @@
-// The Hopper GEMM engine the suites share (core/cuda/gemm/gemm_sm90.cu): C[b][m][n] =
+// The Hopper GEMM engine the suites share (core/cuda/gemm/gemm_sm90.cu; its checks gemm_checks.cpp,
+// its small-tile path gemm_small.cu): C[b][m][n] =
 // epilogue(sum_k A[b][m][k] B[b][k][n]) on wgmma fed by TMA, fp16 or bf16 in and out, or tf32
 // (FP32 in and out, B K-major, the identity epilogue; wgmma reads the top 19 bits of each FP32
 // operand, so a caller that wants round-to-nearest rounds first), FP32 accumulation; A row-major
