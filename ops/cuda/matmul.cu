@@ -48,7 +48,8 @@
 //   10 fp16, bf16 with m <= 16 on sm_90: the skinny-M kernel of matmul_skinny.cu (C^T = B^T A^T
 //      on mma.sync, B streamed in 16-byte vectors, split-K over a thread block cluster summed
 //      through distributed shared memory); offered last, by --variant 10, until timed.
-//   11-14 fp32 on CUDA cores, strict FP32: warp-tiled SGEMMs of matmul_sgemm.cu on a multi-stage
+//   11-14 fp32 on CUDA cores, strict FP32: warp-tiled SGEMMs of core/cuda/gemm/sgemm.cu on a
+//   multi-stage
 //      cp.async pipeline (sm_80+), one configuration each (matmul_sgemm.hpp): 11 CUTLASS's SIMT
 //      policy (128x128x8, 8 warps of 32x64, 8x8 a thread, 4 stages, 2 blocks/SM), 12 the same
 //      with k slices of 16 (3 stages), 13 4 warps of 64x64 (16x8 a thread), k slices of 16, 14
@@ -99,12 +100,12 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/gemm/block_work.cuh"
 #include "core/cuda/mma.cuh"
 #include "core/cuda/split_reduce.cuh"
 #include "ops/cuda/kernels.hpp"
 #include "ops/cuda/launch.cuh"
 #include "ops/cuda/matmul_3xtf32.hpp"
-#include "ops/cuda/matmul_block.cuh"
 #include "ops/cuda/matmul_engine.hpp"
 #include "ops/cuda/matmul_plan.hpp"
 #include "ops/cuda/matmul_sgemm.hpp"
@@ -114,6 +115,10 @@ namespace ops::cuda {
 namespace {
 
 using bench::MmaDtype;
+using bench::gemm::fp32_matmul_block;
+using bench::gemm::matmul_block_work;
+using bench::gemm::MatmulBlockWork;
+using bench::gemm::store_four_columns;
 
 // The problem as the kernels see it; variants 2 and 3 need m, n, k and the tile count in int.
 struct Gemm {

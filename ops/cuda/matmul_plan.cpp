@@ -48,8 +48,8 @@ std::vector<int> matmul_variants(const Problem& p) {
     v.push_back(2);
     v.push_back(1);
     if (sgemm_runs(p))
-      for (const SgemmConfig& c : kSgemmConfigs)
-        if (c.variant != v.front()) v.push_back(c.variant);
+      for (const bench::gemm::SgemmConfig& c : bench::gemm::kSgemmConfigs)
+        if (sgemm_variant(c.id) && c.id != v.front()) v.push_back(c.id);
     if (tf32x3_runs(p)) v.push_back(kTf32x3Variant);
     return v;
   }

@@ -1,9 +1,10 @@
 // The MLP backends through the case runner: LibTorch eager on the CPU passes its gradient check
 // against float64 on tiny configurations; a tiny scaling study fits; the profile writes its table,
 // a Chrome trace that parses as JSON and the folded stacks. The GPU backends (libtorch_cuda,
-// libtorch_graph, cublaslt_fused in fp32, tf32 and bf16; own_cuda in bf16) skip, with the reason,
-// without a GPU.
+// libtorch_graph, cublaslt_fused in fp32, tf32 and bf16; own_cuda in bf16 and fp32) skip, with the
+// reason, without a GPU.
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -113,9 +114,12 @@ TEST_P(MlpGpu, GradientCheckPasses) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Own, MlpGpu, ::testing::Combine(::testing::Values("own_cuda"), ::testing::Values("bf16")),
-    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+INSTANTIATE_TEST_SUITE_P(Own, MlpGpu,
+                         ::testing::Combine(::testing::Values("own_cuda"),
+                                            ::testing::Values("bf16", "fp32")),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
 
 // own_cuda beyond the shared cases: split-K in the forward and dX GEMMs (m 40: 8 tiles of 1024
 // columns), a batch that is no multiple of the tile; and what it refuses, with the reason (also
@@ -124,11 +128,9 @@ TEST(MlpOwnCuda, SplitKShapesPassAndOtherDtypesAreRefused) {
   const auto reg = make_registry();
   const Backend* b = find(reg, "own_cuda");
   if (!b) GTEST_SKIP() << "own_cuda is not built here";
-  for (const char* d : {"mlp:d8l1b8s1:fp32", "mlp:d8l1b8s1:tf32"}) {
-    const Support s = b->check_support(parse_mlp_problem(d));
-    EXPECT_FALSE(s.ok) << d;
-    EXPECT_NE(s.reason.find("bf16"), std::string::npos) << s.reason;
-  }
+  const Support tf32 = b->check_support(parse_mlp_problem("mlp:d8l1b8s1:tf32"));
+  EXPECT_FALSE(tf32.ok);
+  EXPECT_NE(tf32.reason.find("tf32"), std::string::npos) << tf32.reason;
   if (const Support a = b->available(); !a.ok) GTEST_SKIP() << "needs a CUDA device: " << a.reason;
   if (const Support s = b->check_support(parse_mlp_problem("mlp:d8l1b8s1:bf16")); !s.ok)
     GTEST_SKIP() << s.reason;
@@ -136,6 +138,31 @@ TEST(MlpOwnCuda, SplitKShapesPassAndOtherDtypesAreRefused) {
   for (const char* d : {"mlp:d1024l2b40s2:bf16", "mlp:d200l3b264s2:bf16"}) {
     const bench::Result r = run(*b, parse_mlp_problem(d));
     EXPECT_EQ(r.status, bench::Status::passed) << bench::testing::describe(r);
+  }
+}
+
+// own_cuda's fp32 step on the SGEMMs: odd sizes (rows of no whole 16-byte vectors), and each tile
+// and split count forced (MYCONV_OWN_MLP_SGEMM) on a shape whose k is many slices.
+TEST(MlpOwnCuda, Fp32SgemmPathsPass) {
+  const auto reg = make_registry();
+  const Backend* b = find(reg, "own_cuda");
+  if (!b) GTEST_SKIP() << "own_cuda is not built here";
+  if (const Support a = b->available(); !a.ok) GTEST_SKIP() << "needs a CUDA device: " << a.reason;
+  if (const Support s = b->check_support(parse_mlp_problem("mlp:d8l1b8s1:fp32")); !s.ok)
+    GTEST_SKIP() << s.reason;
+  for (const char* d : {"mlp:d61l2b37s2:fp32", "mlp:d1024l2b40s2:fp32"}) {
+    const bench::Result r = run(*b, parse_mlp_problem(d));
+    EXPECT_EQ(r.status, bench::Status::passed) << bench::testing::describe(r);
+  }
+  for (const char* forced : {"64:1", "32:1", "64:3", "32:4"}) {
+    SCOPED_TRACE(forced);
+    ::setenv("MYCONV_OWN_MLP_SGEMM", forced, 1);
+    const bench::Result r = run(*b, parse_mlp_problem("mlp:d136l2b72s2:fp32"));
+    ::unsetenv("MYCONV_OWN_MLP_SGEMM");
+    EXPECT_EQ(r.status, bench::Status::passed) << bench::testing::describe(r);
+    EXPECT_NE(r.algorithm.find("SGEMM " + std::string(forced).substr(0, 2) + "x"),
+              std::string::npos)
+        << r.algorithm;
   }
 }
 

@@ -1,7 +1,7 @@
 // own_cuda's fp32 matmul variants beside variant 2, on the GPU against the op suite's float64
 // reference with its fp32 tolerance, every output poisoned with NaN first and the second call's
 // bits equal to the first's:
-//   - 11-14 and 16-20, the warp-tiled SGEMMs (ops/cuda/matmul_sgemm.cu): m and n not multiples
+//   - 11-14 and 16-20, the warp-tiled SGEMMs (core/cuda/gemm/sgemm.cu): m and n not multiples
 //     of the tile, n % 4 != 0 (B copied value by value), k % 4 != 0 and odd, batches, split-K
 //     (few tiles, long k), the smallest shape, issue 26's m3000 n5000 k1000, randomized shapes;
 //   - 15, 3xTF32 (ops/cuda/matmul_3xtf32.cu): the same kinds of shape (n % 8 != 0 takes variant

@@ -1,4 +1,5 @@
-// MLP backend "own_cuda": the step of run_mlp on our GEMM engine (core/cuda/gemm/gemm.hpp), bf16
+// MLP backend "own_cuda": the step of run_mlp on our GEMM engine. fp32: strict FP32 on its SGEMMs
+// (own_mlp_sgemm.cpp). bf16 (this file): its tensor-core path (core/cuda/gemm/gemm.hpp), bf16
 // parameters, activations and gradients (no fp32 master weights, as cublaslt_fused), FP32
 // accumulation, GeLU erf (PyTorch's default, the lecture's). Every tensor row-major as in
 // PyTorch: x, h, z [batch][dim], W [out][in]. Per layer l (B = batch, D = dim):
@@ -34,7 +35,9 @@
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_info.hpp"
 #include "core/cuda/gemm/gemm.hpp"
+#include "core/cuda/gemm/sgemm.hpp"
 #include "models/mlp/cuda/graph_step.hpp"
+#include "models/mlp/cuda/own_mlp_sgemm.hpp"
 #include "models/mlp/cuda/step_kernels.hpp"
 
 namespace mlp {
@@ -221,8 +224,8 @@ class OwnInstance final : public cuda::GraphStepInstance {
     const MlpProblem& p = problem();
     const std::size_t L = w_.size();
     float* const db_sum = db_sum_.data();
-    cuda::loss_backward_bf16(z_[L - 1].data(), p.batch_size, p.dim, dz_[0].data(), dz_t_.data(),
-                             db_sum + (L - 1) * std::size_t(p.dim), stream());
+    cuda::loss_backward(z_[L - 1].data(), true, p.batch_size, p.dim, dz_[0].data(), dz_t_.data(),
+                        db_sum + (L - 1) * std::size_t(p.dim), stream());
     int cur = 0;
     for (std::size_t l = L; l-- > 0;) {
       const void* prev = l == 0 ? x_.data() : h_[l - 1].data();
@@ -252,37 +255,54 @@ class OwnInstance final : public cuda::GraphStepInstance {
   std::vector<Bytes> w_, b_, dw_, h_, z_;
 };
 
-// --matmul: C = A B, row-major, one GEMM on the engine (its automatic plan), bf16.
+// --matmul: C = A B, row-major, one GEMM on the engine: bf16 on its tensor-core path (its
+// automatic plan), fp32 on its SGEMMs (the op suite's fp32 rule: the 128 x 256 tile where its
+// tiles make two waves of the SMs, else 128 x 128).
 class OwnMatmulInstance final : public MatmulInstance {
  public:
   OwnMatmulInstance(const MatmulProblem& p, const MatmulData& d) : p_(p), timer_(stream_.get()) {
-    shape_.m = shape_.n = shape_.k = p.n;
-    plan_ = gemm::gemm_auto_plan(shape_, sm_count());
+    const int sms = sm_count();
+    if (fp32()) {
+      sshape_.m = sshape_.n = sshape_.k = p.n;
+      const std::int64_t wide_tiles = (p.n + 127) / 128 * ((p.n + 255) / 256);
+      splan_ = gemm::sgemm_plan(sshape_, wide_tiles >= 2 * sms ? 18 : 12, sms);
+    } else {
+      shape_.m = shape_.n = shape_.k = p.n;
+      plan_ = gemm::gemm_auto_plan(shape_, sms);
+    }
     for (const auto* v : {&d.a, &d.b}) {
-      const std::vector<unsigned char> bytes = bench::to_storage_bytes(*v, DataType::bf16);
+      const std::vector<unsigned char> bytes = bench::to_storage_bytes(*v, p.dtype);
       in_.emplace_back(bytes.size());
       in_.back().upload_async(bytes.data(), stream_.get());
       stream_.synchronize();
     }
     c_ = Bytes(in_[0].bytes());
-    if (const std::size_t ws = gemm::gemm_workspace_bytes(shape_, plan_); ws > 0)
-      workspace_ = Bytes(ws);
+    const std::size_t ws = fp32() ? gemm::sgemm_workspace_bytes(sshape_, splan_)
+                                  : gemm::gemm_workspace_bytes(shape_, plan_);
+    if (ws > 0) workspace_ = Bytes(ws);
   }
   void compile() override {}
   void poison_output() override { c_.fill_bytes_async(0xFF, stream_.get()); }
   void run() override {
-    gemm::gemm_sm90(bench::MmaDtype::bf16, shape_, plan_, in_[0].data(), in_[1].data(), c_.data(),
-                    gemm::Epilogue{}, workspace_.data(), stream_.get());
+    if (fp32())
+      gemm::sgemm(sshape_, splan_, reinterpret_cast<const float*>(in_[0].data()),
+                  reinterpret_cast<const float*>(in_[1].data()),
+                  reinterpret_cast<float*>(c_.data()), gemm::Epilogue{}, workspace_.data(),
+                  stream_.get());
+    else
+      gemm::gemm_sm90(bench::MmaDtype::bf16, shape_, plan_, in_[0].data(), in_[1].data(), c_.data(),
+                      gemm::Epilogue{}, workspace_.data(), stream_.get());
   }
   void sync() override { stream_.synchronize(); }
   std::vector<double> read_elements(const std::vector<std::int64_t>& index) override {
     std::vector<unsigned char> bytes(c_.bytes());
     c_.download_async(bytes.data(), stream_.get());
     stream_.synchronize();
+    const std::size_t size = bench::storage_bytes(p_.dtype);
     std::vector<double> out;
     for (const auto i : index) {
       float v = 0;
-      bench::from_storage_bytes(bytes.data() + std::size_t(i) * 2, 1, DataType::bf16, &v);
+      bench::from_storage_bytes(bytes.data() + std::size_t(i) * size, 1, p_.dtype, &v);
       out.push_back(v);
     }
     return out;
@@ -290,13 +310,17 @@ class OwnMatmulInstance final : public MatmulInstance {
   bench::DeviceTimer* device_timer() override { return &timer_; }
   void* cuda_stream() override { return stream_.get(); }
   std::string algorithm() const override {
+    if (fp32()) return "our strict-FP32 SGEMM (CUDA cores), " + gemm::sgemm_plan_name(splan_);
     return "our wgmma GEMM engine (sm_90a), " + gemm::gemm_plan_name(plan_);
   }
 
  private:
+  bool fp32() const { return p_.dtype == DataType::fp32; }
   MatmulProblem p_;
   gemm::GemmShape shape_;
   gemm::GemmPlan plan_;
+  gemm::SgemmShape sshape_;
+  gemm::SgemmPlan splan_;
   bench::Stream stream_;
   bench::CudaEventTimer timer_;
   std::vector<Bytes> in_;
@@ -306,7 +330,8 @@ class OwnMatmulInstance final : public MatmulInstance {
 // Empty when the engine runs bf16 GEMMs of these sizes here, else why not.
 std::string engine_unsupported(DataType dt, std::int64_t n, std::int64_t k) {
   if (dt != DataType::bf16)
-    return "own_cuda runs bf16 on our tensor-core GEMM engine; fp32 and tf32 are not written";
+    return "own_cuda runs bf16 on our tensor-core GEMM engine and fp32 on its SGEMMs; tf32 is "
+           "not written";
   if (const std::string why = gemm::gemm_sm90_unusable_reason(); !why.empty()) return why;
   if (n % 8 != 0 || k % 8 != 0)
     return "the engine's tensor copies need rows of whole 16-byte units: dim and batch_size "
@@ -327,14 +352,21 @@ class OwnBackend final : public Backend {
   std::string profiler() const override { return "cupti"; }
   Support check_support(const MlpProblem& p) const override {
     // dim: n and k of every GEMM; batch_size: the weight gradients' k.
-    const std::string why = engine_unsupported(p.dtype, p.dim, p.batch_size);
+    const std::string why = p.dtype == DataType::fp32
+                                ? cuda::sgemm_step_unsupported(p)
+                                : engine_unsupported(p.dtype, p.dim, p.batch_size);
     return why.empty() ? Support::yes() : Support::no(why);
   }
   std::unique_ptr<Instance> prepare(const MlpProblem& p, const MlpData& data) const override {
+    if (p.dtype == DataType::fp32) return cuda::make_sgemm_step(p, data, sm_count());
     return std::make_unique<OwnInstance>(p, data);
   }
   Support check_matmul_support(const MatmulProblem& p) const override {
-    const std::string why = engine_unsupported(p.dtype, p.n, p.n);
+    gemm::SgemmShape s;
+    s.m = s.n = s.k = p.n;
+    const std::string why = p.dtype == DataType::fp32
+                                ? gemm::sgemm_unsupported_reason(s, gemm::EpilogueKind::identity)
+                                : engine_unsupported(p.dtype, p.n, p.n);
     return why.empty() ? Support::yes() : Support::no(why);
   }
   std::unique_ptr<MatmulInstance> prepare_matmul(const MatmulProblem& p,

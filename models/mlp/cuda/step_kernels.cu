@@ -54,12 +54,13 @@ __device__ float gelu_erf_grad(float x) {  // Phi(x) + x phi(x)
 
 // A block of 32 x 8 threads takes a tile of 32 rows x 32 columns: each thread 4 rows of one
 // column (coalesced along the row), the tile through shared memory for the transposed store
-// (coalesced along dz_t's rows), and one atomic a column.
+// (coalesced along dz_t's rows; none where dz_t is null), and one atomic a column.
 constexpr int kTile = 32, kTileRows = 8;
+template <typename T>
 __global__ void __launch_bounds__(kTile* kTileRows)
-    loss_backward_kernel(const __nv_bfloat16* __restrict__ z, std::int64_t rows, std::int64_t cols,
-                         float scale, __nv_bfloat16* __restrict__ dz,
-                         __nv_bfloat16* __restrict__ dz_t, float* __restrict__ column_sums) {
+    loss_backward_kernel(const T* __restrict__ z, std::int64_t rows, std::int64_t cols, float scale,
+                         T* __restrict__ dz, T* __restrict__ dz_t,
+                         float* __restrict__ column_sums) {
   __shared__ float tile[kTile][kTile + 1];
   const std::int64_t r0 = std::int64_t(blockIdx.y) * kTile, c0 = std::int64_t(blockIdx.x) * kTile;
   const std::int64_t c = c0 + threadIdx.x;
@@ -68,16 +69,18 @@ __global__ void __launch_bounds__(kTile* kTileRows)
     const std::int64_t r = r0 + i;
     float g = 0;
     if (r < rows && c < cols) {
-      g = gelu_erf_grad(__bfloat162float(z[r * cols + c])) * scale;
-      dz[r * cols + c] = __float2bfloat16(g);
+      g = gelu_erf_grad(load(z, r * cols + c)) * scale;
+      store(dz, r * cols + c, g);
     }
     tile[i][threadIdx.x] = g;
     sum += g;
   }
   __syncthreads();
-  for (int i = int(threadIdx.y); i < kTile; i += kTileRows) {
-    const std::int64_t cc = c0 + i, r = r0 + threadIdx.x;
-    if (cc < cols && r < rows) dz_t[cc * rows + r] = __float2bfloat16(tile[threadIdx.x][i]);
+  if (dz_t) {
+    for (int i = int(threadIdx.y); i < kTile; i += kTileRows) {
+      const std::int64_t cc = c0 + i, r = r0 + threadIdx.x;
+      if (cc < cols && r < rows) store(dz_t, cc * rows + r, tile[threadIdx.x][i]);
+    }
   }
   __syncthreads();
   tile[threadIdx.y][threadIdx.x] = sum;  // the 8 partial sums of each column
@@ -116,12 +119,18 @@ void add_to(void* dst, const void* src, bool bf16, std::int64_t n, cudaStream_t 
   CUDA_CHECK(cudaGetLastError());
 }
 
-void loss_backward_bf16(const void* z, std::int64_t rows, std::int64_t cols, void* dz, void* dz_t,
-                        float* column_sums, cudaStream_t s) {
+void loss_backward(const void* z, bool bf16, std::int64_t rows, std::int64_t cols, void* dz,
+                   void* dz_t, float* column_sums, cudaStream_t s) {
   const dim3 grid(unsigned((cols + kTile - 1) / kTile), unsigned((rows + kTile - 1) / kTile));
-  loss_backward_kernel<<<grid, dim3(kTile, kTileRows), 0, s>>>(
-      static_cast<const __nv_bfloat16*>(z), rows, cols, float(1.0 / double(rows * cols)),
-      static_cast<__nv_bfloat16*>(dz), static_cast<__nv_bfloat16*>(dz_t), column_sums);
+  const float scale = float(1.0 / double(rows * cols));
+  if (bf16)
+    loss_backward_kernel<<<grid, dim3(kTile, kTileRows), 0, s>>>(
+        static_cast<const __nv_bfloat16*>(z), rows, cols, scale, static_cast<__nv_bfloat16*>(dz),
+        static_cast<__nv_bfloat16*>(dz_t), column_sums);
+  else
+    loss_backward_kernel<<<grid, dim3(kTile, kTileRows), 0, s>>>(
+        static_cast<const float*>(z), rows, cols, scale, static_cast<float*>(dz),
+        static_cast<float*>(dz_t), column_sums);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -15,11 +15,11 @@ void sum_to(const void* x, bool bf16, std::int64_t n, float* out, cudaStream_t s
 void add_to(void* dst, const void* src, bool bf16, std::int64_t n, cudaStream_t s);
 
 // The gradient of the loss (the mean of gelu(z) over its rows x cols elements) at the last
-// layer's pre-activation z, bf16 [rows][cols]: dz = gelu'(z) / (rows x cols) (GeLU erf), written
-// to dz [rows][cols] and transposed to dz_t [cols][rows]; each column's fp32 sum over the rows
-// added to column_sums[col] (atomically).
-void loss_backward_bf16(const void* z, std::int64_t rows, std::int64_t cols, void* dz, void* dz_t,
-                        float* column_sums, cudaStream_t s);
+// layer's pre-activation z [rows][cols] (fp32 or bf16 elements): dz = gelu'(z) / (rows x cols)
+// (GeLU erf), written to dz [rows][cols] and, where dz_t is not null, transposed to dz_t
+// [cols][rows]; each column's fp32 sum over the rows added to column_sums[col] (atomically).
+void loss_backward(const void* z, bool bf16, std::int64_t rows, std::int64_t cols, void* dz,
+                   void* dz_t, float* column_sums, cudaStream_t s);
 // dst[i] = bf16(src[i]) for i < n.
 void to_bf16(const float* src, void* dst, std::int64_t n, cudaStream_t s);
 

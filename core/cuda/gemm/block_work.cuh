@@ -1,13 +1,13 @@
-// The share of one block of our tiled, split-K matmul grids (ops/cuda/matmul.cu's variants 2-4,
-// ops/cuda/matmul_sgemm.cu): grid x = output tile in grouped order, y = split, z = batch; and the
-// FP32 kernels' store of four output columns.
+// The share of one block of our tiled, split-K GEMM grids (the op suite's matmul variants 2-3 in
+// ops/cuda/matmul.cu, the engine's SGEMMs in core/cuda/gemm/sgemm.cu): grid x = output tile in
+// grouped order, y = split, z = batch; and the FP32 kernels' store of four output columns.
 #pragma once
 
 #include <cstdint>
 
 #include "core/cuda/mma.cuh"
 
-namespace ops::cuda {
+namespace bench::gemm {
 
 // The output tile of block x (first row m0, first column n0) and its split's k slices
 // [first, first + slices) of the ceil(k / bk) slices of K.
@@ -57,4 +57,4 @@ __device__ __forceinline__ MatmulBlockWork fp32_matmul_block(APtr& a, BPtr& b, C
   return matmul_block_work(blockIdx.x, tiles_m, tiles_n, BM, BN, k, BK, split, gridDim.y);
 }
 
-}  // namespace ops::cuda
+}  // namespace bench::gemm
