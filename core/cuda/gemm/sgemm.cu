@@ -145,7 +145,8 @@ struct SliceCopy {
       dst = smem + unsigned((k_lo * kStride + row0) * 4);
     } else {
       const int col = tid % (BR / 4) * 4, k_row0 = tid / (BR / 4);
-      col_in = max(0, min(4, extent - (r0 + col)));
+      const int left = extent - (r0 + col);
+      col_in = left >= 4 ? 4 : (left > 0 ? left : 0);
       vec = extent % 4 == 0;
       ptr = x + std::int64_t(k0 + k_row0) * extent + r0 + col;
       dst = smem + unsigned((k_row0 * kStride + col) * 4);
@@ -412,7 +413,8 @@ __global__ void __launch_bounds__(kReduceThreads)
   const std::int64_t batch0 = std::int64_t(blockIdx.z) * m * n;
   const bool vec = n % 4 == 0;
   float sums[4] = {0, 0, 0, 0};
-  for (int r = row0; r < min(row0 + kReduceRows, m); ++r) {
+  const int row_end = row0 + kReduceRows < m ? row0 + kReduceRows : m;
+  for (int r = row0; r < row_end; ++r) {
     const std::int64_t at = batch0 + std::int64_t(r) * n + col;
     float v[4] = {0, 0, 0, 0};
     for (int s = 0; s < splits; ++s) {
