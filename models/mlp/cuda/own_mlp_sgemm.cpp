@@ -13,9 +13,9 @@
 //             column sums to db_{l-1}.
 //   Bias gradients: FP32 sums over the call's steps (atomic adds: their order, and so the last
 //   bits, vary between runs).
-// Plans (struct Sgemm's rule): the 64 x 64 tile where its tiles give every SM one, else the 32 x
-// 32 tile; no split-K unless forced. A call (memset of the bias gradients, then num_steps steps)
-// is captured once into a CUDA graph and replayed (graph_step.hpp).
+// Plans (struct Sgemm's rule): the 32 x 32 tile, split-K for the few-block, long-k GEMMs. A call
+// (memset of the bias gradients, then num_steps steps) is captured once into a CUDA graph and
+// replayed (graph_step.hpp).
 #include "models/mlp/cuda/own_mlp_sgemm.hpp"
 
 #include <cuda_runtime_api.h>
@@ -52,7 +52,14 @@ Forced forced_sgemm() {
   return f;
 }
 
-// One GEMM of the step: its shape and plan.
+// One GEMM of the step: its shape and plan. The rule, from the step's times with each tile and
+// split count forced on an H200 (results/h200/20261128_mlp_own_cuda_fp32/): the 32 x 32 tile
+// (2 warps a block, up to 8 blocks an SM) at every study size (the 64 x 64 tile took 1.03-1.8x
+// its time; kept for GEMMs of 4 blocks an SM or more); split-K only where the blocks are fewer
+// than the SMs and k is 512 or more (the weight gradient of a large batch: 64 blocks with k
+// 1280 at dim 256), enough splits for two blocks an SM, each 8 slices of 16 or more, at most 8.
+// Splitting the short-k GEMMs too (k = 256) made the step 1.16-1.34x slower: each split adds a
+// second kernel.
 struct Sgemm {
   gemm::SgemmShape shape;
   gemm::SgemmPlan plan;
@@ -64,8 +71,14 @@ struct Sgemm {
     shape.b_k_major = b_k_major;
     const Forced f = forced_sgemm();
     const std::int64_t tiles64 = (m + 63) / 64 * ((n + 63) / 64);
-    const int tile = f.tile ? f.tile : (tiles64 >= sms ? 64 : 32);
-    plan = gemm::sgemm_plan(shape, tile, sms, 1, f.splits);
+    const std::int64_t tiles32 = (m + 31) / 32 * ((n + 31) / 32);
+    const int tile = f.tile ? f.tile : (tiles64 >= 4 * sms ? 64 : 32);
+    int splits = f.splits;
+    if (!f.tile && tile == 32 && tiles32 < sms && k >= 512) {
+      const std::int64_t want = (2 * sms + tiles32 - 1) / tiles32;
+      splits = int(std::max<std::int64_t>(1, std::min<std::int64_t>({want, k / 128, 8})));
+    }
+    plan = gemm::sgemm_plan(shape, tile, sms, 1, splits);
   }
   std::size_t workspace_bytes() const { return gemm::sgemm_workspace_bytes(shape, plan); }
   void run(const void* a, const void* b, void* c, const gemm::Epilogue& e, void* workspace,
