@@ -37,16 +37,24 @@ namespace {
 namespace gemm = bench::gemm;
 
 // MYCONV_OWN_MLP_SGEMM=TILE[:SPLITS] forces the tile (64 or 32) and the split count of every
-// GEMM of the step (to time them side by side); by default the rule below.
+// GEMM of the step, TILE[:SPLITS],TILE[:SPLITS],TILE[:SPLITS] those of the forward, dX and dW
+// GEMMs in turn (to time them side by side); by default the rule below. role: 0 forward, 1 dX,
+// 2 dW.
 struct Forced {
   int tile = 0, splits = 1;  // tile 0: the rule
 };
-Forced forced_sgemm() {
+Forced forced_sgemm(int role) {
   Forced f;
   const char* v = std::getenv("MYCONV_OWN_MLP_SGEMM");
   if (!v) return f;
+  std::string spec = v;
+  if (spec.find(',') != std::string::npos) {
+    for (int r = 0; r < role && spec.find(',') != std::string::npos; ++r)
+      spec = spec.substr(spec.find(',') + 1);
+    spec = spec.substr(0, spec.find(','));
+  }
   int tile = 0, splits = 1;
-  const int n = std::sscanf(v, "%d:%d", &tile, &splits);
+  const int n = std::sscanf(spec.c_str(), "%d:%d", &tile, &splits);
   if (n >= 1 && (tile == 64 || tile == 32)) f.tile = tile;
   if (n == 2 && splits >= 1) f.splits = splits;
   return f;
@@ -63,18 +71,19 @@ Forced forced_sgemm() {
 struct Sgemm {
   gemm::SgemmShape shape;
   gemm::SgemmPlan plan;
-  Sgemm(std::int64_t m, std::int64_t n, std::int64_t k, bool a_m_major, bool b_k_major, int sms) {
+  Sgemm(std::int64_t m, std::int64_t n, std::int64_t k, bool a_m_major, bool b_k_major, int role,
+        int sms) {
     shape.m = m;
     shape.n = n;
     shape.k = k;
     shape.a_m_major = a_m_major;
     shape.b_k_major = b_k_major;
-    const Forced f = forced_sgemm();
+    const Forced f = forced_sgemm(role);
     const std::int64_t tiles64 = (m + 63) / 64 * ((n + 63) / 64);
     const std::int64_t tiles32 = (m + 31) / 32 * ((n + 31) / 32);
     const int tile = f.tile ? f.tile : (tiles64 >= 4 * sms ? 64 : 32);
     int splits = f.splits;
-    if (!f.tile && tile == 32 && tiles32 < sms && k >= 512) {
+    if (!f.tile && tile == 32 && 2 * tiles32 <= sms && k >= 512) {
       const std::int64_t want = (2 * sms + tiles32 - 1) / tiles32;
       splits = int(std::max<std::int64_t>(1, std::min<std::int64_t>({want, k / 128, 8})));
     }
@@ -92,9 +101,9 @@ class SgemmInstance final : public GraphStepInstance {
  public:
   SgemmInstance(const MlpProblem& p, const MlpData& data, int sms)
       : GraphStepInstance(p, "own_cuda"),
-        forward_gemm_(p.batch_size, p.dim, p.dim, false, true, sms),
-        dw_gemm_(p.dim, p.dim, p.batch_size, true, false, sms),
-        dh_gemm_(p.batch_size, p.dim, p.dim, false, false, sms) {
+        forward_gemm_(p.batch_size, p.dim, p.dim, false, true, 0, sms),
+        dw_gemm_(p.dim, p.dim, p.batch_size, true, false, 2, sms),
+        dh_gemm_(p.batch_size, p.dim, p.dim, false, false, 1, sms) {
     const std::int64_t D = p.dim, B = p.batch_size, L = p.num_layers;
     const auto act = std::size_t(B * D) * element_bytes();
     x_ = upload(data.x);
