@@ -13,7 +13,8 @@
 //             column sums to db_{l-1}.
 //   Bias gradients: FP32 sums over the call's steps (atomic adds: their order, and so the last
 //   bits, vary between runs).
-// Plans (struct Sgemm's rule): the 32 x 32 tile, split-K for the few-block, long-k GEMMs. A call
+// Plans (struct Sgemm's rule): 64 x 64 tiles split to fill the SMs for long k, else the 32 x 32
+// tile, split-K for the few-block, long-k GEMMs. A call
 // (memset of the bias gradients, then num_steps steps) is captured once into a CUDA graph and
 // replayed (graph_step.hpp).
 #include "models/mlp/cuda/own_mlp_sgemm.hpp"
@@ -60,14 +61,20 @@ Forced forced_sgemm(int role) {
   return f;
 }
 
-// One GEMM of the step: its shape and plan. The rule, from the step's times with each tile and
-// split count forced on an H200 (results/h200/20261128_mlp_own_cuda_fp32/): the 32 x 32 tile
-// (2 warps a block, up to 8 blocks an SM) at every study size (the 64 x 64 tile took 1.03-1.8x
-// its time; kept for GEMMs of 4 blocks an SM or more); split-K only where the blocks are fewer
-// than the SMs and k is 512 or more (the weight gradient of a large batch: 64 blocks with k
-// 1280 at dim 256), enough splits for two blocks an SM, each 8 slices of 16 or more, at most 8.
-// Splitting the short-k GEMMs too (k = 256) made the step 1.16-1.34x slower: each split adds a
-// second kernel.
+// One GEMM of the step: its shape and plan. The rule, from the step's times with each GEMM's
+// tile and split count forced on an H200 (results/h200/20261128_mlp_own_cuda_fp32/):
+//   - k >= 1024 with 64 x 64 tiles fewer than the SMs but a quarter of them or more (the
+//     forward and dX GEMMs of dim 1024 and 1280 at batch 256): the 64 x 64 tile, split-K with
+//     the split count s (1-4, as measured) that minimizes ceil(tiles s / SMs) ceil(slices / s), the
+//     waves of blocks times each block's slices: at dim 1280 3 splits (240 blocks) took 0.87 of
+//     libtorch_graph's time, 2 splits (160 blocks: 28 SMs with two) 1.04, the 32 x 32 tile
+//     without splits 1.07; at dim 1024 2 splits 1.00-1.01, 3 splits 1.05;
+//   - else the 32 x 32 tile (2 warps a block, up to 8 blocks an SM; the 64 x 64 tile without
+//     splits took 1.03-1.8x its time at the study sizes; kept for GEMMs of 4 blocks an SM or
+//     more), split where its blocks fill at most half the SMs and k >= 512 (the weight gradient
+//     of a large batch: 64 blocks with k 1280 at dim 256), enough splits for two blocks an SM,
+//     each 8 slices of 16 or more, at most 8. Splitting the short-k GEMMs too (k = 256) made
+//     the step 1.16-1.34x slower: each split adds a second kernel.
 struct Sgemm {
   gemm::SgemmShape shape;
   gemm::SgemmPlan plan;
@@ -81,9 +88,17 @@ struct Sgemm {
     const Forced f = forced_sgemm(role);
     const std::int64_t tiles64 = (m + 63) / 64 * ((n + 63) / 64);
     const std::int64_t tiles32 = (m + 31) / 32 * ((n + 31) / 32);
-    const int tile = f.tile ? f.tile : (tiles64 >= 4 * sms ? 64 : 32);
+    const std::int64_t slices = (k + 15) / 16;
+    const bool wide_split = k >= 1024 && tiles64 < sms && 4 * tiles64 >= sms;
+    const int tile = f.tile ? f.tile : (wide_split || tiles64 >= 4 * sms ? 64 : 32);
     int splits = f.splits;
-    if (!f.tile && tile == 32 && 2 * tiles32 <= sms && k >= 512) {
+    if (!f.tile && wide_split) {
+      std::int64_t best = -1;
+      for (int s = 1; s <= 4; ++s) {
+        const std::int64_t cost = (tiles64 * s + sms - 1) / sms * ((slices + s - 1) / s);
+        if (best < 0 || cost < best) best = cost, splits = s;
+      }
+    } else if (!f.tile && tile == 32 && 2 * tiles32 <= sms && k >= 512) {
       const std::int64_t want = (2 * sms + tiles32 - 1) / tiles32;
       splits = int(std::max<std::int64_t>(1, std::min<std::int64_t>({want, k / 128, 8})));
     }
