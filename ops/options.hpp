@@ -49,8 +49,9 @@ inline void add_options(CLI::App& app, Options& o) {
       s.ops_files, "Op list file: one descriptor per line (repeatable); replaces --size");
   bench::add_backend_option(app, o.backends);
   app.add_option("--variant", o.backend_options.variant,
-                 "Kernel variant of own_cuda (default: the best for each op; ops/cuda/*.cu list "
-                 "them)");
+                 "Kernel variant of own_cuda: a number (ops/cuda/*.cu list them), or search (time "
+                 "the candidates once as compile time and keep the fastest); default: the best "
+                 "for each op");
   app.add_flag("--fast", o.fast,
                "Short sampling (1 warm-up, 10 to 100 ms per case) for a quick look");
   app.add_flag("--no-peaks", o.no_peaks,

@@ -114,6 +114,11 @@ Plan plan_of(const Problem& p, int variant) {
   return plan;
 }
 
+bool matmul_searchable(const Problem& p, int variant) {
+  (void)p;
+  return variant != 1 && variant != kTf32x3Variant;
+}
+
 std::size_t partial_bytes(const Problem& p, const Plan& plan) {
   return plan.splits > 1 ? std::size_t(plan.splits) * std::size_t(p.b * p.m * p.n) * 4 : 0;
 }

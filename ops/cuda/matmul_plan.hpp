@@ -32,6 +32,11 @@ struct Plan {
 // slices or more, at most 16 (variant 3: only the 64x64 tile, whose FP32 staging fits).
 Plan plan_of(const Problem& p, int variant);
 
+// Whether --variant search times variant v of matmul on p: every variant that runs p but the naive
+// 1 (seconds on large shapes) and 3xTF32 (15: tf32 products, not the strict FP32 arithmetic of the
+// fp32 variants).
+bool matmul_searchable(const Problem& p, int variant);
+
 // The FP32 partials of a split-K plan (0 without splits).
 std::size_t partial_bytes(const Problem& p, const Plan& plan);
 

@@ -1,10 +1,13 @@
 // Backend "own_cuda": our op kernels (ops/cuda/kernels.hpp), one family per category, each with
-// numbered variants; BackendOptions::variant picks one ("" = the family's best for the problem).
+// numbered variants; BackendOptions::variant picks one ("" = the family's best for the problem;
+// "search": compile() times each candidate, 3 runs after a warm-up, and keeps the fastest median,
+// counted as compile time as conv's --variant search is).
 #include "ops/cuda/own_cuda.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "ops/cuda/kernels.hpp"
+#include "ops/cuda/matmul_plan.hpp"
 
 namespace ops {
 namespace {
@@ -42,18 +46,32 @@ std::string ints_text(const std::vector<int>& v) {
   return s;
 }
 
+// The variants --variant search times on p: all that run p (matmul: cuda::matmul_searchable's).
+std::vector<int> search_candidates(const Problem& p) {
+  std::vector<int> v = family_of(p).variants(p);
+  if (p.category() == Category::matmul)
+    v.erase(
+        std::remove_if(v.begin(), v.end(), [&](int x) { return !cuda::matmul_searchable(p, x); }),
+        v.end());
+  return v;
+}
+
 class OwnCudaInstance final : public Instance {
  public:
+  // variant 0: --variant search over search_candidates(p) at compile().
   OwnCudaInstance(const Problem& p, const HostData& data, int variant)
       : p_(p),
         family_(family_of(p)),
         variant_(variant),
+        candidates_(variant == 0 ? search_candidates(p) : std::vector<int>{variant}),
         out_(std::size_t(p.output_elements()) * std::size_t(bench::storage_bytes(p.dtype))),
         timer_(stream_.get()) {
+    if (variant_ == 0) variant_ = candidates_.front();
     for (const auto& in : data.inputs)
       inputs_.push_back(bench::upload_as_storage(in, p.dtype, stream_.get()));
-    if (const std::size_t w = family_.workspace_bytes(p_, variant_); w > 0)
-      workspace_ = bench::DeviceBuffer<unsigned char>(w);
+    std::size_t w = 0;
+    for (const int v : candidates_) w = std::max(w, family_.workspace_bytes(p_, v));
+    if (w > 0) workspace_ = bench::DeviceBuffer<unsigned char>(w);
     args_.p = &p_;
     for (const auto& b : inputs_) args_.inputs.push_back(b.data());
     args_.output = out_.data();
@@ -61,7 +79,30 @@ class OwnCudaInstance final : public Instance {
     args_.stream = stream_.get();
   }
 
-  void compile() override {}  // nothing to plan: the launch configuration is computed per call
+  // --variant search: each candidate once (warm-up), then 3 timed runs; the fastest median wins.
+  // Otherwise nothing to plan: the launch configuration is computed per call.
+  void compile() override {
+    if (candidates_.size() < 2) return;
+    bench::Event start, stop;
+    for (const int v : candidates_) {
+      family_.launch(args_, v);
+      std::vector<float> ms;
+      for (int r = 0; r < 3; ++r) {
+        start.record(stream_.get());
+        family_.launch(args_, v);
+        stop.record(stream_.get());
+        stop.synchronize();
+        float elapsed = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&elapsed, start.get(), stop.get()));
+        ms.push_back(elapsed);
+      }
+      std::sort(ms.begin(), ms.end());
+      search_ms_[v] = ms[1];
+    }
+    variant_ = std::min_element(search_ms_.begin(), search_ms_.end(), [](auto& a, auto& b) {
+                 return a.second < b.second;
+               })->first;
+  }
   void poison_output() override { out_.fill_bytes_async(0xFF, stream_.get()); }  // NaN in all
   void run() override { family_.launch(args_, variant_); }
   void sync() override { stream_.synchronize(); }
@@ -70,7 +111,19 @@ class OwnCudaInstance final : public Instance {
     bench::read_as_float(out_, std::size_t(p_.output_elements()), p_.dtype, stream_.get(), dst);
   }
 
-  std::string algorithm() const override { return family_.describe(p_, variant_); }
+  std::string algorithm() const override {
+    if (search_ms_.empty()) return family_.describe(p_, variant_);
+    std::string of;
+    for (const int v : candidates_) of += (of.empty() ? "" : ", ") + std::to_string(v);
+    return family_.describe(p_, variant_) + " (the fastest of variants " + of +
+           " by --variant search)";
+  }
+  nlohmann::ordered_json extra() const override {
+    if (search_ms_.empty()) return nlohmann::ordered_json::object();
+    nlohmann::ordered_json medians = nlohmann::ordered_json::object();
+    for (const auto& [v, ms] : search_ms_) medians[std::to_string(v)] = ms;
+    return {{"variant_choice", "search"}, {"search_median_ms", medians}};
+  }
   std::optional<std::int64_t> workspace_bytes() const override {
     return std::int64_t(workspace_.bytes());
   }
@@ -81,6 +134,8 @@ class OwnCudaInstance final : public Instance {
   Problem p_;
   const cuda::KernelFamily& family_;
   int variant_;
+  std::vector<int> candidates_;
+  std::map<int, float> search_ms_;  // --variant search: each candidate's median of 3 runs
   bench::Stream stream_;
   std::vector<bench::DeviceBuffer<unsigned char>> inputs_;
   bench::DeviceBuffer<unsigned char> out_, workspace_;
@@ -90,6 +145,7 @@ class OwnCudaInstance final : public Instance {
 
 class OwnCudaBackend final : public Backend {
  public:
+  // variant: one variant; none: the family's best; 0: --variant search.
   explicit OwnCudaBackend(std::optional<int> variant) : variant_(variant) {}
 
   std::string name() const override { return "own_cuda"; }
@@ -102,7 +158,9 @@ class OwnCudaBackend final : public Backend {
   Support check_support(const Problem& p) const override {
     const std::vector<int> v = family_of(p).variants(p);
     if (v.empty()) return Support::no("no kernel of ours takes " + p.str());
-    if (variant_ && std::find(v.begin(), v.end(), *variant_) == v.end())
+    if (variant_ == 0 && search_candidates(p).empty())
+      return Support::no("--variant search: no candidate variant runs " + p.str());
+    if (variant_ && *variant_ > 0 && std::find(v.begin(), v.end(), *variant_) == v.end())
       return Support::no("variant " + std::to_string(*variant_) + " does not run " + p.str() +
                          " (its variants: " + ints_text(v) + ")");
     return Support::yes();
@@ -120,7 +178,9 @@ class OwnCudaBackend final : public Backend {
 
 std::unique_ptr<Backend> make_own_cuda_backend(const BackendOptions& options) {
   std::optional<int> variant;
-  if (!options.variant.empty()) {
+  if (options.variant == "search") {
+    variant = 0;
+  } else if (!options.variant.empty()) {
     std::size_t used = 0;
     int v = 0;
     try {
@@ -129,7 +189,8 @@ std::unique_ptr<Backend> make_own_cuda_backend(const BackendOptions& options) {
       used = 0;
     }
     if (used != options.variant.size() || v < 1)
-      throw bench::UsageError("--variant: '" + options.variant + "' is not a variant number");
+      throw bench::UsageError("--variant: '" + options.variant +
+                              "' is neither a variant number nor 'search'");
     variant = v;
   }
   return std::make_unique<OwnCudaBackend>(variant);

@@ -9,7 +9,8 @@
 //     2^-15 (the CPU emulation, tests/ops/test_tf32_split.cpp: 2.7e-6, plain FP32 9.9e-7, one tf32
 //     product 2.7e-4; the bound leaves room for the tensor cores' own accumulation), recorded
 //     beside variant 11's on the same data;
-//   - variant 12 is fp32's default on these devices, the others offered after it.
+//   - variant 12 is fp32's default on these devices, the others offered after it;
+//   - --variant search (fp32 and bf16): the candidates timed at compile(), the fastest run.
 // Skipped, with the reason, without a GPU of compute capability 8.0 or newer.
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "core/compare.hpp"
+#include "core/error.hpp"
 #include "ops/cuda/own_cuda.hpp"
 #include "ops/data.hpp"
 #include "tests/common/case_helpers.hpp"
@@ -117,6 +119,36 @@ TEST(MatmulFp32, Variant18OrVariant12IsTheDefault) {
     EXPECT_FALSE(
         variant_backend(v)->check_support(matmul_problem(1, 64, 64, 64, DataType::tf32)).ok)
         << v;
+}
+
+// --variant search: the backend accepts it (a word that is neither a number nor "search" is a
+// usage error); on a GPU, compile() times the candidates (not the naive variant 1 nor 3xTF32's
+// 15), runs the fastest, names it and the candidates, records each median, and the result
+// matches the reference.
+TEST(MatmulSearch, TimesTheCandidatesAndRunsTheFastest) {
+  BackendOptions search;
+  search.variant = "search";
+  const auto backend = make_own_cuda_backend(search);
+  BackendOptions bad;
+  bad.variant = "fastest";
+  EXPECT_THROW(make_own_cuda_backend(bad), bench::UsageError);
+  SKIP_WITHOUT_SM80();
+  for (const DataType dt : {DataType::fp32, DataType::bf16}) {
+    const Problem p = matmul_problem(1, 96, 136, 264, dt);
+    SCOPED_TRACE(p.str());
+    ASSERT_TRUE(backend->check_support(p).ok);
+    const HostData data = make_host_data(p, 7);
+    const auto inst = backend->prepare(p, data);
+    inst->compile();
+    const std::string algorithm = inst->algorithm();
+    EXPECT_NE(algorithm.find("by --variant search"), std::string::npos) << algorithm;
+    const nlohmann::ordered_json extra = inst->extra();
+    ASSERT_TRUE(extra.contains("search_median_ms")) << extra.dump();
+    EXPECT_GE(extra["search_median_ms"].size(), 2u);
+    EXPECT_FALSE(extra["search_median_ms"].contains("1"));
+    EXPECT_FALSE(extra["search_median_ms"].contains("15"));
+    testing::expect_two_calls_match_reference(*inst, p, data);
+  }
 }
 
 }  // namespace
