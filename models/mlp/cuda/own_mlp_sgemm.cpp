@@ -70,11 +70,11 @@ Forced forced_sgemm(int role) {
 //     libtorch_graph's time, 2 splits (160 blocks: 28 SMs with two) 1.04, the 32 x 32 tile
 //     without splits 1.07; at dim 1024 2 splits 1.00-1.01, 3 splits 1.05;
 //   - else the 32 x 32 tile (2 warps a block, up to 8 blocks an SM; the 64 x 64 tile without
-//     splits took 1.03-1.8x its time at the study sizes; kept for GEMMs of 4 blocks an SM or
+//     splits took 1.03-1.73x its time at the study sizes; kept for GEMMs of 4 blocks an SM or
 //     more), split where its blocks fill at most half the SMs and k >= 512 (the weight gradient
 //     of a large batch: 64 blocks with k 1280 at dim 256), enough splits for two blocks an SM,
 //     each 8 slices of 16 or more, at most 8. Splitting the short-k GEMMs too (k = 256) made
-//     the step 1.16-1.34x slower: each split adds a second kernel.
+//     the step 1.16-1.35x slower: each split adds a second kernel.
 struct Sgemm {
   gemm::SgemmShape shape;
   gemm::SgemmPlan plan;
