@@ -17,6 +17,20 @@ std::string own_kernels_version() {
   return "CUDA runtime " + cuda_version_string(runtime) + " (our kernels)";
 }
 
+bool cuda_compute_capability_at_least(int major) {
+  static const int current = [] {
+    if (!cuda_device_available().ok) return -1;
+    int device = 0, m = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return -1;
+    }
+    return m;
+  }();
+  return current >= major;
+}
+
 // Whether the NVIDIA driver's user-space library can be loaded. Without it the runtime answers
 // cudaErrorInsufficientDriver ("CUDA driver version is insufficient for CUDA runtime version"),
 // which would send a user without any NVIDIA driver to upgrade one.

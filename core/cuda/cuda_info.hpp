@@ -42,6 +42,11 @@ nlohmann::ordered_json cuda_system_info();
 // "13.0" from CUDA's integer versions (1000 * major + 10 * minor).
 std::string cuda_version_string(int version);
 
+// Whether the current device (the first asked: the suites run on one device) has compute
+// capability `major`.0 or newer; false without a usable device. Never throws; asks the runtime
+// once per process.
+bool cuda_compute_capability_at_least(int major);
+
 // "CUDA runtime 13.0 (our kernels)": the library version of a backend made of our own kernels
 // (the runtime's version, 0.0 where it cannot say). Never throws.
 std::string own_kernels_version();

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/cuda_info.hpp"
 #include "ops/cuda/memory_index.hpp"
 
 namespace ops::cuda {
@@ -26,16 +27,7 @@ inline int sm_count() {
 // Whether the current device has compute capability 8.0 or newer (cp.async, mma.sync with tf32
 // and bf16); false without a device. Never throws; asked once per process.
 inline bool device_sm80() {
-  static const bool ok = [] {
-    int device = 0, major = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    return major >= 8;
-  }();
-  return ok;
+  return bench::cuda_compute_capability_at_least(8);
 }
 
 // A grid-stride grid for kKernel launched with kThreads per block: at most the blocks resident at

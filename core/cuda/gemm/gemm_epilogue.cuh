@@ -1,8 +1,8 @@
-// The GEMM engine's epilogue pieces (core/cuda/gemm/gemm_sm90.cu's kernels): what each FP32
-// result pair becomes (the epilogue functors: identity, and bias, bias + GELU or residual in one
-// functor), and how pairs are converted and stored (16-bit pairs gathered by shuffles inside a
-// quad of lanes into 16-byte vectors; FP32 pairs stored as they are). Device code for the
-// engine's translation unit only.
+// The GEMM engine's epilogue pieces (core/cuda/gemm/gemm_sm90.cu's and gemm_small.cu's kernels;
+// sgemm.cu takes the GELU functions): what each FP32 result pair becomes (the epilogue functors:
+// identity, and bias, bias + GELU or residual in one functor), and how pairs are converted and
+// stored (16-bit pairs gathered by shuffles inside a quad of lanes into 16-byte vectors; FP32
+// pairs stored as they are). Device code for the engine's translation units only.
 #pragma once
 
 #include <cuda_bf16.h>

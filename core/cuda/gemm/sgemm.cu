@@ -60,7 +60,9 @@
 #include <string>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/cuda_info.hpp"
 #include "core/cuda/gemm/block_work.cuh"
+#include "core/cuda/gemm/gemm_epilogue.cuh"  // gelu_erf, gelu_tanh, gelu_erf_grad
 #include "core/cuda/mma.cuh"
 
 namespace bench::gemm {
@@ -200,17 +202,6 @@ struct Epi {
   float* column_sums = nullptr;
 };
 
-__device__ __forceinline__ float gelu_erf(float x) {
-  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-}
-__device__ __forceinline__ float gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-}
-__device__ __forceinline__ float gelu_erf_grad(float x) {  // Phi(x) + x phi(x)
-  return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
-         x * 0.39894228040143268f * __expf(-0.5f * x * x);
-}
-
 // The epilogue of value v at element index `at`, column j.
 __device__ __forceinline__ float apply(const Epi& e, std::int64_t at, int j, float v) {
   switch (e.kind) {
@@ -219,15 +210,15 @@ __device__ __forceinline__ float apply(const Epi& e, std::int64_t at, int j, flo
     case EpilogueKind::residual:
       return v + e.residual[at];
     case EpilogueKind::dgelu_erf:
-      return v * gelu_erf_grad(e.aux[at]);
+      return v * epilogue::gelu_erf_grad(e.aux[at]);
     default:
       break;
   }
   v += e.bias[j];
   if (e.kind == EpilogueKind::bias_gelu_erf_aux) e.aux[at] = v;
   if (e.kind == EpilogueKind::bias_gelu_erf || e.kind == EpilogueKind::bias_gelu_erf_aux)
-    return gelu_erf(v);
-  if (e.kind == EpilogueKind::bias_gelu_tanh) return gelu_tanh(v);
+    return epilogue::gelu_erf(v);
+  if (e.kind == EpilogueKind::bias_gelu_tanh) return epilogue::gelu_tanh(v);
   return v;  // bias
 }
 
@@ -503,19 +494,6 @@ void dispatch(const SgemmShape& s, const SgemmPlan& plan, const float* a, const 
   }
 }
 
-bool device_sm80() {
-  static const bool ok = [] {
-    int device = 0, major = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    return major >= 8;
-  }();
-  return ok;
-}
-
 void check_aligned(const void* p, const char* what) {
   if (!p || reinterpret_cast<std::uintptr_t>(p) % 16 != 0)
     throw std::invalid_argument(std::string("sgemm: ") + what + " must be 16-byte aligned");
@@ -552,7 +530,8 @@ std::string sgemm_unsupported_reason(const SgemmShape& s, EpilogueKind e) {
     return "sgemm: m, n, k and the tile count must fit in int";
   if (s.a_m_major && s.b_k_major)
     return "sgemm: an M-major A with a K-major B is not built (the MLP's step needs neither)";
-  if (!device_sm80()) return "sgemm: needs a CUDA device of compute capability 8.0 or newer";
+  if (!bench::cuda_compute_capability_at_least(8))
+    return "sgemm: needs a CUDA device of compute capability 8.0 or newer";
   (void)e;  // every kind on every layout built
   return "";
 }
