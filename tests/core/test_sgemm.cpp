@@ -56,13 +56,13 @@ TEST(SgemmPlan, ConfigurationsAndSplits) {
   EXPECT_THROW(gemm::sgemm_plan(s, 15, 132), std::logic_error);
 }
 
-std::string sm80_unavailable_reason() {
+std::string sgemm_device_unavailable_reason() {
   return testing::compute_capability_unavailable_reason(
       8, "needs cp.async (compute capability 8.0 or newer)");
 }
 
 TEST(Sgemm, EpiloguesAndLayoutsMatchTheReference) {
-  MYCONV_SKIP_IF(sm80_unavailable_reason());
+  MYCONV_SKIP_IF(sgemm_device_unavailable_reason());
   int device = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
@@ -201,7 +201,7 @@ TEST(Sgemm, RefusesWhatIsNotBuilt) {
   s.m = s.n = s.k = 64;
   s.a_m_major = s.b_k_major = true;
   EXPECT_NE(gemm::sgemm_unsupported_reason(s, EpilogueKind::identity), "");
-  MYCONV_SKIP_IF(sm80_unavailable_reason());
+  MYCONV_SKIP_IF(sgemm_device_unavailable_reason());
   bench::DeviceBuffer<float> x(64 * 64), y(64 * 64), c(64 * 64);
   s.a_m_major = false;
   EXPECT_EQ(gemm::sgemm_unsupported_reason(s, EpilogueKind::identity), "");

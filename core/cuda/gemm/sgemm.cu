@@ -39,8 +39,9 @@
 // row-major or M-major, B row-major or K-major; not both transposed) and the fused epilogue
 // family.
 //
-// Build: part of bench_gemm_simt; sm_80 or newer (cp.async; elsewhere the kernels __trap() and
-// sgemm_unsupported_reason says no). Registers and spills (sm_90, CUDA 13.0):
+// Build: part of bench_gemm_simt (with sgemm_plan.cpp: the plans and checks); sm_80 or newer
+// (cp.async; elsewhere the kernels __trap() and sgemm_unsupported_reason says no). Registers and
+// spills (sm_90, CUDA 13.0):
 //   nvcc -std=c++17 -arch=sm_90 -I. -Xptxas -v -c core/cuda/gemm/sgemm.cu -o /dev/null
 //   v11 128x128x8, 256 threads, 4 stages: 128 registers (the cap of 2 blocks/SM); v12
 //   128x128x16, 3 stages: 128; v13 128x128x16, 128 threads of 16x8, 3 stages: 217; v14
@@ -501,41 +502,6 @@ void check_aligned(const void* p, const char* what) {
 
 }  // namespace
 
-SgemmPlan sgemm_plan(const SgemmShape& s, int id, int sm_count, int min_slices, int splits) {
-  const int index = sgemm_index(id);
-  if (index < 0) throw std::logic_error("sgemm: no configuration " + std::to_string(id));
-  const SgemmConfig& cfg = kSgemmConfigs[index];
-  SgemmPlan plan;
-  plan.config = id;
-  plan.tiles = (s.m + cfg.bm - 1) / cfg.bm * ((s.n + cfg.bn - 1) / cfg.bn);
-  const int slices = int((s.k + cfg.bk - 1) / cfg.bk);
-  if (splits > 0) {
-    plan.splits = std::max(1, std::min({splits, slices, 65535}));
-  } else {
-    plan.splits = bench::choose_split_k(plan.tiles * s.batch, slices, 1, cfg.min_blocks * sm_count,
-                                        min_slices, 16);
-  }
-  return plan;
-}
-
-std::size_t sgemm_workspace_bytes(const SgemmShape& s, const SgemmPlan& plan) {
-  return plan.splits > 1 ? std::size_t(plan.splits) * std::size_t(s.batch * s.m * s.n) * 4 : 0;
-}
-
-std::string sgemm_unsupported_reason(const SgemmShape& s, EpilogueKind e) {
-  if (s.batch < 1 || s.m < 1 || s.n < 1 || s.k < 1)
-    return "sgemm: batch, m, n and k must be positive";
-  constexpr std::int64_t kMax = std::numeric_limits<int>::max() - 1024;
-  if (s.m > kMax || s.n > kMax || s.k > kMax || (s.m + 31) / 32 * ((s.n + 31) / 32) > kMax)
-    return "sgemm: m, n, k and the tile count must fit in int";
-  if (s.a_m_major && s.b_k_major)
-    return "sgemm: an M-major A with a K-major B is not built (the MLP's step needs neither)";
-  if (!bench::cuda_compute_capability_at_least(8))
-    return "sgemm: needs a CUDA device of compute capability 8.0 or newer";
-  (void)e;  // every kind on every layout built
-  return "";
-}
-
 void sgemm(const SgemmShape& s, const SgemmPlan& plan, const float* a, const float* b, float* c,
            const Epilogue& e, void* workspace, cudaStream_t stream) {
   if (const std::string why = sgemm_unsupported_reason(s, e.kind); !why.empty())
@@ -592,20 +558,6 @@ void sgemm(const SgemmShape& s, const SgemmPlan& plan, const float* a, const flo
     default:
       return dispatch<10>(s, plan, a, b, c, epi, ws, stream);
   }
-}
-
-std::string sgemm_plan_name(const SgemmPlan& plan) {
-  const int index = sgemm_index(plan.config);
-  if (index < 0) return "no SGEMM configuration " + std::to_string(plan.config);
-  const SgemmConfig& c = kSgemmConfigs[index];
-  const int warps = (c.bm / c.wm) * (c.bn / c.wn);
-  const int tm = c.wm / c.lane_rows, tn = c.wn * c.lane_rows / 32;
-  return "SIMT SGEMM " + std::to_string(c.bm) + "x" + std::to_string(c.bn) + "x" +
-         std::to_string(c.bk) + ", " + std::to_string(warps) + " warps of " + std::to_string(c.wm) +
-         "x" + std::to_string(c.wn) + " (" + std::to_string(tm) + "x" + std::to_string(tn) +
-         " a thread), cp.async " + std::to_string(c.stages) + " stages, " +
-         (c.frag_pipeline ? "fragments double-buffered, " : "") + std::to_string(c.min_blocks) +
-         " blocks/SM" + (plan.splits > 1 ? ", split-K " + std::to_string(plan.splits) : "");
 }
 
 }  // namespace bench::gemm
