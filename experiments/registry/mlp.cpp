@@ -52,8 +52,8 @@ const Known kKnown[] = {
      nullptr, MYCONV_WHY_NO_CUDA},
 #endif
     {"own_cuda", "cuda",
-     "the step on our wgmma GEMM engine without autograd: bias + GELU (erf) epilogue keeping the "
-     "pre-activation, dGELU epilogue with the bias gradient, bf16",
+     "the step on our GEMM engine without autograd: bias + GELU (erf) epilogue keeping the "
+     "pre-activation, dGELU epilogue with the bias gradient; bf16 on wgmma, fp32 on SIMT SGEMMs",
 #if MYCONV_HAVE_CUDA
      &factory<make_own_cuda_backend>, ""},
 #else
