@@ -1,11 +1,12 @@
 // The GEMM engine's strict-FP32 path on CUDA cores (core/cuda/gemm/sgemm.cu; its plans and checks:
 // sgemm_plan.cpp): C[b][m][n] = epilogue(sum_k A[b][m][k] B[b][k][n]) in FP32 with FP32 FMAs (no
 // TF32), any m, n, k, warp-tiled SGEMMs fed by a multi-stage cp.async pipeline (sm_80 or newer),
-// one configuration each (kSgemmConfigs). A row-major [b][m][k] or M-major [b][k][m] (SgemmShape::a_m_major), B row-major
-// [b][k][n] or K-major [b][n][k] (b_k_major), C row-major [b][m][n], all contiguous, 16-byte
-// aligned. The op suite's matmul variants 11-14 and 16-20 run it (ops/cuda/matmul_sgemm.cpp), the
-// MLP's own fp32 step (models/mlp/cuda/own_mlp_sgemm.cpp) too, with its epilogues. The launcher only
-// enqueues on `stream` and checks the launch (CUDA graphs can capture it).
+// one configuration each (kSgemmConfigs). A row-major [b][m][k] or M-major [b][k][m]
+// (SgemmShape::a_m_major), B row-major [b][k][n] or K-major [b][n][k] (b_k_major), C row-major
+// [b][m][n], all contiguous, 16-byte aligned. The op suite's matmul variants 11-14 and 16-20 run
+// it (ops/cuda/matmul_sgemm.cpp), the MLP's own fp32 step (models/mlp/cuda/own_mlp_sgemm.cpp)
+// too, with its epilogues. The launcher only enqueues on `stream` and checks the launch (CUDA
+// graphs can capture it).
 #pragma once
 
 #include <cuda_runtime_api.h>
