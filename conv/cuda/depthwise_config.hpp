@@ -10,7 +10,9 @@
 //       block in shared memory as stored, 16-byte copies in and out;
 //       conv/cuda/depthwise_plane.hpp);
 //   8.5 the nhwc whole-image kernel (the same for nhwc maps of up to 3072 pixels: one image's
-//       slice of channels per block; conv/cuda/depthwise_image.hpp).
+//       slice of channels per block; conv/cuda/depthwise_image.hpp);
+//   8.6 the nhwc direct kernel (3x3, stride 1 or 2, multiplier 1: a thread per channel vector
+//       and item of outputs, the window through L1; conv/cuda/depthwise_direct.hpp).
 // The choice between them is depthwise_config's rule below. Host-only C++ (the few MYCONV_HD
 // helpers compile for the device too; the index math the kernels run is
 // conv/cuda/depthwise_index.hpp). Unit-tested without a GPU by tests/conv/test_depthwise_config.cpp
@@ -40,6 +42,7 @@
 #include <cstdio>
 #include <string>
 
+#include "conv/cuda/depthwise_direct.hpp"
 #include "conv/cuda/depthwise_image.hpp"
 #include "conv/cuda/depthwise_pipe.hpp"
 #include "conv/cuda/depthwise_plane.hpp"
@@ -105,11 +108,13 @@ constexpr int depthwise_nhwc_vec(DepthwiseKernel k) {
 struct DepthwiseConfig {
   int sub_variant = 1;  // 1: the staged kernels; 2: the strip kernels (`strip` below); 3: the
                         // nhwc pipelined strip kernel (`pipe`); 4: the nchw whole-plane kernel
-                        // (`plane`); 5: the nhwc whole-image kernel (`image`)
+                        // (`plane`); 5: the nhwc whole-image kernel (`image`); 6: the nhwc
+                        // direct kernel (`direct`)
   DepthwiseStripConfig strip;
   DepthwisePipeConfig pipe;
   DepthwisePlaneConfig plane;
   DepthwiseImageConfig image;
+  DepthwiseDirectConfig direct;
   DepthwiseKernel kernel = DepthwiseKernel::generic;
   bool nhwc = false;
   int multiplier = 0;  // M = OC/G
@@ -145,12 +150,13 @@ struct DepthwiseConfig {
 
 // Overrides for tests and experiments: 0 (or true) keeps the automatic choice.
 struct DepthwiseChoice {
-  int sub_variant = 0;            // 1 to 5: that family (2 to 5 only where they run the problem)
+  int sub_variant = 0;            // 1 to 6: that family (2 to 6 only where they run the problem)
   int strip_pixels = 0;           // 8.2 nchw: P, one of the shapes' for the problem's stride
   int strip_band = 0;             // 8.2, 8.3: output rows per thread
   int pipe_strips = 0;            // 8.3: most strips per block
   int plane_planes = 0;           // 8.4: most planes per block (rounded down to the alignment)
   int image_words = 0;            // 8.5: most channel words per block (32, 16, 8 or 4)
+  DepthwiseDirectChoice direct;   // 8.6: outputs per item, channels per thread, vectors per block
   bool allow_specialized = true;  // false: the generic kernel even for 3x3 / 5x5
   int max_cells = 0;              // nchw: most cells per block (forces row and column tiles)
   int max_planes = 0;             // nchw: most planes per whole-plane block
@@ -350,6 +356,17 @@ inline DepthwiseConfig depthwise_config(const Im2colGeometry& g, int elem_bytes,
   DepthwiseConfig c;
   const int sub =
       choice.sub_variant > 0 ? choice.sub_variant : depthwise_sub_variant_for(g, elem_bytes);
+  if (sub == 6) {
+    c.sub_variant = 6;
+    c.nhwc = g.nhwc;
+    c.multiplier = g.ocg;
+    c.kernel = depthwise_kernel_of(g);
+    c.direct = depthwise_direct_config(g, elem_bytes, choice.direct);
+    c.threads = c.direct.threads;
+    c.grid_x = c.direct.blocks;
+    c.smem_bytes = c.direct.smem_bytes;
+    return c;
+  }
   if (sub == 5) {
     c.sub_variant = 5;
     c.nhwc = g.nhwc;
@@ -450,7 +467,16 @@ inline std::string depthwise_config_mismatch(const Im2colGeometry& g, int elem_b
       return "8.5: grid does not match the images";
     return "";
   }
-  if (c.sub_variant != 1) return "sub-variant must be 1 to 5";
+  if (c.sub_variant == 6) {
+    if (const std::string why = depthwise_direct_config_mismatch(g, elem_bytes, c.direct);
+        !why.empty())
+      return "8.6: " + why;
+    if (c.threads != c.direct.threads || c.grid_x != c.direct.blocks || c.grid_y != 1 ||
+        c.smem_bytes != c.direct.smem_bytes)
+      return "8.6: grid does not match the items";
+    return "";
+  }
+  if (c.sub_variant != 1) return "sub-variant must be 1 to 6";
   if (c.kernel != DepthwiseKernel::generic && c.kernel != depthwise_kernel_of(g))
     return "the specialized kernel does not match the kernel size, stride or dilation";
   if (c.threads < 1 || c.threads > kDepthwiseMaxThreads) return "threads out of range";
@@ -531,6 +557,8 @@ inline const char* depthwise_kernel_name(DepthwiseKernel k) {
 // strips, grid 1024x8 over 1024 tiles".
 inline std::string depthwise_config_name(const Im2colGeometry& g, const DepthwiseConfig& c) {
   auto num = [](std::int64_t v) { return std::to_string(v); };
+  if (c.sub_variant == 6)
+    return "8.6 direct kernel, nhwc, " + depthwise_direct_config_name(c.direct);
   if (c.sub_variant == 5)
     return "8.5 whole-image kernel, nhwc, " + depthwise_image_config_name(c.image);
   if (c.sub_variant == 4)

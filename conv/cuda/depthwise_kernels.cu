@@ -2,8 +2,7 @@
 // M = OC/G of 1..4, any kernel size, stride, padding and dilation, nchw and nhwc; storage fp32
 // (also tf32's: FP32 storage, and here FP32 math, no tensor cores), fp16 and bf16; products and
 // sums in FP32, each output rounded once to the storage type. Two families of kernels, numbered
-// as sub-variants (--variant 8.1 / 8.2 / 8.3 / 8.4 / 8.5; plain 8 lets conv/cuda/depthwise_config.hpp
-// choose):
+// as sub-variants (--variant 8.1 to 8.6; plain 8 lets conv/cuda/depthwise_config.hpp choose):
 //   8.1 the staged kernels, this file: every case above;
 //   8.2 the strip kernels, conv/cuda/depthwise_strip_kernels.cu: 3x3 at stride 1 or 2,
 //       multiplier 1 (MobileNet-v2's ten depthwise layers and most depthwise CNNs' 3x3 ones), nhwc
@@ -15,7 +14,9 @@
 //       multiplier 1, several whole planes per block copied into shared memory as stored
 //       (16-byte copies in and out), for maps of 14x14 or less;
 //   8.5 the nhwc whole-image kernel, same file: one image's slice of channels per block in shared
-//       memory, a thread per 32-bit word of channels.
+//       memory, a thread per 32-bit word of channels;
+//   8.6 the nhwc direct kernel, conv/cuda/depthwise_direct_kernels.cu: 3x3 at stride 1 or 2,
+//       multiplier 1, a thread per channel vector and item of outputs, the window through L1.
 // The automatic choice (depthwise_sub_variant_for) takes 8.4 for nchw outputs of 14x14 or less,
 // 8.3 for nhwc and 8.2 for other nchw where they run, except fp32 nchw at stride 1 or on larger
 // maps, which keeps 8.1. All sum each output's taps in the same (r, s) order with fmaf:
@@ -124,6 +125,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "conv/cuda/depthwise_direct_kernels.hpp"
 #include "conv/cuda/depthwise_index.hpp"
 #include "conv/cuda/depthwise_io.cuh"
 #include "conv/cuda/depthwise_plane_kernels.hpp"
@@ -545,6 +547,10 @@ void launch_depthwise(const Im2colGeometry& g, const DepthwiseConfig& c, const T
     launch_depthwise_image<T>(g, c.image, src, wei, dst, stream);
     return;
   }
+  if (c.sub_variant == 6) {
+    launch_depthwise_direct<T>(g, c.direct, src, wei, dst, stream);
+    return;
+  }
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   const dim3 grid(unsigned(c.grid_x), unsigned(c.grid_y));
@@ -571,6 +577,7 @@ std::string depthwise_kernel_resources(const Im2colGeometry& g, const DepthwiseC
   if (c.sub_variant == 3) return depthwise_pipe_kernel_resources<T>(c.pipe);
   if (c.sub_variant == 4) return depthwise_plane_kernel_resources<T>(c.plane);
   if (c.sub_variant == 5) return depthwise_image_kernel_resources<T>(c.image);
+  if (c.sub_variant == 6) return depthwise_direct_kernel_resources<T>(c.direct);
   const DepthwiseKernelFn<T> kernel = kernel_for<T>(c);
   if (!kernel) throw std::invalid_argument("depthwise conv: no kernel for this configuration");
   cudaFuncAttributes a{};

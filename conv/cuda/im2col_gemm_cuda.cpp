@@ -25,7 +25,9 @@
 //                                    multiplier 1: each input row loaded once per thread's band,
 //                                    16-byte vectors), 8.3 the same for nhwc through a cp.async
 //                                    ring in shared memory, 8.4 nchw whole planes in shared
-//                                    memory, 8.5 nhwc whole images; 8 chooses (depthwise_config)
+//                                    memory, 8.5 nhwc whole images, 8.6 nhwc direct (a thread
+//                                    per channel vector and item, the window through L1); 8
+//                                    chooses (depthwise_config)
 //   9        fp32, tf32, fp16, bf16  "Caffe-classic": variant 5's im2col kernel, then cuBLASLt's
 //                                    GEMM (cublasLtMatmul, the heuristic's algorithm) writing the
 //                                    output in the layout directly; times its im2col and GEMM
@@ -48,11 +50,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "conv/cuda/caffe_gemm.hpp"
@@ -103,10 +107,23 @@ int plan_fp32_splits(const Im2colGeometry& g, GemmTile tile) {
   return choose_fp32_splits(g, tile, sm_count());
 }
 
-// Variant 8's configuration choice with its sub-variant fixed (1 to 5) or chosen (0).
+// Variant 8's configuration choice with its sub-variant fixed (1 to 6) or chosen (0), and
+// MYCONV_DEPTHWISE_DIRECT=P:E:W (8.6's outputs per item, channels per thread and channel vectors
+// per block; 0 keeps a part's automatic value) where set, for experiments.
 DepthwiseChoice depthwise_choice(int sub_variant) {
   DepthwiseChoice c;
   c.sub_variant = sub_variant;
+  if (const char* v = std::getenv("MYCONV_DEPTHWISE_DIRECT"); v && *v) {
+    DepthwiseDirectChoice& d = c.direct;
+    char end = 0;
+    if (std::sscanf(v, "%d:%d:%d%c", &d.pixels, &d.vec, &d.words, &end) != 3 ||
+        (d.pixels != 0 && d.pixels != 1 && d.pixels != 2 && d.pixels != 4) ||
+        (d.vec != 0 && d.vec != 4 && d.vec != 8) ||
+        (d.words != 0 && d.words != 8 && d.words != 16 && d.words != 32))
+      throw std::invalid_argument("MYCONV_DEPTHWISE_DIRECT='" + std::string(v) +
+                                  "': expected P:E:W with P 0, 1, 2 or 4, E 0, 4 or 8, W 0, 8, "
+                                  "16 or 32");
+  }
   return c;
 }
 

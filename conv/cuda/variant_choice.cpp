@@ -57,7 +57,8 @@ VariantSetting parse_variant_setting(const std::string& text) {
     s.mode = VariantSetting::Mode::search;
     return s;
   }
-  if (text == "8.1" || text == "8.2" || text == "8.3" || text == "8.4" || text == "8.5") {
+  if (text == "8.1" || text == "8.2" || text == "8.3" || text == "8.4" || text == "8.5" ||
+      text == "8.6") {
     s.mode = VariantSetting::Mode::fixed;
     s.variant = Variant::depthwise;
     s.sub = text[2] - '0';
@@ -82,7 +83,7 @@ VariantSetting parse_variant_setting(const std::string& text) {
         "GEMM, precomputed rows), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core GEMM), "
         "6 (nhwc repack + tensor-core implicit GEMM), 7 (direct small-OC kernel), 8 (direct "
         "depthwise kernels; 8.1 the staged ones, 8.2 the strip ones, 8.3 nhwc strips through "
-        "shared memory, 8.4 nchw whole planes in shared memory, 8.5 nhwc whole images), 9 (im2col "
+        "shared memory, 8.4 nchw whole planes in shared memory, 8.5 nhwc whole images, 8.6 nhwc direct), 9 (im2col "
         "+ cuBLASLt GEMM, "
         "Caffe-classic), 10 (Hopper wgmma + TMA "
         "implicit GEMM), 11 (1x1 layers on the Hopper GEMM engine, fp16/bf16), 12 (Winograd "

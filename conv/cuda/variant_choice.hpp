@@ -35,7 +35,7 @@ bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10, 11
 // --variant: "" or "auto" (the heuristic), "search", a variant number 1-12, or one of variant 8's
 // sub-variants "8.1" (the staged depthwise kernels), "8.2" (the strip kernels), "8.3" (the
 // nhwc strips through shared memory) and "8.4" (nchw whole planes in shared memory), "8.5" (nhwc
-// whole images); plain 8 picks among them; or one of variant 12's: "12.1" (transforms and GEMMs
+// whole images), "8.6" (nhwc direct); plain 8 picks among them; or one of variant 12's: "12.1" (transforms and GEMMs
 // as separate kernels) and "12.2" (one fused kernel after the filter transform); plain 12 is
 // 12.1 until the GPU measurement of both decides (search times both). Throws bench::UsageError for
 // anything else.

@@ -84,6 +84,9 @@ Support variant_support(const Problem& p, Variant v, int sub) {
     if (sub == 5)
       if (const std::string why = depthwise_image_unsupported_reason(g, bytes); !why.empty())
         return Support::no("variant 8.5 (nhwc 3x3 whole images): " + why);
+    if (sub == 6)
+      if (const std::string why = depthwise_direct_unsupported_reason(g, bytes); !why.empty())
+        return Support::no("variant 8.6 (nhwc 3x3 direct): " + why);
     return Support::yes();
   }
   if (v == Variant::small_direct) {

@@ -1,0 +1,202 @@
+// The nhwc direct depthwise kernel (sub-variant 8.6 of im2col_gemm_cuda,
+// conv/cuda/depthwise_direct_kernels.cu): configuration, index math and the per-item algorithm,
+// host and device (MYCONV_HD), shared with the CPU emulation in
+// tests/conv/test_depthwise_direct.cpp.
+//
+// A thread owns one vector of E consecutive channels (16 or 8 bytes: fp32 4, fp16/bf16 8 or 4)
+// and an item of P output pixels along W of one output row. It reads its 3 x ((P-1)*S + 3)
+// window vectors straight from global memory (__ldg: the neighbours' reads hit L1), sums the
+// taps in (r, s) order with fmaf in FP32 (bit-identical to every depthwise kernel here), and
+// stores each output pixel's vector once. The filter taps of the block's channels sit in shared
+// memory as floats, [tap][channel]: a lane reads its E taps as 16-byte loads, the lanes of one
+// channel vector share them (broadcast), so a thread holds no filter registers.
+// A block is W channel vectors (tid % W) x threads / W items (tid / W) in raster order of one
+// image, so that a warp stores whole 128-byte runs of W*E channels of adjacent pixels and a
+// block's items cover a band of rows whose input rows L1 keeps for each other.
+//
+// Why: the nhwc kernels before it (8.2/8.3 strips with 9 x E filter registers, 8.5 whole images
+// in shared memory) ran MobileNet-v2's 14x14/28x28 layers at 1 eligible warp per scheduler or
+// less (114-141 registers, or 576-768 blocks of 256 threads that copy before they compute), 17-21
+// us against cuDNN's 11-14 us under ncu. cuDNN's own nhwc kernel there (conv2d_c1_k1_nhwc) is a
+// thread per output pixel and 16-byte channel vector at 42 registers, 81% L1 hits
+// (results/h200/20261128_conv_depthwise_nhwc_direct/ncu/).
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "conv/cuda/depthwise_plane.hpp"
+#include "conv/im2col_index.hpp"
+#include "conv/indexing.hpp"
+
+namespace conv {
+
+inline constexpr int kDepthwiseDirectThreads = 256;
+inline constexpr int kDepthwiseDirectK = 3;
+inline constexpr int kDepthwiseDirectTaps = kDepthwiseDirectK * kDepthwiseDirectK;
+
+struct DepthwiseDirectConfig {
+  int stride = 0;
+  int pixels = 0;           // P: outputs along W per item (1, 2 or 4)
+  int vec = 0;              // E: channels per thread (fp32 4; 16-bit 8 or 4)
+  int words = 0;            // W: channel vectors per block (8, 16 or 32)
+  int items_per_block = 0;  // threads / W
+  int threads = 0;
+  int channel_vectors = 0;  // C / E
+  int slices = 0;           // ceil(C / E / W): a block's channels
+  int strips = 0;           // ceil(OW / P)
+  int items = 0;            // OH * strips per image
+  int item_blocks = 0;      // ceil(items / items_per_block)
+  std::int64_t blocks = 0;  // N * item_blocks * slices
+  int smem_bytes = 0;       // taps x W x E floats
+};
+
+// Overrides (0: the automatic choice).
+struct DepthwiseDirectChoice {
+  int pixels = 0, vec = 0, words = 0;
+};
+
+inline std::string depthwise_direct_unsupported_reason(const Im2colGeometry& g, int elem_bytes) {
+  if (!g.nhwc) return "nhwc only";
+  if (g.icg != 1 || g.groups != g.c) return "not depthwise";
+  if (g.ocg != 1) return "channel multiplier " + std::to_string(g.ocg) + " (takes 1)";
+  if (g.kh != kDepthwiseDirectK || g.kw != kDepthwiseDirectK) return "not a 3x3 filter";
+  if (g.dh != 1 || g.dw != 1) return "dilated";
+  if (g.sh != g.sw || (g.sh != 1 && g.sh != 2))
+    return "stride other than 1 or 2 in both directions";
+  if (g.ph < 0 || g.pw < 0) return "negative padding";
+  if (g.n <= 0 || g.oh <= 0 || g.ow <= 0 || g.c <= 0) return "empty problem";
+  if (std::int64_t(g.n) * g.c * g.h * g.w > INT_MAX ||
+      std::int64_t(g.n) * g.c * g.oh * g.ow > INT_MAX)
+    return "more than 2^31-1 elements";
+  if (elem_bytes != 4 && elem_bytes != 2) return "element size";
+  if (g.c % 4 != 0)
+    return "channels " + std::to_string(g.c) + " not a multiple of 4 (channel vectors)";
+  return "";
+}
+
+namespace depthwise_direct_detail {
+inline void fill(const Im2colGeometry& g, int pixels, int vec, int words,
+                 DepthwiseDirectConfig& c) {
+  c.stride = g.sh;
+  c.pixels = pixels;
+  c.vec = vec;
+  c.words = words;
+  c.threads = kDepthwiseDirectThreads;
+  c.items_per_block = c.threads / words;
+  c.channel_vectors = g.c / vec;
+  c.slices = (c.channel_vectors + words - 1) / words;
+  c.strips = (g.ow + pixels - 1) / pixels;
+  c.items = g.oh * c.strips;
+  c.item_blocks = (c.items + c.items_per_block - 1) / c.items_per_block;
+  c.blocks = std::int64_t(g.n) * c.item_blocks * c.slices;
+  c.smem_bytes = kDepthwiseDirectTaps * words * vec * 4;
+}
+}  // namespace depthwise_direct_detail
+
+// The automatic shape: 16-byte channel vectors (E = 16 / elem_bytes; E = 4 in fp32 and where C is
+// not a multiple of 8), W the largest of 32, 16, 8 dividing the channel vectors (else 8: the
+// fewest idle lanes), P 2 at stride 1 and 1 at stride 2. Overrides replace each part that fits.
+inline DepthwiseDirectConfig depthwise_direct_config(const Im2colGeometry& g, int elem_bytes,
+                                                     const DepthwiseDirectChoice& choice = {}) {
+  int vec = elem_bytes == 4 || g.c % 8 != 0 ? 4 : 8;
+  if (choice.vec == 4 || (choice.vec == 8 && elem_bytes == 2 && g.c % 8 == 0)) vec = choice.vec;
+  int words = 8;
+  for (int w : {32, 16, 8})
+    if ((g.c / vec) % w == 0) {
+      words = w;
+      break;
+    }
+  if (choice.words == 8 || choice.words == 16 || choice.words == 32) words = choice.words;
+  int pixels = g.sh == 1 ? 2 : 1;
+  if (choice.pixels == 1 || choice.pixels == 2 || choice.pixels == 4) pixels = choice.pixels;
+  DepthwiseDirectConfig c;
+  depthwise_direct_detail::fill(g, pixels, vec, words, c);
+  return c;
+}
+
+inline std::string depthwise_direct_config_mismatch(const Im2colGeometry& g, int elem_bytes,
+                                                    const DepthwiseDirectConfig& c) {
+  if (const std::string why = depthwise_direct_unsupported_reason(g, elem_bytes); !why.empty())
+    return why;
+  if (c.pixels != 1 && c.pixels != 2 && c.pixels != 4) return "outputs per item";
+  if (c.vec != 4 && !(c.vec == 8 && elem_bytes == 2)) return "channels per thread";
+  if (g.c % c.vec != 0) return "channels not whole vectors";
+  if (c.words != 8 && c.words != 16 && c.words != 32) return "channel vectors per block";
+  DepthwiseDirectConfig t;
+  depthwise_direct_detail::fill(g, c.pixels, c.vec, c.words, t);
+  if (t.stride != c.stride || t.threads != c.threads || t.items_per_block != c.items_per_block ||
+      t.channel_vectors != c.channel_vectors || t.slices != c.slices || t.strips != c.strips ||
+      t.items != c.items || t.item_blocks != c.item_blocks || t.blocks != c.blocks ||
+      t.smem_bytes != c.smem_bytes)
+    return "derived sizes do not match";
+  if (c.blocks > INT_MAX) return "blocks";
+  return "";
+}
+
+inline std::string depthwise_direct_config_name(const DepthwiseDirectConfig& c) {
+  auto num = [](std::int64_t v) { return std::to_string(v); };
+  return "3x3 s" + num(c.stride) + ", " + num(c.pixels) + " outputs along W x " + num(c.vec) +
+         " channels per thread, taps in shared memory (" + num(c.smem_bytes / 1024) +
+         " KB), block " + num(c.threads) + " threads = " + num(c.words) + " channel vectors x " +
+         num(c.items_per_block) + " items, grid " + num(c.blocks);
+}
+
+// Thread tid of block `block`: its image, channel vector (may be >= channel_vectors: idle) and
+// item (may be >= items: idle).
+struct DepthwiseDirectThread {
+  int n = 0, cv = 0, cv_local = 0, item = 0;
+};
+MYCONV_HD DepthwiseDirectThread depthwise_direct_thread(const DepthwiseDirectConfig& c, int block,
+                                                        int tid) {
+  DepthwiseDirectThread t;
+  const int slice = block % c.slices;
+  const int rest = block / c.slices;
+  t.n = rest / c.item_blocks;
+  t.cv_local = tid % c.words;
+  t.cv = slice * c.words + t.cv_local;
+  t.item = (rest % c.item_blocks) * c.items_per_block + tid / c.words;
+  return t;
+}
+
+// The E-channel outputs of one item (P pixels along W of output row oy from ox0): in(iy, ix, x)
+// fills input pixel (iy, ix)'s E channels as floats (called inside the map only; the padding
+// reads as 0), tap(t, w) the E channels' tap t; acc[p][e] summed in (r, s) order with fmaf.
+template <int S, int P, int E, class In, class Tap>
+MYCONV_HD void depthwise_direct_outputs(const Im2colGeometry& g, const In& in, const Tap& tap,
+                                        int oy, int ox0, float (&acc)[P][E]) {
+  constexpr int K = kDepthwiseDirectK;
+  constexpr int C = (P - 1) * S + K;
+  const int ix0 = ox0 * S - g.pw;
+  MYCONV_PLANE_UNROLL
+  for (int r = 0; r < K; ++r) {
+    const int iy = oy * S - g.ph + r;
+    const bool row_in = iy >= 0 && iy < g.h;
+    MYCONV_PLANE_UNROLL
+    for (int j = 0; j < C; ++j) {
+      const int ix = ix0 + j;
+      float x[E];
+      if (row_in && ix >= 0 && ix < g.w) {
+        in(iy, ix, x);
+      } else {
+        MYCONV_PLANE_UNROLL
+        for (int e = 0; e < E; ++e) x[e] = 0.0f;
+      }
+      MYCONV_PLANE_UNROLL
+      for (int p = 0; p < P; ++p) {
+        const int s = j - p * S;
+        if (s < 0 || s >= K) continue;
+        float w[E];
+        tap(r * K + s, w);
+        MYCONV_PLANE_UNROLL
+        for (int e = 0; e < E; ++e) {
+          const float a = (r == 0 && s == 0) ? 0.0f : acc[p][e];
+          acc[p][e] = fmaf(x[e], w[e], a);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace conv
