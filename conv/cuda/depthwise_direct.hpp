@@ -4,12 +4,13 @@
 // tests/conv/test_depthwise_direct.cpp.
 //
 // A thread owns one vector of E consecutive channels (16 or 8 bytes: fp32 4, fp16/bf16 8 or 4)
-// and an item of P output pixels along W of one output row. It reads its 3 x ((P-1)*S + 3)
-// window vectors straight from global memory (__ldg: the neighbours' reads hit L1), sums the
-// taps in (r, s) order with fmaf in FP32 (bit-identical to every depthwise kernel here), and
-// stores each output pixel's vector once. The filter taps of the block's channels sit in shared
-// memory as floats, [tap][channel]: a lane reads its E taps as 16-byte loads, the lanes of one
-// channel vector share them (broadcast), so a thread holds no filter registers.
+// and an item of R x P output pixels (R rows, P along W). It reads its ((R-1)*S + 3) x
+// ((P-1)*S + 3) window vectors straight from global memory (__ldg: the neighbours' reads hit L1),
+// one input row at a time, each tap of the row once for all the outputs it feeds; it sums each
+// output's taps in (r, s) order with fmaf in FP32 (bit-identical to every depthwise kernel here)
+// and stores each output pixel's vector once. The filter taps of the block's channels sit in
+// shared memory as floats, [tap][channel]: a lane reads its E taps as 16-byte loads, the lanes of
+// one channel vector share them (broadcast), so a thread holds no filter registers.
 // A block is W channel vectors (tid % W) x threads / W items (tid / W) in raster order of one
 // image, so that a warp stores whole 128-byte runs of W*E channels of adjacent pixels and a
 // block's items cover a band of rows whose input rows L1 keeps for each other.
@@ -38,7 +39,8 @@ inline constexpr int kDepthwiseDirectTaps = kDepthwiseDirectK * kDepthwiseDirect
 
 struct DepthwiseDirectConfig {
   int stride = 0;
-  int pixels = 0;           // P: outputs along W per item (1, 2 or 4)
+  int pixels = 0;           // P: outputs along W per item (2 or 4)
+  int rows = 0;             // R: output rows per item (1, or 2 with P = 2)
   int vec = 0;              // E: channels per thread (fp32 4; 16-bit 8 or 4)
   int words = 0;            // W: channel vectors per block (8, 16 or 32)
   int items_per_block = 0;  // threads / W
@@ -46,15 +48,18 @@ struct DepthwiseDirectConfig {
   int channel_vectors = 0;  // C / E
   int slices = 0;           // ceil(C / E / W): a block's channels
   int strips = 0;           // ceil(OW / P)
-  int items = 0;            // OH * strips per image
+  int items = 0;            // ceil(OH / R) * strips per image
   int item_blocks = 0;      // ceil(items / items_per_block)
   std::int64_t blocks = 0;  // N * item_blocks * slices
   int smem_bytes = 0;       // taps x W x E floats
+  int min_blocks = 0;       // __launch_bounds__'s blocks per SM: 0 none (ptxas keeps about 64
+                            // registers at E = 4), 2 (up to 128: more loads in flight per
+                            // thread; E = 4 only)
 };
 
 // Overrides (0: the automatic choice).
 struct DepthwiseDirectChoice {
-  int pixels = 0, vec = 0, words = 0;
+  int pixels = 0, vec = 0, words = 0, min_blocks = -1, rows = 0;
 };
 
 inline std::string depthwise_direct_unsupported_reason(const Im2colGeometry& g, int elem_bytes) {
@@ -77,8 +82,10 @@ inline std::string depthwise_direct_unsupported_reason(const Im2colGeometry& g, 
 }
 
 namespace depthwise_direct_detail {
-inline void fill(const Im2colGeometry& g, int pixels, int vec, int words,
+inline void fill(const Im2colGeometry& g, int pixels, int rows, int vec, int words, int min_blocks,
                  DepthwiseDirectConfig& c) {
+  c.rows = rows;
+  c.min_blocks = min_blocks;
   c.stride = g.sh;
   c.pixels = pixels;
   c.vec = vec;
@@ -88,7 +95,7 @@ inline void fill(const Im2colGeometry& g, int pixels, int vec, int words,
   c.channel_vectors = g.c / vec;
   c.slices = (c.channel_vectors + words - 1) / words;
   c.strips = (g.ow + pixels - 1) / pixels;
-  c.items = g.oh * c.strips;
+  c.items = (g.oh + rows - 1) / rows * c.strips;
   c.item_blocks = (c.items + c.items_per_block - 1) / c.items_per_block;
   c.blocks = std::int64_t(g.n) * c.item_blocks * c.slices;
   c.smem_bytes = kDepthwiseDirectTaps * words * vec * 4;
@@ -109,10 +116,16 @@ inline DepthwiseDirectConfig depthwise_direct_config(const Im2colGeometry& g, in
       break;
     }
   if (choice.words == 8 || choice.words == 16 || choice.words == 32) words = choice.words;
-  int pixels = g.sh == 1 ? 2 : 1;
-  if (choice.pixels == 1 || choice.pixels == 2 || choice.pixels == 4) pixels = choice.pixels;
+  int pixels = 4;
+  if (choice.pixels == 2 || choice.pixels == 4) pixels = choice.pixels;
+  int min_blocks = 0;
+  if (choice.min_blocks == 0 || choice.min_blocks == 2) min_blocks = choice.min_blocks;
+  if (vec == 8) min_blocks = 0;  // 16-bit x 8 channels: above 128 registers at P = 4
+  int rows = 1;
+  if (choice.rows == 1 || choice.rows == 2) rows = choice.rows;
+  if (rows == 2) pixels = 2;  // items of 1 x 2, 1 x 4 or 2 x 2 outputs
   DepthwiseDirectConfig c;
-  depthwise_direct_detail::fill(g, pixels, vec, words, c);
+  depthwise_direct_detail::fill(g, pixels, rows, vec, words, min_blocks, c);
   return c;
 }
 
@@ -120,12 +133,14 @@ inline std::string depthwise_direct_config_mismatch(const Im2colGeometry& g, int
                                                     const DepthwiseDirectConfig& c) {
   if (const std::string why = depthwise_direct_unsupported_reason(g, elem_bytes); !why.empty())
     return why;
-  if (c.pixels != 1 && c.pixels != 2 && c.pixels != 4) return "outputs per item";
+  if (c.pixels != 2 && c.pixels != 4) return "outputs per item";
+  if (c.rows != 1 && (c.rows != 2 || c.pixels != 2)) return "rows per item";
+  if (c.min_blocks != 0 && (c.min_blocks != 2 || c.vec != 4)) return "blocks per SM";
   if (c.vec != 4 && !(c.vec == 8 && elem_bytes == 2)) return "channels per thread";
   if (g.c % c.vec != 0) return "channels not whole vectors";
   if (c.words != 8 && c.words != 16 && c.words != 32) return "channel vectors per block";
   DepthwiseDirectConfig t;
-  depthwise_direct_detail::fill(g, c.pixels, c.vec, c.words, t);
+  depthwise_direct_detail::fill(g, c.pixels, c.rows, c.vec, c.words, c.min_blocks, t);
   if (t.stride != c.stride || t.threads != c.threads || t.items_per_block != c.items_per_block ||
       t.channel_vectors != c.channel_vectors || t.slices != c.slices || t.strips != c.strips ||
       t.items != c.items || t.item_blocks != c.item_blocks || t.blocks != c.blocks ||
@@ -137,10 +152,11 @@ inline std::string depthwise_direct_config_mismatch(const Im2colGeometry& g, int
 
 inline std::string depthwise_direct_config_name(const DepthwiseDirectConfig& c) {
   auto num = [](std::int64_t v) { return std::to_string(v); };
-  return "3x3 s" + num(c.stride) + ", " + num(c.pixels) + " outputs along W x " + num(c.vec) +
-         " channels per thread, taps in shared memory (" + num(c.smem_bytes / 1024) +
+  return "3x3 s" + num(c.stride) + ", " + num(c.rows) + "x" + num(c.pixels) + " outputs x " +
+         num(c.vec) + " channels per thread, taps in shared memory (" + num(c.smem_bytes / 1024) +
          " KB), block " + num(c.threads) + " threads = " + num(c.words) + " channel vectors x " +
-         num(c.items_per_block) + " items, grid " + num(c.blocks);
+         num(c.items_per_block) + " items, grid " + num(c.blocks) +
+         (c.min_blocks > 0 ? ", at least " + num(c.min_blocks) + " blocks per SM" : "");
 }
 
 // Thread tid of block `block`: its image, channel vector (may be >= channel_vectors: idle) and
@@ -160,39 +176,46 @@ MYCONV_HD DepthwiseDirectThread depthwise_direct_thread(const DepthwiseDirectCon
   return t;
 }
 
-// The E-channel outputs of one item (P pixels along W of output row oy from ox0): in(iy, ix, x)
+// The E-channel outputs of one item (R rows from oy0 x P pixels along W from ox0): in(iy, ix, x)
 // fills input pixel (iy, ix)'s E channels as floats (called inside the map only; the padding
-// reads as 0), tap(t, w) the E channels' tap t; acc[p][e] summed in (r, s) order with fmaf.
-template <int S, int P, int E, class In, class Tap>
+// reads as 0), tap(t, w) the E channels' tap t; acc[q][p][e] summed in (r, s) order with fmaf.
+// Input row by input row: the row's window columns, then each of its taps once for every output
+// it feeds (input row iy0 + i is filter row r = i - q*S of output row q).
+template <int S, int R, int P, int E, class In, class Tap>
 MYCONV_HD void depthwise_direct_outputs(const Im2colGeometry& g, const In& in, const Tap& tap,
-                                        int oy, int ox0, float (&acc)[P][E]) {
+                                        int oy0, int ox0, float (&acc)[R][P][E]) {
   constexpr int K = kDepthwiseDirectK;
-  constexpr int C = (P - 1) * S + K;
-  const int ix0 = ox0 * S - g.pw;
+  constexpr int C = (P - 1) * S + K;  // window columns
+  constexpr int H = (R - 1) * S + K;  // window rows
+  const int ix0 = ox0 * S - g.pw, iy0 = oy0 * S - g.ph;
   MYCONV_PLANE_UNROLL
-  for (int r = 0; r < K; ++r) {
-    const int iy = oy * S - g.ph + r;
+  for (int i = 0; i < H; ++i) {
+    const int iy = iy0 + i;
     const bool row_in = iy >= 0 && iy < g.h;
+    float x[C][E];
     MYCONV_PLANE_UNROLL
     for (int j = 0; j < C; ++j) {
       const int ix = ix0 + j;
-      float x[E];
       if (row_in && ix >= 0 && ix < g.w) {
-        in(iy, ix, x);
+        in(iy, ix, x[j]);
       } else {
         MYCONV_PLANE_UNROLL
-        for (int e = 0; e < E; ++e) x[e] = 0.0f;
+        for (int e = 0; e < E; ++e) x[j][e] = 0.0f;
       }
+    }
+    MYCONV_PLANE_UNROLL
+    for (int q = 0; q < R; ++q) {
+      const int r = i - q * S;
+      if (r < 0 || r >= K) continue;
       MYCONV_PLANE_UNROLL
-      for (int p = 0; p < P; ++p) {
-        const int s = j - p * S;
-        if (s < 0 || s >= K) continue;
+      for (int s = 0; s < K; ++s) {
         float w[E];
         tap(r * K + s, w);
         MYCONV_PLANE_UNROLL
+        for (int p = 0; p < P; ++p) MYCONV_PLANE_UNROLL
         for (int e = 0; e < E; ++e) {
-          const float a = (r == 0 && s == 0) ? 0.0f : acc[p][e];
-          acc[p][e] = fmaf(x[e], w[e], a);
+          const float a = (r == 0 && s == 0) ? 0.0f : acc[q][p][e];
+          acc[q][p][e] = fmaf(x[p * S + s][e], w[e], a);
         }
       }
     }

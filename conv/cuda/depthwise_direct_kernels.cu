@@ -17,8 +17,10 @@
 namespace conv {
 namespace {
 
-template <class T, int S, int P, int E>
-__global__ void __launch_bounds__(kDepthwiseDirectThreads)
+// B: 0 bounds the threads only (ptxas then keeps about 64 registers), 2 asks for 2 blocks per SM
+// (up to 128 registers: the window's loads hoisted ahead of the sums).
+template <class T, int S, int R, int P, int E, int B>
+__global__ void __launch_bounds__(kDepthwiseDirectThreads, B)
     depthwise_direct_kernel(const Im2colGeometry g, const DepthwiseDirectConfig c,
                             const T* __restrict__ src, const T* __restrict__ wei,
                             T* __restrict__ dst) {
@@ -37,7 +39,7 @@ __global__ void __launch_bounds__(kDepthwiseDirectThreads)
   __syncthreads();
   if (t.cv >= c.channel_vectors || t.item >= c.items) return;
 
-  const int oy = t.item / c.strips, ox0 = (t.item % c.strips) * P;
+  const int oy0 = t.item / c.strips * R, ox0 = (t.item % c.strips) * P;
   const T* const img = src + std::int64_t(t.n) * g.h * g.w * g.c + t.cv * E;
   const auto in = [&](int iy, int ix, float(&x)[E]) {
     depthwise_io::load_vec<T, E>(img + (iy * g.w + ix) * g.c, x);
@@ -46,34 +48,57 @@ __global__ void __launch_bounds__(kDepthwiseDirectThreads)
   const auto tap = [&](int k, float(&w)[E]) {
     depthwise_io::load_smem<E>(my_taps + k * block_channels, w);
   };
-  float acc[P][E];
-  depthwise_direct_outputs<S, P, E>(g, in, tap, oy, ox0, acc);
+  float acc[R][P][E];
+  depthwise_direct_outputs<S, R, P, E>(g, in, tap, oy0, ox0, acc);
   T* const out =
-      dst + (std::int64_t(t.n) * g.oh * g.ow + std::int64_t(oy) * g.ow + ox0) * g.c + t.cv * E;
+      dst + (std::int64_t(t.n) * g.oh * g.ow + std::int64_t(oy0) * g.ow + ox0) * g.c + t.cv * E;
 #pragma unroll
-  for (int p = 0; p < P; ++p)
-    if (ox0 + p < g.ow) depthwise_io::store_rounded<T, E>(out + p * g.c, acc[p]);
+  for (int q = 0; q < R; ++q)
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+      if (oy0 + q < g.oh && ox0 + p < g.ow)
+        depthwise_io::store_rounded<T, E>(out + (q * g.ow + p) * g.c, acc[q][p]);
 }
 
 template <class T>
 using DirectKernelFn = void (*)(Im2colGeometry, DepthwiseDirectConfig, const T*, const T*, T*);
 
-template <class T, int S, int E>
-DirectKernelFn<T> direct_kernel_by_pixels(int pixels) {
-  if (pixels == 1) return depthwise_direct_kernel<T, S, 1, E>;
-  if (pixels == 2) return depthwise_direct_kernel<T, S, 2, E>;
-  return depthwise_direct_kernel<T, S, 4, E>;
+// Items of 1 x 2, 1 x 4 and 2 x 2 outputs (2 x 4 takes more than 128 registers at stride 2).
+template <class T, int S, int R, int E>
+DirectKernelFn<T> direct_kernel_by_shape(int pixels, int min_blocks) {
+  if constexpr (R == 2) {
+    if constexpr (E == 8)
+      return depthwise_direct_kernel<T, S, 2, 2, E, 0>;
+    else
+      return min_blocks == 2 ? depthwise_direct_kernel<T, S, 2, 2, E, 2>
+                             : depthwise_direct_kernel<T, S, 2, 2, E, 0>;
+  } else if constexpr (E == 8) {
+    return pixels == 2 ? depthwise_direct_kernel<T, S, R, 2, E, 0>
+                       : depthwise_direct_kernel<T, S, R, 4, E, 0>;
+  } else {
+    if (pixels == 2)
+      return min_blocks == 2 ? depthwise_direct_kernel<T, S, R, 2, E, 2>
+                             : depthwise_direct_kernel<T, S, R, 2, E, 0>;
+    return min_blocks == 2 ? depthwise_direct_kernel<T, S, R, 4, E, 2>
+                           : depthwise_direct_kernel<T, S, R, 4, E, 0>;
+  }
+}
+
+template <class T, int E>
+DirectKernelFn<T> direct_kernel_by_vec(const DepthwiseDirectConfig& c) {
+  if (c.stride == 1)
+    return c.rows == 2 ? direct_kernel_by_shape<T, 1, 2, E>(c.pixels, c.min_blocks)
+                       : direct_kernel_by_shape<T, 1, 1, E>(c.pixels, c.min_blocks);
+  return c.rows == 2 ? direct_kernel_by_shape<T, 2, 2, E>(c.pixels, c.min_blocks)
+                     : direct_kernel_by_shape<T, 2, 1, E>(c.pixels, c.min_blocks);
 }
 
 template <class T>
 DirectKernelFn<T> direct_kernel_for(const DepthwiseDirectConfig& c) {
   if constexpr (sizeof(T) == 2) {
-    if (c.vec == 8)
-      return c.stride == 1 ? direct_kernel_by_pixels<T, 1, 8>(c.pixels)
-                           : direct_kernel_by_pixels<T, 2, 8>(c.pixels);
+    if (c.vec == 8) return direct_kernel_by_vec<T, 8>(c);
   }
-  return c.stride == 1 ? direct_kernel_by_pixels<T, 1, 4>(c.pixels)
-                       : direct_kernel_by_pixels<T, 2, 4>(c.pixels);
+  return direct_kernel_by_vec<T, 4>(c);
 }
 
 }  // namespace

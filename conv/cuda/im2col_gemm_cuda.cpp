@@ -108,21 +108,25 @@ int plan_fp32_splits(const Im2colGeometry& g, GemmTile tile) {
 }
 
 // Variant 8's configuration choice with its sub-variant fixed (1 to 6) or chosen (0), and
-// MYCONV_DEPTHWISE_DIRECT=P:E:W (8.6's outputs per item, channels per thread and channel vectors
-// per block; 0 keeps a part's automatic value) where set, for experiments.
+// MYCONV_DEPTHWISE_DIRECT=P:E:W[:B[:R]] (8.6's outputs per item along W, channels per thread,
+// channel vectors per block, blocks per SM asked of ptxas and output rows per item; 0 keeps a
+// part's automatic value) where set, for experiments.
 DepthwiseChoice depthwise_choice(int sub_variant) {
   DepthwiseChoice c;
   c.sub_variant = sub_variant;
   if (const char* v = std::getenv("MYCONV_DEPTHWISE_DIRECT"); v && *v) {
     DepthwiseDirectChoice& d = c.direct;
     char end = 0;
-    if (std::sscanf(v, "%d:%d:%d%c", &d.pixels, &d.vec, &d.words, &end) != 3 ||
-        (d.pixels != 0 && d.pixels != 1 && d.pixels != 2 && d.pixels != 4) ||
+    const int fields = std::sscanf(v, "%d:%d:%d:%d:%d%c", &d.pixels, &d.vec, &d.words,
+                                   &d.min_blocks, &d.rows, &end);
+    if (fields < 3 || fields > 5 || (d.pixels != 0 && d.pixels != 2 && d.pixels != 4) ||
         (d.vec != 0 && d.vec != 4 && d.vec != 8) ||
-        (d.words != 0 && d.words != 8 && d.words != 16 && d.words != 32))
+        (d.words != 0 && d.words != 8 && d.words != 16 && d.words != 32) ||
+        (fields >= 4 && d.min_blocks != 0 && d.min_blocks != 2) ||
+        (fields == 5 && d.rows != 0 && d.rows != 1 && d.rows != 2))
       throw std::invalid_argument("MYCONV_DEPTHWISE_DIRECT='" + std::string(v) +
-                                  "': expected P:E:W with P 0, 1, 2 or 4, E 0, 4 or 8, W 0, 8, "
-                                  "16 or 32");
+                                  "': expected P:E:W[:B[:R]] with P 0, 2 or 4, E 0, 4 or 8, W 0, "
+                                  "8, 16 or 32, B 0 or 2, R 0, 1 or 2");
   }
   return c;
 }
@@ -357,11 +361,10 @@ class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance>
                       ", TMA im2col + tiled loads into 128-byte swizzled stages, warp-specialized "
                       "(1 producer + 2 consumer warpgroups), " +
                       wgmma_conv_plan_name(wgmma_plan_);
-      if (mma_needs_repack(g_, mma_type_))
-        s += ", input and weights repacked to nhwc";
+      if (mma_needs_repack(g_, mma_type_)) s += ", input and weights repacked to nhwc";
       if (mma_type_ == MmaType::tf32)
         s += wgmma_rounds_in_smem_ ? ", operands rounded to nearest tf32 in shared memory"
-                                    : ", operands rounded to nearest tf32 by the repack";
+                                   : ", operands rounded to nearest tf32 by the repack";
       return s;
     }
     std::string s = std::string(variant_name(variant_)) + " " + mma_instruction_name(mma_type_) +

@@ -1,22 +1,22 @@
 // The depthwise kernels (conv/cuda/depthwise_kernels.hpp, variant 8 of im2col_gemm_cuda: the
 // staged kernels 8.1, the strip kernels 8.2 and 8.3, the whole-plane kernel 8.4, the
-// whole-image kernel 8.5, the direct kernel 8.6) against the float64 reference, on a GPU (skips, with the reason, where
-// none is usable): MobileNet-v2's ten
-// depthwise layers at batch 2, fixed problems (multipliers 2-4, 5x5, stride 2 and 3, dilation,
-// non-square and odd sizes, outputs narrower than a cell, rows wider than shared memory, batch 1),
-// randomized depthwise problems and randomized 3x3 problems of the strips' kind (stride 1 or 2,
-// channels in 16-byte vectors or not, odd sizes); fp32, tf32 (FP32 math), fp16 and bf16; nchw and
-// nhwc; the automatic configuration and forced ones (8.1: the generic kernel for 3x3 / 5x5, small
-// blocks with row and column tiles, one plane per block, a one-block grid-stride loop; 8.2 where it
-// runs: bands of 1, 2, 3 and 5 rows, every nchw strip shape; 8.3 where it runs: those bands with
-// blocks of 1, 3 or all strips; 8.4 where it runs: the automatic planes per block, the least
-// aligned count, and at most 3; 8.5 where it runs: the automatic channel words per block, at
-// most 4 and 8; 8.6 where it runs: the automatic shape, 1, 2 and 4 outputs per item, 4 and 8
-// channels per thread, 8 and 32 channel vectors per block). The output is poisoned (NaN) before every run; every result must
-// match the reference and be bit-identical across runs, configurations and the two families (each
-// output's taps are summed in the same order by every kernel). Also: an unwritten output fails the
-// check, misaligned tensors are refused, and no kernel spills. The configuration and the index math
-// are tested without a GPU by test_depthwise_config.
+// whole-image kernel 8.5, the direct kernel 8.6) against the float64 reference, on a GPU (skips,
+// with the reason, where none is usable): MobileNet-v2's ten depthwise layers at batch 2, fixed
+// problems (multipliers 2-4, 5x5, stride 2 and 3, dilation, non-square and odd sizes, outputs
+// narrower than a cell, rows wider than shared memory, batch 1), randomized depthwise problems and
+// randomized 3x3 problems of the strips' kind (stride 1 or 2, channels in 16-byte vectors or not,
+// odd sizes); fp32, tf32 (FP32 math), fp16 and bf16; nchw and nhwc; the automatic configuration and
+// forced ones (8.1: the generic kernel for 3x3 / 5x5, small blocks with row and column tiles, one
+// plane per block, a one-block grid-stride loop; 8.2 where it runs: bands of 1, 2, 3 and 5 rows,
+// every nchw strip shape; 8.3 where it runs: those bands with blocks of 1, 3 or all strips; 8.4
+// where it runs: the automatic planes per block, the least aligned count, and at most 3; 8.5 where
+// it runs: the automatic channel words per block, at most 4 and 8; 8.6 where it runs: the automatic
+// shape, items of 1 x 2, 1 x 4 and 2 x 2 outputs, 4 and 8 channels per thread, 8 and 32 channel
+// vectors per block, 0 and 2 blocks per SM asked). The output is poisoned (NaN) before every run;
+// every result must match the reference and be bit-identical across runs, configurations and the
+// two families (each output's taps are summed in the same order by every kernel). Also: an
+// unwritten output fails the check, misaligned tensors are refused, and no kernel spills. The
+// configuration and the index math are tested without a GPU by test_depthwise_config.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -181,12 +181,18 @@ std::vector<DepthwiseChoice> forced_choices(const Im2colGeometry& g, int bytes) 
     DepthwiseChoice direct;  // 8.6
     direct.sub_variant = 6;
     out.push_back(direct);
-    for (int pixels : {1, 2, 4})
+    for (int pixels : {2, 4})
       for (int vec : {4, 8})
-        for (int words : {8, 32}) {
-          direct.direct = DepthwiseDirectChoice{pixels, vec, words};
-          out.push_back(direct);
-        }
+        for (int words : {8, 32})
+          for (int min_blocks : {0, 2}) {
+            direct.direct = DepthwiseDirectChoice{pixels, vec, words, min_blocks, 1};
+            out.push_back(direct);
+          }
+    for (int vec : {4, 8})  // 2 x 2 items
+      for (int min_blocks : {0, 2}) {
+        direct.direct = DepthwiseDirectChoice{2, vec, 0, min_blocks, 2};
+        out.push_back(direct);
+      }
   }
   if (!depthwise_strip_unsupported_reason(g, bytes).empty()) return out;
   DepthwiseChoice strip;
@@ -430,24 +436,26 @@ TEST(DepthwiseCuda, KernelsDoNotSpill) {
   // The direct nhwc kernel (8.6): every kernel it instantiates.
   int directs = 0;
   for (const char* text : {"g16mb1ic16ih14oc16kh3ph1", "g16mb1ic16ih14oc16kh3sh2ph1"})
-    for (int pixels : {1, 2, 4})
-      for (int vec : {4, 8}) {
-        Problem p = parse_problem(text);
-        p.layout = Layout::nhwc;
-        const Im2colGeometry g = make_im2col_geometry(p);
-        DepthwiseChoice direct;
-        direct.sub_variant = 6;
-        direct.direct = DepthwiseDirectChoice{pixels, vec, 0};
-        const DepthwiseConfig c4 = depthwise_config(g, 4, 132, direct),
-                              c2 = depthwise_config(g, 2, 132, direct);
-        for (const std::string& r :
-             {depthwise_kernel_resources<float>(g, c4), depthwise_kernel_resources<__half>(g, c2),
-              depthwise_kernel_resources<__nv_bfloat16>(g, c2)}) {
-          EXPECT_NE(r.find(" 0 B local"), std::string::npos) << text << ": " << r;
-          ++directs;
+    for (int rows_pixels : {12, 14, 22})
+      for (int vec : {4, 8})
+        for (int min_blocks : {0, 2}) {
+          const int rows = rows_pixels / 10, pixels = rows_pixels % 10;
+          Problem p = parse_problem(text);
+          p.layout = Layout::nhwc;
+          const Im2colGeometry g = make_im2col_geometry(p);
+          DepthwiseChoice direct;
+          direct.sub_variant = 6;
+          direct.direct = DepthwiseDirectChoice{pixels, vec, 0, min_blocks, rows};
+          const DepthwiseConfig c4 = depthwise_config(g, 4, 132, direct),
+                                c2 = depthwise_config(g, 2, 132, direct);
+          for (const std::string& r :
+               {depthwise_kernel_resources<float>(g, c4), depthwise_kernel_resources<__half>(g, c2),
+                depthwise_kernel_resources<__nv_bfloat16>(g, c2)}) {
+            EXPECT_NE(r.find(" 0 B local"), std::string::npos) << text << ": " << r;
+            ++directs;
+          }
         }
-      }
-  EXPECT_EQ(directs, 36);
+  EXPECT_EQ(directs, 72);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ struct Emulation {
   }
 };
 
-template <int S, int P, int E>
+template <int S, int R, int P, int E>
 void emulate_block(Emulation& e, const DepthwiseDirectConfig& c, int block) {
   const Im2colGeometry& g = e.g;
   const int bc = c.words * E;
@@ -82,7 +82,7 @@ void emulate_block(Emulation& e, const DepthwiseDirectConfig& c, int block) {
       e.fail("image out of range");
       continue;
     }
-    const int oy = t.item / c.strips, ox0 = (t.item % c.strips) * P;
+    const int oy0 = t.item / c.strips * R, ox0 = (t.item % c.strips) * P;
     auto in = [&](int iy, int ix, float(&x)[E]) {
       if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) e.fail("read outside the image");
       const std::int64_t at = act_offset(true, t.n, t.cv * E, iy, ix, g.c, g.h, g.w);
@@ -92,28 +92,29 @@ void emulate_block(Emulation& e, const DepthwiseDirectConfig& c, int block) {
     auto tap = [&](int k, float(&w)[E]) {
       for (int j = 0; j < E; ++j) w[j] = taps[std::size_t(k * bc + t.cv_local * E + j)];
     };
-    float acc[P][E];
-    depthwise_direct_outputs<S, P, E>(g, in, tap, oy, ox0, acc);
-    for (int p = 0; p < P; ++p) {
-      if (ox0 + p >= g.ow) continue;
-      const std::int64_t at = act_offset(true, t.n, t.cv * E, oy, ox0 + p, g.c, g.oh, g.ow);
-      if (at % E != 0 || at + E > std::int64_t(e.out.size())) {
-        e.fail("output vector misaligned or outside");
-        continue;
+    float acc[R][P][E];
+    depthwise_direct_outputs<S, R, P, E>(g, in, tap, oy0, ox0, acc);
+    for (int q = 0; q < R; ++q)
+      for (int p = 0; p < P; ++p) {
+        if (oy0 + q >= g.oh || ox0 + p >= g.ow) continue;
+        const std::int64_t at = act_offset(true, t.n, t.cv * E, oy0 + q, ox0 + p, g.c, g.oh, g.ow);
+        if (at % E != 0 || at + E > std::int64_t(e.out.size())) {
+          e.fail("output vector misaligned or outside");
+          continue;
+        }
+        for (int j = 0; j < E; ++j) {
+          e.out[std::size_t(at + j)] = bench::round_to(e.dt, acc[q][p][j]);
+          ++e.writes[std::size_t(at + j)];
+        }
       }
-      for (int j = 0; j < E; ++j) {
-        e.out[std::size_t(at + j)] = bench::round_to(e.dt, acc[p][j]);
-        ++e.writes[std::size_t(at + j)];
-      }
-    }
   }
 }
 
 template <int S, int E>
 void emulate_by_pixels(Emulation& e, const DepthwiseDirectConfig& c, int block) {
-  if (c.pixels == 1) emulate_block<S, 1, E>(e, c, block);
-  if (c.pixels == 2) emulate_block<S, 2, E>(e, c, block);
-  if (c.pixels == 4) emulate_block<S, 4, E>(e, c, block);
+  if (c.rows == 1 && c.pixels == 2) emulate_block<S, 1, 2, E>(e, c, block);
+  if (c.rows == 1 && c.pixels == 4) emulate_block<S, 1, 4, E>(e, c, block);
+  if (c.rows == 2 && c.pixels == 2) emulate_block<S, 2, 2, E>(e, c, block);
 }
 
 void emulate(Emulation& e, const DepthwiseDirectConfig& c) {
@@ -158,10 +159,10 @@ std::string check(const Problem& p, const Emulation& e) {
   return r.passed ? "" : r.message;
 }
 
-DepthwiseChoice direct_choice(int pixels, int vec, int words) {
+DepthwiseChoice direct_choice(int pixels, int vec, int words, int min_blocks = -1, int rows = 0) {
   DepthwiseChoice c;
   c.sub_variant = 6;
-  c.direct = DepthwiseDirectChoice{pixels, vec, words};
+  c.direct = DepthwiseDirectChoice{pixels, vec, words, min_blocks, rows};
   return c;
 }
 
@@ -183,17 +184,18 @@ TEST(DepthwiseDirect, SupportAndConfigurations) {
   EXPECT_NE(depthwise_direct_unsupported_reason(
                 nhwc_geometry(parse_problem("g16mb2ic16ih14oc16kh3sh3ph1")), 4),
             "");  // stride 3
-  // The automatic shape: 16-byte vectors, W dividing the channel vectors, P by stride.
+  // The automatic shape: 16-byte vectors, W dividing the channel vectors, P = 4.
   const DepthwiseDirectConfig b5 =
       depthwise_direct_config(nhwc_geometry(parse_problem("g576mb32ic576ih14oc576kh3ph1")), 2);
   EXPECT_EQ(b5.vec, 8);
   EXPECT_EQ(b5.words, 8);  // 72 vectors: 8 divides, 16 and 32 do not
-  EXPECT_EQ(b5.pixels, 2);
+  EXPECT_EQ(b5.pixels, 4);
+  EXPECT_EQ(b5.min_blocks, 0);
   const DepthwiseDirectConfig s2 =
       depthwise_direct_config(nhwc_geometry(parse_problem("g576mb32ic576ih14oc576kh3sh2ph1")), 4);
   EXPECT_EQ(s2.vec, 4);
   EXPECT_EQ(s2.words, 16);  // 144 vectors
-  EXPECT_EQ(s2.pixels, 1);
+  EXPECT_EQ(s2.pixels, 4);
   int configs = 0;
   for (const Problem& p : problems())
     for (int bytes : {4, 2}) {
@@ -201,14 +203,16 @@ TEST(DepthwiseDirect, SupportAndConfigurations) {
       if (!depthwise_direct_unsupported_reason(g, bytes).empty()) continue;
       for (int pixels : {0, 1, 2, 4})
         for (int vec : {0, 4, 8})
-          for (int words : {0, 8, 16, 32}) {
-            const DepthwiseConfig c =
-                depthwise_config(g, bytes, 132, direct_choice(pixels, vec, words));
-            EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << p.str();
-            ++configs;
-          }
+          for (int words : {0, 8, 16, 32})
+            for (int min_blocks : {-1, 0, 2})
+              for (int rows : {0, 1, 2}) {
+                const DepthwiseConfig c = depthwise_config(
+                    g, bytes, 132, direct_choice(pixels, vec, words, min_blocks, rows));
+                EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << p.str();
+                ++configs;
+              }
     }
-  EXPECT_GT(configs, 1000);
+  EXPECT_GT(configs, 3000);
 }
 
 TEST(DepthwiseDirect, EmulatedKernelWritesEveryOutputOnceBitExact) {
@@ -221,8 +225,9 @@ TEST(DepthwiseDirect, EmulatedKernelWritesEveryOutputOnceBitExact) {
       const Im2colGeometry g = make_im2col_geometry(p);
       if (!depthwise_direct_unsupported_reason(g, bytes).empty()) continue;
       const HostData data = make_host_data(p, 47);
-      for (const DepthwiseChoice& choice : {direct_choice(0, 0, 0), direct_choice(1, 4, 8),
-                                            direct_choice(4, 8, 32), direct_choice(2, 4, 16)}) {
+      for (const DepthwiseChoice& choice :
+           {direct_choice(0, 0, 0), direct_choice(2, 4, 8, 2), direct_choice(2, 8, 16, 0, 2),
+            direct_choice(4, 8, 32), direct_choice(2, 4, 16)}) {
         const DepthwiseConfig c = depthwise_config(g, bytes, 132, choice);
         ASSERT_EQ(depthwise_config_mismatch(g, bytes, c), "") << p.str();
         Emulation e{g,
