@@ -331,17 +331,18 @@ inline void nhwc_config(const Im2colGeometry& g, int sm_count, const DepthwiseCh
 // timed per sub-variant on an H200 (results/h200/20261126_conv_depthwise_variants/, cuDNN's time /
 // ours). nchw: output maps of at most 14x14 the whole-plane kernel (8.4: 1.07-2.78 in every dtype,
 // against 0.63-1.09 for the strips in 16-bit), larger maps the strips (8.2) in every dtype (fp32
-// 1.63-2.04 against the staged kernels' 0.98-1.17; 16-bit 1.01-1.84). nhwc: maps of at most 14x14
-// the whole-image kernel (8.5), larger ones the pipelined strips (8.3: its rows in flight sit in
-// shared memory, not beside 8.2's 9 * V filter registers). Everything else: the staged kernels
-// (8.1).
+// 1.63-2.04 against the staged kernels' 0.98-1.17; 16-bit 1.01-1.84). nhwc: output maps of at
+// most 28x28 the direct kernel (8.6: 0.85-1.27 against 8.3/8.5's 0.47-0.89 on those seven layers,
+// results/h200/20261128_conv_depthwise_nhwc_direct/), larger ones the pipelined strips (8.3: its
+// rows in flight sit in shared memory, not beside 8.2's 9 * V filter registers; 0.83-1.15 there,
+// 8.6 0.77-1.03). Everything else: the staged kernels (8.1).
 inline int depthwise_sub_variant_for(const Im2colGeometry& g, int elem_bytes) {
   if (!g.nhwc && g.oh <= 14 && g.ow <= 14 &&
       depthwise_plane_unsupported_reason(g, elem_bytes).empty())
     return 4;
-  if (g.nhwc && g.oh <= 14 && g.ow <= 14 &&
-      depthwise_image_unsupported_reason(g, elem_bytes).empty())
-    return 5;
+  if (g.nhwc && g.oh <= 28 && g.ow <= 28 &&
+      depthwise_direct_unsupported_reason(g, elem_bytes).empty())
+    return 6;
   if (!depthwise_strip_unsupported_reason(g, elem_bytes).empty()) return 1;
   if (g.nhwc) return depthwise_pipe_unsupported_reason(g, elem_bytes).empty() ? 3 : 2;
   return 2;

@@ -102,28 +102,55 @@ inline void fill(const Im2colGeometry& g, int pixels, int rows, int vec, int wor
 }
 }  // namespace depthwise_direct_detail
 
-// The automatic shape: 16-byte channel vectors (E = 16 / elem_bytes; E = 4 in fp32 and where C is
-// not a multiple of 8), W the largest of 32, 16, 8 dividing the channel vectors (else 8: the
-// fewest idle lanes), P 2 at stride 1 and 1 at stride 2. Overrides replace each part that fits.
+// The automatic shape, from MobileNet-v2's nhwc layers with output maps of 28x28 or less on an
+// H200 (results/h200/20261128_conv_depthwise_nhwc_direct/sweep_table.txt, each shape beside
+// cuDNN): E = 4 channels per thread (8 in 16-bit was slower on 8 of 10 layers: 128-197
+// registers); items of 1 x 4 outputs at stride 2 and in fp32, 2 x 2 at stride 1 in 16-bit
+// (0.85-0.95 of cuDNN on the 14x14 and 28x28 layers, against 0.78-0.84 for 1 x 4); fp32 at stride 2
+// on output maps wider than 14 (b3_1) 2 x 2 with 2 blocks per SM asked (0.90 against 0.73); else no
+// blocks per SM asked (ptxas keeps about 64-80 registers; 2 asked was slower on 24 of 30 cases). W:
+// the smallest of 8, 16, 32 that divides the channel vectors and leaves at most a quarter of the
+// block grid's item slots idle (more items per block: a taller band of rows shared in L1; 7x7 maps
+// take 16: 14 items of 1 x 4 fill 16, not 32), else the one of them leaving the fewest idle (8
+// where none divides). Overrides replace each part that fits.
+inline int depthwise_direct_words(const Im2colGeometry& g, int pixels, int rows, int vec) {
+  DepthwiseDirectConfig probe;
+  int best = 0;
+  double best_idle = 2.0;
+  for (int w : {8, 16, 32}) {
+    if ((g.c / vec) % w != 0) continue;
+    depthwise_direct_detail::fill(g, pixels, rows, vec, w, 0, probe);
+    const double slots = double(probe.item_blocks) * probe.items_per_block;
+    const double idle = (slots - probe.items) / slots;
+    if (idle <= 0.25) return w;
+    if (idle < best_idle) {
+      best = w;
+      best_idle = idle;
+    }
+  }
+  return best > 0 ? best : 8;
+}
+
 inline DepthwiseDirectConfig depthwise_direct_config(const Im2colGeometry& g, int elem_bytes,
                                                      const DepthwiseDirectChoice& choice = {}) {
-  int vec = elem_bytes == 4 || g.c % 8 != 0 ? 4 : 8;
-  if (choice.vec == 4 || (choice.vec == 8 && elem_bytes == 2 && g.c % 8 == 0)) vec = choice.vec;
-  int words = 8;
-  for (int w : {32, 16, 8})
-    if ((g.c / vec) % w == 0) {
-      words = w;
-      break;
-    }
-  if (choice.words == 8 || choice.words == 16 || choice.words == 32) words = choice.words;
-  int pixels = 4;
+  int vec = 4;
+  if (choice.vec == 8 && elem_bytes == 2 && g.c % 8 == 0) vec = 8;
+  int rows = 1, pixels = 4, min_blocks = 0;
+  if (g.sh == 1 && elem_bytes == 2) {
+    rows = 2;
+    pixels = 2;
+  } else if (g.sh == 2 && elem_bytes == 4 && g.ow > 14) {
+    rows = 2;
+    pixels = 2;
+    min_blocks = 2;
+  }
   if (choice.pixels == 2 || choice.pixels == 4) pixels = choice.pixels;
-  int min_blocks = 0;
-  if (choice.min_blocks == 0 || choice.min_blocks == 2) min_blocks = choice.min_blocks;
-  if (vec == 8) min_blocks = 0;  // 16-bit x 8 channels: above 128 registers at P = 4
-  int rows = 1;
   if (choice.rows == 1 || choice.rows == 2) rows = choice.rows;
   if (rows == 2) pixels = 2;  // items of 1 x 2, 1 x 4 or 2 x 2 outputs
+  if (choice.min_blocks == 0 || choice.min_blocks == 2) min_blocks = choice.min_blocks;
+  if (vec == 8) min_blocks = 0;  // 16-bit x 8 channels: above 128 registers at P = 4
+  int words = depthwise_direct_words(g, pixels, rows, vec);
+  if (choice.words == 8 || choice.words == 16 || choice.words == 32) words = choice.words;
   DepthwiseDirectConfig c;
   depthwise_direct_detail::fill(g, pixels, rows, vec, words, min_blocks, c);
   return c;

@@ -184,18 +184,27 @@ TEST(DepthwiseDirect, SupportAndConfigurations) {
   EXPECT_NE(depthwise_direct_unsupported_reason(
                 nhwc_geometry(parse_problem("g16mb2ic16ih14oc16kh3sh3ph1")), 4),
             "");  // stride 3
-  // The automatic shape: 16-byte vectors, W dividing the channel vectors, P = 4.
+  // The automatic shape: 4 channels per thread; 16-bit stride 1 items of 2 x 2 (7 x 7 of them on
+  // a 14x14 map: W = 8 leaves 15 of 64 slots idle), else 1 x 4; W the smallest dividing the
+  // channel vectors with at most a quarter of the slots idle.
   const DepthwiseDirectConfig b5 =
       depthwise_direct_config(nhwc_geometry(parse_problem("g576mb32ic576ih14oc576kh3ph1")), 2);
-  EXPECT_EQ(b5.vec, 8);
-  EXPECT_EQ(b5.words, 8);  // 72 vectors: 8 divides, 16 and 32 do not
-  EXPECT_EQ(b5.pixels, 4);
+  EXPECT_EQ(b5.vec, 4);
+  EXPECT_EQ(b5.rows, 2);
+  EXPECT_EQ(b5.pixels, 2);
+  EXPECT_EQ(b5.words, 8);
   EXPECT_EQ(b5.min_blocks, 0);
   const DepthwiseDirectConfig s2 =
       depthwise_direct_config(nhwc_geometry(parse_problem("g576mb32ic576ih14oc576kh3sh2ph1")), 4);
   EXPECT_EQ(s2.vec, 4);
-  EXPECT_EQ(s2.words, 16);  // 144 vectors
+  EXPECT_EQ(s2.rows, 1);
   EXPECT_EQ(s2.pixels, 4);
+  EXPECT_EQ(s2.words, 16);  // 14 items of 1 x 4 on a 7x7 map: 8 would leave 18 of 32 slots idle
+  const DepthwiseDirectConfig b3 =
+      depthwise_direct_config(nhwc_geometry(parse_problem("g144mb32ic144ih56oc144kh3sh2ph1")), 4);
+  EXPECT_EQ(b3.rows, 2);  // fp32, stride 2, a 28x28 output map
+  EXPECT_EQ(b3.min_blocks, 2);
+  EXPECT_EQ(b3.words, 8);  // 36 vectors: none of 8, 16, 32 divides
   int configs = 0;
   for (const Problem& p : problems())
     for (int bytes : {4, 2}) {

@@ -444,7 +444,7 @@ TEST(DepthwiseImage, SupportAndConfigurations) {
   for (const Problem& p : small_map_layers(32))
     for (int bytes : {4, 2}) {
       const Im2colGeometry g = nhwc(p);
-      const DepthwiseConfig c = depthwise_config(g, bytes, kH200Sms);
+      const DepthwiseConfig c = depthwise_config(g, bytes, kH200Sms, images());
       const std::string what =
           p.str() + " nhwc " + std::to_string(bytes) + " B: " + depthwise_config_name(g, c);
       std::cout << "[ CONFIG   ] " << what << "\n";

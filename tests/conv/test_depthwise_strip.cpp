@@ -57,9 +57,9 @@ TEST(DepthwiseStrip, SupportAnswersSayWhy) {
   EXPECT_EQ(reason("g8mb2ic8ih10oc8kh3", Layout::nhwc), "");
 }
 
-// The automatic choice on MobileNet-v2's layers on the H200: maps of 14x14 or less the whole-plane
-// (nchw) and whole-image (nhwc) kernels; larger ones nhwc the pipelined strips (8.3), nchw the
-// strips (8.2) in every dtype.
+// The automatic choice on MobileNet-v2's layers on the H200: nchw output maps of 14x14 or less the
+// whole-plane kernel (8.4), larger ones the strips (8.2) in every dtype; nhwc output maps of 28x28
+// or less the direct kernel (8.6), larger ones the pipelined strips (8.3).
 TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
   for (const Problem& base : mobilenet_dw(32))
     for (Layout layout : {Layout::nchw, Layout::nhwc})
@@ -70,11 +70,7 @@ TEST(DepthwiseStrip, AutomaticChoiceOnMobileNet) {
                                  std::to_string(bytes) + " B: " + depthwise_config_name(g, c);
         std::cout << "[ CONFIG   ] " << what << "\n";
         EXPECT_EQ(depthwise_config_mismatch(g, bytes, c), "") << what;
-        // Maps of 14x14 or less: the whole-plane and whole-image kernels
-        // (tests/conv/test_depthwise_plane.cpp).
-        const int want = g.oh <= 14               ? (layout == Layout::nhwc ? 5 : 4)
-                         : layout == Layout::nhwc ? 3
-                                                  : 2;
+        const int want = layout == Layout::nhwc ? (g.oh <= 28 ? 6 : 3) : g.oh <= 14 ? 4 : 2;
         EXPECT_EQ(c.sub_variant, want) << what;
         if (c.sub_variant == 3) {
           EXPECT_EQ(c.pipe.vec * bytes, 16) << what;
