@@ -104,11 +104,11 @@ inline void fill(const Im2colGeometry& g, int pixels, int rows, int vec, int wor
 
 // The automatic shape, from MobileNet-v2's nhwc layers with output maps of 28x28 or less on an
 // H200 (results/h200/20261128_conv_depthwise_nhwc_direct/sweep_table.txt, each shape beside
-// cuDNN): E = 4 channels per thread (8 in 16-bit was slower on 8 of 10 layers: 128-197
+// cuDNN): E = 4 channels per thread (8 in 16-bit was slower in 49 of 60 cases: 77-197
 // registers); items of 1 x 4 outputs at stride 2 and in fp32, 2 x 2 at stride 1 in 16-bit
-// (0.85-0.95 of cuDNN on the 14x14 and 28x28 layers, against 0.78-0.84 for 1 x 4); fp32 at stride 2
+// (0.85-0.95 of cuDNN on the 14x14 and 28x28 layers, against 0.78-0.87 for 1 x 4); fp32 at stride 2
 // on output maps wider than 14 (b3_1) 2 x 2 with 2 blocks per SM asked (0.90 against 0.73); else no
-// blocks per SM asked (ptxas keeps about 64-80 registers; 2 asked was slower on 24 of 30 cases). W:
+// blocks per SM asked (ptxas keeps about 64-80 registers; 2 asked was slower in 80 of 90). W:
 // the smallest of 8, 16, 32 that divides the channel vectors and leaves at most a quarter of the
 // block grid's item slots idle (more items per block: a taller band of rows shared in L1; 7x7 maps
 // take 16: 14 items of 1 x 4 fill 16, not 32), else the one of them leaving the fewest idle (8

@@ -125,6 +125,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "conv/cuda/depthwise_config_check.hpp"
 #include "conv/cuda/depthwise_direct_kernels.hpp"
 #include "conv/cuda/depthwise_index.hpp"
 #include "conv/cuda/depthwise_io.cuh"

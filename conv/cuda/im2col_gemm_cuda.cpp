@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "conv/cuda/caffe_gemm.hpp"
+#include "conv/cuda/depthwise_config_check.hpp"
 #include "conv/cuda/depthwise_kernels.hpp"
 #include "conv/cuda/device_facts.hpp"
 #include "conv/cuda/device_instance.hpp"

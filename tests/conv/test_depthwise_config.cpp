@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "conv/cuda/depthwise_config.hpp"
+#include "conv/cuda/depthwise_config_check.hpp"
 #include "conv/cuda/depthwise_index.hpp"
 #include "conv/data.hpp"
 #include "conv/im2col_index.hpp"

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "conv/cuda/depthwise_config.hpp"
+#include "conv/cuda/depthwise_config_check.hpp"
 #include "conv/cuda/depthwise_kernels.hpp"
 #include "conv/cuda/depthwise_pipe.hpp"
 #include "conv/cuda/depthwise_strip_config.hpp"

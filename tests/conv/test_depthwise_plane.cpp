@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "conv/cuda/depthwise_config.hpp"
+#include "conv/cuda/depthwise_config_check.hpp"
 #include "conv/cuda/depthwise_image.hpp"
 #include "conv/cuda/depthwise_plane.hpp"
 #include "conv/data.hpp"

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "conv/cuda/depthwise_config.hpp"
+#include "conv/cuda/depthwise_config_check.hpp"
 #include "conv/cuda/depthwise_pipe.hpp"
 #include "conv/cuda/depthwise_strip.hpp"
 #include "conv/data.hpp"
