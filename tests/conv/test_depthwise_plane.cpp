@@ -33,6 +33,7 @@
 #include "conv/problem.hpp"
 #include "core/compare.hpp"
 #include "core/dtype.hpp"
+#include "tests/conv/depthwise_nhwc_check.hpp"
 
 namespace conv {
 namespace {
@@ -330,35 +331,7 @@ std::string check(const Problem& p, const Emulation& e) {
 // check() for an nhwc output.
 std::string check_nhwc(const Problem& p, const Emulation& e) {
   if (!e.error.empty()) return e.error;
-  const Im2colGeometry& g = e.g;
-  for (std::size_t i = 0; i < e.writes.size(); ++i)
-    if (e.writes[i] != 1)
-      return "output " + std::to_string(i) + " written " + std::to_string(e.writes[i]) + " times";
-  for (int n = 0; n < g.n; ++n)
-    for (int ch = 0; ch < g.c; ++ch)
-      for (int oy = 0; oy < g.oh; ++oy)
-        for (int ox = 0; ox < g.ow; ++ox) {
-          float acc = 0.0f;
-          for (int r = 0; r < 3; ++r)
-            for (int s = 0; s < 3; ++s) {
-              const int iy = oy * g.sh - g.ph + r, ix = ox * g.sw - g.pw + s;
-              float x = 0.0f;
-              if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
-                x = e.data.src[std::size_t(act_offset(true, n, ch, iy, ix, g.c, g.h, g.w))];
-              acc = std::fma(x, e.data.wei[std::size_t(ch * 9 + r * 3 + s)],
-                             r == 0 && s == 0 ? 0.0f : acc);
-            }
-          const float want = bench::round_to(e.dt, acc);
-          const float got = e.out[std::size_t(act_offset(true, n, ch, oy, ox, g.c, g.oh, g.ow))];
-          if (std::memcmp(&want, &got, sizeof(float)) != 0)
-            return "output (" + std::to_string(n) + ", " + std::to_string(ch) + ", " +
-                   std::to_string(oy) + ", " + std::to_string(ox) + ") is " + std::to_string(got) +
-                   ", the (r, s) fmaf sum " + std::to_string(want);
-        }
-  const bench::Correctness r =
-      bench::compare(e.out.data(), e.data.ref.data(), e.out.size(),
-                     bench::dot_tolerance(p.dtype, p.reduction_length(), e.data.ref_rms));
-  return r.passed ? "" : r.message;
+  return testing::check_nhwc_3x3(p, e.g, e.data, e.dt, e.out, e.writes);
 }
 
 TEST(DepthwisePlane, EmulatedKernelWritesEveryOutputOnceBitExact) {
