@@ -15,8 +15,8 @@
 // image, so that a warp stores whole 128-byte runs of W*E channels of adjacent pixels and a
 // block's items cover a band of rows whose input rows L1 keeps for each other.
 //
-// Why: the nhwc kernels before it (8.2/8.3 strips with 9 x E filter registers, 8.5 whole images
-// in shared memory) ran MobileNet-v2's 14x14/28x28 layers at 1 eligible warp per scheduler or
+// Why: the other nhwc kernels (8.2/8.3 strips with 9 x E filter registers, 8.5 whole images in
+// shared memory) ran MobileNet-v2's 14x14/28x28 layers at 1 eligible warp per scheduler or
 // less (114-141 registers, or 576-768 blocks of 256 threads that copy before they compute), 17-21
 // us against cuDNN's 11-14 us under ncu. cuDNN's own nhwc kernel there (conv2d_c1_k1_nhwc) is a
 // thread per output pixel and 16-byte channel vector at 42 registers, 81% L1 hits
@@ -57,7 +57,7 @@ struct DepthwiseDirectConfig {
                             // thread; E = 4 only)
 };
 
-// Overrides (0: the automatic choice).
+// Overrides (0, and -1 for min_blocks: the automatic choice).
 struct DepthwiseDirectChoice {
   int pixels = 0, vec = 0, words = 0, min_blocks = -1, rows = 0;
 };

@@ -1,6 +1,6 @@
 // The nhwc direct depthwise kernel (sub-variant 8.6 of im2col_gemm_cuda): a thread per channel
-// vector and item of P outputs along W, its window read from global memory through L1, the taps
-// from shared memory. Configuration, index math and the per-item sums are
+// vector and item of R x P outputs, its window read from global memory through L1 a row at a
+// time, the taps from shared memory. Configuration, index math and the per-item sums are
 // conv/cuda/depthwise_direct.hpp (its reasons there).
 #include "conv/cuda/depthwise_direct_kernels.hpp"
 
