@@ -79,17 +79,7 @@ inline void fill(const Im2colGeometry& g, int cw, DepthwiseImageConfig& c) {
 
 inline std::string depthwise_image_unsupported_reason(const Im2colGeometry& g, int elem_bytes) {
   if (!g.nhwc) return "nhwc only";
-  if (g.icg != 1 || g.groups != g.c) return "not depthwise";
-  if (g.ocg != 1) return "channel multiplier " + std::to_string(g.ocg) + " (takes 1)";
-  if (g.kh != kDepthwiseStripK || g.kw != kDepthwiseStripK) return "not a 3x3 filter";
-  if (g.dh != 1 || g.dw != 1) return "dilated";
-  if (g.sh != g.sw || (g.sh != 1 && g.sh != 2))
-    return "stride other than 1 or 2 in both directions";
-  if (g.ph < 0 || g.pw < 0) return "negative padding";
-  if (g.n <= 0 || g.oh <= 0 || g.ow <= 0 || g.c <= 0) return "empty problem";
-  if (std::int64_t(g.n) * g.c * g.h * g.w > INT_MAX ||
-      std::int64_t(g.n) * g.c * g.oh * g.ow > INT_MAX)
-    return "more than 2^31-1 elements";
+  if (const std::string why = depthwise_3x3_unsupported_reason(g); !why.empty()) return why;
   const int epw = 4 / elem_bytes;
   if (g.c % (4 * epw) != 0)
     return "channels " + std::to_string(g.c) + " not a multiple of " + std::to_string(4 * epw) +

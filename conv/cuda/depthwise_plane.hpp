@@ -98,9 +98,10 @@ inline void fill(const Im2colGeometry& g, int elem_bytes, int planes, DepthwiseP
 
 }  // namespace depthwise_plane_detail
 
-// Empty when the whole-plane kernel runs g with elem_bytes-byte storage, else why not.
-inline std::string depthwise_plane_unsupported_reason(const Im2colGeometry& g, int elem_bytes) {
-  if (g.nhwc) return "nchw only";
+// What the whole-plane (8.4), whole-image (8.5) and direct (8.6) kernels ask of a problem beyond
+// its layout: depthwise, multiplier 1, 3x3, undilated, stride 1 or 2, padding >= 0, not empty,
+// tensors of under 2^31 elements. Empty when g has it, else why not.
+inline std::string depthwise_3x3_unsupported_reason(const Im2colGeometry& g) {
   if (g.icg != 1 || g.groups != g.c) return "not depthwise";
   if (g.ocg != 1) return "channel multiplier " + std::to_string(g.ocg) + " (takes 1)";
   if (g.kh != kDepthwiseStripK || g.kw != kDepthwiseStripK) return "not a 3x3 filter";
@@ -112,6 +113,13 @@ inline std::string depthwise_plane_unsupported_reason(const Im2colGeometry& g, i
   if (std::int64_t(g.n) * g.c * g.h * g.w > INT_MAX ||
       std::int64_t(g.n) * g.c * g.oh * g.ow > INT_MAX)
     return "more than 2^31-1 elements";
+  return "";
+}
+
+// Empty when the whole-plane kernel runs g with elem_bytes-byte storage, else why not.
+inline std::string depthwise_plane_unsupported_reason(const Im2colGeometry& g, int elem_bytes) {
+  if (g.nhwc) return "nchw only";
+  if (const std::string why = depthwise_3x3_unsupported_reason(g); !why.empty()) return why;
   DepthwisePlaneConfig c;
   c.strips = (g.ow + depthwise_plane_pixels(g.ow) - 1) / depthwise_plane_pixels(g.ow);
   depthwise_plane_detail::fill(g, elem_bytes, depthwise_plane_align(g, elem_bytes), c);
