@@ -193,7 +193,7 @@ inline std::string small_conv_config_mismatch(const Im2colGeometry& g, const Sma
   return "";
 }
 
-// Whether the small-OC kernel should beat the tiled implicit GEMM (variant 3; its thread-block
+// The range where the small-OC kernel can beat the tiled implicit GEMM (variant 3; its thread-block
 // tile is 32, 64 or 128 channels x 128 pixels by OC/G; conv/cuda/im2col_gemm_kernels.hpp): where
 // OC/G <= 32. The 32-row tile computes zeros below OC/G and syncs per 8-deep k slice; this kernel
 // wastes no row up to 16 (two oc tiles of 16 up to 32) and syncs once per weight chunk. Measured
@@ -206,6 +206,8 @@ inline std::string small_conv_config_mismatch(const Im2colGeometry& g, const Sma
 // 339/467/463 us (the same kernels, source 93bd803; that run's files are in git history, under
 // results/h200/ at commit 5de5be6). Against variant 3 without its split-K (res5 703 us) this
 // kernel looks better on grids of under two blocks per SM than it is.
+// choose_variant narrows the range by dtype, layout and filter (conv/cuda/variant_choice.cpp:
+// small_direct_preferred, from the search run over the model grids).
 inline bool small_conv_preferred(const Im2colGeometry& g) {
   return small_conv_supported(g) && g.ocg <= 32;
 }

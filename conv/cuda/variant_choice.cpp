@@ -83,7 +83,8 @@ VariantSetting parse_variant_setting(const std::string& text) {
         "GEMM, precomputed rows), 4 (tensor-core implicit GEMM), 5 (im2col + tensor-core GEMM), "
         "6 (nhwc repack + tensor-core implicit GEMM), 7 (direct small-OC kernel), 8 (direct "
         "depthwise kernels; 8.1 the staged ones, 8.2 the strip ones, 8.3 nhwc strips through "
-        "shared memory, 8.4 nchw whole planes in shared memory, 8.5 nhwc whole images, 8.6 nhwc direct), 9 (im2col "
+        "shared memory, 8.4 nchw whole planes in shared memory, 8.5 nhwc whole images, 8.6 nhwc "
+        "direct), 9 (im2col "
         "+ cuBLASLt GEMM, "
         "Caffe-classic), 10 (Hopper wgmma + TMA "
         "implicit GEMM), 11 (1x1 layers on the Hopper GEMM engine, fp16/bf16), 12 (Winograd "
@@ -95,7 +96,7 @@ VariantSetting parse_variant_setting(const std::string& text) {
 
 namespace {
 
-// Rule 2 (variant_choice.hpp): a problem the small-OC rule would send to variant 7, in
+// Rule 2 (variant_choice.hpp): a problem in the small-OC kernel's range (OC/G <= 32), in
 // tf32/fp16/bf16 where the mma.sync kernels run, with a 1x1 filter, one group and at least
 // kWide1x1Pixels output pixels (GEMM rows M) in all.
 constexpr int kWide1x1Pixels = 16384;
@@ -103,6 +104,34 @@ constexpr int kWide1x1Pixels = 16384;
 bool tensor_core_wide_1x1(const Problem& p, const Im2colGeometry& g, const VariantDevice& device) {
   return p.dtype != DataType::fp32 && device.mma && g.groups == 1 && g.kh == 1 && g.kw == 1 &&
          g.m >= kWide1x1Pixels && small_conv_preferred(g);
+}
+
+// Rule 3 (variant_choice.hpp): small_conv_preferred's range (OC/G <= 32) narrowed by the
+// --variant search run of every dense layer with OC/G <= 32 of Inception-v3, MobileNet-v2,
+// ResNet-50 and the seed grid, every dtype and layout (H200;
+// results/h200/20261128_conv_variant_search_models/). Variant 7 was fastest on the seed grid's
+// OC 8 in every cell (1.1-2x), but with 16-32 output channels slower than the tensor-core
+// variants in every tf32/fp16/bf16 case (1.2-6.8x: v4, v6, v10 or v11 won), and in fp32 slower
+// than variant 3 in nhwc (1.4-3.3x) and on nchw 1x1 layers and 3-channel inputs (up to 1.55x),
+// faster only on nchw filters over 8 or more input channels (Inception-v3's
+// mb32ic32ih149oc32kh3, 544 against 598 us). Grouped layers keep it: no other variant was
+// measured there.
+bool small_direct_preferred(const Problem& p, const Im2colGeometry& g,
+                            const VariantDevice& device) {
+  if (!small_conv_preferred(g)) return false;
+  if (g.ocg <= 8 || g.groups > 1) return true;
+  if (p.dtype != DataType::fp32) return !device.mma;
+  return !g.nhwc && g.kh * g.kw > 1 && g.icg >= 8;
+}
+
+// Rule 3a (variant_choice.hpp): fewer than 8 input channels per group (an image's 3) and few
+// output channels, where variant 6 pads the channels to whole 16-byte vectors (K 27 -> 72 in
+// fp16) and variant 10 cannot run: variant 4 reads them in place. The search run (above): the
+// fastest in all 12 tf32/fp16/bf16 cells of the 3-channel first layers with 32 output channels
+// (Inception-v3, MobileNet-v2), 1.55-2.4x faster than variant 6; with 64 (ResNet-50, VGG-16)
+// variant 6 was as fast (v6 / v4 0.91-1.12), so they keep it.
+bool few_input_channels(const Problem& p, const Im2colGeometry& g, const VariantDevice& device) {
+  return p.dtype != DataType::fp32 && device.mma && g.groups == 1 && g.icg < 8 && g.ocg <= 32;
 }
 
 // Where variant 11 beat the rules below it, from the H200 run of the 20 1x1 layers of ResNet-50
@@ -138,25 +167,35 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
                ? VariantChoice{Variant::mma_implicit_gemm, why + "; nchw read in place"}
                : VariantChoice{Variant::mma_repacked_implicit_gemm, why};
   }
-  if (indexable && small_conv_preferred(g))
+  if (indexable && small_direct_preferred(p, g, device))
     return {Variant::small_direct, "few output channels per group (" + std::to_string(g.ocg) +
-                                       " <= 32): a GEMM tile's rows would go unused"};
+                                       "): a GEMM tile's rows would go unused"};
+  if (indexable && few_input_channels(p, g, device))
+    return {Variant::mma_implicit_gemm,
+            "fewer than 8 input channels: read in place, not padded to 16-byte vectors"};
   if (winograd_preferred(p))
-    return {Variant::winograd, "fp32 3x3 stride 1, one group, >= " +
-                                   std::to_string(kWinogradMinChannels) +
-                                   " channels: Winograd F(2x2,3x3), 2.25x fewer multiplies"};
+    return {Variant::winograd,
+            "fp32 3x3 stride 1, one group, >= " + std::to_string(kWinogradMinChannels) +
+                " channels: Winograd F(2x2,3x3), 2.25x fewer multiplies"};
   if (p.dtype == DataType::fp32) return {Variant::implicit_gemm_precomp, "fp32 on CUDA cores"};
   if (indexable && device.wgmma) {
     const int bytes = bench::storage_bytes(p.dtype);
     const Im2colGeometry r = mma_repacked_geometry(g, bytes);
     const std::string why_not = wgmma_conv_unsupported_reason(r, bytes);
-    const bool one_slice = g.kh * g.kw == 1 && r.icg <= kWgmmaSliceBytes / bytes;
-    if (why_not.empty() && !one_slice)
+    const int bk = kWgmmaSliceBytes / bytes;
+    const bool one_slice = g.kh * g.kw == 1 && r.icg <= bk;
+    const int slice_channels = (r.icg + bk - 1) / bk * bk;
+    if (why_not.empty() && !one_slice && r.icg * 2 >= slice_channels)
       return {Variant::wgmma_implicit_gemm,
-              "Hopper, one group, channels in whole 128-byte k slices"};
-    if (why_not.empty())
+              "Hopper, one group, " + std::to_string(r.icg) + " channels in " +
+                  std::to_string(slice_channels / bk) + " 128-byte k slices per tap"};
+    if (why_not.empty() && one_slice)
       return {Variant::mma_repacked_implicit_gemm,
               "a 1x1 filter with one k slice: nothing for variant 10's pipeline to overlap"};
+    if (why_not.empty())
+      return {Variant::mma_repacked_implicit_gemm,
+              "not variant 10: " + std::to_string(r.icg) + " channels fill under half of its " +
+                  std::to_string(slice_channels) + " per tap (whole 128-byte k slices)"};
     if (device.mma) return {Variant::mma_repacked_implicit_gemm, "not variant 10: " + why_not};
   }
   if (device.mma) return {Variant::mma_repacked_implicit_gemm, "tensor cores (mma.sync)"};

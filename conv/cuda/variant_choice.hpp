@@ -35,10 +35,10 @@ bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10, 11
 // --variant: "" or "auto" (the heuristic), "search", a variant number 1-12, or one of variant 8's
 // sub-variants "8.1" (the staged depthwise kernels), "8.2" (the strip kernels), "8.3" (the
 // nhwc strips through shared memory) and "8.4" (nchw whole planes in shared memory), "8.5" (nhwc
-// whole images), "8.6" (nhwc direct); plain 8 picks among them; or one of variant 12's: "12.1" (transforms and GEMMs
-// as separate kernels) and "12.2" (one fused kernel after the filter transform); plain 12 is
-// 12.1 until the GPU measurement of both decides (search times both). Throws bench::UsageError for
-// anything else.
+// whole images), "8.6" (nhwc direct); plain 8 picks among them; or one of variant 12's: "12.1"
+// (transforms and GEMMs as separate kernels) and "12.2" (one fused kernel after the filter
+// transform); plain 12 is 12.1 until the GPU measurement of both decides (search times both).
+// Throws bench::UsageError for anything else.
 struct VariantSetting {
   enum class Mode { automatic, search, fixed };
   Mode mode = Mode::automatic;
@@ -59,31 +59,35 @@ struct VariantChoice {
   std::string why;  // e.g. "Hopper, one group, channels in 128-byte k slices"
 };
 
-// The heuristic, in order, each rule from H200 measurements (its outcome over 73 problems:
-// results/h200/20261125_conv_preset_fp32/ and 20261124_conv_preset_gpu_dtypes/) but rule 1b:
+// The heuristic, in order, each rule from H200 measurements (variant_choice.cpp names the runs;
+// the newest over every layer of the model grids:
+// results/h200/20261128_conv_variant_search_models/):
 //   1. depthwise (groups = IC, OC/G <= 4): variant 8;
 //   1b. fp16/bf16 where the GEMM engine runs, a 1x1 filter, stride 1, no padding, one group and
 //      the engine's 16-byte rows (gemm_1x1_unsupported_reason: nchw H*W, nhwc OC, and IC multiples
-//      of 8): variant 11, the engine's GEMM on the tensors as they lie. Issue 26's ask; not yet
-//      measured against rules 2-6's variants (the GPU run of the variant beside cuDNN decides);
-//   2. tf32/fp16/bf16 where the mma.sync kernels run, a 1x1 filter, one group, few output
-//      channels (rule 3's range) and N*OH*OW >= 16384: variant 4 in nchw, 6 in nhwc. MobileNet-v2's
+//      of 8), where it measured faster (engine_1x1_preferred): variant 11, the engine's GEMM on
+//      the tensors as they lie;
+//   2. tf32/fp16/bf16 where the mma.sync kernels run, a 1x1 filter, one group, OC/G <= 32 and
+//      N*OH*OW >= 16384: variant 4 in nchw, 6 in nhwc. MobileNet-v2's
 //      five project layers with 16-32 output channels measured, with --variant search (us, real
 //      timing, fp16; results/h200/20261125_conv_variant_search_1x1/): nchw v4 20-50 against
 //      v7 33-77, nhwc v6 13-49 against v7 41-127; variant 7 computes in FP32 on CUDA cores;
-//   3. few output channels per group (OC/G <= 32, small_conv_preferred): variant 7, the direct
-//      kernel;
+//   3. few output channels per group (small_direct_preferred): variant 7, the direct kernel,
+//      where OC/G <= 8, for grouped layers with OC/G <= 32, in fp32 for nchw filters wider than
+//      1x1 over 8 or more input channels with OC/G <= 32, and in tf32/fp16/bf16 where the
+//      mma.sync kernels do not run;
+//   3a. tf32/fp16/bf16 with mma.sync, one group, fewer than 8 input channels and OC/G <= 32:
+//      variant 4 (in place; variant 6 would pad the channels);
 //   3b. fp32, a 3x3 stride-1 undilated filter, one group, >= 64 input and output channels
 //      (winograd_preferred, conv/cuda/winograd_config.hpp, with its H100 measurements): variant
-//      12, Winograd F(2x2,3x3); 12.2 for <= 64 input channels over >= 12544 2x2 output tiles, else 12.1;
+//      12, Winograd F(2x2,3x3); 12.2 for <= 64 input channels over >= 12544 2x2 output tiles,
+//      else 12.1;
 //   4. fp32: variant 3 (with its split-K where the grid is short), short grids included: variant
 //      7 is slower there (ResNet-50's res3/res4/res5 3x3 layers: small_conv_preferred's comment);
-//   5. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channels in whole 128-byte
-//      slices) and the filter is not 1x1 with a single k slice: variant 10;
+//   5. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channel rows of whole 16-byte
+//      units), the channels fill at least half of a tap's 128-byte k slices (the last one is
+//      zero-filled past C) and the filter is not 1x1 with a single k slice: variant 10;
 //   6. tf32/fp16/bf16 otherwise: variant 6 (variant 9 where the mma.sync kernels cannot run).
-// Variant 12 (Winograd F(2x2,3x3), fp32 3x3 stride 1) is in no rule yet: --variant 12 and
-// --variant search run it; whether rule 4 gives it the layers it takes is decided from its GPU
-// measurement beside cuDNN and variant 3.
 VariantChoice choose_variant(const Problem& p, const VariantDevice& device);
 
 // The variants --variant search times for a dtype: every one that takes it (variant 12 for fp32

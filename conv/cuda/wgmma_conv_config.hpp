@@ -7,8 +7,10 @@
 // of channels of one filter tap (64 fp16/bf16 or 32 tf32 values), loaded by the copy engine:
 // the pixels' slice by an im2col-mode tensor copy (which applies the stride, the padding and the
 // tap offset itself, zero-filling outside the image), the weights' slice by a tiled tensor copy
-// of the [OC][KH][KW][C] weights. Hence the conditions below: one group, channels a whole number
-// of 128-byte slices, and the tensor copy's ranges for the corners, offsets and strides.
+// of the [OC][KH][KW][C] weights (as [OC][KH*KW][C]). Where C is not a whole number of slices, a
+// tap's last slice reaches past C in both tensors and the copies fill it with zeros. Hence the
+// conditions below: one group, rows of whole 16-byte units (the tensor copies' strides) and the
+// tensor copy's ranges for the corners, offsets and strides.
 #pragma once
 
 #include <algorithm>
@@ -52,7 +54,7 @@ struct WgmmaConvPlan {
   int bn = 0;      // output channels per tile: 64 or 128
   int stages = 0;  // shared-memory stages of the copy pipeline
   int bk = 0;      // values per k slice (128 bytes)
-  int slices = 0;  // k slices: KH * KW * C / bk
+  int slices = 0;  // k slices: KH * KW * ceil(C / bk)
   int splits = 1;  // split-K; > 1: FP32 partials summed by a second kernel
   std::int64_t m_tiles = 0, n_tiles = 0;
   int grid = 0;                // persistent blocks: min(work units, SMs)
@@ -68,10 +70,9 @@ struct WgmmaConvPlan {
 inline std::string wgmma_conv_unsupported_reason(const Im2colGeometry& g, int element_bytes) {
   if (element_bytes != 2 && element_bytes != 4) return "tf32, fp16 or bf16 only";
   if (g.groups != 1) return "one group only (the weights' tensor copy has no group offset)";
-  const int bk = kWgmmaSliceBytes / element_bytes;
-  if (g.icg % bk != 0)
-    return "input channels must be a multiple of " + std::to_string(bk) +
-           " (one 128-byte k slice per tap)";
+  if (g.icg * element_bytes % 16 != 0)
+    return "input channels must be a multiple of " + std::to_string(16 / element_bytes) +
+           " (the tensor copies' 16-byte strides)";
   if (g.ph > 127 || g.pw > 127 || g.ph - (g.kh - 1) * g.dh < -128 ||
       g.pw - (g.kw - 1) * g.dw < -128)
     return "padding or filter extent outside the im2col tensor copy's corner range [-128, 127]";
@@ -95,7 +96,7 @@ inline WgmmaConvPlan wgmma_conv_plan(const Im2colGeometry& g, int element_bytes,
   WgmmaConvPlan p;
   p.bn = bn == 64 || bn == 128 ? bn : g.oc <= 64 ? 64 : 128;
   p.bk = kWgmmaSliceBytes / element_bytes;
-  p.slices = g.kh * g.kw * (g.icg / p.bk);
+  p.slices = g.kh * g.kw * ((g.icg + p.bk - 1) / p.bk);
   p.m_tiles = (std::int64_t(g.m) + kWgmmaBm - 1) / kWgmmaBm;
   p.n_tiles = (std::int64_t(g.oc) + p.bn - 1) / p.bn;
   p.stages = wgmma_stages(p.bn);
@@ -103,8 +104,8 @@ inline WgmmaConvPlan wgmma_conv_plan(const Im2colGeometry& g, int element_bytes,
   const std::int64_t sms = std::max(sm_count, 1);
   const std::int64_t tiles = p.m_tiles * p.n_tiles;
   const double flops_per_byte = element_bytes == 4 ? kWgmmaFlopsPerByte / 2 : kWgmmaFlopsPerByte;
-  // In flops of the whole GPU: a wave of blocks, each a 128 x BN tile over K / s.
-  const double block_flops = 2.0 * kWgmmaBm * p.bn * double(g.k) * double(sms);
+  // In flops of the whole GPU: a wave of blocks, each a 128 x BN tile over the K slices / s.
+  const double block_flops = 2.0 * kWgmmaBm * p.bn * double(p.slices) * p.bk * double(sms);
   const double partial_flops = 8.0 * double(g.m) * double(g.oc) * flops_per_byte;
   double best = 0;
   const int max_splits = std::max(1, std::min(kWgmmaMaxSplits, p.slices / kWgmmaMinSlicesPerSplit));

@@ -83,6 +83,19 @@ TEST(VariantChoice, HopperTakesWgmmaWhereItRuns) {
   EXPECT_EQ(
       choose_variant(typed_problem("g2mb2ic128ih14oc128kh3ph1", DataType::fp16), kHopper).variant,
       Variant::mma_repacked_implicit_gemm);
+  // Channels that are not whole slices: the last one zero-filled, where they fill at least half
+  // of the tap's slices (Inception-v3's 160 and 80 fp16 channels: 3 and 2 slices).
+  for (Layout layout : {Layout::nchw, Layout::nhwc})
+    for (const char* text : {"mb32ic160ih17iw17oc192kh7kw1ph3", "mb32ic80ih73oc192kh3"}) {
+      const VariantChoice c = choose_variant(typed_problem(text, DataType::fp16, layout), kHopper);
+      EXPECT_EQ(c.variant, Variant::wgmma_implicit_gemm) << text;
+      EXPECT_NE(c.why.find("k slices per tap"), std::string::npos) << c.why;
+    }
+  // 24 fp16 channels fill 24 of a slice's 64.
+  const VariantChoice thin =
+      choose_variant(typed_problem("mb32ic24ih56oc64kh3ph1", DataType::fp16), kHopper);
+  EXPECT_EQ(thin.variant, Variant::mma_repacked_implicit_gemm);
+  EXPECT_NE(thin.why.find("fill under half"), std::string::npos) << thin.why;
 }
 
 TEST(VariantChoice, DirectKernelsAndFp32) {
@@ -119,23 +132,70 @@ TEST(VariantChoice, WideFewChannel1x1TakesTensorCores) {
                   Variant::mma_repacked_implicit_gemm)
             << text;
       }
+  // fp32 1x1 layers go to variant 3; without mma.sync, tf32/fp16/bf16 keep variant 7.
   for (const VariantDevice& d : {kHopper, kNoTensorCores})
     EXPECT_EQ(choose_variant(typed_problem("mb32ic32ih112oc16kh1", DataType::fp32), d).variant,
-              Variant::small_direct);
+              Variant::implicit_gemm_precomp);
   EXPECT_EQ(
       choose_variant(typed_problem("mb32ic32ih112oc16kh1", DataType::fp16), kNoTensorCores).variant,
       Variant::small_direct);
-  // 127 x 128 = 16256 output pixels, under the 16384 of the rule; 128 x 128 is over it.
+  // 127 x 128 = 16256 output pixels, under the 16384 of the rule (then variant 6, not variant 7);
+  // 128 x 128 is over it.
   EXPECT_EQ(
       choose_variant(typed_problem("mb1ic32ih127iw128oc16kh1kw1", DataType::fp16), kAmpere).variant,
-      Variant::small_direct);
+      Variant::mma_repacked_implicit_gemm);
   EXPECT_EQ(
       choose_variant(typed_problem("mb1ic32ih128iw128oc16kh1kw1", DataType::fp16), kAmpere).variant,
       Variant::mma_implicit_gemm);
-  for (const char* text : {"mb1ic8ih1oc8kh1", "g2mb32ic64ih56oc32kh1", "mb32ic32ih56oc16kh3ph1"})
+  for (const char* text : {"mb1ic8ih1oc8kh1", "g2mb32ic64ih56oc32kh1"})
     EXPECT_EQ(choose_variant(typed_problem(text, DataType::fp16), kHopper).variant,
               Variant::small_direct)
         << text;
+}
+
+// Variant 7 keeps OC/G <= 8 and grouped layers in every dtype; with 16-32 output channels the
+// tensor-core variants take tf32/fp16/bf16, and in fp32 variant 3 takes nhwc, 1x1 filters and
+// inputs of under 8 channels. 3-channel inputs with few output channels go to variant 4.
+TEST(VariantChoice, SmallOutputChannelRangeFromTheSearchRun) {
+  for (DataType dt : bench::all_data_types())
+    for (Layout layout : {Layout::nchw, Layout::nhwc}) {
+      EXPECT_EQ(choose_variant(typed_problem("mb2ic4ih128oc8kh7", dt, layout), kHopper).variant,
+                Variant::small_direct);
+      EXPECT_EQ(
+          choose_variant(typed_problem("g2mb32ic64ih56oc32kh3ph1", dt, layout), kHopper).variant,
+          Variant::small_direct);
+    }
+  // Inception-v3's Conv2d_2a_3x3.
+  const char* conv2a = "mb32ic32ih149oc32kh3";
+  EXPECT_EQ(choose_variant(typed_problem(conv2a, DataType::fp32), kHopper).variant,
+            Variant::small_direct);
+  EXPECT_EQ(choose_variant(typed_problem(conv2a, DataType::fp32, Layout::nhwc), kHopper).variant,
+            Variant::implicit_gemm_precomp);
+  EXPECT_EQ(choose_variant(typed_problem(conv2a, DataType::tf32, Layout::nhwc), kHopper).variant,
+            Variant::wgmma_implicit_gemm);  // 32 tf32 channels: one 128-byte slice per tap
+  for (DataType dt : {DataType::fp16, DataType::bf16})  // 32 of a slice's 64: half full
+    for (Layout layout : {Layout::nchw, Layout::nhwc})
+      EXPECT_EQ(choose_variant(typed_problem(conv2a, dt, layout), kHopper).variant,
+                Variant::wgmma_implicit_gemm);
+  // Where the mma.sync kernels do not run, tf32/fp16/bf16 keep variant 7.
+  EXPECT_EQ(choose_variant(typed_problem(conv2a, DataType::fp16), kNoTensorCores).variant,
+            Variant::small_direct);
+  // First layers: 3 channels, 32 outputs -> variant 4 in both layouts; 64 outputs keep variant 6;
+  // fp32 takes variant 3.
+  for (const char* text : {"mb32ic3ih299oc32kh3sh2", "mb32ic3ih224oc32kh3sh2ph1"}) {
+    for (DataType dt : {DataType::tf32, DataType::fp16, DataType::bf16})
+      for (Layout layout : {Layout::nchw, Layout::nhwc})
+        for (const VariantDevice& d : {kHopper, kAmpere}) {
+          const VariantChoice c = choose_variant(typed_problem(text, dt, layout), d);
+          EXPECT_EQ(c.variant, Variant::mma_implicit_gemm) << text;
+          EXPECT_NE(c.why.find("fewer than 8 input channels"), std::string::npos) << c.why;
+        }
+    EXPECT_EQ(choose_variant(typed_problem(text, DataType::fp32), kHopper).variant,
+              Variant::implicit_gemm_precomp);
+  }
+  EXPECT_EQ(
+      choose_variant(typed_problem("mb32ic3ih224oc64kh7sh2ph3", DataType::fp16), kHopper).variant,
+      Variant::mma_repacked_implicit_gemm);
 }
 
 // Variant 11 where the engine runs: fp16/bf16 1x1 layers, stride 1, no padding, one group, whose

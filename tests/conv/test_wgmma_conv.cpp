@@ -43,11 +43,19 @@ Im2colGeometry geometry(const char* text, Layout layout = Layout::nhwc) {
   return make_im2col_geometry(p);
 }
 
-TEST(WgmmaConvPlan, SupportNeedsOneGroupAndWholeSlices) {
+TEST(WgmmaConvPlan, SupportNeedsOneGroupAndWhole16ByteChannelRows) {
   EXPECT_EQ(wgmma_conv_unsupported_reason(geometry("mb32ic64ih56oc64kh3ph1"), 2), "");
   EXPECT_EQ(wgmma_conv_unsupported_reason(geometry("mb32ic32ih56oc64kh3ph1"), 4), "");
-  EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb32ic32ih56oc64kh3ph1"), 2), "");
+  // Part slices: 32 and 80 fp16 channels (the last slice zero-filled), 36 tf32 ones.
+  EXPECT_EQ(wgmma_conv_unsupported_reason(geometry("mb32ic32ih56oc64kh3ph1"), 2), "");
+  EXPECT_EQ(wgmma_conv_unsupported_reason(geometry("mb32ic80ih73oc192kh3"), 2), "");
+  EXPECT_EQ(wgmma_conv_unsupported_reason(geometry("mb2ic36ih9oc64kh3"), 4), "");
+  EXPECT_EQ(wgmma_conv_plan(geometry("mb32ic80ih73oc192kh3"), 2, 132).slices, 9 * 2);
+  EXPECT_EQ(wgmma_conv_plan(geometry("mb2ic36ih9oc64kh3"), 4, 132).slices, 9 * 2);
+  // Rows that are not whole 16-byte units: 3 channels; 20 fp16 (40 bytes); 6 tf32 (24 bytes).
   EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb32ic3ih224oc64kh7sh2ph3"), 2), "");
+  EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb2ic20ih9oc64kh3"), 2), "");
+  EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb2ic6ih9oc64kh3"), 4), "");
   EXPECT_NE(wgmma_conv_unsupported_reason(geometry("g2mb2ic128ih9oc128kh3ph1"), 2), "");
   EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb2ic64ih40oc64kh3sh9"), 2), "");
   EXPECT_NE(wgmma_conv_unsupported_reason(geometry("mb2ic64ih40oc64kh3ph1"), 8), "");
@@ -124,6 +132,10 @@ std::vector<Problem> wgmma_problems() {
            "mb2ic512ih7oc512kh3ph1",           // res5-like: 49 pixels per image
            "mb1ic64ih5iw7oc67kh3kw3ph1pw1",    // M x OC odd: split-K planes start unaligned
            "mb2ic64ih6iw7oc64kh3kw3ph1pw1",    // H*W = 42: the nchw repack's 2-element loads
+           "mb2ic80ih9oc64kh3ph1",             // a tap's last slice part-filled (16 fp16, tf32)
+           "mb2ic40ih11oc72kh1",               // 1x1: one part slice (fp16), 32 + 8 (tf32)
+           "mb1ic24ih12oc130kh3sh2ph1",        // 24 channels, stride 2, OC past two tiles
+           "mb2ic20ih9oc64kh5ph2",             // 20: nchw padded to 24 / 20; nhwc repacked (fp16)
        })
     out.push_back(parse_problem(text));
   return out;
@@ -152,7 +164,7 @@ MmaType mma_type_of(DataType dt) {
 TEST(WgmmaConvPlan, TheGpuTestsProblemsParse) {
   std::vector<Problem> problems;
   ASSERT_NO_THROW(problems = wgmma_problems());
-  EXPECT_EQ(problems.size(), 11u);
+  EXPECT_EQ(problems.size(), 15u);
 }
 
 TEST(WgmmaConv, EveryTypeLayoutTileAndSplitMatchesTheReference) {
