@@ -134,6 +134,19 @@ bool few_input_channels(const Problem& p, const Im2colGeometry& g, const Variant
   return p.dtype != DataType::fp32 && device.mma && g.groups == 1 && g.icg < 8 && g.ocg <= 32;
 }
 
+// Rule 5 (variant_choice.hpp): variant 10 with channels that are not whole 128-byte slices (the
+// last slice of each tap zero-filled). From the search run over Inception-v3 and MobileNet-v2
+// at 1d95b81 (results/h200/20261128_conv_variant_search_models/part_slices/): on filters wider
+// than 1x1 with the slices over half full (62-90%: 48, 80, 96, 160, 288 fp16/bf16 channels; 48,
+// 80 tf32) it was faster than every other variant in all 40 cases (1.01-1.82x the best other);
+// half full (32 fp16/bf16 channels) in 2 of 8 (0.86-1.04x); on 1x1 filters with more than one
+// slice in 11 of 32 (0.55-1.33x).
+bool wgmma_part_slices_pay(const Im2colGeometry& r, int bk) {
+  if (r.icg % bk == 0) return true;
+  const int slice_channels = (r.icg + bk - 1) / bk * bk;
+  return r.kh * r.kw > 1 && 2 * r.icg > slice_channels;
+}
+
 // Where variant 11 beat the rules below it, from the H200 run of the 20 1x1 layers of ResNet-50
 // and MobileNet-v2 in fp16 and bf16 (results/h200/20261126_conv_1x1_variant11/, against
 // results/h200/20261125_conv_variant_auto_1x1/): in nchw faster on every layer it takes with 24 or
@@ -185,7 +198,7 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
     const int bk = kWgmmaSliceBytes / bytes;
     const bool one_slice = g.kh * g.kw == 1 && r.icg <= bk;
     const int slice_channels = (r.icg + bk - 1) / bk * bk;
-    if (why_not.empty() && !one_slice && r.icg * 2 >= slice_channels)
+    if (why_not.empty() && !one_slice && wgmma_part_slices_pay(r, bk))
       return {Variant::wgmma_implicit_gemm,
               "Hopper, one group, " + std::to_string(r.icg) + " channels in " +
                   std::to_string(slice_channels / bk) + " 128-byte k slices per tap"};
@@ -194,8 +207,10 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
               "a 1x1 filter with one k slice: nothing for variant 10's pipeline to overlap"};
     if (why_not.empty())
       return {Variant::mma_repacked_implicit_gemm,
-              "not variant 10: " + std::to_string(r.icg) + " channels fill under half of its " +
-                  std::to_string(slice_channels) + " per tap (whole 128-byte k slices)"};
+              "not variant 10: " + std::to_string(r.icg) + " channels in " +
+                  std::to_string(slice_channels) +
+                  " per tap (whole 128-byte k slices), not over half full on a filter wider "
+                  "than 1x1"};
     if (device.mma) return {Variant::mma_repacked_implicit_gemm, "not variant 10: " + why_not};
   }
   if (device.mma) return {Variant::mma_repacked_implicit_gemm, "tensor cores (mma.sync)"};

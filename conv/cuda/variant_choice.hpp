@@ -85,8 +85,9 @@ struct VariantChoice {
 //   4. fp32: variant 3 (with its split-K where the grid is short), short grids included: variant
 //      7 is slower there (ResNet-50's res3/res4/res5 3x3 layers: small_conv_preferred's comment);
 //   5. tf32/fp16/bf16 where variant 10 runs (Hopper, one group, channel rows of whole 16-byte
-//      units), the channels fill at least half of a tap's 128-byte k slices (the last one is
-//      zero-filled past C) and the filter is not 1x1 with a single k slice: variant 10;
+//      units) and the filter is not 1x1 with a single k slice: variant 10, where the channels are
+//      whole 128-byte k slices, or on filters wider than 1x1 fill over half of them (the last
+//      slice of a tap zero-filled past C: wgmma_part_slices_pay);
 //   6. tf32/fp16/bf16 otherwise: variant 6 (variant 9 where the mma.sync kernels cannot run).
 VariantChoice choose_variant(const Problem& p, const VariantDevice& device);
 

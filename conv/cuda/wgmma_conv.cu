@@ -26,10 +26,8 @@
 //     past C in both tensors and lands zero-filled: the MMAs add zeros there.
 //     A stage's full barrier (mbarrier) completes when its bytes have landed; the producer waits
 //     on the stage's empty barrier before reusing it, and runs on into the block's next unit
-//     while the consumers write the last one out. Its registers are cut to 40 (setmaxnreg; 56 for
-//     tf32, whose rounding warps run there, the consumers then at 224).
-//   - warpgroups 1 and 2, the consumers (232 registers each, 224 for tf32): each multiplies its 64
-//   pixels of
+//     while the consumers write the last one out. Its registers are cut to 40 (setmaxnreg).
+//   - warpgroups 1 and 2, the consumers (232 registers each): each multiplies its 64 pixels of
 //     the stage by the BN channels with four wgmma m64nBNk16 (k8 for tf32) from shared-memory
 //     descriptors, waits for them, and releases the stage.
 //   - epilogue: the accumulators go through a staging tile of their own in shared memory into
@@ -40,12 +38,15 @@
 // tf32: the tensor cores read the FP32 values' top 19 bits (truncation); two VGG-16 layers had
 // one output in 25.7 million outside the tf32 tolerance with truncation. So operands are rounded
 // to nearest tf32 (cvt.rna) before the MMAs read them: by the repack copy where the layout needs
-// one (conv/cuda/nhwc_repack.cu), else here, in shared memory: the copies complete on a stage's
-// `landed` barrier; the producer warpgroup's three idle warps round the stage in place (A's 128
-// pixel rows and B's BN channel rows, 16 bytes at a time), fence the async proxy (the MMAs read
-// shared memory through it) and arrive on its full barrier, which the consumers wait for. The
-// rounding of a stage overlaps the MMAs of the stages before it, and no copy of the input runs
-// before the kernel.
+// one (conv/cuda/nhwc_repack.cu), else here, in shared memory: once a stage has landed, the 256
+// consumer threads round it in place (A's 128 pixel rows and B's BN channel rows, 16 bytes at a
+// time), fence the async proxy (the MMAs read shared memory through it) and meet at a barrier
+// before the first wgmma. No copy of the input then runs before the kernel. Rounding by the
+// producer warpgroup's three idle warps instead (96 threads, the copies completing on a barrier of
+// their own, the consumers waiting for the rounded stage, 56/224 registers) was measured 1.4-3.1x
+// slower than the copy on ResNet-50's and VGG-16's 3x3 layers, 1.6x faster on res2_1x1_up (H200,
+// source 1d95b81: results/h200/20261128_conv_tf32_rounding_producer_warps/): 96 threads round a
+// 32 KB stage slower than the MMAs consume it.
 // Split-K partial planes (M x OC floats) start at any 4-byte boundary: vector stores check the
 // address.
 //
@@ -87,9 +88,6 @@ struct WgmmaConvArgs {
   int nhwc_out = 0;
   int round_tf32 = 0;  // tf32: round each landed stage to nearest tf32 in shared memory
 };
-
-// tf32 rounding in shared memory: the producer warpgroup's warps 1-3 (warp 0 issues the copies).
-constexpr int kRoundThreads = 96;
 
 template <MmaType T>
 constexpr int kElementBytes = T == MmaType::tf32 ? 4 : 2;
@@ -215,17 +213,13 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + kBarrierOffset);
   std::uint64_t* empty = full + kStagesT;
-  // With tf32 rounding the copies complete on `landed`, and `full` waits for the rounding warps.
-  std::uint64_t* landed = empty + kStagesT;
-  const bool round = T == MmaType::tf32 && a.round_tf32 != 0;
   const int warpgroup = threadIdx.x / 128;
   const int units = a.m_tiles * a.n_tiles * a.splits;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStagesT; ++s) {
-      mbar_init(&full[s], round ? kRoundThreads : 1);
+      mbar_init(&full[s], 1);
       mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
-      mbar_init(&landed[s], 1);
     }
     mbar_init_fence();
   }
@@ -234,12 +228,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   if (warpgroup == 0) {
     // The producer: one thread walks the block's units and their k slices, a stage per slice,
     // running ahead into the next unit while the consumers finish the last one's epilogue.
-    // tf32's rounding warps need 56 registers (40 spilled), taken from the consumers.
-    if constexpr (T == MmaType::tf32)
-      setmaxnreg_dec<56>();
-    else
-      setmaxnreg_dec<40>();
-    std::uint64_t* copied = round ? landed : full;
+    setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
       int it = 0;
       for (int u = blockIdx.x; u < units; u += gridDim.x) {
@@ -253,52 +242,23 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
           const int stage = it % kStagesT;
           if (it >= kStagesT) mbar_wait(&empty[stage], ((it / kStagesT) & 1) ^ 1);
           unsigned char* tile = smem + stage * kStageBytes;
-          mbar_expect_tx(&copied[stage], kStageBytes);
+          mbar_expect_tx(&full[stage], kStageBytes);
           const int slice = w.s_begin + i;
           const int tap = slice / a.cblocks;
           const int cb = slice - tap * a.cblocks;
           const int r = tap / a.kw, s = tap - (tap / a.kw) * a.kw;
           // Channels past C (the last slice of a tap where C is not a whole number of slices)
           // are outside both tensors and land as zeros.
-          tma_load_im2col_4d(tile, &map_src, &copied[stage], cb * kBk, w0, h0, n0,
+          tma_load_im2col_4d(tile, &map_src, &full[stage], cb * kBk, w0, h0, n0,
                              std::uint16_t(s * a.dw), std::uint16_t(r * a.dh));
-          tma_load_tile_3d(tile + kABytes, &map_wei, &copied[stage], cb * kBk, tap, w.oc0);
-        }
-      }
-    } else if (round && threadIdx.x >= 128 - kRoundThreads) {
-      // The rounding warps: each landed stage to nearest tf32 in place (A's 128 pixel rows and
-      // B's BN channel rows, 16 bytes at a time), the async proxy fenced (the MMAs read shared
-      // memory through it), then one arrival each on the stage's full barrier. They overlap the
-      // consumers' MMAs on the stages before.
-      const int rt = threadIdx.x - (128 - kRoundThreads);
-      int it = 0;
-      const int tiles = a.m_tiles * a.n_tiles;
-      for (int u = blockIdx.x; u < units; u += gridDim.x) {
-        // The unit's slice count as wgmma_unit gives it (slices * splits fits an int).
-        const int split = u / tiles;
-        const int count = a.slices * (split + 1) / a.splits - a.slices * split / a.splits;
-        for (int i = 0; i < count; ++i, ++it) {
-          const int stage = it % kStagesT;
-          mbar_wait(&landed[stage], (it / kStagesT) & 1);
-          uint4* v = reinterpret_cast<uint4*>(smem + stage * kStageBytes);
-#pragma unroll 1  // within the producer's 40 registers
-          for (int e = rt; e < kStageBytes / 16; e += kRoundThreads) {
-            uint4 x = v[e];
-            x.x = tf32_rna(x.x), x.y = tf32_rna(x.y), x.z = tf32_rna(x.z), x.w = tf32_rna(x.w);
-            v[e] = x;
-          }
-          fence_proxy_async_shared();
-          mbar_arrive(&full[stage]);
+          tma_load_tile_3d(tile + kABytes, &map_wei, &full[stage], cb * kBk, tap, w.oc0);
         }
       }
     }
     return;
   }
 
-  if constexpr (T == MmaType::tf32)
-    setmaxnreg_inc<224>();
-  else
-    setmaxnreg_inc<232>();
+  setmaxnreg_inc<232>();
   const int half = warpgroup - 1;  // this warpgroup's 64 pixels of each tile
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   const int tid = threadIdx.x - 128;  // 0..255 over both consumer warpgroups
@@ -313,6 +273,19 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     for (int i = 0; i < w.s_count; ++i, ++it) {
       const int stage = it % kStagesT;
       mbar_wait(&full[stage], (it / kStagesT) & 1);
+      if constexpr (T == MmaType::tf32) {
+        if (a.round_tf32) {
+          uint4* v = reinterpret_cast<uint4*>(smem + stage * kStageBytes);
+#pragma unroll
+          for (int e = tid; e < kStageBytes / 16; e += 256) {
+            uint4 x = v[e];
+            x.x = tf32_rna(x.x), x.y = tf32_rna(x.y), x.z = tf32_rna(x.z), x.w = tf32_rna(x.w);
+            v[e] = x;
+          }
+          fence_proxy_async_shared();
+          consumers_sync();
+        }
+      }
       const std::uint32_t a_addr =
           smem_u32(smem + stage * kStageBytes + half * 64 * kWgmmaSliceBytes);
       const std::uint32_t b_addr = smem_u32(smem + stage * kStageBytes + kABytes);

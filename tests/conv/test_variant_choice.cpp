@@ -83,19 +83,23 @@ TEST(VariantChoice, HopperTakesWgmmaWhereItRuns) {
   EXPECT_EQ(
       choose_variant(typed_problem("g2mb2ic128ih14oc128kh3ph1", DataType::fp16), kHopper).variant,
       Variant::mma_repacked_implicit_gemm);
-  // Channels that are not whole slices: the last one zero-filled, where they fill at least half
-  // of the tap's slices (Inception-v3's 160 and 80 fp16 channels: 3 and 2 slices).
+  // Channels that are not whole slices: the last one zero-filled, where they fill over half of
+  // the tap's slices on a filter wider than 1x1 (Inception-v3's 160 and 80 fp16 channels: 3 and 2
+  // slices).
   for (Layout layout : {Layout::nchw, Layout::nhwc})
     for (const char* text : {"mb32ic160ih17iw17oc192kh7kw1ph3", "mb32ic80ih73oc192kh3"}) {
       const VariantChoice c = choose_variant(typed_problem(text, DataType::fp16, layout), kHopper);
       EXPECT_EQ(c.variant, Variant::wgmma_implicit_gemm) << text;
       EXPECT_NE(c.why.find("k slices per tap"), std::string::npos) << c.why;
     }
-  // 24 fp16 channels fill 24 of a slice's 64.
-  const VariantChoice thin =
-      choose_variant(typed_problem("mb32ic24ih56oc64kh3ph1", DataType::fp16), kHopper);
-  EXPECT_EQ(thin.variant, Variant::mma_repacked_implicit_gemm);
-  EXPECT_NE(thin.why.find("fill under half"), std::string::npos) << thin.why;
+  // 24 fp16 channels fill 24 of a slice's 64; 1x1 filters with part slices (96 channels in two)
+  // keep variant 6.
+  for (const char* text : {"mb32ic24ih56oc64kh3ph1", "mb32ic96ih14oc576kh1"}) {
+    const VariantChoice c =
+        choose_variant(typed_problem(text, DataType::fp16, Layout::nhwc), kHopperNoEngine);
+    EXPECT_EQ(c.variant, Variant::mma_repacked_implicit_gemm) << text;
+    EXPECT_NE(c.why.find("not over half full"), std::string::npos) << c.why;
+  }
 }
 
 TEST(VariantChoice, DirectKernelsAndFp32) {
@@ -176,7 +180,7 @@ TEST(VariantChoice, SmallOutputChannelRangeFromTheSearchRun) {
   for (DataType dt : {DataType::fp16, DataType::bf16})  // 32 of a slice's 64: half full
     for (Layout layout : {Layout::nchw, Layout::nhwc})
       EXPECT_EQ(choose_variant(typed_problem(conv2a, dt, layout), kHopper).variant,
-                Variant::wgmma_implicit_gemm);
+                Variant::mma_repacked_implicit_gemm);
   // Where the mma.sync kernels do not run, tf32/fp16/bf16 keep variant 7.
   EXPECT_EQ(choose_variant(typed_problem(conv2a, DataType::fp16), kNoTensorCores).variant,
             Variant::small_direct);
