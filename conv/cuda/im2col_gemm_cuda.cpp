@@ -132,6 +132,21 @@ DepthwiseChoice depthwise_choice(int sub_variant) {
   return c;
 }
 
+// Variant 10's plan for the repacked geometry r, with MYCONV_WGMMA_PLAN=BN:S (tile width 64 or
+// 128, split-K count 1-8; 0 keeps a part's automatic value) where set, for experiments.
+WgmmaConvPlan plan_wgmma(const Im2colGeometry& r, int element_bytes) {
+  int bn = 0, splits = 0;
+  if (const char* v = std::getenv("MYCONV_WGMMA_PLAN"); v && *v) {
+    char end = 0;
+    if (std::sscanf(v, "%d:%d%c", &bn, &splits, &end) != 2 || (bn != 0 && bn != 64 && bn != 128) ||
+        splits < 0 || splits > kWgmmaMaxSplits)
+      throw std::invalid_argument("MYCONV_WGMMA_PLAN='" + std::string(v) +
+                                  "': expected BN:S with BN 0, 64 or 128 and S 0 to " +
+                                  std::to_string(kWgmmaMaxSplits));
+  }
+  return wgmma_conv_plan(r, element_bytes, sm_count(), bn, splits);
+}
+
 class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance> {
   friend class DeviceOutputInstance<Im2colGemmInstance>;
 
@@ -148,8 +163,7 @@ class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance>
                       ? plan_mma(variant, g_, mma_type_)
                       : MmaPlan{}),
         wgmma_plan_(variant == Variant::wgmma_implicit_gemm
-                        ? wgmma_conv_plan(mma_repacked_geometry(g_, int(elem_bytes_)),
-                                          int(elem_bytes_), sm_count())
+                        ? plan_wgmma(mma_repacked_geometry(g_, int(elem_bytes_)), int(elem_bytes_))
                         : WgmmaConvPlan{}),
         wgmma_rounds_in_smem_(variant == Variant::wgmma_implicit_gemm &&
                               mma_type_ == MmaType::tf32 && !mma_needs_repack(g_, mma_type_) &&
