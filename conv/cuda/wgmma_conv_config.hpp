@@ -83,40 +83,55 @@ inline std::string wgmma_conv_unsupported_reason(const Im2colGeometry& g, int el
   return "";
 }
 
-// Tile, depth, split-K and grid for sm_count SMs: BN 64 where OC <= 64 (a 128-wide tile would
-// compute zeros), else 128; the most stages that fit (wgmma_stages); split-K only
-// where the tiles leave SMs idle, the count with the least estimated time: waves of blocks, each
-// 1/splits of the K loop, plus the FP32 partials written and read back (8 bytes per output per
-// split) at kWgmmaFlopsPerByte, the tensor-core rate over the memory bandwidth (H200 leads:
-// about 600 dense fp16 TFLOP/s reached over 3.5 TB/s; tf32 at half the rate).
+// Tile, depth, split-K and grid for sm_count SMs: the tile width (BN 64 or 128; 64 only where
+// OC <= 64, where a 128-wide tile would compute zeros) and split-K count with the least estimated
+// time: waves of blocks, each 1/splits of the K loop, plus, with split-K, the FP32 partials
+// written and read back (8 bytes per output per split) at kWgmmaFlopsPerByte, the tensor-core
+// rate over the memory bandwidth (H200 leads: about 600 dense fp16 TFLOP/s reached over 3.5 TB/s;
+// tf32 at half the rate). Split-K only where the tiles leave SMs idle. A 64-wide tile takes
+// kWgmmaBn64Cost of a 128-wide one's time: fewer tiles of 128 lose where OC leaves the last
+// n-tile part empty or the waves round up (OC 160 and 192 over 73 m-tiles: 146 tiles for 132
+// SMs). The most stages that fit (wgmma_stages).
 inline constexpr double kWgmmaFlopsPerByte = 170.0;
+// From the H200 sweep of both widths and split-K 1, 2, 4 over the 78 layers of Inception-v3,
+// MobileNet-v2, ResNet-50 and VGG-16 that variant 10 takes, fp16 and tf32 nhwc (source 09989d3:
+// results/h200/20261128_conv_wgmma_plan_sweep/): a 64-wide tile took 0.65-0.75 of a 128-wide
+// one's time on the large layers (10 cases of five or more waves). With 0.8 the choice was
+// measured in 151 of 156 cases: the fastest plan or within 6% of it in 144, within 10% in 149
+// (lowest 0.86x); against the width-by-OC rule before it 1.05x geomean, up to 1.42x, one case
+// 0.94x.
+inline constexpr double kWgmmaBn64Cost = 0.8;
 // bn and splits > 0 override the choice (tests and experiments; splits at most the slices).
 inline WgmmaConvPlan wgmma_conv_plan(const Im2colGeometry& g, int element_bytes, int sm_count,
                                      int bn = 0, int splits = 0) {
   WgmmaConvPlan p;
-  p.bn = bn == 64 || bn == 128 ? bn : g.oc <= 64 ? 64 : 128;
   p.bk = kWgmmaSliceBytes / element_bytes;
   p.slices = g.kh * g.kw * ((g.icg + p.bk - 1) / p.bk);
   p.m_tiles = (std::int64_t(g.m) + kWgmmaBm - 1) / kWgmmaBm;
+  const std::int64_t sms = std::max(sm_count, 1);
+  const double flops_per_byte = element_bytes == 4 ? kWgmmaFlopsPerByte / 2 : kWgmmaFlopsPerByte;
+  // In flops of the whole GPU: a wave of blocks, each a 128 x 128 tile over the K slices.
+  const double wave_flops = 2.0 * kWgmmaBm * 128 * double(p.slices) * p.bk * double(sms);
+  const double partial_flops = 8.0 * double(g.m) * double(g.oc) * flops_per_byte;
+  const int max_splits = std::max(1, std::min(kWgmmaMaxSplits, p.slices / kWgmmaMinSlicesPerSplit));
+  double best = -1;
+  for (int width : {64, 128}) {
+    if (bn == 64 || bn == 128 ? width != bn : width == 128 && g.oc <= 64) continue;
+    const std::int64_t tiles = p.m_tiles * ((std::int64_t(g.oc) + width - 1) / width);
+    const double wave = wave_flops * (width == 64 ? kWgmmaBn64Cost : 1.0);
+    for (int s = 1; s <= max_splits && (s == 1 || tiles < sms); ++s) {
+      const std::int64_t waves = (tiles * s + sms - 1) / sms;
+      const double t = double(waves) * wave / s + (s > 1 ? s * partial_flops : 0.0);
+      if (best < 0 || t < best) {
+        best = t;
+        p.bn = width;
+        p.splits = s;
+      }
+    }
+  }
   p.n_tiles = (std::int64_t(g.oc) + p.bn - 1) / p.bn;
   p.stages = wgmma_stages(p.bn);
   p.smem_bytes = wgmma_smem_bytes(p.bn);
-  const std::int64_t sms = std::max(sm_count, 1);
-  const std::int64_t tiles = p.m_tiles * p.n_tiles;
-  const double flops_per_byte = element_bytes == 4 ? kWgmmaFlopsPerByte / 2 : kWgmmaFlopsPerByte;
-  // In flops of the whole GPU: a wave of blocks, each a 128 x BN tile over the K slices / s.
-  const double block_flops = 2.0 * kWgmmaBm * p.bn * double(p.slices) * p.bk * double(sms);
-  const double partial_flops = 8.0 * double(g.m) * double(g.oc) * flops_per_byte;
-  double best = 0;
-  const int max_splits = std::max(1, std::min(kWgmmaMaxSplits, p.slices / kWgmmaMinSlicesPerSplit));
-  for (int s = 1; s <= max_splits && tiles < sms; ++s) {
-    const std::int64_t waves = (tiles * s + sms - 1) / sms;
-    const double t = double(waves) * block_flops / s + (s > 1 ? s * partial_flops : 0.0);
-    if (s == 1 || t < best) {
-      best = t;
-      p.splits = s;
-    }
-  }
   if (splits > 0) p.splits = std::max(1, std::min(splits, p.slices));
   p.grid = int(std::min<std::int64_t>(p.units(), sms));
   return p;

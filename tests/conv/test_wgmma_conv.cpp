@@ -109,6 +109,12 @@ TEST(WgmmaConvPlan, SplitKOnlyWhereTilesLeaveSmsIdle) {
   EXPECT_EQ(wgmma_conv_plan(geometry("mb32ic64ih56oc256kh1"), 2, 132).splits, 1);
   // Too few slices to split: one 1x1 slice.
   EXPECT_EQ(wgmma_conv_plan(geometry("mb1ic64ih8oc64kh1"), 2, 132).splits, 1);
+  // The width by the estimated time: OC 192 over 73 m-tiles is 146 128-wide tiles (two waves on
+  // 132 SMs, the second nearly empty) or 219 64-wide ones; OC 256 over 784 m-tiles stays 128.
+  const WgmmaConvPlan mixed7 = wgmma_conv_plan(geometry("mb32ic768ih17oc192kh1"), 2, 132);
+  EXPECT_EQ(mixed7.bn, 64);
+  EXPECT_EQ(mixed7.splits, 1);
+  EXPECT_EQ(wgmma_conv_plan(geometry("mb32ic64ih56oc256kh1"), 2, 132).bn, 128);
   // Overrides.
   const WgmmaConvPlan forced = wgmma_conv_plan(geometry("mb1ic64ih8oc256kh3ph1"), 2, 132, 64, 3);
   EXPECT_EQ(forced.bn, 64);
