@@ -29,11 +29,11 @@
 //     while the consumers write the last one out. Its registers are cut to 40 (setmaxnreg).
 //   - warpgroups 1 and 2, the consumers (232 registers each): each multiplies its 64 pixels of
 //     the stage by the BN channels with four wgmma m64nBNk16 (k8 for tf32) from shared-memory
-//     descriptors and commits them as a group; then it waits for the group before (one stays
-//     in flight while the next is issued, as CUTLASS's mainloops do) and releases that stage.
-//     Waiting for each stage's own MMAs before issuing the next left the tensor cores idle
-//     between stages (ncu, VGG-16's conv1_2 in fp16 nhwc at 09989d3: 39% SM throughput, 0.53
-//     eligible warps per scheduler).
+//     descriptors, waits for them, and releases the stage. Keeping one stage's MMAs in flight
+//     while issuing the next (wait_group 1, as CUTLASS's mainloops do) was measured 2-7% slower
+//     on VGG-16's and ResNet-50's tf32/fp16 layers (H200, source 59b4bbc:
+//     results/h200/20261128_conv_targets_one_group_in_flight/): the two consumer warpgroups
+//     already keep the tensor cores fed, one issuing while the other waits.
 //   - epilogue: the accumulators go through a staging tile of their own in shared memory into
 //     output order and out in the storage type in vectors (nhwc: 4 channels; nchw: 8 pixels of
 //     one image), or as FP32 partials when split-K is on, summed in split order by a second
@@ -274,7 +274,6 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     float d[BN / 2];
 #pragma unroll
     for (int j = 0; j < BN / 2; ++j) d[j] = 0.f;
-    int previous = 0;  // the stage of the MMAs still in flight
     for (int i = 0; i < w.s_count; ++i, ++it) {
       const int stage = it % kStagesT;
       mbar_wait(&full[stage], (it / kStagesT) & 1);
@@ -294,25 +293,14 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
       const std::uint32_t a_addr =
           smem_u32(smem + stage * kStageBytes + half * 64 * kWgmmaSliceBytes);
       const std::uint32_t b_addr = smem_u32(smem + stage * kStageBytes + kABytes);
-#pragma unroll
-      for (int j = 0; j < BN / 2; ++j) fence_operand(d[j]);
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk)
         wgmma_step<T, BN>(d, sw128_desc(a_addr + kk * 32), sw128_desc(b_addr + kk * 32), 1);
       wgmma_commit();
-#pragma unroll
-      for (int j = 0; j < BN / 2; ++j) fence_operand(d[j]);
-      // One stage's MMAs stay in flight while the next stage's are issued: the wait is for the
-      // previous stage's, whose stage is then free.
-      wgmma_wait<1>();
-      if (i > 0 && t == 0) mbar_arrive(&empty[previous]);
-      previous = stage;
+      wgmma_wait_all();
+      if (t == 0) mbar_arrive(&empty[stage]);
     }
-    wgmma_wait<0>();
-#pragma unroll
-    for (int j = 0; j < BN / 2; ++j) fence_operand(d[j]);
-    if (w.s_count > 0 && t == 0) mbar_arrive(&empty[previous]);
 
     // Epilogue: the FP32 tile through the staging tile into output order. The first barrier
     // keeps the previous unit's readers ahead of these writes.
