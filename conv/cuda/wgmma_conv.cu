@@ -30,10 +30,11 @@
 //   - warpgroups 1 and 2, the consumers (232 registers each): each multiplies its 64 pixels of
 //     the stage by the BN channels with four wgmma m64nBNk16 (k8 for tf32) from shared-memory
 //     descriptors, waits for them, and releases the stage. Keeping one stage's MMAs in flight
-//     while issuing the next (wait_group 1, as CUTLASS's mainloops do) was measured 2-7% slower
-//     on VGG-16's and ResNet-50's tf32/fp16 layers (H200, source 59b4bbc:
-//     results/h200/20261128_conv_targets_one_group_in_flight/): the two consumer warpgroups
-//     already keep the tensor cores fed, one issuing while the other waits.
+//     while issuing the next (wait_group 1, as CUTLASS's mainloops do) took 0.99x the time
+//     (geomean of 304 cases, 0.85-1.08x each) on the model grids (H200, source 59b4bbc against
+//     5166c28 in separate runs: results/h200/20261128_conv_targets_one_group_in_flight/ and
+//     20261128_conv_targets_all_grids/), within the runs' spread: the two consumer warpgroups
+//     already keep the tensor cores busy, one issuing while the other waits.
 //   - epilogue: the accumulators go through a staging tile of their own in shared memory into
 //     output order and out in the storage type in vectors (nhwc: 4 channels; nchw: 8 pixels of
 //     one image), or as FP32 partials when split-K is on, summed in split order by a second
@@ -491,6 +492,9 @@ WgmmaConvMaps make_wgmma_conv_maps(const Im2colGeometry& r, MmaType type, const 
   }
   {
     // [OC][KH*KW][C]: a box is one tap's bk channels of BN output channels, zero past C and OC.
+    // With whole slices the kernel ran at 0.93-1.01x the speed it had with the 2-D [OC][K]
+    // copy this replaced (74 ResNet-50 and VGG-16 cases, H200, 5166c28 against ff8df5b in
+    // separate runs); whether a 2-D copy for whole slices wins that back is unmeasured.
     const cuuint64_t taps = cuuint64_t(r.kh) * r.kw;
     const cuuint64_t dims[3] = {cuuint64_t(r.icg), taps, cuuint64_t(r.oc)};
     const cuuint64_t strides[2] = {cuuint64_t(r.icg) * es, cuuint64_t(r.k) * es};
