@@ -109,13 +109,14 @@ bool tensor_core_wide_1x1(const Problem& p, const Im2colGeometry& g, const Varia
 // Rule 3 (variant_choice.hpp): small_conv_preferred's range (OC/G <= 32) narrowed by the
 // --variant search run of every dense layer with OC/G <= 32 of Inception-v3, MobileNet-v2,
 // ResNet-50 and the seed grid, every dtype and layout (H200;
-// results/h200/20261128_conv_variant_search_models/). Variant 7 was fastest on the seed grid's
-// OC 8 in every cell (1.1-2x), but with 16-32 output channels slower than the tensor-core
-// variants in every tf32/fp16/bf16 case (1.2-6.8x: v4, v6, v10 or v11 won), and in fp32 slower
-// than variant 3 in nhwc (1.4-3.3x) and on nchw 1x1 layers and 3-channel inputs (up to 1.55x),
-// faster only on nchw filters over 8 or more input channels (Inception-v3's
-// mb32ic32ih149oc32kh3, 544 against 598 us). Grouped layers keep it: no other variant was
-// measured there.
+// results/h200/20261128_conv_variant_search_models/, search.md). Variant 7 was fastest on the
+// seed grid's OC 8 in all 72 cases (1.07-2.4x the best other), but with 16-32 output channels
+// slower than the tensor-core variants in every tf32/fp16/bf16 case (1.13-6.8x: v4, v6, v10 or v11
+// won). In fp32 against variant 3 (v7's time / v3's): nhwc 1.44-3.0 in all 9 cases; nchw 1x1
+// layers 0.91-1.46 (slower on 3 of 5; the rule gives them all to variant 3), 3-channel inputs
+// 1.00-1.55, and faster (0.91) on the one filter wider than 1x1 over 8 or more input channels
+// (Inception-v3's mb32ic32ih149oc32kh3, which keeps it). Grouped layers keep it: no other variant
+// was measured there.
 bool small_direct_preferred(const Problem& p, const Im2colGeometry& g,
                             const VariantDevice& device) {
   if (!small_conv_preferred(g)) return false;
