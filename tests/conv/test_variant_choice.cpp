@@ -1,8 +1,9 @@
 // The variant setting and the heuristic of im2col_gemm_cuda (conv/cuda/variant_choice.hpp), on
 // the CPU: which variant each kind of problem gets on a Hopper, an Ampere-class GPU and one
 // without our tensor-core kernels, and that the reason is stated; variant 11's GEMM mapping and
-// what it takes (conv/cuda/gemm_1x1_config.hpp); variant 12 searched in fp32 and in no rule yet
-// (its own host side: test_winograd_config.cpp).
+// what it takes (conv/cuda/gemm_1x1_config.hpp); variant 12 searched in fp32 and its rule (its
+// own host side: test_winograd_config.cpp); the small-OC range and variant 10's part slices as
+// the search run over the model grids measured them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
