@@ -60,7 +60,7 @@ struct VariantChoice {
 };
 
 // The heuristic, in order, each rule from H200 measurements (variant_choice.cpp names the runs;
-// the newest over every layer of the model grids:
+// the one over every layer of the model grids:
 // results/h200/20261128_conv_variant_search_models/):
 //   1. depthwise (groups = IC, OC/G <= 4): variant 8;
 //   1b. fp16/bf16 where the GEMM engine runs, a 1x1 filter, stride 1, no padding, one group and
