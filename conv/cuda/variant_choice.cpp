@@ -142,10 +142,9 @@ bool few_input_channels(const Problem& p, const Im2colGeometry& g, const Variant
 // 80 tf32) it was faster than every other variant in all 40 cases (1.01-1.82x the best other);
 // half full (32 fp16/bf16 channels) in 2 of 8 (0.86-1.04x); on 1x1 filters with more than one
 // slice in 11 of 32 (0.55-1.33x).
-bool wgmma_part_slices_pay(const Im2colGeometry& r, int bk) {
-  if (r.icg % bk == 0) return true;
-  const int slice_channels = (r.icg + bk - 1) / bk * bk;
-  return r.kh * r.kw > 1 && 2 * r.icg > slice_channels;
+bool wgmma_part_slices_pay(const Im2colGeometry& r, int bytes) {
+  const int slice_channels = wgmma_slices_per_tap(r, bytes) * (kWgmmaSliceBytes / bytes);
+  return r.icg == slice_channels || (r.kh * r.kw > 1 && 2 * r.icg > slice_channels);
 }
 
 // Where variant 11 beat the rules below it, from the H200 run of the 20 1x1 layers of ResNet-50
@@ -196,13 +195,13 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
     const int bytes = bench::storage_bytes(p.dtype);
     const Im2colGeometry r = mma_repacked_geometry(g, bytes);
     const std::string why_not = wgmma_conv_unsupported_reason(r, bytes);
-    const int bk = kWgmmaSliceBytes / bytes;
-    const bool one_slice = g.kh * g.kw == 1 && r.icg <= bk;
-    const int slice_channels = (r.icg + bk - 1) / bk * bk;
-    if (why_not.empty() && !one_slice && wgmma_part_slices_pay(r, bk))
-      return {Variant::wgmma_implicit_gemm,
-              "Hopper, one group, " + std::to_string(r.icg) + " channels in " +
-                  std::to_string(slice_channels / bk) + " 128-byte k slices per tap"};
+    const int slices = wgmma_slices_per_tap(r, bytes);
+    const int slice_channels = slices * (kWgmmaSliceBytes / bytes);
+    const bool one_slice = g.kh * g.kw == 1 && slices == 1;
+    if (why_not.empty() && !one_slice && wgmma_part_slices_pay(r, bytes))
+      return {Variant::wgmma_implicit_gemm, "Hopper, one group, " + std::to_string(r.icg) +
+                                                " channels in " + std::to_string(slices) +
+                                                " 128-byte k slices per tap"};
     if (why_not.empty() && one_slice)
       return {Variant::mma_repacked_implicit_gemm,
               "a 1x1 filter with one k slice: nothing for variant 10's pipeline to overlap"};

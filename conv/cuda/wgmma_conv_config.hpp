@@ -65,6 +65,13 @@ struct WgmmaConvPlan {
   std::size_t stage_bytes() const { return std::size_t(kWgmmaBm + bn) * kWgmmaSliceBytes; }
 };
 
+// k slices per filter tap: ceil(C / bk) of bk = 128 / element_bytes channels each, the last one
+// zero-filled past C where C is not a whole number of slices.
+inline int wgmma_slices_per_tap(const Im2colGeometry& g, int element_bytes) {
+  const int bk = kWgmmaSliceBytes / element_bytes;
+  return (g.icg + bk - 1) / bk;
+}
+
 // Empty when the kernel can run g (the geometry of the nhwc tensors it reads: the problem's, or
 // variant 6's repacked one) with values of element_bytes bytes, else why not.
 inline std::string wgmma_conv_unsupported_reason(const Im2colGeometry& g, int element_bytes) {
@@ -106,7 +113,7 @@ inline WgmmaConvPlan wgmma_conv_plan(const Im2colGeometry& g, int element_bytes,
                                      int bn = 0, int splits = 0) {
   WgmmaConvPlan p;
   p.bk = kWgmmaSliceBytes / element_bytes;
-  p.slices = g.kh * g.kw * ((g.icg + p.bk - 1) / p.bk);
+  p.slices = g.kh * g.kw * wgmma_slices_per_tap(g, element_bytes);
   p.m_tiles = (std::int64_t(g.m) + kWgmmaBm - 1) / kWgmmaBm;
   const std::int64_t sms = std::max(sm_count, 1);
   const double flops_per_byte = element_bytes == 4 ? kWgmmaFlopsPerByte / 2 : kWgmmaFlopsPerByte;
