@@ -45,6 +45,10 @@
 //                                    the SGEMM of variants 1-3, output transform; 12.2 the filter
 //                                    transform, then one kernel for the rest; both layouts read
 //                                    and written in place (conv/cuda/winograd.*)
+//   13       tf32, fp16, bf16        nhwc 1x1, stride 1, one group, IC <= 512 bytes a row: one
+//                                    streaming GEMM kernel on mma.sync, the input read straight
+//                                    into the A fragments, the weights in shared memory
+//                                    (conv/cuda/thin_1x1.*)
 #include "conv/cuda/im2col_gemm_cuda.hpp"
 
 #include <cuda_runtime_api.h>
@@ -67,6 +71,7 @@
 #include "conv/cuda/gemm_1x1.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
+#include "conv/cuda/thin_1x1.hpp"
 #include "conv/cuda/variant_choice.hpp"
 #include "conv/cuda/variant_search.hpp"
 #include "conv/cuda/variant_support.hpp"
@@ -345,8 +350,9 @@ class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance>
       }
       case Variant::caffe:     // prepare() makes its own instance (conv/cuda/caffe_gemm.cpp),
       case Variant::gemm_1x1:  // conv/cuda/gemm_1x1.cpp
-      case Variant::winograd:  // and conv/cuda/winograd.cpp
-        throw std::logic_error("variants 9, 11 and 12 have no launch in Im2colGemmInstance");
+      case Variant::winograd:  // conv/cuda/winograd.cpp
+      case Variant::thin_1x1:  // and conv/cuda/thin_1x1.cpp
+        throw std::logic_error("variants 9, 11, 12 and 13 have no launch in Im2colGemmInstance");
     }
   }
 
@@ -531,6 +537,7 @@ class Im2colGemmCudaBackend final : public Backend {
     if (v == Variant::caffe) return make_caffe_instance(p, data, variant_name(v));
     if (v == Variant::gemm_1x1) return make_gemm_1x1_instance(p, data);
     if (v == Variant::winograd) return make_winograd_instance(p, data, sub);
+    if (v == Variant::thin_1x1) return make_thin_1x1_instance(p, data);
     return std::make_unique<Im2colGemmInstance>(p, data, v, sub);
   }
 

@@ -40,6 +40,8 @@ const char* variant_name(Variant v) {
       return "v11 1x1 GEMM on the Hopper engine";
     case Variant::winograd:
       return "v12 Winograd F(2x2,3x3), FP32 on CUDA cores";
+    case Variant::thin_1x1:
+      return "v13 thin 1x1 GEMM";
   }
   return "unknown";
 }
@@ -47,7 +49,7 @@ const char* variant_name(Variant v) {
 bool uses_tensor_cores(Variant v) {
   return v == Variant::mma_implicit_gemm || v == Variant::mma_im2col_gemm ||
          v == Variant::mma_repacked_implicit_gemm || v == Variant::wgmma_implicit_gemm ||
-         v == Variant::gemm_1x1;
+         v == Variant::gemm_1x1 || v == Variant::thin_1x1;
 }
 
 VariantSetting parse_variant_setting(const std::string& text) {
@@ -75,6 +77,7 @@ VariantSetting parse_variant_setting(const std::string& text) {
   if (text == "10") n = 10;
   if (text == "11") n = 11;
   if (text == "12") n = 12;
+  if (text == "13") n = 13;
   if (n == 0)
     throw bench::UsageError(
         "--variant '" + text +
@@ -88,7 +91,9 @@ VariantSetting parse_variant_setting(const std::string& text) {
         "+ cuBLASLt GEMM, "
         "Caffe-classic), 10 (Hopper wgmma + TMA "
         "implicit GEMM), 11 (1x1 layers on the Hopper GEMM engine, fp16/bf16), 12 (Winograd "
-        "F(2x2,3x3), fp32 3x3 stride 1; 12.1 separate kernels, 12.2 one fused kernel)");
+        "F(2x2,3x3), fp32 3x3 stride 1; 12.1 separate kernels, 12.2 one fused kernel), 13 (nhwc "
+        "1x1 layers as one "
+        "streaming mma.sync GEMM kernel, tf32/fp16/bf16)");
   s.mode = VariantSetting::Mode::fixed;
   s.variant = Variant(n);
   return s;
@@ -225,7 +230,7 @@ std::vector<Variant> variant_candidates(DataType dt) {
   return {
       Variant::mma_implicit_gemm,   Variant::mma_im2col_gemm, Variant::mma_repacked_implicit_gemm,
       Variant::small_direct,        Variant::depthwise,       Variant::caffe,
-      Variant::wgmma_implicit_gemm, Variant::gemm_1x1};
+      Variant::wgmma_implicit_gemm, Variant::gemm_1x1,        Variant::thin_1x1};
 }
 
 }  // namespace conv

@@ -26,13 +26,14 @@ enum class Variant {
   wgmma_implicit_gemm = 10,        // tf32/fp16/bf16 on Hopper: wgmma + TMA implicit GEMM
   gemm_1x1 = 11,                   // fp16/bf16 on Hopper: 1x1 layers on the GEMM engine
   winograd = 12,                   // fp32 (tf32): 3x3 stride 1, Winograd F(2x2,3x3)
+  thin_1x1 = 13,                   // tf32/fp16/bf16 nhwc 1x1: one streaming mma.sync GEMM kernel
 };
 
 // "v10 implicit GEMM" etc.: the first words of the algorithm text.
 const char* variant_name(Variant v);
-bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10, 11
+bool uses_tensor_cores(Variant v);  // 4, 5, 6, 10, 11, 13
 
-// --variant: "" or "auto" (the heuristic), "search", a variant number 1-12, or one of variant 8's
+// --variant: "" or "auto" (the heuristic), "search", a variant number 1-13, or one of variant 8's
 // sub-variants "8.1" (the staged depthwise kernels), "8.2" (the strip kernels), "8.3" (the
 // nhwc strips through shared memory) and "8.4" (nchw whole planes in shared memory), "8.5" (nhwc
 // whole images), "8.6" (nhwc direct); plain 8 picks among them; or one of variant 12's: "12.1"

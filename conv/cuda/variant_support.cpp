@@ -8,6 +8,7 @@
 #include "conv/cuda/gemm_1x1.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
+#include "conv/cuda/thin_1x1_config.hpp"
 #include "conv/cuda/wgmma_conv.hpp"
 #include "conv/cuda/winograd_config.hpp"
 #include "conv/im2col_index.hpp"
@@ -59,6 +60,13 @@ Support variant_support(const Problem& p, Variant v, int sub) {
   }
   if (v == Variant::gemm_1x1) {
     if (const std::string why = gemm_1x1_unusable_reason(p); !why.empty()) return Support::no(why);
+    return Support::yes();
+  }
+  if (v == Variant::thin_1x1) {
+    if (const std::string why = thin_1x1_unsupported_reason(p); !why.empty())
+      return Support::no("variant 13: " + why);
+    if (const std::string& why = mma_unusable_reason(); !why.empty())
+      return Support::no("variant 13: " + why);
     return Support::yes();
   }
   if (v == Variant::winograd) {  // 12.1 and 12.2 take the same problems

@@ -32,7 +32,7 @@ TEST(VariantChoice, SettingsParseAndBadOnesAreUsageErrors) {
   EXPECT_EQ(parse_variant_setting("").mode, VariantSetting::Mode::automatic);
   EXPECT_EQ(parse_variant_setting("auto").mode, VariantSetting::Mode::automatic);
   EXPECT_EQ(parse_variant_setting("search").mode, VariantSetting::Mode::search);
-  for (int n = 1; n <= 12; ++n) {
+  for (int n = 1; n <= 13; ++n) {
     const VariantSetting s = parse_variant_setting(std::to_string(n));
     EXPECT_EQ(s.mode, VariantSetting::Mode::fixed);
     EXPECT_EQ(int(s.variant), n);
@@ -54,7 +54,7 @@ TEST(VariantChoice, SettingsParseAndBadOnesAreUsageErrors) {
   EXPECT_EQ(parse_variant_setting("12").sub, 0);
   for (const char* bad : {"12.0", "12.3", "12.", "11.1"})
     EXPECT_THROW(parse_variant_setting(bad), bench::UsageError) << bad;
-  for (const char* bad : {"0", "13", "x", "auto ", "01", "8.0", "8.7", "7.1", "8.", "011"})
+  for (const char* bad : {"0", "14", "x", "auto ", "01", "8.0", "8.7", "7.1", "8.", "011", "13.1"})
     EXPECT_THROW(parse_variant_setting(bad), bench::UsageError) << bad;
 }
 
@@ -306,7 +306,9 @@ TEST(VariantChoice, SearchCandidatesTakeTheDtype) {
   for (DataType dt : {DataType::tf32, DataType::fp16, DataType::bf16}) {
     const auto c = variant_candidates(dt);
     EXPECT_EQ(std::find(c.begin(), c.end(), Variant::winograd), c.end()) << bench::to_string(dt);
+    EXPECT_NE(std::find(c.begin(), c.end(), Variant::thin_1x1), c.end()) << bench::to_string(dt);
   }
+  EXPECT_EQ(std::find(fp32.begin(), fp32.end(), Variant::thin_1x1), fp32.end());
 }
 
 // Variant 12 for fp32 3x3 stride-1 layers with >= 64 channels (rule 3b), on every device; tf32
