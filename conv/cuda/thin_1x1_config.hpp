@@ -13,7 +13,10 @@
 //     registers of both steps as one 16-byte shared-memory load;
 //   - the block's weights sit in shared memory, tf32 rounded there once; the input is rounded in
 //     the registers (cvt.rna), so tf32 needs no rounding copy;
-//   - FP32 accumulators per 8-wide column tile, converted and stored straight to global memory.
+//   - FP32 accumulators in runs of up to 4 column tiles of 8, whose columns are permuted so that a
+//     lane holds 8 contiguous outputs of a row (thin_1x1_output_column), converted and stored
+//     straight to global memory, 16 bytes a store in 16-bit types;
+//   - a warp's next rows are loaded before it multiplies the current ones (thin_1x1_prefetch).
 // Host-only, no CUDA dependency: the variant choice (conv/cuda/variant_choice.cpp) and
 // tests/conv/test_variant_choice.cpp ask it on the CPU. Kernels: conv/cuda/thin_1x1_kernels.cu.
 #pragma once
@@ -51,6 +54,20 @@ MYCONV_HD constexpr int thin_1x1_chunk_capacity(int chunks) {
 }
 MYCONV_HD constexpr int thin_1x1_groups_per_warp(int capacity) {
   return capacity <= 2 ? 2 : 1;
+}
+
+// Whether a warp loads its next task's rows before it multiplies the current ones (twice the A
+// registers: not in the 8-chunk kernel).
+MYCONV_HD constexpr bool thin_1x1_prefetch(int capacity) {
+  return capacity <= 4;
+}
+
+// The output channel of the MMA's column g (0..7) of tile e in a run of q tiles (1, 2 or 4) from
+// column n0: lane t's accumulators of the run (columns 2t, 2t + 1 of each tile) are then the 2q
+// contiguous outputs n0 + 2qt .. n0 + 2qt + 2q - 1, one store (16 bytes where q = 4 in 16-bit
+// types). The weights' rows follow the same map.
+MYCONV_HD constexpr int thin_1x1_output_column(int n0, int q, int e, int g) {
+  return n0 + 2 * q * (g / 2) + 2 * e + g % 2;
 }
 
 struct Thin1x1Plan {

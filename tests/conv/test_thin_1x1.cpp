@@ -1,12 +1,13 @@
 // Variant 13, nhwc 1x1 layers as one streaming mma.sync GEMM kernel (conv/cuda/thin_1x1*).
 // CPU tests (run everywhere): what it takes and refuses, its plan, the shared-memory row pitch
-// that keeps a warp's weight loads free of bank conflicts.
+// that keeps a warp's weight loads free of bank conflicts, the permuted output columns.
 // GPU tests (skip, with the reason, where no sm_80+ GPU with the mma.sync build is usable): tf32,
 // fp16 and bf16 on problems with k under one chunk and past several, the last chunk part full,
-// pixels that are not whole 16- or 32-row groups, OC 8 to 192, 33 images; the plan's grid and
-// grids of 1 and 3 blocks (each warp then walks many row groups); the output poisoned first and
-// compared with the float64 reference at the dtype's tolerance; then through the backend with
-// --variant 13, and its refusals with the reason.
+// column runs of 4, 2 and 1 tiles, pixels that are not whole 16- or 32-row groups, OC 8 to 192,
+// 33 images; the plan's grid and grids of 1 and 3 blocks (each warp then walks many row groups,
+// its next rows loaded ahead); the output poisoned first and compared with the float64
+// reference at the dtype's tolerance; then through the backend with --variant 13, and its
+// refusals with the reason.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,6 +103,28 @@ TEST(Thin1x1Config, WeightRowsLoadWithoutBankConflicts) {
   }
 }
 
+// The permuted columns of a run of q tiles: the MMA's (tile e, column g) pairs cover the run's 8q
+// outputs once each, and lane t's accumulators (columns 2t, 2t + 1 of every tile) are its 2q
+// contiguous outputs from n0 + 2qt, in tile order.
+TEST(Thin1x1Config, OutputColumnsOfARunAreABijectionAndContiguousPerLane) {
+  for (int q : {1, 2, 4}) {
+    const int n0 = 24;
+    std::set<int> seen;
+    for (int e = 0; e < q; ++e)
+      for (int g = 0; g < 8; ++g) {
+        const int col = thin_1x1_output_column(n0, q, e, g);
+        EXPECT_GE(col, n0);
+        EXPECT_LT(col, n0 + 8 * q);
+        seen.insert(col);
+      }
+    EXPECT_EQ(int(seen.size()), 8 * q);
+    for (int t = 0; t < 4; ++t)
+      for (int e = 0; e < q; ++e)
+        for (int i = 0; i < 2; ++i)
+          EXPECT_EQ(thin_1x1_output_column(n0, q, e, 2 * t + i), n0 + 2 * q * t + 2 * e + i);
+  }
+}
+
 std::string mma_unusable() {
   if (const std::string why = testing::gpu_unavailable_reason(); !why.empty()) return why;
   return mma_kernels_unusable_reason();
@@ -116,7 +139,7 @@ std::vector<const char*> gpu_problems() {
       "mb33ic16ih8oc8kh1",         // OC 8 (one column tile), 33 images
       "mb2ic64ih13oc192kh1",       // an expand: 24 column tiles
       "mb4ic96ih7oc24kh1",         // 3 chunks in the 4-chunk kernel (16-bit)
-      "mb2ic128ih6iw10oc32kh1kw1"  // the most tf32 channels: 8 full chunks
+      "mb2ic128ih6iw10oc56kh1kw1"  // the most tf32 channels (8 full chunks); runs of 4, 2, 1 tiles
   };
 }
 
