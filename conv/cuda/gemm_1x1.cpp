@@ -3,8 +3,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,22 @@ std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {
   return "nhwc: one GEMM " + dims + ", the weights as a K-major B";
 }
 
+// The engine's plan for s: gemm_auto_plan, or with MYCONV_GEMM_1X1_PLAN=BN:S (tile width 128 or
+// 256, split-K count 1 to gemm::kMaxSplits; 0 leaves a part to gemm_plan's rule) where set, for
+// experiments.
+gemm::GemmPlan plan_gemm_1x1(const gemm::GemmShape& s) {
+  const char* v = std::getenv("MYCONV_GEMM_1X1_PLAN");
+  if (!v || !*v) return gemm::gemm_auto_plan(s, sm_count());
+  int bn = 0, splits = 0;
+  char end = 0;
+  if (std::sscanf(v, "%d:%d%c", &bn, &splits, &end) != 2 || (bn != 0 && bn != 128 && bn != 256) ||
+      splits < 0 || splits > gemm::kMaxSplits)
+    throw std::invalid_argument("MYCONV_GEMM_1X1_PLAN='" + std::string(v) +
+                                "': expected BN:S with BN 0, 128 or 256 and S 0 to " +
+                                std::to_string(gemm::kMaxSplits));
+  return gemm::gemm_plan(s, sm_count(), bn, splits);
+}
+
 class Gemm1x1Instance final : public DeviceOutputInstance<Gemm1x1Instance> {
   friend class DeviceOutputInstance<Gemm1x1Instance>;
 
@@ -42,7 +61,7 @@ class Gemm1x1Instance final : public DeviceOutputInstance<Gemm1x1Instance> {
   Gemm1x1Instance(const Problem& p, const HostData& data)
       : p_(p),
         shape_(gemm_1x1_shape(p)),
-        plan_(gemm::gemm_auto_plan(shape_, sm_count())),
+        plan_(plan_gemm_1x1(shape_)),
         bytes_(std::size_t(bench::storage_bytes(p.dtype))),
         src_(data.src.size() * bytes_),
         wei_(data.wei.size() * bytes_),
