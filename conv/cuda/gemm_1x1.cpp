@@ -38,12 +38,12 @@ std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {
   return "nhwc: one GEMM " + dims + ", the weights as a K-major B";
 }
 
-// The engine's plan for s: gemm_auto_plan, or with MYCONV_GEMM_1X1_PLAN=BN:S (tile width 128 or
+// The engine's plan for s: gemm_1x1_plan, or with MYCONV_GEMM_1X1_PLAN=BN:S (tile width 128 or
 // 256, split-K count 1 to gemm::kMaxSplits; 0 leaves a part to gemm_plan's rule) where set, for
 // experiments.
 gemm::GemmPlan plan_gemm_1x1(const gemm::GemmShape& s) {
   const char* v = std::getenv("MYCONV_GEMM_1X1_PLAN");
-  if (!v || !*v) return gemm::gemm_auto_plan(s, sm_count());
+  if (!v || !*v) return gemm_1x1_plan(s, sm_count());
   int bn = 0, splits = 0;
   char end = 0;
   if (std::sscanf(v, "%d:%d%c", &bn, &splits, &end) != 2 || (bn != 0 && bn != 128 && bn != 256) ||

@@ -2,7 +2,7 @@
 // and nhwc, the tensors read as they lie (the mapping and what it takes:
 // conv/cuda/gemm_1x1_config.hpp; the engine: core/cuda/gemm/).
 //
-// Life: the constructor (prepare, untimed) plans (gemm_auto_plan for the device's SM count;
+// Life: the constructor (prepare, untimed) plans (gemm_1x1_plan for the device's SM count;
 // MYCONV_GEMM_1X1_PLAN=BN:S forces the tile width and split-K count, for experiments),
 // allocates the buffers and split-K's workspace, and uploads the inputs; compile() has nothing to
 // do; run() only enqueues the engine's kernels (one, or two with split-K).

@@ -4,7 +4,8 @@
 //         A the weights, one matrix every image reads (GemmShape::a_shared), B the image;
 //   nhwc: Y[N*H*W][OC] = X[N*H*W][IC] W[OC][IC]^T, one GEMM m = N*H*W, n = OC, k = IC: A the
 //         input, B the weights read K-major ([n][k] storage: GemmShape::b_k_major).
-// The engine's own rule (gemm_auto_plan) chooses tile, schedule and split-K. Host-only, no CUDA
+// Its plan (gemm_1x1_plan) is the engine's, with the tile width and split-K chosen for conv's
+// shapes by a cost model of waves of tiles. Host-only, no CUDA
 // dependency, so that the variant choice (conv/cuda/variant_choice.cpp) asks it and
 // tests/conv/test_variant_choice.cpp checks it on the CPU.
 #pragma once
@@ -47,6 +48,43 @@ inline std::string gemm_1x1_unsupported_reason(const Problem& p) {
   return (p.layout == Layout::nchw ? "nchw as a GEMM m = OC, n = H*W, k = IC: "
                                    : "nhwc as a GEMM m = N*H*W, n = OC, k = IC: ") +
          why;
+}
+
+// The engine's plan for the GEMM s on sm_count SMs: of the 128- and 256-wide tiles the one with
+// the fewer waves of tiles (ceil(tiles / SMs)), a 256-wide tile's wave costing
+// kGemm1x1Bn256Cost of two 128-wide ones; ping-pong where 128-wide tiles make 16 waves or more
+// (gemm_auto_plan's rule); split-K where the tiles fill at most half the SMs and k is at least
+// kGemm1x1SplitFromBlocks k blocks, into as many splits as fill the SMs, each at least
+// kGemm1x1MinSplitBlocks long. From the H200 run of every plan over the 1x1 layers of the model
+// grids, fp16 nchw and nhwc (results/h200/20261128_conv_thin_1x1/v11_plans/): gemm_auto_plan took the 256-wide tile
+// wherever its tiles filled the SMs, also where n was 64 (Inception-v3's Mixed_5 layers in nhwc:
+// 1.48-1.56x the 128-wide tile's time) or where it left a second wave near empty (MobileNet-v2's
+// b5_2_expand, 147 tiles: 1.42x); its split-K rule (the partials' bytes at most the operands')
+// split none of these layers, where 2-4 splits of k = 2048 on 32-64 tiles measured 1.01-1.30x
+// faster and 2 of k = 1280 0.86-0.98x (one layer 1.04x).
+inline constexpr double kGemm1x1Bn256Cost = 1.7;
+inline constexpr int kGemm1x1SplitFromBlocks = 32;
+inline constexpr int kGemm1x1MinSplitBlocks = 8;
+inline bench::gemm::GemmPlan gemm_1x1_plan(const bench::gemm::GemmShape& s, int sm_count) {
+  namespace gemm = bench::gemm;
+  const std::int64_t sms = sm_count > 0 ? sm_count : 1;
+  const auto tiles = [&](int bn) {
+    return (s.m + gemm::kBm - 1) / gemm::kBm * ((s.n + bn - 1) / bn) * s.batch;
+  };
+  const auto waves = [&](int bn) { return (tiles(bn) + sms - 1) / sms; };
+  const int bn = double(waves(256)) * kGemm1x1Bn256Cost < double(waves(128)) ? 256 : 128;
+  if (bn == 128 && tiles(128) >= 16 * sms)
+    return gemm::gemm_plan(s, sm_count, 128, 1, gemm::GemmSchedule::pingpong);
+  int splits = 1;
+  const int k_blocks =
+      int((s.k + gemm::block_k(s.element_bytes) - 1) / gemm::block_k(s.element_bytes));
+  if (tiles(bn) * 2 <= sms && k_blocks >= kGemm1x1SplitFromBlocks) {
+    std::int64_t want = sms / tiles(bn);
+    if (want > k_blocks / kGemm1x1MinSplitBlocks) want = k_blocks / kGemm1x1MinSplitBlocks;
+    if (want > gemm::kMaxSplits) want = gemm::kMaxSplits;
+    if (want >= 2) splits = int(want);
+  }
+  return gemm::gemm_plan(s, sm_count, bn, splits);
 }
 
 }  // namespace conv

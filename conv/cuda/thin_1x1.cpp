@@ -3,8 +3,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "conv/cuda/device_facts.hpp"
@@ -73,10 +75,20 @@ class Thin1x1Instance final : public DeviceOutputInstance<Thin1x1Instance> {
   }
 
  private:
+  // MYCONV_THIN_1X1_GROUPS=1|2 forces the 16-row groups a warp takes, for experiments (2 only
+  // up to 2 chunks).
   static Thin1x1Plan make_plan(const Problem& p, MmaType type) {
-    const Thin1x1Plan first = thin_1x1_plan(p, 1);
-    const int per_sm = thin_1x1_blocks_per_sm(type, first.chunks, first.smem_bytes);
-    return thin_1x1_plan(p, std::int64_t(sm_count()) * (per_sm > 0 ? per_sm : 1));
+    int groups = 0;
+    if (const char* v = std::getenv("MYCONV_THIN_1X1_GROUPS"); v && *v) {
+      const std::string text = v;
+      if (text != "1" && text != "2")
+        throw std::invalid_argument("MYCONV_THIN_1X1_GROUPS='" + text + "': expected 1 or 2");
+      groups = text[0] - '0';
+    }
+    const Thin1x1Plan first = thin_1x1_plan(p, 1, groups);
+    const int per_sm =
+        thin_1x1_blocks_per_sm(type, first.chunks, first.groups_per_warp, first.smem_bytes);
+    return thin_1x1_plan(p, std::int64_t(sm_count()) * (per_sm > 0 ? per_sm : 1), groups);
   }
 
   Problem p_;

@@ -48,12 +48,16 @@ MYCONV_HD constexpr int thin_1x1_row_vectors(int chunks) {
 
 // The kernel's compiled chunk capacities (template instances): a problem runs on the smallest
 // that holds its chunks. Up to 2 chunks a warp takes two 16-row groups at once (twice the bytes
-// in flight for the shallow layers), else one.
+// in flight for the shallow layers) or one, else one.
 MYCONV_HD constexpr int thin_1x1_chunk_capacity(int chunks) {
   return chunks <= 1 ? 1 : chunks <= 2 ? 2 : chunks <= 4 ? 4 : 8;
 }
 MYCONV_HD constexpr int thin_1x1_groups_per_warp(int capacity) {
   return capacity <= 2 ? 2 : 1;
+}
+// The compiled (capacity, groups) pairs.
+MYCONV_HD constexpr bool thin_1x1_groups_allowed(int capacity, int groups) {
+  return groups == 1 || (groups == 2 && capacity <= 2);
 }
 
 // Whether a warp loads its next task's rows before it multiplies the current ones (twice the A
@@ -106,9 +110,23 @@ inline std::string thin_1x1_unsupported_reason(const Problem& p) {
   return "";
 }
 
+// Where --variant auto takes variant 13 (variant_choice.hpp's rule 1a), from the H200 run of
+// every stride-1 unpadded 1x1 layer of the model grids, nhwc, beside cuDNN and the variants auto
+// ran before (results/h200/20261128_conv_thin_1x1/): in fp16/bf16 it was faster on every layer
+// with IC <= 144 (1.07-3.4x; ResNet-50's res2_1x1_up 1.08x) or OC <= 32 (1.35-2.0x), and slower
+// on the four with IC >= 192 and OC >= 48 (variant 10 0.66-0.90x its time, one tie at 0.97);
+// in tf32 faster with IC >= 32 (1.08-2.6x), slower on the expands of 16 and 24 channels (its
+// FP32 outputs: 0.78-0.93x).
+inline bool thin_1x1_preferred(const Problem& p) {
+  if (p.dtype == DataType::tf32) return p.ic >= 32;
+  return p.ic <= 144 || p.oc <= 32;
+}
+
 // The plan for p (thin_1x1_unsupported_reason(p) empty) with `resident` blocks of the instance
-// on the whole device (SMs x blocks per SM; the caller asks the occupancy calculator).
-inline Thin1x1Plan thin_1x1_plan(const Problem& p, std::int64_t resident) {
+// on the whole device (SMs x blocks per SM; the caller asks the occupancy calculator); groups 1
+// or 2 forces the 16-row groups a warp takes (where compiled: thin_1x1_groups_allowed), 0 the
+// rule's.
+inline Thin1x1Plan thin_1x1_plan(const Problem& p, std::int64_t resident, int groups = 0) {
   Thin1x1Plan t;
   const int bytes = bench::storage_bytes(p.dtype);
   t.m = std::int64_t(p.mb) * p.ih * p.iw;
@@ -116,7 +134,8 @@ inline Thin1x1Plan thin_1x1_plan(const Problem& p, std::int64_t resident) {
   t.k = p.ic;
   t.chunks = (p.ic * bytes + kThinChunkBytes - 1) / kThinChunkBytes;
   t.capacity = thin_1x1_chunk_capacity(t.chunks);
-  t.groups_per_warp = thin_1x1_groups_per_warp(t.capacity);
+  t.groups_per_warp =
+      thin_1x1_groups_allowed(t.capacity, groups) ? groups : thin_1x1_groups_per_warp(t.capacity);
   const std::int64_t rows = std::int64_t(kThinRowsPerGroup) * t.groups_per_warp;
   t.warp_tasks = (t.m + rows - 1) / rows;
   const int warps = kThinThreads / 32;

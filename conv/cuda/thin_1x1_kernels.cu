@@ -141,16 +141,16 @@ __device__ __forceinline__ void round_rows(uint4 (&a)[kGroups][2][kCap]) {
       for (int c = 0; c < kCap; ++c) a[gi][h][c] = round_vector<T>(a[gi][h][c]);
 }
 
-// kCap: the chunks the A fragments hold (a row's k in 64-byte chunks, `chunks` of them used).
-// Where thin_1x1_prefetch(kCap), a warp loads its next task's rows before it multiplies the
-// current ones, so that its loads stay in flight through its MMAs and stores.
-template <MmaDtype T, int kCap>
+// kCap: the chunks the A fragments hold (a row's k in 64-byte chunks, `chunks` of them used);
+// kGroups: the 16-row groups a warp takes at once. Where thin_1x1_prefetch(kCap), a warp loads its
+// next task's rows before it multiplies the current ones, so that its loads stay in flight through
+// its MMAs and stores.
+template <MmaDtype T, int kCap, int kGroups>
 __global__ void __launch_bounds__(kThinThreads)
     thin_1x1_kernel(const unsigned char* __restrict__ src, const unsigned char* __restrict__ wei,
                     unsigned char* __restrict__ dst, std::int64_t m, int n, int k, int chunks) {
 #if BENCH_MMA_OK
   constexpr int kBytes = bench::mma_dtype_bytes(T);
-  constexpr int kGroups = thin_1x1_groups_per_warp(kCap);
   constexpr bool kPrefetch = thin_1x1_prefetch(kCap);
   constexpr int kWarps = kThinThreads / 32;
   extern __shared__ uint4 w_s[];
@@ -221,29 +221,26 @@ using KernelFn = void (*)(const unsigned char*, const unsigned char*, unsigned c
                           int, int, int);
 
 template <MmaDtype T>
-KernelFn kernel_of(int capacity) {
-  switch (capacity) {
-    case 1:
-      return thin_1x1_kernel<T, 1>;
-    case 2:
-      return thin_1x1_kernel<T, 2>;
-    case 4:
-      return thin_1x1_kernel<T, 4>;
-    case 8:
-      return thin_1x1_kernel<T, 8>;
-  }
-  throw std::logic_error("variant 13: no kernel holds " + std::to_string(capacity) + " chunks");
+KernelFn kernel_of(int capacity, int groups) {
+  if (groups == 2 && capacity == 1) return thin_1x1_kernel<T, 1, 2>;
+  if (groups == 2 && capacity == 2) return thin_1x1_kernel<T, 2, 2>;
+  if (groups == 1 && capacity == 1) return thin_1x1_kernel<T, 1, 1>;
+  if (groups == 1 && capacity == 2) return thin_1x1_kernel<T, 2, 1>;
+  if (groups == 1 && capacity == 4) return thin_1x1_kernel<T, 4, 1>;
+  if (groups == 1 && capacity == 8) return thin_1x1_kernel<T, 8, 1>;
+  throw std::logic_error("variant 13: no kernel holds " + std::to_string(capacity) + " chunks in " +
+                         std::to_string(groups) + " groups a warp");
 }
 
-// The kernel for `chunks` in `type`, allowed kThinMaxSharedBytes of dynamic shared memory (set
-// once per kernel: above 48 KB it must be asked for).
-KernelFn prepared_kernel(MmaType type, int chunks) {
+// The kernel for `chunks` and `groups` in `type`, allowed kThinMaxSharedBytes of dynamic shared
+// memory (set once per kernel: above 48 KB it must be asked for).
+KernelFn prepared_kernel(MmaType type, int chunks, int groups) {
   const int capacity = thin_1x1_chunk_capacity(chunks);
-  const KernelFn f = type == MmaType::tf32   ? kernel_of<MmaDtype::tf32>(capacity)
-                     : type == MmaType::fp16 ? kernel_of<MmaDtype::fp16>(capacity)
-                                             : kernel_of<MmaDtype::bf16>(capacity);
-  static bool set[3][9] = {};
-  bool& done = set[int(type)][capacity];
+  const KernelFn f = type == MmaType::tf32   ? kernel_of<MmaDtype::tf32>(capacity, groups)
+                     : type == MmaType::fp16 ? kernel_of<MmaDtype::fp16>(capacity, groups)
+                                             : kernel_of<MmaDtype::bf16>(capacity, groups);
+  static bool set[3][9][3] = {};
+  bool& done = set[int(type)][capacity][groups];
   if (!done) {
     CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(kThinMaxSharedBytes)));
@@ -254,19 +251,19 @@ KernelFn prepared_kernel(MmaType type, int chunks) {
 
 }  // namespace
 
-int thin_1x1_blocks_per_sm(MmaType type, int chunks, std::size_t smem_bytes) {
+int thin_1x1_blocks_per_sm(MmaType type, int chunks, int groups, std::size_t smem_bytes) {
   int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, prepared_kernel(type, chunks),
-                                                           kThinThreads, smem_bytes));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, prepared_kernel(type, chunks, groups), kThinThreads, smem_bytes));
   return blocks;
 }
 
 void launch_thin_1x1(MmaType type, const Thin1x1Plan& t, const void* src, const void* wei,
                      void* dst, cudaStream_t stream) {
   if (t.blocks < 1 || t.n % 8 != 0 || t.chunks < 1 || t.chunks > kThinMaxChunks ||
-      t.smem_bytes > kThinMaxSharedBytes)
+      t.smem_bytes > kThinMaxSharedBytes || !thin_1x1_groups_allowed(t.capacity, t.groups_per_warp))
     throw std::logic_error("variant 13: a plan thin_1x1_plan did not make");
-  const KernelFn f = prepared_kernel(type, t.chunks);
+  const KernelFn f = prepared_kernel(type, t.chunks, t.groups_per_warp);
   f<<<t.blocks, kThinThreads, t.smem_bytes, stream>>>(
       static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(wei),
       static_cast<unsigned char*>(dst), t.m, t.n, t.k, t.chunks);

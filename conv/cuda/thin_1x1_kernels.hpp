@@ -10,9 +10,10 @@
 
 namespace conv {
 
-// Blocks of the kernel for `chunks` k chunks in `type` that one SM keeps resident (the
-// occupancy calculator, with `smem_bytes` of dynamic shared memory). Throws on CUDA errors.
-int thin_1x1_blocks_per_sm(MmaType type, int chunks, std::size_t smem_bytes);
+// Blocks of the kernel for `chunks` k chunks and `groups` 16-row groups a warp in `type` that one
+// SM keeps resident (the occupancy calculator, with `smem_bytes` of dynamic shared memory).
+// Throws on CUDA errors.
+int thin_1x1_blocks_per_sm(MmaType type, int chunks, int groups, std::size_t smem_bytes);
 
 // Enqueues dst[m][n] = sum_k src[m][k] wei[n][k] (storage type of `type`, rows contiguous) with
 // plan t on stream: one kernel. Throws on a launch error.

@@ -6,6 +6,7 @@
 #include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/mma_index.hpp"
 #include "conv/cuda/small_conv_config.hpp"
+#include "conv/cuda/thin_1x1_config.hpp"
 #include "conv/cuda/wgmma_conv_config.hpp"
 #include "conv/cuda/winograd_config.hpp"
 #include "conv/im2col_index.hpp"
@@ -174,6 +175,10 @@ VariantChoice choose_variant(const Problem& p, const VariantDevice& device) {
   if (indexable && p.g == p.ic && depthwise_supported(g))
     return {Variant::depthwise, "depthwise (groups = input channels, OC/G <= " +
                                     std::to_string(kDepthwiseMaxMultiplier) + ")"};
+  if (device.mma && thin_1x1_unsupported_reason(p).empty() && thin_1x1_preferred(p))
+    return {Variant::thin_1x1, "an nhwc 1x1 layer of " + std::to_string(p.ic) + " input and " +
+                                   std::to_string(p.oc) +
+                                   " output channels: one streaming kernel, its time the bytes"};
   if (device.engine && gemm_1x1_unsupported_reason(p).empty() && engine_1x1_preferred(p))
     return {Variant::gemm_1x1,
             "a 1x1 filter, stride 1, one group: the GEMM engine on the tensors as they lie"};

@@ -4,10 +4,10 @@
 // GPU tests (skip, with the reason, where no sm_80+ GPU with the mma.sync build is usable): tf32,
 // fp16 and bf16 on problems with k under one chunk and past several, the last chunk part full,
 // column runs of 4, 2 and 1 tiles, pixels that are not whole 16- or 32-row groups, OC 8 to 192,
-// 33 images; the plan's grid and grids of 1 and 3 blocks (each warp then walks many row groups,
-// its next rows loaded ahead); the output poisoned first and compared with the float64
-// reference at the dtype's tolerance; then through the backend with --variant 13, and its
-// refusals with the reason.
+// 33 images; one and two 16-row groups a warp; the plan's grid and grids of 1 and 3 blocks (each
+// warp then walks many row groups, its next rows loaded ahead); the output poisoned first and
+// compared with the float64 reference at the dtype's tolerance; then through the backend with
+// --variant 13, and its refusals with the reason.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -158,21 +158,23 @@ TEST(Thin1x1Cuda, EveryTypeAndGridMatchesTheReference) {
       ASSERT_EQ(thin_1x1_unsupported_reason(p), "") << text << " " << bench::to_string(dt);
       const HostData data = make_host_data(p, 11);
       testing::DeviceBuffers c(p, data);
-      const Thin1x1Plan planned = thin_1x1_plan(p, 132 * 4);
-      for (int blocks : {planned.blocks, 1, 3}) {
-        Thin1x1Plan t = planned;
-        t.blocks = std::min(blocks, planned.blocks);
-        EXPECT_EQ(c.check(data,
-                          [&](cudaStream_t s) {
-                            launch_thin_1x1(type_of(dt), t, c.src.data(), c.wei.data(),
-                                            c.dst.data(), s);
-                          }),
-                  "")
-            << text << " " << bench::to_string(dt) << " " << thin_1x1_plan_name(t);
-        ++cases;
+      for (int groups : {0, 1, 2}) {  // the rule's, then each forced (2 falls back past 2 chunks)
+        const Thin1x1Plan planned = thin_1x1_plan(p, 132 * 4, groups);
+        for (int blocks : {planned.blocks, 1, 3}) {
+          Thin1x1Plan t = planned;
+          t.blocks = std::min(blocks, planned.blocks);
+          EXPECT_EQ(c.check(data,
+                            [&](cudaStream_t s) {
+                              launch_thin_1x1(type_of(dt), t, c.src.data(), c.wei.data(),
+                                              c.dst.data(), s);
+                            }),
+                    "")
+              << text << " " << bench::to_string(dt) << " " << thin_1x1_plan_name(t);
+          ++cases;
+        }
       }
     }
-  EXPECT_EQ(cases, int(gpu_problems().size()) * 3 * 3);
+  EXPECT_EQ(cases, int(gpu_problems().size()) * 3 * 3 * 3);
 }
 
 TEST(Thin1x1Cuda, TheBackendRunsItAndRefusesWithTheReason) {

@@ -133,8 +133,11 @@ TEST(VariantChoice, WideFewChannel1x1TakesTensorCores) {
         const VariantChoice nchw = choose_variant(typed_problem(text, dt), d);
         EXPECT_EQ(nchw.variant, Variant::mma_implicit_gemm) << text;
         EXPECT_NE(nchw.why.find("1x1"), std::string::npos) << nchw.why;
+        // nhwc: variant 13 (rule 1a) where it takes the layer (tf32 rows of at most 128
+        // channels), else variant 6.
+        const bool thin = dt != DataType::tf32 || std::string(text) == "mb32ic32ih112oc16kh1";
         EXPECT_EQ(choose_variant(typed_problem(text, dt, Layout::nhwc), d).variant,
-                  Variant::mma_repacked_implicit_gemm)
+                  thin ? Variant::thin_1x1 : Variant::mma_repacked_implicit_gemm)
             << text;
       }
   // fp32 1x1 layers go to variant 3; without mma.sync, tf32/fp16/bf16 keep variant 7.
@@ -203,17 +206,59 @@ TEST(VariantChoice, SmallOutputChannelRangeFromTheSearchRun) {
       Variant::mma_repacked_implicit_gemm);
 }
 
+// Rule 1a: variant 13 for the nhwc 1x1 layers it was measured faster on (thin_1x1_preferred),
+// wherever the mma.sync kernels run; not in nchw, fp32, on other filters, or where it lost.
+TEST(VariantChoice, Nhwc1x1TakesTheThinKernelWhereItMeasuredFaster) {
+  for (const VariantDevice& d : {kHopper, kAmpere})
+    for (DataType dt : {DataType::fp16, DataType::bf16}) {
+      for (const char* text :
+           {"mb32ic32ih112oc16kh1", "mb32ic16ih112oc96kh1", "mb32ic64ih73oc80kh1",
+            "mb32ic144ih56oc24kh1", "mb32ic192ih35oc32kh1"}) {
+        const VariantChoice c = choose_variant(typed_problem(text, dt, Layout::nhwc), d);
+        EXPECT_EQ(c.variant, Variant::thin_1x1) << text;
+        EXPECT_NE(c.why.find("one streaming kernel"), std::string::npos) << c.why;
+        EXPECT_NE(choose_variant(typed_problem(text, dt), d).variant, Variant::thin_1x1) << text;
+      }
+      // IC >= 192 and OC >= 48: variant 10 was faster on Hopper.
+      for (const char* text : {"mb32ic192ih35oc64kh1", "mb32ic256ih35oc48kh1"})
+        EXPECT_NE(choose_variant(typed_problem(text, dt, Layout::nhwc), d).variant,
+                  Variant::thin_1x1)
+            << text;
+    }
+  // tf32 from 32 input channels on; the expands of 16 and 24 channels keep their rules.
+  EXPECT_EQ(
+      choose_variant(typed_problem("mb32ic32ih28oc192kh1", DataType::tf32, Layout::nhwc), kHopper)
+          .variant,
+      Variant::thin_1x1);
+  for (const char* text : {"mb32ic16ih112oc96kh1", "mb32ic24ih56oc144kh1"})
+    EXPECT_NE(choose_variant(typed_problem(text, DataType::tf32, Layout::nhwc), kHopper).variant,
+              Variant::thin_1x1)
+        << text;
+  // fp32, or no mma.sync; strided, padded or wider filters.
+  const char* b1 = "mb32ic32ih112oc16kh1";
+  EXPECT_NE(choose_variant(typed_problem(b1, DataType::fp32, Layout::nhwc), kHopper).variant,
+            Variant::thin_1x1);
+  EXPECT_NE(choose_variant(typed_problem(b1, DataType::fp16, Layout::nhwc), kNoTensorCores).variant,
+            Variant::thin_1x1);
+  for (const char* text :
+       {"mb32ic32ih112oc16kh1sh2", "mb32ic32ih112oc16kh1ph1", "mb32ic32ih112oc16kh3ph1"})
+    EXPECT_NE(choose_variant(typed_problem(text, DataType::fp16, Layout::nhwc), kHopper).variant,
+              Variant::thin_1x1)
+        << text;
+}
+
 // Variant 11 where the engine runs: fp16/bf16 1x1 layers, stride 1, no padding, one group, whose
 // GEMM rows are whole 16-byte units (nchw: H*W, IC; nhwc: OC, IC multiples of 8), where it was
 // measured faster than the rules below it (variant_choice.cpp: engine_1x1_preferred).
 TEST(VariantChoice, Hopper1x1TakesTheGemmEngine) {
   for (DataType dt : {DataType::fp16, DataType::bf16}) {
-    for (Layout layout : {Layout::nchw, Layout::nhwc}) {
-      const VariantChoice c =
-          choose_variant(typed_problem("mb32ic64ih56oc256kh1", dt, layout), kHopper);
-      EXPECT_EQ(c.variant, Variant::gemm_1x1);  // ResNet-50 res2_1x1_up
-      EXPECT_NE(c.why.find("GEMM engine"), std::string::npos) << c.why;
-    }
+    // ResNet-50 res2_1x1_up: nchw on the engine, nhwc with variant 13 (rule 1a) before it.
+    const VariantChoice c = choose_variant(typed_problem("mb32ic64ih56oc256kh1", dt), kHopper);
+    EXPECT_EQ(c.variant, Variant::gemm_1x1);
+    EXPECT_NE(c.why.find("GEMM engine"), std::string::npos) << c.why;
+    EXPECT_EQ(
+        choose_variant(typed_problem("mb32ic64ih56oc256kh1", dt, Layout::nhwc), kHopper).variant,
+        Variant::thin_1x1);
     // nchw from 24 output channels on; 16 (MobileNet-v2's b1_project) keeps the old rules.
     for (const char* text :
          {"mb32ic24ih56oc144kh1", "mb32ic192ih28oc32kh1", "mb32ic144ih56oc24kh1"})
@@ -282,6 +327,35 @@ TEST(VariantChoice, Gemm1x1Mapping) {
   EXPECT_NE(gemm_1x1_unsupported_reason(typed_problem("mb3ic24ih5iw7oc40kh1kw1", DataType::bf16)),
             "");
   EXPECT_NE(gemm_1x1_unsupported_reason(typed_problem("mb3ic24ih8oc40kh1", DataType::tf32)), "");
+}
+
+// Variant 11's plan on an H200's 132 SMs: the tile width with the fewer waves (a 256-wide wave
+// costing 1.7 of a 128-wide one), split-K only over k of 32 blocks or more.
+TEST(VariantChoice, Gemm1x1PlanCountsWaves) {
+  namespace gemm = bench::gemm;
+  const auto plan = [](const char* text, Layout layout) {
+    return gemm_1x1_plan(gemm_1x1_shape(typed_problem(text, DataType::fp16, layout)), 132);
+  };
+  // n = 64: 307 tiles of either width, so 128 (gemm_auto_plan took 256).
+  EXPECT_EQ(plan("mb32ic192ih35oc64kh1", Layout::nhwc).bn, 128);
+  // 245 tiles of 128 (2 waves) against 147 of 256 (2 waves, the second near empty).
+  EXPECT_EQ(plan("mb32ic96ih14oc576kh1", Layout::nhwc).bn, 128);
+  // 147 tiles of 128 (2 waves) against 98 of 256 (one).
+  EXPECT_EQ(plan("mb32ic64ih14oc384kh1", Layout::nhwc).bn, 256);
+  EXPECT_EQ(plan("mb32ic64ih56oc256kh1", Layout::nhwc).bn, 256);
+  // nchw b2_1_expand: 3136 tiles of 128 (24 waves) against 1568 of 256 (12): 256, not ping-pong.
+  const gemm::GemmPlan expand = plan("mb32ic16ih112oc96kh1", Layout::nchw);
+  EXPECT_EQ(expand.bn, 256);
+  EXPECT_EQ(expand.schedule, gemm::GemmSchedule::cooperative);
+  // 32 tiles over k = 2048 (32 blocks): 4 splits of 8 blocks; 48 tiles: 2.
+  const gemm::GemmPlan pool = plan("mb32ic2048ih8oc192kh1", Layout::nhwc);
+  EXPECT_EQ(pool.bn, 128);
+  EXPECT_EQ(pool.splits, 4);
+  EXPECT_EQ(plan("mb32ic2048ih8oc320kh1", Layout::nhwc).splits, 2);
+  // k = 1280 (20 blocks): no split; 130 tiles fill the SMs: none.
+  EXPECT_EQ(plan("mb32ic1280ih8oc192kh1", Layout::nhwc).splits, 1);
+  EXPECT_EQ(plan("mb32ic320ih7oc1280kh1", Layout::nhwc).splits, 1);
+  EXPECT_EQ(plan("mb32ic320ih7oc1280kh1", Layout::nhwc).bn, 128);
 }
 
 TEST(VariantChoice, WithoutWgmmaOrTensorCores) {
