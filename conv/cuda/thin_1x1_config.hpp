@@ -13,9 +13,10 @@
 //     registers of both steps as one 16-byte shared-memory load;
 //   - the block's weights sit in shared memory, tf32 rounded there once; the input is rounded in
 //     the registers (cvt.rna), so tf32 needs no rounding copy;
-//   - FP32 accumulators in runs of up to 4 column tiles of 8, whose columns are permuted so that a
-//     lane holds 8 contiguous outputs of a row (thin_1x1_output_column), converted and stored
-//     straight to global memory, 16 bytes a store in 16-bit types;
+//   - FP32 accumulators in runs of column tiles of 8 (4 in 16-bit types, 2 in tf32), whose columns
+//     are permuted so that a lane holds the run's contiguous outputs of a row, 16 bytes
+//     (thin_1x1_output_column), converted and stored straight to global memory: a quad of lanes
+//     writes 64 contiguous bytes of a row with one store each;
 //   - a warp's next rows are loaded before it multiplies the current ones (thin_1x1_prefetch).
 // Host-only, no CUDA dependency: the variant choice (conv/cuda/variant_choice.cpp) and
 // tests/conv/test_variant_choice.cpp ask it on the CPU. Kernels: conv/cuda/thin_1x1_kernels.cu.
@@ -47,14 +48,15 @@ MYCONV_HD constexpr int thin_1x1_row_vectors(int chunks) {
 }
 
 // The kernel's compiled chunk capacities (template instances): a problem runs on the smallest
-// that holds its chunks. Up to 2 chunks a warp takes two 16-row groups at once (twice the bytes
-// in flight for the shallow layers) or one, else one.
+// that holds its chunks.
 MYCONV_HD constexpr int thin_1x1_chunk_capacity(int chunks) {
   return chunks <= 1 ? 1 : chunks <= 2 ? 2 : chunks <= 4 ? 4 : 8;
 }
-MYCONV_HD constexpr int thin_1x1_groups_per_warp(int capacity) {
-  return capacity <= 2 ? 2 : 1;
-}
+// A warp takes one 16-row group at a time. Two (twice the bytes in flight; compiled up to 2
+// chunks, forced by MYCONV_THIN_1X1_GROUPS=2) measured slower on the H200
+// (results/h200/20261128_conv_thin_1x1/, v13_groups1 and v13_groups2 files): 1.01-1.25x the time
+// on 2-chunk layers (their registers leave fewer warps), 0.98-1.06x on 1-chunk ones.
+inline constexpr int kThinGroupsPerWarp = 1;
 // The compiled (capacity, groups) pairs.
 MYCONV_HD constexpr bool thin_1x1_groups_allowed(int capacity, int groups) {
   return groups == 1 || (groups == 2 && capacity <= 2);
@@ -110,15 +112,12 @@ inline std::string thin_1x1_unsupported_reason(const Problem& p) {
   return "";
 }
 
-// Where --variant auto takes variant 13 (variant_choice.hpp's rule 1a), from the H200 run of
-// every stride-1 unpadded 1x1 layer of the model grids, nhwc, beside cuDNN and the variants auto
-// ran before (results/h200/20261128_conv_thin_1x1/): in fp16/bf16 it was faster on every layer
-// with IC <= 144 (1.07-3.4x; ResNet-50's res2_1x1_up 1.08x) or OC <= 32 (1.35-2.0x), and slower
-// on the four with IC >= 192 and OC >= 48 (variant 10 0.66-0.90x its time, one tie at 0.97);
-// in tf32 faster with IC >= 32 (1.08-2.6x), slower on the expands of 16 and 24 channels (its
-// FP32 outputs: 0.78-0.93x).
+// Where --variant auto takes variant 13 (variant_choice.hpp's rule 1a): fp16/bf16 with IC <= 144
+// or OC <= 32, tf32 with IC >= 24. From the H200 runs of every stride-1 unpadded 1x1 layer of the
+// model grids in nhwc beside cuDNN and the variants that ran them before
+// (results/h200/20261128_conv_thin_1x1/).
 inline bool thin_1x1_preferred(const Problem& p) {
-  if (p.dtype == DataType::tf32) return p.ic >= 32;
+  if (p.dtype == DataType::tf32) return p.ic >= 24;
   return p.ic <= 144 || p.oc <= 32;
 }
 
@@ -134,8 +133,7 @@ inline Thin1x1Plan thin_1x1_plan(const Problem& p, std::int64_t resident, int gr
   t.k = p.ic;
   t.chunks = (p.ic * bytes + kThinChunkBytes - 1) / kThinChunkBytes;
   t.capacity = thin_1x1_chunk_capacity(t.chunks);
-  t.groups_per_warp =
-      thin_1x1_groups_allowed(t.capacity, groups) ? groups : thin_1x1_groups_per_warp(t.capacity);
+  t.groups_per_warp = thin_1x1_groups_allowed(t.capacity, groups) ? groups : kThinGroupsPerWarp;
   const std::int64_t rows = std::int64_t(kThinRowsPerGroup) * t.groups_per_warp;
   t.warp_tasks = (t.m + rows - 1) / rows;
   const int warps = kThinThreads / 32;

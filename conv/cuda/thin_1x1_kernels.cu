@@ -195,9 +195,11 @@ __global__ void __launch_bounds__(kThinThreads)
       load_rows<T, kCap, kGroups>(a, src, row0, m, row_bytes, chunks, g, t);
     }
     round_rows<T, kCap, kGroups>(a);
+    // Runs of 4 tiles in 16-bit types (a lane's 8 outputs: 16 bytes), 2 in tf32 (4 floats).
+    constexpr int kRun = T == MmaDtype::tf32 ? 2 : 4;
     int j = 0;
-    for (; j + 4 <= tiles; j += 4)
-      column_run<T, kCap, kGroups, 4>(a, w_s, row_vectors, chunks, 8 * j, g, t, row0, m, n, dst);
+    for (; j + kRun <= tiles; j += kRun)
+      column_run<T, kCap, kGroups, kRun>(a, w_s, row_vectors, chunks, 8 * j, g, t, row0, m, n, dst);
     if (j + 2 <= tiles) {
       column_run<T, kCap, kGroups, 2>(a, w_s, row_vectors, chunks, 8 * j, g, t, row0, m, n, dst);
       j += 2;

@@ -69,19 +69,23 @@ TEST(Thin1x1Config, Plan) {
   EXPECT_EQ(a.m, 32 * 112 * 112);
   EXPECT_EQ(a.chunks, 1);
   EXPECT_EQ(a.capacity, 1);
-  EXPECT_EQ(a.groups_per_warp, 2);
-  EXPECT_EQ(a.warp_tasks, 32 * 112 * 112 / 32);
+  EXPECT_EQ(a.groups_per_warp, 1);
+  EXPECT_EQ(a.warp_tasks, 32 * 112 * 112 / 16);
   EXPECT_EQ(a.blocks, 1056);  // the resident blocks: fewer than the tasks fill
   EXPECT_EQ(a.smem_bytes, std::size_t(16 * 4 * 16));
   EXPECT_EQ(thin_1x1_plan_name(a),
-            "m401408 n16 k32: 1 chunk of 64 bytes, 2 groups of 16 rows a warp, 1056 blocks of 256");
+            "m401408 n16 k32: 1 chunk of 64 bytes, 1 group of 16 rows a warp, 1056 blocks of 256");
+  EXPECT_EQ(thin_1x1_plan(nhwc("mb32ic32ih112oc16kh1", DataType::fp16), 1056, 2).groups_per_warp,
+            2);
   // tf32: the same 32 channels are 128 bytes, two chunks; 144 fp16 channels 5 chunks (the last
-  // half full) in the 8-chunk kernel, one 16-row group a warp.
+  // half full) in the 8-chunk kernel, one 16-row group a warp (two are compiled up to 2 chunks).
   EXPECT_EQ(thin_1x1_plan(nhwc("mb32ic32ih112oc16kh1", DataType::tf32), 1).chunks, 2);
   const Thin1x1Plan b = thin_1x1_plan(nhwc("mb3ic144ih5iw7oc24kh1kw1", DataType::bf16), 1000);
   EXPECT_EQ(b.chunks, 5);
   EXPECT_EQ(b.capacity, 8);
   EXPECT_EQ(b.groups_per_warp, 1);
+  EXPECT_EQ(
+      thin_1x1_plan(nhwc("mb3ic144ih5iw7oc24kh1kw1", DataType::bf16), 1000, 2).groups_per_warp, 1);
   EXPECT_EQ(b.warp_tasks, (105 + 15) / 16);
   EXPECT_EQ(b.blocks, 1);  // 7 tasks fill one block of 8 warps
   EXPECT_EQ(b.smem_bytes, std::size_t(24 * 20 * 16));
