@@ -13,10 +13,10 @@
 //     registers of both steps as one 16-byte shared-memory load;
 //   - the block's weights sit in shared memory, tf32 rounded there once; the input is rounded in
 //     the registers (cvt.rna), so tf32 needs no rounding copy;
-//   - FP32 accumulators in runs of column tiles of 8 (4 in 16-bit types, 2 in tf32), whose columns
-//     are permuted so that a lane holds the run's contiguous outputs of a row, 16 bytes
-//     (thin_1x1_output_column), converted and stored straight to global memory: a quad of lanes
-//     writes 64 contiguous bytes of a row with one store each;
+//   - FP32 accumulators in runs of 4 column tiles of 8, whose columns are permuted so that a lane
+//     holds 8 contiguous outputs of a row (thin_1x1_output_column), converted and stored straight
+//     to global memory: 16 bytes a lane in 16-bit types (a quad's stores are 64 contiguous bytes
+//     of a row), two stores of 16 in tf32;
 //   - a warp's next rows are loaded before it multiplies the current ones (thin_1x1_prefetch).
 // Host-only, no CUDA dependency: the variant choice (conv/cuda/variant_choice.cpp) and
 // tests/conv/test_variant_choice.cpp ask it on the CPU. Kernels: conv/cuda/thin_1x1_kernels.cu.

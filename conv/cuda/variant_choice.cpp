@@ -156,15 +156,15 @@ bool wgmma_part_slices_pay(const Im2colGeometry& r, int bytes) {
 // Where variant 11 beat the rules below it, from the H200 run of the 20 1x1 layers of ResNet-50
 // and MobileNet-v2 in fp16 and bf16 (results/h200/20261126_conv_1x1_variant11/, against
 // results/h200/20261125_conv_variant_auto_1x1/): in nchw faster on every layer it takes with 24 or
-// more output channels (1.1-2.2x), slower with 16 (0.80-0.88x); in nhwc faster (1.05-1.45x) where
-// the GEMM is wide and deep enough for its 128-row tiles and 64-deep k blocks: 96 or more output
-// channels and 128 or more input channels, or 64 input channels over 65536 pixels (ResNet-50's
-// res2_1x1_up); on the rest of nhwc (few output or input channels) variants 6 and 10 were as fast
-// or up to 1.6x faster.
+// more output channels (1.1-2.2x), slower with 16 (0.80-0.88x); in nhwc where the GEMM is wide
+// and deep enough for its 128-row tiles and 64-deep k blocks: 96 or more output channels over 64
+// or more input channels. With its plan by waves of tiles (gemm_1x1_plan) it also beat variant 6
+// on MobileNet-v2's b4_2_expand and b5_2_expand (64 and 96 input channels, 1.08-1.15x,
+// results/h200/20261128_conv_thin_1x1/); on the rest of nhwc (few output or input channels)
+// variants 13, 6 and 10 were as fast or faster.
 bool engine_1x1_preferred(const Problem& p) {
-  const std::int64_t pixels = std::int64_t(p.mb) * p.oh() * p.ow();
   if (p.layout == Layout::nchw) return p.oc >= 24;
-  return p.oc >= 96 && (p.ic >= 128 || (p.ic >= 64 && pixels >= 65536));
+  return p.oc >= 96 && p.ic >= 64;
 }
 
 }  // namespace

@@ -70,8 +70,9 @@ struct VariantChoice {
 //      tf32 with IC >= 24): variant 13, one streaming kernel whose time is the bytes it moves;
 //   1b. fp16/bf16 where the GEMM engine runs, a 1x1 filter, stride 1, no padding, one group and
 //      the engine's 16-byte rows (gemm_1x1_unsupported_reason: nchw H*W, nhwc OC, and IC multiples
-//      of 8), where it measured faster (engine_1x1_preferred): variant 11, the engine's GEMM on
-//      the tensors as they lie;
+//      of 8), where it measured faster (engine_1x1_preferred: nchw from 24 output channels, nhwc
+//      with 96 or more output channels over 64 or more input channels): variant 11, the engine's
+//      GEMM on the tensors as they lie;
 //   2. tf32/fp16/bf16 where the mma.sync kernels run, a 1x1 filter, one group, OC/G <= 32 and
 //      N*OH*OW >= 16384: variant 4 in nchw, 6 in nhwc. MobileNet-v2's
 //      five project layers with 16-32 output channels measured, with --variant search (us, real

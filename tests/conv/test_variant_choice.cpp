@@ -266,14 +266,15 @@ TEST(VariantChoice, Hopper1x1TakesTheGemmEngine) {
           << text;
     EXPECT_NE(choose_variant(typed_problem("mb32ic32ih112oc16kh1", dt), kHopper).variant,
               Variant::gemm_1x1);
-    // nhwc: wide and deep GEMMs only; few output or input channels keep variants 6 and 10.
-    for (const char* text :
-         {"mb32ic960ih7oc320kh1", "mb32ic160ih7oc960kh1", "mb32ic384ih14oc96kh1"})
+    // nhwc: 96 or more output channels over 64 or more input channels (MobileNet-v2's b4_2 and
+    // b5_2 expands among them); few output or input channels keep variants 13, 6 and 10.
+    for (const char* text : {"mb32ic960ih7oc320kh1", "mb32ic160ih7oc960kh1", "mb32ic384ih14oc96kh1",
+                             "mb32ic96ih14oc576kh1", "mb32ic64ih14oc384kh1"})
       EXPECT_EQ(choose_variant(typed_problem(text, dt, Layout::nhwc), kHopper).variant,
                 Variant::gemm_1x1)
           << text;
-    for (const char* text : {"mb32ic192ih28oc32kh1", "mb32ic96ih14oc576kh1", "mb32ic16ih112oc96kh1",
-                             "mb32ic384ih14oc64kh1", "mb32ic64ih14oc384kh1"})
+    for (const char* text : {"mb32ic192ih28oc32kh1", "mb32ic16ih112oc96kh1", "mb32ic384ih14oc64kh1",
+                             "mb32ic288ih35oc64kh1"})
       EXPECT_NE(choose_variant(typed_problem(text, dt, Layout::nhwc), kHopper).variant,
                 Variant::gemm_1x1)
           << text;
