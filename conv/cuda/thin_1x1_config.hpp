@@ -13,10 +13,10 @@
 //     registers of both steps as one 16-byte shared-memory load;
 //   - the block's weights sit in shared memory, tf32 rounded there once; the input is rounded in
 //     the registers (cvt.rna), so tf32 needs no rounding copy;
-//   - FP32 accumulators in runs of 4 column tiles of 8, whose columns are permuted so that a lane
-//     holds 8 contiguous outputs of a row (thin_1x1_output_column), converted and stored straight
-//     to global memory: 16 bytes a lane in 16-bit types (a quad's stores are 64 contiguous bytes
-//     of a row), two stores of 16 in tf32;
+//   - FP32 accumulators in runs of column tiles of 8 (4 in 16-bit types, 2 in tf32), whose columns
+//     are permuted so that a lane holds the run's outputs of a row contiguous, 16 bytes
+//     (thin_1x1_output_column), converted and stored straight to global memory: a quad of lanes
+//     writes 64 contiguous bytes of a row, one store each;
 //   - a warp's next rows are loaded before it multiplies the current ones (thin_1x1_prefetch).
 // Host-only, no CUDA dependency: the variant choice (conv/cuda/variant_choice.cpp) and
 // tests/conv/test_variant_choice.cpp ask it on the CPU. Kernels: conv/cuda/thin_1x1_kernels.cu.
@@ -112,12 +112,15 @@ inline std::string thin_1x1_unsupported_reason(const Problem& p) {
   return "";
 }
 
-// Where --variant auto takes variant 13 (variant_choice.hpp's rule 1a): fp16/bf16 with IC <= 144
-// or OC <= 32, tf32 with IC >= 24. From the H200 runs of every stride-1 unpadded 1x1 layer of the
-// model grids in nhwc beside cuDNN and the variants that ran them before
-// (results/h200/20261128_conv_thin_1x1/).
+// Where --variant auto takes variant 13 (variant_choice.hpp's rule 1a), from the H200 runs of
+// every stride-1 unpadded 1x1 layer of the model grids in nhwc, variant 13 beside the variants
+// auto ran there before (results/h200/20261128_conv_thin_1x1/, thin.md): in fp16/bf16 it was
+// faster than the best of variants 6, 10 and 11 on every layer with IC <= 144 (1.27-4.2x) or
+// OC <= 32 (1.23-1.35x), and on the five others (IC >= 192, OC >= 48) slower on four (0.70-0.92x)
+// and 1.03x on one; in tf32, where OC <= 2 IC, 1.45-2.7x faster than the best of variants 6 and
+// 10; on the expands (OC 6x IC) 0.47-0.92x, its FP32 outputs twice the 16-bit bytes.
 inline bool thin_1x1_preferred(const Problem& p) {
-  if (p.dtype == DataType::tf32) return p.ic >= 24;
+  if (p.dtype == DataType::tf32) return p.oc <= 2 * p.ic;
   return p.ic <= 144 || p.oc <= 32;
 }
 

@@ -195,7 +195,10 @@ __global__ void __launch_bounds__(kThinThreads)
       load_rows<T, kCap, kGroups>(a, src, row0, m, row_bytes, chunks, g, t);
     }
     round_rows<T, kCap, kGroups>(a);
-    // Runs of 4 tiles in 16-bit types (a lane's 8 outputs: 16 bytes), 2 in tf32 (4 floats).
+    // Runs of 4 tiles in 16-bit types (a lane's 8 outputs: 16 bytes), 2 in tf32 (4 floats). In
+    // tf32, against runs of 4 (two 16-byte stores a lane) in a separate device call, runs of 2
+    // measured 1.02-1.12x faster on the layers auto gives variant 13 and 1.22-1.80x slower on
+    // MobileNet-v2's expands (results/h200/20261128_conv_thin_1x1/, README).
     constexpr int kRun = T == MmaDtype::tf32 ? 2 : 4;
     int j = 0;
     for (; j + kRun <= tiles; j += kRun)

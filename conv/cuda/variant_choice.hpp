@@ -67,7 +67,7 @@ struct VariantChoice {
 //   1a. tf32/fp16/bf16 where the mma.sync kernels run, nhwc, a 1x1 filter, stride 1, no padding,
 //      one group, rows of whole 16-byte vectors of at most 512 bytes (thin_1x1_unsupported_reason)
 //      and where it measured faster (thin_1x1_preferred: fp16/bf16 with IC <= 144 or OC <= 32,
-//      tf32 with IC >= 24): variant 13, one streaming kernel whose time is the bytes it moves;
+//      tf32 with OC <= 2 IC): variant 13, one streaming kernel whose time is the bytes it moves;
 //   1b. fp16/bf16 where the GEMM engine runs, a 1x1 filter, stride 1, no padding, one group and
 //      the engine's 16-byte rows (gemm_1x1_unsupported_reason: nchw H*W, nhwc OC, and IC multiples
 //      of 8), where it measured faster (engine_1x1_preferred: nchw from 24 output channels, nhwc

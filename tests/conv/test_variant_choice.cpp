@@ -225,15 +225,16 @@ TEST(VariantChoice, Nhwc1x1TakesTheThinKernelWhereItMeasuredFaster) {
                   Variant::thin_1x1)
             << text;
     }
-  // tf32 from 24 input channels on; the expand of 16 channels keeps its rule.
-  for (const char* text : {"mb32ic32ih28oc192kh1", "mb32ic24ih56oc144kh1"})
+  // tf32 where OC <= 2 IC (the projects, Inception-v3's Conv2d_3b_1x1); the expands keep their
+  // rules.
+  for (const char* text : {"mb32ic32ih112oc16kh1", "mb32ic96ih56oc24kh1", "mb32ic64ih73oc80kh1"})
     EXPECT_EQ(choose_variant(typed_problem(text, DataType::tf32, Layout::nhwc), kHopper).variant,
               Variant::thin_1x1)
         << text;
-  EXPECT_NE(
-      choose_variant(typed_problem("mb32ic16ih112oc96kh1", DataType::tf32, Layout::nhwc), kHopper)
-          .variant,
-      Variant::thin_1x1);
+  for (const char* text : {"mb32ic16ih112oc96kh1", "mb32ic24ih56oc144kh1", "mb32ic32ih28oc192kh1"})
+    EXPECT_NE(choose_variant(typed_problem(text, DataType::tf32, Layout::nhwc), kHopper).variant,
+              Variant::thin_1x1)
+        << text;
   // fp32, or no mma.sync; strided, padded or wider filters.
   const char* b1 = "mb32ic32ih112oc16kh1";
   EXPECT_NE(choose_variant(typed_problem(b1, DataType::fp32, Layout::nhwc), kHopper).variant,
