@@ -54,8 +54,8 @@ MYCONV_HD constexpr int thin_1x1_chunk_capacity(int chunks) {
 }
 // A warp takes one 16-row group at a time. Two (twice the bytes in flight; compiled up to 2
 // chunks, forced by MYCONV_THIN_1X1_GROUPS=2) measured slower on the H200
-// (results/h200/20261128_conv_thin_1x1/, v13_groups1 and v13_groups2 files): 1.01-1.25x the time
-// on 2-chunk layers (their registers leave fewer warps), 0.98-1.06x on 1-chunk ones.
+// (results/h200/20261128_conv_thin_1x1/, v13_groups1 and v13_groups2 files): 1.01-1.26x the time
+// on 2-chunk layers (their registers leave fewer warps), 0.99-1.05x on 1-chunk ones.
 inline constexpr int kThinGroupsPerWarp = 1;
 // The compiled (capacity, groups) pairs.
 MYCONV_HD constexpr bool thin_1x1_groups_allowed(int capacity, int groups) {
