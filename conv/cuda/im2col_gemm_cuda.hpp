@@ -12,12 +12,11 @@ namespace conv {
 // options.variant selects the kernel variant: FP32 on CUDA cores "1" (im2col + GEMM), "2"
 // (implicit GEMM), "3" (implicit GEMM with precomputed rows); TF32/FP16/BF16 on tensor cores "4"
 // (implicit GEMM), "5" (im2col + GEMM) and "6" (nhwc repack + implicit GEMM); any dtype "7"
-// (direct small-OC kernel) and "8" (direct depthwise kernel); "9" to "12" and the auto and search
-// settings: conv/cuda/variant_choice.hpp ("12": Winograd F(2x2,3x3), fp32 3x3 stride 1, run only
-// when named or searched); "" for the default (8 for the
-// depthwise problems it runs, 7 where OC/G <= 32, else 3 for fp32 and 6 for the others). A
-// variant that cannot run the problem (its dtype, or variant 8 a problem that is not depthwise)
-// answers Support::no with the reason. Throws bench::UsageError for any other value.
+// (direct small-OC kernel) and "8" (direct depthwise kernel); "9" to "13", the sub-variants and
+// the auto (the default, "") and search settings: conv/cuda/variant_choice.hpp, which lists
+// auto's rules in order. A variant that cannot run the problem (its dtype, or variant 8 a
+// problem that is not depthwise) answers Support::no with the reason. Throws bench::UsageError
+// for any other value.
 std::unique_ptr<Backend> make_im2col_gemm_cuda_backend(const BackendOptions& options);
 
 }  // namespace conv
