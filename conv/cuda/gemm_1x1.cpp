@@ -3,11 +3,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,6 +12,7 @@
 #include "conv/cuda/device_instance.hpp"
 #include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"  // im2col_gemm_build_info
+#include "conv/cuda/plan_override.hpp"
 #include "conv/cuda/variant_choice.hpp"
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/cuda_raii.hpp"
@@ -42,16 +40,9 @@ std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {
 // 256, split-K count 1 to gemm::kMaxSplits; 0 leaves a part to gemm_plan's rule) where set, for
 // experiments.
 gemm::GemmPlan plan_gemm_1x1(const gemm::GemmShape& s) {
-  const char* v = std::getenv("MYCONV_GEMM_1X1_PLAN");
-  if (!v || !*v) return gemm_1x1_plan(s, sm_count());
-  int bn = 0, splits = 0;
-  char end = 0;
-  if (std::sscanf(v, "%d:%d%c", &bn, &splits, &end) != 2 || (bn != 0 && bn != 128 && bn != 256) ||
-      splits < 0 || splits > gemm::kMaxSplits)
-    throw std::invalid_argument("MYCONV_GEMM_1X1_PLAN='" + std::string(v) +
-                                "': expected BN:S with BN 0, 128 or 256 and S 0 to " +
-                                std::to_string(gemm::kMaxSplits));
-  return gemm::gemm_plan(s, sm_count(), bn, splits);
+  const std::optional<PlanOverride> o =
+      plan_override("MYCONV_GEMM_1X1_PLAN", {0, 128, 256}, gemm::kMaxSplits);
+  return o ? gemm::gemm_plan(s, sm_count(), o->bn, o->splits) : gemm_1x1_plan(s, sm_count());
 }
 
 class Gemm1x1Instance final : public DeviceOutputInstance<Gemm1x1Instance> {

@@ -70,6 +70,7 @@
 #include "conv/cuda/device_instance.hpp"
 #include "conv/cuda/gemm_1x1.hpp"
 #include "conv/cuda/im2col_gemm_kernels.hpp"
+#include "conv/cuda/plan_override.hpp"
 #include "conv/cuda/small_conv_kernels.hpp"
 #include "conv/cuda/thin_1x1.hpp"
 #include "conv/cuda/variant_choice.hpp"
@@ -140,16 +141,9 @@ DepthwiseChoice depthwise_choice(int sub_variant) {
 // Variant 10's plan for the repacked geometry r, with MYCONV_WGMMA_PLAN=BN:S (tile width 64 or
 // 128, split-K count 1-8; 0 keeps a part's automatic value) where set, for experiments.
 WgmmaConvPlan plan_wgmma(const Im2colGeometry& r, int element_bytes) {
-  int bn = 0, splits = 0;
-  if (const char* v = std::getenv("MYCONV_WGMMA_PLAN"); v && *v) {
-    char end = 0;
-    if (std::sscanf(v, "%d:%d%c", &bn, &splits, &end) != 2 || (bn != 0 && bn != 64 && bn != 128) ||
-        splits < 0 || splits > kWgmmaMaxSplits)
-      throw std::invalid_argument("MYCONV_WGMMA_PLAN='" + std::string(v) +
-                                  "': expected BN:S with BN 0, 64 or 128 and S 0 to " +
-                                  std::to_string(kWgmmaMaxSplits));
-  }
-  return wgmma_conv_plan(r, element_bytes, sm_count(), bn, splits);
+  const PlanOverride o =
+      plan_override("MYCONV_WGMMA_PLAN", {0, 64, 128}, kWgmmaMaxSplits).value_or(PlanOverride{});
+  return wgmma_conv_plan(r, element_bytes, sm_count(), o.bn, o.splits);
 }
 
 class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance> {

@@ -4,14 +4,13 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "conv/cuda/device_facts.hpp"
 #include "conv/cuda/device_instance.hpp"
-#include "conv/cuda/im2col_gemm_kernels.hpp"  // im2col_gemm_build_info, mma_kernels_unusable_reason
+#include "conv/cuda/im2col_gemm_kernels.hpp"  // im2col_gemm_build_info, MmaType
 #include "conv/cuda/thin_1x1_config.hpp"
 #include "conv/cuda/thin_1x1_kernels.hpp"
 #include "conv/cuda/variant_choice.hpp"
@@ -101,18 +100,6 @@ class Thin1x1Instance final : public DeviceOutputInstance<Thin1x1Instance> {
 };
 
 }  // namespace
-
-std::string thin_1x1_unusable_reason(const Problem& p) {
-  if (const std::string why = thin_1x1_unsupported_reason(p); !why.empty())
-    return "variant 13: " + why;
-  try {
-    if (const std::string why = mma_kernels_unusable_reason(); !why.empty())
-      return "variant 13: " + why;
-  } catch (const std::exception& e) {
-    return std::string("variant 13: cannot query the device for the mma.sync kernels: ") + e.what();
-  }
-  return "";
-}
 
 std::unique_ptr<Instance> make_thin_1x1_instance(const Problem& p, const HostData& data) {
   return std::make_unique<Thin1x1Instance>(p, data);

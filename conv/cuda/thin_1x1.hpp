@@ -12,18 +12,13 @@
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include "conv/backend.hpp"
 
 namespace conv {
 
-// Empty where variant 13 runs p on this device: thin_1x1_unsupported_reason(p), then the mma.sync
-// kernels' device question (compute capability 8.0 and a build with sm_80 or sm_90 code). Never
-// throws.
-std::string thin_1x1_unusable_reason(const Problem& p);
-
-// Variant 13's instance (thin_1x1_unusable_reason(p) empty): buffers allocated, inputs uploaded.
+// Variant 13's instance (variant_support(p, Variant::thin_1x1) ok: thin_1x1_unsupported_reason(p)
+// empty on a device where the mma.sync kernels run): buffers allocated, inputs uploaded.
 std::unique_ptr<Instance> make_thin_1x1_instance(const Problem& p, const HostData& data);
 
 }  // namespace conv

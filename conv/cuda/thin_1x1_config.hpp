@@ -76,6 +76,15 @@ MYCONV_HD constexpr int thin_1x1_output_column(int n0, int q, int e, int g) {
   return n0 + 2 * q * (g / 2) + 2 * e + g % 2;
 }
 
+// 64-byte k chunks of a row of p's input (the last one zero-filled past IC).
+inline int thin_1x1_chunks(const Problem& p) {
+  return (p.ic * bench::storage_bytes(p.dtype) + kThinChunkBytes - 1) / kThinChunkBytes;
+}
+// Shared memory of the block's weights: OC rows at thin_1x1_row_vectors' pitch.
+inline std::size_t thin_1x1_smem_bytes(int oc, int chunks) {
+  return std::size_t(oc) * std::size_t(thin_1x1_row_vectors(chunks)) * 16;
+}
+
 struct Thin1x1Plan {
   std::int64_t m = 0;  // GEMM rows: N*H*W pixels
   int n = 0, k = 0;    // OC, IC
@@ -102,8 +111,7 @@ inline std::string thin_1x1_unsupported_reason(const Problem& p) {
     return "IC of at most " + std::to_string(kThinMaxChunks * kThinChunkBytes / bytes) +
            " values (" + std::to_string(kThinMaxChunks * kThinChunkBytes) +
            " bytes a row: the A fragments a warp holds)";
-  const int chunks = (p.ic * bytes + kThinChunkBytes - 1) / kThinChunkBytes;
-  const std::size_t smem = std::size_t(p.oc) * std::size_t(thin_1x1_row_vectors(chunks)) * 16;
+  const std::size_t smem = thin_1x1_smem_bytes(p.oc, thin_1x1_chunks(p));
   if (smem > kThinMaxSharedBytes)
     return "the weights need " + std::to_string(smem) + " bytes of shared memory (at most " +
            std::to_string(kThinMaxSharedBytes) + ")";
@@ -130,11 +138,10 @@ inline bool thin_1x1_preferred(const Problem& p) {
 // rule's.
 inline Thin1x1Plan thin_1x1_plan(const Problem& p, std::int64_t resident, int groups = 0) {
   Thin1x1Plan t;
-  const int bytes = bench::storage_bytes(p.dtype);
   t.m = std::int64_t(p.mb) * p.ih * p.iw;
   t.n = p.oc;
   t.k = p.ic;
-  t.chunks = (p.ic * bytes + kThinChunkBytes - 1) / kThinChunkBytes;
+  t.chunks = thin_1x1_chunks(p);
   t.capacity = thin_1x1_chunk_capacity(t.chunks);
   t.groups_per_warp = thin_1x1_groups_allowed(t.capacity, groups) ? groups : kThinGroupsPerWarp;
   const std::int64_t rows = std::int64_t(kThinRowsPerGroup) * t.groups_per_warp;
@@ -143,7 +150,7 @@ inline Thin1x1Plan thin_1x1_plan(const Problem& p, std::int64_t resident, int gr
   const std::int64_t fill = (t.warp_tasks + warps - 1) / warps;
   const std::int64_t most = resident > 0 ? resident : 1;
   t.blocks = int(fill < most ? fill : most);
-  t.smem_bytes = std::size_t(p.oc) * std::size_t(thin_1x1_row_vectors(t.chunks)) * 16;
+  t.smem_bytes = thin_1x1_smem_bytes(p.oc, t.chunks);
   return t;
 }
 

@@ -7,10 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "conv/cuda/gemm_1x1_config.hpp"
+#include "conv/cuda/plan_override.hpp"
 #include "conv/cuda/variant_choice.hpp"
 #include "conv/cuda/winograd_config.hpp"
 #include "core/error.hpp"
@@ -358,6 +362,36 @@ TEST(VariantChoice, Gemm1x1PlanCountsWaves) {
   EXPECT_EQ(plan("mb32ic1280ih8oc192kh1", Layout::nhwc).splits, 1);
   EXPECT_EQ(plan("mb32ic320ih7oc1280kh1", Layout::nhwc).splits, 1);
   EXPECT_EQ(plan("mb32ic320ih7oc1280kh1", Layout::nhwc).bn, 128);
+}
+
+// The experiments' BN:S plan overrides (MYCONV_WGMMA_PLAN, MYCONV_GEMM_1X1_PLAN): unset or empty
+// leaves the plan alone; a width not offered, S past the maximum or trailing text are refused.
+TEST(VariantChoice, PlanOverridesParseOrAreRefused) {
+  const char* name = "MYCONV_TEST_PLAN_OVERRIDE";
+  unsetenv(name);
+  EXPECT_FALSE(plan_override(name, {0, 128, 256}, 16).has_value());
+  setenv(name, "", 1);
+  EXPECT_FALSE(plan_override(name, {0, 128, 256}, 16).has_value());
+  setenv(name, "256:3", 1);
+  const std::optional<PlanOverride> o = plan_override(name, {0, 128, 256}, 16);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->bn, 256);
+  EXPECT_EQ(o->splits, 3);
+  setenv(name, "0:0", 1);
+  EXPECT_EQ(plan_override(name, {0, 64, 128}, 8)->bn, 0);
+  for (const char* bad : {"64:1", "128:17", "128:-1", "128", "128:2x", "x"}) {
+    setenv(name, bad, 1);
+    EXPECT_THROW(plan_override(name, {0, 128, 256}, 16), std::invalid_argument) << bad;
+  }
+  setenv(name, "256:1", 1);
+  try {
+    plan_override(name, {0, 64, 128}, 8);
+    ADD_FAILURE() << "256 is not a width offered";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("BN 0, 64, 128 and S 0 to 8"), std::string::npos)
+        << e.what();
+  }
+  unsetenv(name);
 }
 
 TEST(VariantChoice, WithoutWgmmaOrTensorCores) {
