@@ -3,8 +3,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,11 +40,24 @@ std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {
 
 // The engine's plan for s: gemm_1x1_plan, or with MYCONV_GEMM_1X1_PLAN=BN:S (tile width 128 or
 // 256, split-K count 1 to gemm::kMaxSplits; 0 leaves a part to gemm_plan's rule) where set, for
-// experiments.
+// experiments, its splits summed in the kernel; MYCONV_GEMM_1X1_REDUCE=separate sums them in a
+// second kernel instead (=kernel, or unset: in the kernel).
 gemm::GemmPlan plan_gemm_1x1(const gemm::GemmShape& s) {
   const std::optional<PlanOverride> o =
       plan_override("MYCONV_GEMM_1X1_PLAN", {0, 128, 256}, gemm::kMaxSplits);
-  return o ? gemm::gemm_plan(s, sm_count(), o->bn, o->splits) : gemm_1x1_plan(s, sm_count());
+  gemm::GemmPlan plan = gemm_1x1_plan(s, sm_count());
+  if (o) {
+    plan = gemm::gemm_plan(s, sm_count(), o->bn, o->splits);
+    plan.reduce_in_kernel = plan.splits > 1;
+  }
+  if (const char* v = std::getenv("MYCONV_GEMM_1X1_REDUCE"); v && *v) {
+    const std::string text = v;
+    if (text != "kernel" && text != "separate")
+      throw std::invalid_argument("MYCONV_GEMM_1X1_REDUCE='" + text +
+                                  "': expected kernel or separate");
+    plan.reduce_in_kernel = plan.splits > 1 && text == "kernel";
+  }
+  return plan;
 }
 
 class Gemm1x1Instance final : public DeviceOutputInstance<Gemm1x1Instance> {
@@ -61,14 +76,20 @@ class Gemm1x1Instance final : public DeviceOutputInstance<Gemm1x1Instance> {
         timer_(stream_.get()) {
     bench::upload_as_storage(src_, data.src, p.dtype, stream_.get());
     bench::upload_as_storage(wei_, data.wei, p.dtype, stream_.get());
+    if (workspace_.bytes() > 0)
+      gemm::gemm_clear_counters(shape_, plan_, workspace_.data(), stream_.get());
   }
 
   void compile() override {}  // the plan is host arithmetic, made with the instance
 
-  // Split-K's partials too (NaN): the sum must read only what this run's blocks wrote.
+  // Split-K's partials too (NaN): the sum must read only what this run's blocks wrote. The tile
+  // counters after them (split-K summed in the kernel) are zeroed again.
   void poison_output() override {
     dst_.fill_bytes_async(0xFF, stream_.get());
-    if (workspace_.bytes() > 0) workspace_.fill_bytes_async(0xFF, stream_.get());
+    if (workspace_.bytes() > 0) {
+      workspace_.fill_bytes_async(0xFF, stream_.get());
+      gemm::gemm_clear_counters(shape_, plan_, workspace_.data(), stream_.get());
+    }
   }
 
   void run() override {
@@ -99,6 +120,9 @@ class Gemm1x1Instance final : public DeviceOutputInstance<Gemm1x1Instance> {
                          std::to_string(gemm::kBk)},
             {"tensor_cores", true},
             {"split_k", plan_.splits},
+            {"split_k_summed", plan_.splits <= 1        ? "no split"
+                               : plan_.reduce_in_kernel ? "in the kernel by each tile's last unit"
+                                                        : "by a second kernel"},
             {"gemm_mapping", mapping_text(p_, shape_)},
             {"kernels_built_with", im2col_gemm_build_info()}};
   }

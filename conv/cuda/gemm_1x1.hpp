@@ -3,9 +3,11 @@
 // conv/cuda/gemm_1x1_config.hpp; the engine: core/cuda/gemm/).
 //
 // Life: the constructor (prepare, untimed) plans (gemm_1x1_plan for the device's SM count;
-// MYCONV_GEMM_1X1_PLAN=BN:S forces the tile width and split-K count, for experiments),
-// allocates the buffers and split-K's workspace, and uploads the inputs; compile() has nothing to
-// do; run() only enqueues the engine's kernels (one, or two with split-K).
+// MYCONV_GEMM_1X1_PLAN=BN:S forces the tile width and split-K count, and
+// MYCONV_GEMM_1X1_REDUCE=separate sums the splits in a second kernel, for experiments), allocates
+// the buffers and split-K's workspace (its tile counters zeroed), and uploads the inputs;
+// compile() has nothing to do; run() only enqueues the engine's kernel (split-K summed in it by
+// each tile's last unit).
 //
 // Run (an H100/H200), beside cuDNN, on the 1x1 layers of ResNet-50 and MobileNet-v2:
 //   build/experiments/myconv --shapes experiments/shapes/resnet50.txt --backends

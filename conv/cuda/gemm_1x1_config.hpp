@@ -56,12 +56,12 @@ inline std::string gemm_1x1_unsupported_reason(const Problem& p) {
 // (gemm_auto_plan's rule); split-K where the tiles fill at most half the SMs and k is at least
 // kGemm1x1SplitFromBlocks k blocks, into as many splits as fill the SMs, each at least
 // kGemm1x1MinSplitBlocks long. From the H200 run of every plan over the 1x1 layers of the model
-// grids, fp16 nchw and nhwc (results/h200/20261128_conv_thin_1x1/v11_plans/): gemm_auto_plan took the 256-wide tile
-// wherever its tiles filled the SMs, also where n was 64 (Inception-v3's Mixed_5 layers in nhwc:
-// 1.48-1.56x the 128-wide tile's time) or where it left a second wave near empty (MobileNet-v2's
-// b5_2_expand, 147 tiles: 1.42x); its split-K rule (the partials' bytes at most the operands')
-// split none of these layers, where 2-4 splits of k = 2048 on 32-64 tiles measured 1.01-1.30x
-// faster and 2 of k = 1280 0.86-0.98x (one layer 1.04x).
+// grids, fp16 nchw and nhwc (results/h200/20261128_conv_thin_1x1/v11_plans/): gemm_auto_plan took
+// the 256-wide tile wherever its tiles filled the SMs, also where n was 64 (Inception-v3's Mixed_5
+// layers in nhwc: 1.48-1.56x the 128-wide tile's time) or where it left a second wave near empty
+// (MobileNet-v2's b5_2_expand, 147 tiles: 1.42x); its split-K rule (the partials' bytes at most the
+// operands') split none of these layers, where 2-4 splits of k = 2048 on 32-64 tiles
+// measured 1.01-1.30x faster and 2 of k = 1280 0.86-0.98x (one layer 1.04x).
 inline constexpr double kGemm1x1Bn256Cost = 1.7;
 inline constexpr int kGemm1x1SplitFromBlocks = 32;
 inline constexpr int kGemm1x1MinSplitBlocks = 8;
@@ -84,7 +84,9 @@ inline bench::gemm::GemmPlan gemm_1x1_plan(const bench::gemm::GemmShape& s, int 
     if (want > gemm::kMaxSplits) want = gemm::kMaxSplits;
     if (want >= 2) splits = int(want);
   }
-  return gemm::gemm_plan(s, sm_count, bn, splits);
+  gemm::GemmPlan plan = gemm::gemm_plan(s, sm_count, bn, splits);
+  plan.reduce_in_kernel = plan.splits > 1;
+  return plan;
 }
 
 }  // namespace conv

@@ -5,8 +5,10 @@
 // with and without split-K, against the float64 reference, the output poisoned first.
 // Variant 11, 1x1 layers on the GEMM engine (conv/cuda/gemm_1x1.*), on the same GPU: fp16 and
 // bf16, nchw (A shared by the batch) and nhwc (B K-major), odd sizes (k under one block and not a
-// multiple of 64, m and n past tile edges, 33 images), each tile, split-K, ping-pong and a grid of
-// 2, the split-K partials poisoned too; then through the backend with --variant 11 and auto.
+// multiple of 64, m and n past tile edges, 33 images), each tile, split-K (summed by a second
+// kernel, and in the kernel: launched twice on the counters the first launch left), ping-pong,
+// the rule's plan and a grid of 2, the split-K partials poisoned too; then through the backend
+// with --variant 11 and auto.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -323,6 +325,11 @@ TEST(Gemm1x1, EveryTypeLayoutTileAndSplitMatchesTheReference) {
         for (int splits : {1, 3})
           plans.push_back(gemm::gemm_plan(shape, sms, 128, splits, gemm::GemmSchedule::pingpong));
         plans.push_back(gemm::gemm_auto_plan(shape, sms));
+        for (int bn : {128, 256}) {  // the splits summed in the kernel
+          plans.push_back(gemm::gemm_plan(shape, sms, bn, 3));
+          plans.back().reduce_in_kernel = plans.back().splits > 1;
+        }
+        plans.push_back(gemm_1x1_plan(shape, sms));
         for (std::size_t i = 0, n = plans.size(); i < n; ++i) {  // a grid of 2: several units
           gemm::GemmPlan small = plans[i];
           small.grid = std::min(small.grid, 2);
@@ -333,20 +340,24 @@ TEST(Gemm1x1, EveryTypeLayoutTileAndSplitMatchesTheReference) {
               p.str() + " " + bench::to_string(dt) + " " + gemm::gemm_plan_name(plan);
           bench::DeviceBuffer<unsigned char> workspace(gemm::gemm_workspace_bytes(shape, plan));
           workspace.fill_bytes_async(0xFF, c.stream.get());
-          EXPECT_EQ(c.check(data,
-                            [&](cudaStream_t s) {
-                              gemm::gemm_sm90(dt == DataType::fp16 ? bench::MmaDtype::fp16
-                                                                   : bench::MmaDtype::bf16,
-                                              shape, plan, a, b, c.dst.data(), gemm::Epilogue{},
-                                              workspace.bytes() > 0 ? workspace.data() : nullptr,
-                                              s);
-                            }),
-                    "")
-              << what;
+          if (workspace.bytes() > 0)
+            gemm::gemm_clear_counters(shape, plan, workspace.data(), c.stream.get());
+          // Split-K summed in the kernel: a second launch on the counters the first left.
+          for (int launch = 0; launch < (plan.reduce_in_kernel ? 2 : 1); ++launch)
+            EXPECT_EQ(c.check(data,
+                              [&](cudaStream_t s) {
+                                gemm::gemm_sm90(dt == DataType::fp16 ? bench::MmaDtype::fp16
+                                                                     : bench::MmaDtype::bf16,
+                                                shape, plan, a, b, c.dst.data(), gemm::Epilogue{},
+                                                workspace.bytes() > 0 ? workspace.data() : nullptr,
+                                                s);
+                              }),
+                      "")
+                << what << " launch " << launch;
           ++cases;
         }
       }
-  EXPECT_EQ(cases, int(problems.size()) * 2 * 2 * 14);  // none skipped
+  EXPECT_EQ(cases, int(problems.size()) * 2 * 2 * 20);  // none skipped
 }
 
 // The backend: --variant 11 runs every one and says so; auto runs the variant its rule chooses;

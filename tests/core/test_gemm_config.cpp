@@ -208,6 +208,23 @@ TEST(GemmPlan, TileRuleAndGrid) {
   EXPECT_EQ(skinny.units, 128);
   EXPECT_EQ(skinny.grid, 128);
   EXPECT_EQ(gemm_workspace_bytes({1, 8, 4096, 4096}, skinny), std::size_t(4) * 8 * 4096 * 4);
+  EXPECT_EQ(gemm_counter_bytes(skinny), 0u);
+  // Summed in the kernel: a 32-bit counter a tile after the partials, in whole 16 bytes.
+  GemmPlan in_kernel = skinny;
+  in_kernel.reduce_in_kernel = true;
+  EXPECT_EQ(gemm_partial_bytes({1, 8, 4096, 4096}, in_kernel), std::size_t(4) * 8 * 4096 * 4);
+  EXPECT_EQ(gemm_counter_bytes(in_kernel), std::size_t(32 * 4));
+  EXPECT_EQ(gemm_workspace_bytes({1, 8, 4096, 4096}, in_kernel),
+            std::size_t(4) * 8 * 4096 * 4 + 32 * 4);
+  in_kernel.tiles = 33;
+  EXPECT_EQ(gemm_counter_bytes(in_kernel), std::size_t(144));
+  EXPECT_EQ(gemm_plan_name(skinny),
+            "128x128x64 tile, 6 stages, 128 persistent blocks over 32 tiles x 4 k splits of 16 "
+            "blocks (FP32 partials, reduced in split order)");
+  in_kernel.tiles = 32;
+  EXPECT_EQ(gemm_plan_name(in_kernel),
+            "128x128x64 tile, 6 stages, 128 persistent blocks over 32 tiles x 4 k splits of 16 "
+            "blocks (FP32 partials, summed in split order by each tile's last unit)");
   const GemmPlan batched = gemm_plan({8, 512, 512, 512}, 132);  // 8 x 4 x 2 = 64 tiles of 256
   EXPECT_EQ(batched.bn, 128);
   EXPECT_EQ(batched.tiles, 8 * 4 * 4);

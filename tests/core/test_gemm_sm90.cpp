@@ -8,12 +8,13 @@
 //   - split-K by the rule (m <= 64) and variants 5-9 (split-K forced, off, each tile forced,
 //     ping-pong) on odd shapes, through own_cuda;
 //   - the engine itself with each tile width forced (128x128 and 128x256) and ping-pong, without
-//   and with
-//     split-K (3 splits, or fewer where k has fewer blocks), and each epilogue (identity, bias,
+//     and with split-K (3 splits, or fewer where k has fewer blocks; on the cooperative tiles
+//     summed by a second kernel, and in the kernel, launched twice on the counters the first
+//     launch left), and each epilogue (identity, bias,
 //     bias + GELU erf and tanh, residual) on edge shapes, against a float64 reference written
 //     here; the MLP's epilogues (bf16): bias + GELU with the pre-activation kept, on a K-major B,
 //     and dGELU with its transposed copy and column sums, each tile (64 x 64 too), without and
-//     with split-K,
+//     with split-K (its splits summed by a second kernel, and in the kernel),
 //     and through the small-tile path (mma.sync, both tiles);
 //   - the shapes it refuses (variant 4 not offered; variants 3 and 1 stay).
 // Skipped, with the reason, without a compute capability 9.0 GPU or without the sm_90a build.
@@ -176,39 +177,52 @@ TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
       };
       const auto da = upload(a), db = upload(b), dbias = upload(bias), dres = upload(residual);
       bench::DeviceBuffer<unsigned char> dc(std::size_t(s.batch * s.m * s.n) * 2);
-      // Split-K's FP32 partials for up to 3 splits.
-      bench::DeviceBuffer<unsigned char> dw(std::size_t(3 * s.batch * s.m * s.n) * 4);
+      // Split-K's FP32 partials for up to 3 splits, and the tile counters after them.
+      bench::DeviceBuffer<unsigned char> dw(std::size_t(3 * s.batch * s.m * s.n) * 4 + 4096);
       const Problem p = matmul_problem(s.batch, s.m, s.n, s.k, dt);
       for (int bn : {128, 256, 0})  // 0: ping-pong (128x128)
         for (int splits : {1, 3})
-          for (EpilogueKind e :
-               {EpilogueKind::identity, EpilogueKind::bias, EpilogueKind::bias_gelu_erf,
-                EpilogueKind::bias_gelu_tanh, EpilogueKind::residual}) {
-            SCOPED_TRACE(p.str() + (bn ? " BN " + std::to_string(bn) : " ping-pong") + " splits " +
-                         std::to_string(splits) + " epilogue " + std::to_string(int(e)));
-            const bench::gemm::GemmPlan plan = bench::gemm::gemm_plan(
-                s, sms, bn, splits,
-                bn ? bench::gemm::GemmSchedule::cooperative : bench::gemm::GemmSchedule::pingpong);
-            ASSERT_EQ(plan.bn, bn ? bn : 128);
-            ASSERT_EQ(plan.splits > 1, splits > 1);  // every shape here has 2 k blocks or more
-            ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
-            dw.fill_bytes_async(0xFF, stream.get());  // NaN partials: every one must be written
-            const bench::gemm::Epilogue epilogue{e, dbias.data(), dres.data()};
-            dc.fill_bytes_async(0xFF, stream.get());
-            bench::gemm::gemm_sm90(
-                dt == DataType::fp16 ? bench::MmaDtype::fp16 : bench::MmaDtype::bf16, s, plan,
-                da.data(), db.data(), dc.data(), epilogue, dw.data(), stream.get());
-            std::vector<unsigned char> bytes(dc.bytes());
-            dc.download_async(bytes.data(), stream.get());
-            stream.synchronize();
-            std::vector<float> got(std::size_t(s.batch * s.m * s.n));
-            bench::from_storage_bytes(bytes.data(), got.size(), dt, got.data());
-            const std::vector<double> ref = reference(s, a, b, bias, residual, e);
-            const bench::Correctness c =
-                bench::compare(got.data(), ref.data(), got.size(),
-                               tolerance(p, bench::rms(ref.data(), ref.size())));
-            EXPECT_TRUE(c.passed) << c.message;
-            EXPECT_EQ(c.non_finite, 0u);
+          for (bool in_kernel : {false, true}) {
+            // The splits summed in the kernel (cooperative tiles): two launches, the second on
+            // the counters the first left.
+            if (in_kernel && (bn == 0 || splits == 1)) continue;
+            for (EpilogueKind e :
+                 {EpilogueKind::identity, EpilogueKind::bias, EpilogueKind::bias_gelu_erf,
+                  EpilogueKind::bias_gelu_tanh, EpilogueKind::residual}) {
+              SCOPED_TRACE(p.str() + (bn ? " BN " + std::to_string(bn) : " ping-pong") +
+                           " splits " + std::to_string(splits) +
+                           (in_kernel ? " summed in the kernel" : "") + " epilogue " +
+                           std::to_string(int(e)));
+              bench::gemm::GemmPlan plan =
+                  bench::gemm::gemm_plan(s, sms, bn, splits,
+                                         bn ? bench::gemm::GemmSchedule::cooperative
+                                            : bench::gemm::GemmSchedule::pingpong);
+              plan.reduce_in_kernel = in_kernel;
+              ASSERT_EQ(plan.bn, bn ? bn : 128);
+              ASSERT_EQ(plan.splits > 1, splits > 1);  // every shape here has 2 k blocks or more
+              ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
+              dw.fill_bytes_async(0xFF, stream.get());  // NaN partials: every one must be written
+              bench::gemm::gemm_clear_counters(s, plan, dw.data(), stream.get());
+              const bench::gemm::Epilogue epilogue{e, dbias.data(), dres.data()};
+              for (int launch = 0; launch < (in_kernel ? 2 : 1); ++launch) {
+                SCOPED_TRACE("launch " + std::to_string(launch));
+                dc.fill_bytes_async(0xFF, stream.get());
+                bench::gemm::gemm_sm90(
+                    dt == DataType::fp16 ? bench::MmaDtype::fp16 : bench::MmaDtype::bf16, s, plan,
+                    da.data(), db.data(), dc.data(), epilogue, dw.data(), stream.get());
+                std::vector<unsigned char> bytes(dc.bytes());
+                dc.download_async(bytes.data(), stream.get());
+                stream.synchronize();
+                std::vector<float> got(std::size_t(s.batch * s.m * s.n));
+                bench::from_storage_bytes(bytes.data(), got.size(), dt, got.data());
+                const std::vector<double> ref = reference(s, a, b, bias, residual, e);
+                const bench::Correctness c =
+                    bench::compare(got.data(), ref.data(), got.size(),
+                                   tolerance(p, bench::rms(ref.data(), ref.size())));
+                EXPECT_TRUE(c.passed) << c.message;
+                EXPECT_EQ(c.non_finite, 0u);
+              }
+            }
           }
     }
 }
@@ -306,24 +320,28 @@ TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
     const auto da = upload(a), db = upload(b), dbias = upload(bias), dz = upload(z);
     bench::DeviceBuffer<unsigned char> dc(mn * 2), daux(mn * 2), daux_t(mn * 2);
     bench::DeviceBuffer<float> dsums{std::size_t(N)};
-    bench::DeviceBuffer<unsigned char> dw(3 * mn * 4);
-    // wgmma: (BN, splits, 0); the small-tile path: (0, splits, tile).
-    for (const auto& [bn, splits, tile] :
-         {std::array{128, 1, 0}, std::array{128, 3, 0}, std::array{256, 1, 0},
-          std::array{256, 3, 0}, std::array{64, 1, 0}, std::array{64, 3, 0}, std::array{0, 1, 64},
-          std::array{0, 1, 32}, std::array{0, 3, 64}, std::array{0, 3, 32}})
+    bench::DeviceBuffer<unsigned char> dw(3 * mn * 4 + 4096);  // partials, tile counters
+    // wgmma: (BN, splits, 0, splits summed in the kernel); the small-tile path: (0, splits, tile,
+    // 0).
+    for (const auto& [bn, splits, tile, in_kernel] :
+         {std::array{128, 1, 0, 0}, std::array{128, 3, 0, 0}, std::array{128, 3, 0, 1},
+          std::array{256, 1, 0, 0}, std::array{256, 3, 0, 0}, std::array{64, 1, 0, 0},
+          std::array{64, 3, 0, 0}, std::array{64, 3, 0, 1}, std::array{0, 1, 64, 0},
+          std::array{0, 1, 32, 0}, std::array{0, 3, 64, 0}, std::array{0, 3, 32, 0}})
       for (bool forward : {true, false}) {
         SCOPED_TRACE(
             p.str() +
             (bn ? " BN " + std::to_string(bn) : " small-tile path, tile " + std::to_string(tile)) +
-            " splits " + std::to_string(splits) + (forward ? " bias_gelu_erf_aux" : " dgelu_erf"));
+            " splits " + std::to_string(splits) + (in_kernel ? " summed in the kernel" : "") +
+            (forward ? " bias_gelu_erf_aux" : " dgelu_erf"));
         bench::gemm::GemmShape s = shape;
         s.b_k_major = forward;
         const bool small = bn == 0;
         if (small && s.batch > 1) continue;  // one batch
-        const bench::gemm::GemmPlan plan =
+        bench::gemm::GemmPlan plan =
             bench::gemm::gemm_plan(s, sms, small ? 128 : bn, small ? 1 : splits,
                                    bench::gemm::GemmSchedule::cooperative, bn == 64 ? 64 : 128);
+        plan.reduce_in_kernel = in_kernel != 0;
         ASSERT_EQ(plan.bn, small ? 128 : bn);
         const bench::gemm::GemmSmallPlan small_plan =
             bench::gemm::gemm_small_plan(s, sms, small ? tile : 64, splits);
@@ -332,6 +350,7 @@ TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
         ASSERT_LE(bench::gemm::gemm_workspace_bytes(s, plan), dw.bytes());
         ASSERT_LE(bench::gemm::gemm_small_workspace_bytes(s, small_plan), dw.bytes());
         dw.fill_bytes_async(0xFF, stream.get());
+        bench::gemm::gemm_clear_counters(s, plan, dw.data(), stream.get());
         dc.fill_bytes_async(0xFF, stream.get());
         daux.fill_bytes_async(0xFF, stream.get());
         daux_t.fill_bytes_async(0xFF, stream.get());

@@ -60,14 +60,22 @@ std::string gemm_sm90_unusable_reason();
 // with the plan gemm_plan(s, SMs[, bn[, splits]]) on stream. a, b, c and the epilogue's tensors
 // must be 16-byte aligned (the tensor copies' rule); a plan with split-K (plan.splits > 1) needs
 // `workspace`, gemm_workspace_bytes(s, plan) bytes, 16-byte aligned, that nothing else uses until
-// the stream has run the GEMM (two kernels: the splits, then their sum in split order); otherwise
-// workspace may be null. The epilogues each layout, type and schedule takes:
+// the stream has run the GEMM (two kernels: the splits, then their sum in split order; one with
+// plan.reduce_in_kernel, whose tile counters after the partials must be zero at launch:
+// gemm_clear_counters zeroes them once, and each launch leaves them zero); otherwise workspace
+// may be null. The epilogues each layout, type and schedule takes:
 // gemm_epilogue_unsupported_reason. Throws std::invalid_argument where a buffer is missing or
 // misaligned (aux 16 bytes, aux_t 2, column_sums 4), s is not supported or the epilogue is not
-// one s takes, std::logic_error for a plan that is not gemm_plan's for s.
+// one s takes, or reduce_in_kernel asks for the ping-pong schedule; std::logic_error for a plan
+// that is not gemm_plan's for s.
 void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
                const void* b, void* c, const Epilogue& epilogue, void* workspace,
                cudaStream_t stream);
+
+// Enqueues the zeroing of the workspace's tile counters (plan.reduce_in_kernel with split-K;
+// nothing otherwise): once after allocating it, and after anything else wrote over it.
+void gemm_clear_counters(const GemmShape& s, const GemmPlan& plan, void* workspace,
+                         cudaStream_t stream);
 
 // The small-tile path (core/cuda/gemm/gemm_small.cu): mma.sync on tiles of 64 x 64 or 32 x 32
 // (4 warps), for problems whose 128-row wgmma tiles would leave most SMs idle; bf16, one batch,

@@ -150,10 +150,13 @@ struct GemmPlan {
   std::int64_t tiles = 0;  // over the whole batch
   // Split-K: each tile's k blocks in `splits` runs of split_k_blocks (the last run shorter, none
   // empty); a work unit is (tile, split). With splits > 1 every unit writes its FP32 partial tile
-  // to the workspace and a second kernel sums the splits in split order (deterministic), then
-  // applies the epilogue.
+  // to the workspace; the splits are then summed in split order (the same sum on every run),
+  // through the epilogue: by a second kernel, or with reduce_in_kernel by each tile's last unit
+  // in the GEMM's kernel (a counter a tile in the workspace says which unit is last: one launch,
+  // no second pass over the partials; cooperative tiles only).
   int splits = 1;
   int split_k_blocks = 0;
+  bool reduce_in_kernel = false;
   std::int64_t units = 0;  // tiles * splits
   int grid = 0;            // persistent blocks: min(units, SMs)
   std::size_t smem_bytes = 0;
@@ -241,9 +244,19 @@ inline GemmPlan gemm_auto_plan(const GemmShape& s, int sm_count) {
 }
 
 // Bytes of FP32 partials the plan needs (0 without split-K): splits x batch x m x n floats.
-inline std::size_t gemm_workspace_bytes(const GemmShape& s, const GemmPlan& p) {
+inline std::size_t gemm_partial_bytes(const GemmShape& s, const GemmPlan& p) {
   if (p.splits <= 1) return 0;
   return std::size_t(p.splits) * std::size_t(s.batch) * std::size_t(s.m) * std::size_t(s.n) * 4;
+}
+// Bytes of the tiles' counters after the partials (reduce_in_kernel with split-K: one 32-bit
+// counter a tile, rounded up to 16 bytes), else 0.
+inline std::size_t gemm_counter_bytes(const GemmPlan& p) {
+  if (p.splits <= 1 || !p.reduce_in_kernel) return 0;
+  return (std::size_t(p.tiles) * 4 + 15) / 16 * 16;
+}
+// The workspace: the partials, then the counters.
+inline std::size_t gemm_workspace_bytes(const GemmShape& s, const GemmPlan& p) {
+  return gemm_partial_bytes(s, p) + gemm_counter_bytes(p);
 }
 
 // The k blocks [begin, end) of split `split` (0 <= split < splits).
@@ -262,11 +275,13 @@ inline std::string gemm_plan_name(const GemmPlan& p) {
          " tile, " + std::to_string(p.stages) + " stages, " +
          (p.schedule == GemmSchedule::pingpong ? "ping-pong warpgroups, " : "") +
          std::to_string(p.grid) + " persistent blocks over " + std::to_string(p.tiles) + " tiles" +
-         (p.splits > 1 ? " x " + std::to_string(p.splits) + " k splits of " +
-                             std::to_string(p.split_k_blocks) +
-                             " blocks (FP32 partials, reduced "
-                             "in split order)"
-                       : "");
+         (p.splits > 1
+              ? " x " + std::to_string(p.splits) + " k splits of " +
+                    std::to_string(p.split_k_blocks) +
+                    (p.reduce_in_kernel ? " blocks (FP32 partials, summed in split order by each "
+                                          "tile's last unit)"
+                                        : " blocks (FP32 partials, reduced in split order)")
+              : "");
 }
 
 // Tile t (0 <= t < tiles_m * tiles_n * batches) of the persistent walk: batch after batch; inside

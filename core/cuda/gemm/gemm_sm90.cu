@@ -62,7 +62,10 @@
 //     accumulators to the split's partial C in the workspace, and gemm_split_reduce_kernel sums
 //     the partials in split order (the same sum on every run), applies the epilogue functor and
 //     converts (and adds each pair to the column sums, an atomic a pair, where the epilogue
-//     has them).
+//     has them). With plan.reduce_in_kernel (cooperative), each unit counts itself in for its
+//     tile after its partial is written (a counter a tile after the partials), and the tile's
+//     last unit sums the splits' partials in split order, its own from its registers, and runs
+//     the epilogue: one launch, no second pass.
 #include "core/cuda/gemm/gemm.hpp"
 
 #include <cuda.h>
@@ -100,10 +103,35 @@ struct KernelArgs {
   std::int64_t units = 0;     // tiles x splits: unit u is split u % splits of tile u / splits
   float* partial = nullptr;   // splits > 1: [splits][batch][m][n] FP32
   std::int64_t elements = 0;  // batch x m x n
+  // Split-K summed in the kernel (GemmPlan::reduce_in_kernel): a counter a tile, zero at launch
+  // and left zero; null where a second kernel sums the partials.
+  unsigned* counters = nullptr;
 };
 
 #if BENCH_GEMM_DEVICE
 using namespace bench::sm90;  // core/cuda/hopper_ptx.cuh
+
+// Split-K summed in the kernel: once this block's consumer threads (kThreads of them, named
+// barrier 1) have written the unit's partial, one of them counts the unit in for its tile;
+// true, on all of them, for the tile's last unit, which then sums the splits. The fences make
+// the partials the block wrote (ordered before the count by the barrier) visible at device
+// scope before the count, and the other units' before this unit reads them (CUTLASS's
+// generic barrier works the same way). The last unit leaves the counter zero for the next
+// launch: no other unit of the tile touches it in this one.
+template <int kThreads>
+__device__ __forceinline__ bool last_unit_of_tile(unsigned* counter, int splits,
+                                                  volatile int* flag) {
+  named_bar_sync(1, kThreads);
+  if (threadIdx.x == 128) {  // the first consumer thread
+    __threadfence();
+    const bool last = atomicAdd(counter, 1u) == unsigned(splits - 1);
+    if (last) *counter = 0;
+    __threadfence();
+    *flag = last;
+  }
+  named_bar_sync(1, kThreads);
+  return *flag != 0;
+}
 
 // One k step (k16; tf32 k8) of the warpgroup's 64 x BN tile; kTransB 1 for an MN-major B, 0
 // for K-major (tf32: K-major only).
@@ -161,7 +189,7 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
   constexpr int BM = tile_rows(BN), kConsumers = BM / 64;
   constexpr int kStages = gemm_stages(BN, BM);
   constexpr int kStage = stage_bytes(BN, BM);
-  static_assert(2 * kStages * 8 <= int(kBarrierBytes), "the barriers fit their space");
+  static_assert(2 * kStages * 8 + 4 <= int(kBarrierBytes), "the barriers and flag fit their space");
   static_assert(!kPingPong || BN == 128, "ping-pong: 128x128 tiles (128 accumulators a thread)");
   constexpr int kBkT = kBlockBytes / int(sizeof(T));  // k values per block: 64, or 32 (tf32)
   extern __shared__ unsigned char smem_raw[];
@@ -169,6 +197,8 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
   unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + kStages * kStage);
   std::uint64_t* empty = full + kStages;
+  // Split-K in the kernel: whether this block's unit is its tile's last (last_unit_of_tile).
+  volatile int* last_flag = reinterpret_cast<volatile int*>(empty + kStages);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);  // the producer's arrival with the stage's transaction bytes
@@ -246,7 +276,7 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
     // Cooperative: a warpgroup whose 64 rows all lie past m (m8 n4096 k4096; a 1x1 layer in nchw
     // with 16 output channels) only passes the stages on, with no MMAs and nothing to store. It
     // still waits for each stage to land before its release, so that its arrivals keep to the
-    // ring's passes.
+    // ring's passes, and meets the other warpgroup where the kernel sums the splits.
     if constexpr (!kPingPong) {
       if (tc.tm * BM + wg * 64 >= args.m) {
         for (int kb = kr.begin; kb < kr.end; ++kb) {
@@ -257,6 +287,9 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
             phase ^= 1;
           }
         }
+        if (args.splits > 1 && args.counters)
+          last_unit_of_tile<kConsumers * 128>(args.counters + u / args.splits, args.splits,
+                                              last_flag);
         continue;
       }
     }
@@ -305,12 +338,11 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
     // n whenever its first column is.
     const int col0 = tc.tn * BN + (lane % 4) * 2;
     const std::int64_t batch_rows = std::int64_t(tc.batch) * args.m;
-    // Split-K: the FP32 pair goes to this split's partial C, the epilogue comes after the sum.
-    float* const partial = args.splits > 1 ? args.partial + split * args.elements : nullptr;
+    // Split-K: the FP32 pairs go to this split's partial C, the epilogue comes after the sum.
+    if (args.splits > 1) {
 #pragma unroll
-    for (int r = 0; r < kRowBlocks; ++r) {
-      const int row0 = tc.tm * BM + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
-      if (partial) {
+      for (int r = 0; r < kRowBlocks; ++r) {
+        const int row0 = tc.tm * BM + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
           const int col = col0 + j * 8;
@@ -320,12 +352,49 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
             const int row = row0 + h * 8;
             if (row >= args.m) continue;
             const std::int64_t at = (batch_rows + row) * args.n + col;
-            *reinterpret_cast<float2*>(partial + at) =  // at is even: 8-byte aligned
-                make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
+            __stcg(reinterpret_cast<float2*>(args.partial + split * args.elements + at),
+                   make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]));  // at is even
           }
         }
-        continue;
       }
+      if (kPingPong || args.counters == nullptr) continue;  // the second kernel sums them
+      if (!last_unit_of_tile<kConsumers * 128>(args.counters + u / args.splits, args.splits,
+                                               last_flag))
+        continue;
+        // The tile's last unit: each pair becomes the sum of the splits' partials in split order,
+        // this unit's own from its registers (the same sum whichever unit comes last), read from
+        // L2 (ld.global.cg: no stale L1 line), then on through the epilogue below.
+#pragma unroll
+      for (int r = 0; r < kRowBlocks; ++r) {
+        const int row0 = tc.tm * BM + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col0 + j * 8;
+          if (col >= args.n) continue;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = row0 + h * 8;
+            if (row >= args.m) continue;
+            const std::int64_t at = (batch_rows + row) * args.n + col;
+            const float2 own = make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
+            float2 sum =
+                split == 0 ? own : __ldcg(reinterpret_cast<const float2*>(args.partial + at));
+            for (int sp = 1; sp < args.splits; ++sp) {
+              const float2 v = sp == split ? own
+                                           : __ldcg(reinterpret_cast<const float2*>(
+                                                 args.partial + sp * args.elements + at));
+              sum.x += v.x;
+              sum.y += v.y;
+            }
+            d[r][4 * j + 2 * h] = sum.x;
+            d[r][4 * j + 2 * h + 1] = sum.y;
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRowBlocks; ++r) {
+      const int row0 = tc.tm * BM + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
       if constexpr (Epi::kColumnSums) {  // dgelu_erf: each pair stored as it is, column sums
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
@@ -476,10 +545,13 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   args.units = plan.units;
   args.partial = plan.splits > 1 ? static_cast<float*>(workspace) : nullptr;
   args.elements = s.batch * s.m * s.n;
+  if (gemm_counter_bytes(plan) > 0)
+    args.counters = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(workspace) +
+                                                gemm_partial_bytes(s, plan));
   kernel<<<unsigned(plan.grid), block_threads(BN), gemm_smem_bytes(BN, tile_rows(BN)), stream>>>(
       map_a, map_b, args, static_cast<T*>(c), epi);
   CUDA_CHECK_LAST_LAUNCH();
-  if (plan.splits <= 1) return;
+  if (plan.splits <= 1 || args.counters) return;
   const std::int64_t pairs = args.elements / 2;
   const std::int64_t blocks = (pairs + 255) / 256;
   gemm_split_reduce_kernel<T, Epi><<<unsigned(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
@@ -591,6 +663,9 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
   if (plan.splits > 1 && (workspace == nullptr || !aligned16(workspace)))
     throw std::invalid_argument(
         "gemm_sm90: split-K needs a 16-byte aligned workspace of gemm_workspace_bytes");
+  if (plan.reduce_in_kernel && plan.schedule != GemmSchedule::cooperative)
+    throw std::invalid_argument(
+        "gemm_sm90: split-K summed in the kernel takes the cooperative schedule only");
   if (type == MmaDtype::tf32)
     launch_tf32(s, plan, a, b, c, workspace, stream);
   else if (type == MmaDtype::fp16)
@@ -611,6 +686,13 @@ const void* identity_kernel(const GemmPlan& plan) {
   return reinterpret_cast<const void*>(gemm_sm90_kernel<128, false, kBKMajor, T, EpilogueIdentity>);
 }
 }  // namespace
+
+void gemm_clear_counters(const GemmShape& s, const GemmPlan& plan, void* workspace,
+                         cudaStream_t stream) {
+  if (gemm_counter_bytes(plan) == 0) return;
+  CUDA_CHECK(cudaMemsetAsync(static_cast<unsigned char*>(workspace) + gemm_partial_bytes(s, plan),
+                             0, gemm_counter_bytes(plan), stream));
+}
 
 std::string gemm_sm90_kernel_resources(MmaDtype type, const GemmPlan& plan, bool b_k_major) {
   const void* k =
