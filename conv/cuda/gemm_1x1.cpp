@@ -40,22 +40,24 @@ std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {
 
 // The engine's plan for s: gemm_1x1_plan, or with MYCONV_GEMM_1X1_PLAN=BN:S (tile width 128 or
 // 256, split-K count 1 to gemm::kMaxSplits; 0 leaves a part to gemm_plan's rule) where set, for
-// experiments, its splits summed in the kernel; MYCONV_GEMM_1X1_REDUCE=separate sums them in a
-// second kernel instead (=kernel, or unset: in the kernel).
+// experiments, its splits summed in the kernel where it can (gemm_can_sum_in_kernel: not on the
+// 256-wide tile); MYCONV_GEMM_1X1_REDUCE=separate sums them in a second kernel instead (=kernel,
+// or unset: in the kernel where it can).
 gemm::GemmPlan plan_gemm_1x1(const gemm::GemmShape& s) {
   const std::optional<PlanOverride> o =
       plan_override("MYCONV_GEMM_1X1_PLAN", {0, 128, 256}, gemm::kMaxSplits);
   gemm::GemmPlan plan = gemm_1x1_plan(s, sm_count());
   if (o) {
     plan = gemm::gemm_plan(s, sm_count(), o->bn, o->splits);
-    plan.reduce_in_kernel = plan.splits > 1;
+    plan.reduce_in_kernel = plan.splits > 1 && gemm::gemm_can_sum_in_kernel(plan.schedule, plan.bn);
   }
   if (const char* v = std::getenv("MYCONV_GEMM_1X1_REDUCE"); v && *v) {
     const std::string text = v;
     if (text != "kernel" && text != "separate")
       throw std::invalid_argument("MYCONV_GEMM_1X1_REDUCE='" + text +
                                   "': expected kernel or separate");
-    plan.reduce_in_kernel = plan.splits > 1 && text == "kernel";
+    plan.reduce_in_kernel =
+        plan.splits > 1 && text == "kernel" && gemm::gemm_can_sum_in_kernel(plan.schedule, plan.bn);
   }
   return plan;
 }

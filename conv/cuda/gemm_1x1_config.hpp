@@ -85,7 +85,7 @@ inline bench::gemm::GemmPlan gemm_1x1_plan(const bench::gemm::GemmShape& s, int 
     if (want >= 2) splits = int(want);
   }
   gemm::GemmPlan plan = gemm::gemm_plan(s, sm_count, bn, splits);
-  plan.reduce_in_kernel = plan.splits > 1;
+  plan.reduce_in_kernel = plan.splits > 1 && gemm::gemm_can_sum_in_kernel(plan.schedule, plan.bn);
   return plan;
 }
 

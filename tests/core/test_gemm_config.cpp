@@ -209,6 +209,10 @@ TEST(GemmPlan, TileRuleAndGrid) {
   EXPECT_EQ(skinny.grid, 128);
   EXPECT_EQ(gemm_workspace_bytes({1, 8, 4096, 4096}, skinny), std::size_t(4) * 8 * 4096 * 4);
   EXPECT_EQ(gemm_counter_bytes(skinny), 0u);
+  EXPECT_TRUE(gemm_can_sum_in_kernel(GemmSchedule::cooperative, 128));
+  EXPECT_TRUE(gemm_can_sum_in_kernel(GemmSchedule::cooperative, 64));
+  EXPECT_FALSE(gemm_can_sum_in_kernel(GemmSchedule::cooperative, 256));
+  EXPECT_FALSE(gemm_can_sum_in_kernel(GemmSchedule::pingpong, 128));
   // Summed in the kernel: a 32-bit counter a tile after the partials, in whole 16 bytes.
   GemmPlan in_kernel = skinny;
   in_kernel.reduce_in_kernel = true;

@@ -66,7 +66,8 @@ std::string gemm_sm90_unusable_reason();
 // may be null. The epilogues each layout, type and schedule takes:
 // gemm_epilogue_unsupported_reason. Throws std::invalid_argument where a buffer is missing or
 // misaligned (aux 16 bytes, aux_t 2, column_sums 4), s is not supported or the epilogue is not
-// one s takes, or reduce_in_kernel asks for the ping-pong schedule; std::logic_error for a plan
+// one s takes, or reduce_in_kernel asks for a plan gemm_can_sum_in_kernel refuses;
+// std::logic_error for a plan
 // that is not gemm_plan's for s.
 void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const void* a,
                const void* b, void* c, const Epilogue& epilogue, void* workspace,

@@ -153,7 +153,7 @@ struct GemmPlan {
   // to the workspace; the splits are then summed in split order (the same sum on every run),
   // through the epilogue: by a second kernel, or with reduce_in_kernel by each tile's last unit
   // in the GEMM's kernel (a counter a tile in the workspace says which unit is last: one launch,
-  // no second pass over the partials; cooperative tiles only).
+  // no second pass over the partials; gemm_can_sum_in_kernel's plans only).
   int splits = 1;
   int split_k_blocks = 0;
   bool reduce_in_kernel = false;
@@ -163,6 +163,13 @@ struct GemmPlan {
 };
 
 inline constexpr int kMaxSplits = 16;
+
+// Whether the kernel sums p's splits itself where asked (GemmPlan::reduce_in_kernel): cooperative
+// tiles of 64 or 128 columns (the 256-wide tile's 128 accumulators a thread leave no registers
+// for the sum's loads; a ping-pong warpgroup owns a whole tile).
+BENCH_HD constexpr bool gemm_can_sum_in_kernel(GemmSchedule schedule, int bn) {
+  return schedule == GemmSchedule::cooperative && bn <= 128;
+}
 inline constexpr int kMinSplitKBlocks = 4;  // k blocks a split keeps at least (pipeline fill)
 
 // Split-K's rule: split where the tiles fill at most half the SMs, into as many splits as fill

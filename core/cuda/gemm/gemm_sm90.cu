@@ -191,6 +191,9 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
   constexpr int kStage = stage_bytes(BN, BM);
   static_assert(2 * kStages * 8 + 4 <= int(kBarrierBytes), "the barriers and flag fit their space");
   static_assert(!kPingPong || BN == 128, "ping-pong: 128x128 tiles (128 accumulators a thread)");
+  // Split-K summed in the kernel (KernelArgs::counters): gemm_config.hpp says where.
+  constexpr bool kSumInKernel =
+      gemm_can_sum_in_kernel(kPingPong ? GemmSchedule::pingpong : GemmSchedule::cooperative, BN);
   constexpr int kBkT = kBlockBytes / int(sizeof(T));  // k values per block: 64, or 32 (tf32)
   extern __shared__ unsigned char smem_raw[];
   // The swizzled tiles need 1024-byte alignment of their shared-memory address.
@@ -287,9 +290,10 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
             phase ^= 1;
           }
         }
-        if (args.splits > 1 && args.counters)
-          last_unit_of_tile<kConsumers * 128>(args.counters + u / args.splits, args.splits,
-                                              last_flag);
+        if constexpr (kSumInKernel)
+          if (args.splits > 1 && args.counters)
+            last_unit_of_tile<kConsumers * 128>(args.counters + u / args.splits, args.splits,
+                                                last_flag);
         continue;
       }
     }
@@ -357,39 +361,44 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
           }
         }
       }
-      if (kPingPong || args.counters == nullptr) continue;  // the second kernel sums them
-      if (!last_unit_of_tile<kConsumers * 128>(args.counters + u / args.splits, args.splits,
-                                               last_flag))
-        continue;
-        // The tile's last unit: each pair becomes the sum of the splits' partials in split order,
-        // this unit's own from its registers (the same sum whichever unit comes last), read from
-        // L2 (ld.global.cg: no stale L1 line), then on through the epilogue below.
+      if constexpr (kSumInKernel) {
+        if (args.counters == nullptr) continue;  // the second kernel sums them
+        if (!last_unit_of_tile<kConsumers * 128>(args.counters + u / args.splits, args.splits,
+                                                 last_flag))
+          continue;
+        // The tile's last unit: each pair becomes the sum of the splits' partials in split
+        // order, this unit's own read back too (this thread wrote it), so that the sum is the
+        // same whichever unit comes last. Read from L2 (ld.global.cg: no stale L1 line), kJ
+        // column blocks at a time, all their loads issued before their adds (2 kJ in flight a
+        // thread), the sum in d; then on through the epilogue below.
+        constexpr int kJ = BN / 8 < 8 ? BN / 8 : 8;
+        const int row0 = tc.tm * BM + wg * 64 + warp * 16 + lane / 4;
 #pragma unroll
-      for (int r = 0; r < kRowBlocks; ++r) {
-        const int row0 = tc.tm * BM + (kPingPong ? r : wg) * 64 + warp * 16 + lane / 4;
+        for (int jc = 0; jc < BN / 8; jc += kJ)
+          for (int sp = 0; sp < args.splits; ++sp) {
+            const float* part = args.partial + sp * args.elements;
+            float2 v[kJ][2];
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-          const int col = col0 + j * 8;
-          if (col >= args.n) continue;
+            for (int jj = 0; jj < kJ; ++jj)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int row = row0 + h * 8;
-            if (row >= args.m) continue;
-            const std::int64_t at = (batch_rows + row) * args.n + col;
-            const float2 own = make_float2(d[r][4 * j + 2 * h], d[r][4 * j + 2 * h + 1]);
-            float2 sum =
-                split == 0 ? own : __ldcg(reinterpret_cast<const float2*>(args.partial + at));
-            for (int sp = 1; sp < args.splits; ++sp) {
-              const float2 v = sp == split ? own
-                                           : __ldcg(reinterpret_cast<const float2*>(
-                                                 args.partial + sp * args.elements + at));
-              sum.x += v.x;
-              sum.y += v.y;
-            }
-            d[r][4 * j + 2 * h] = sum.x;
-            d[r][4 * j + 2 * h + 1] = sum.y;
+              for (int h = 0; h < 2; ++h) {
+                const int row = row0 + h * 8, col = col0 + (jc + jj) * 8;
+                v[jj][h] = row < args.m && col < args.n
+                               ? __ldcg(reinterpret_cast<const float2*>(
+                                     part + (batch_rows + row) * args.n + col))
+                               : make_float2(0.f, 0.f);
+              }
+#pragma unroll
+            for (int jj = 0; jj < kJ; ++jj)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                float* x = &d[0][4 * (jc + jj) + 2 * h];
+                x[0] = sp == 0 ? v[jj][h].x : x[0] + v[jj][h].x;
+                x[1] = sp == 0 ? v[jj][h].y : x[1] + v[jj][h].y;
+              }
           }
-        }
+      } else {
+        continue;  // the second kernel sums them
       }
     }
 #pragma unroll
@@ -663,9 +672,10 @@ void gemm_sm90(MmaDtype type, const GemmShape& s, const GemmPlan& plan, const vo
   if (plan.splits > 1 && (workspace == nullptr || !aligned16(workspace)))
     throw std::invalid_argument(
         "gemm_sm90: split-K needs a 16-byte aligned workspace of gemm_workspace_bytes");
-  if (plan.reduce_in_kernel && plan.schedule != GemmSchedule::cooperative)
+  if (plan.reduce_in_kernel && !gemm_can_sum_in_kernel(plan.schedule, plan.bn))
     throw std::invalid_argument(
-        "gemm_sm90: split-K summed in the kernel takes the cooperative schedule only");
+        "gemm_sm90: split-K summed in the kernel takes cooperative tiles of 64 or 128 columns "
+        "only");
   if (type == MmaDtype::tf32)
     launch_tf32(s, plan, a, b, c, workspace, stream);
   else if (type == MmaDtype::fp16)
