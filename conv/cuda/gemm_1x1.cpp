@@ -40,17 +40,14 @@ std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {
 
 // The engine's plan for s: gemm_1x1_plan, or with MYCONV_GEMM_1X1_PLAN=BN:S (tile width 128 or
 // 256, split-K count 1 to gemm::kMaxSplits; 0 leaves a part to gemm_plan's rule) where set, for
-// experiments, its splits summed in the kernel where it can (gemm_can_sum_in_kernel: not on the
-// 256-wide tile); MYCONV_GEMM_1X1_REDUCE=separate sums them in a second kernel instead (=kernel,
-// or unset: in the kernel where it can).
+// experiments; MYCONV_GEMM_1X1_REDUCE=kernel sums its splits in the GEMM's kernel where it can
+// (gemm_can_sum_in_kernel: not on the 256-wide tile) instead of by a second kernel (=separate,
+// or unset), for experiments: it measured slower (gemm_1x1_config.hpp).
 gemm::GemmPlan plan_gemm_1x1(const gemm::GemmShape& s) {
   const std::optional<PlanOverride> o =
       plan_override("MYCONV_GEMM_1X1_PLAN", {0, 128, 256}, gemm::kMaxSplits);
   gemm::GemmPlan plan = gemm_1x1_plan(s, sm_count());
-  if (o) {
-    plan = gemm::gemm_plan(s, sm_count(), o->bn, o->splits);
-    plan.reduce_in_kernel = plan.splits > 1 && gemm::gemm_can_sum_in_kernel(plan.schedule, plan.bn);
-  }
+  if (o) plan = gemm::gemm_plan(s, sm_count(), o->bn, o->splits);
   if (const char* v = std::getenv("MYCONV_GEMM_1X1_REDUCE"); v && *v) {
     const std::string text = v;
     if (text != "kernel" && text != "separate")

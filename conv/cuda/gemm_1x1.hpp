@@ -4,10 +4,10 @@
 //
 // Life: the constructor (prepare, untimed) plans (gemm_1x1_plan for the device's SM count;
 // MYCONV_GEMM_1X1_PLAN=BN:S forces the tile width and split-K count, and
-// MYCONV_GEMM_1X1_REDUCE=separate sums the splits in a second kernel, for experiments), allocates
-// the buffers and split-K's workspace (its tile counters zeroed), and uploads the inputs;
-// compile() has nothing to do; run() only enqueues the engine's kernel (split-K summed in it by
-// each tile's last unit).
+// MYCONV_GEMM_1X1_REDUCE=kernel sums the splits in the GEMM's kernel, for experiments),
+// allocates the buffers and split-K's workspace (its tile counters zeroed where the kernel sums),
+// and uploads the inputs; compile() has nothing to do; run() only enqueues the engine's kernels
+// (one, or two with split-K summed by a second kernel).
 //
 // Run (an H100/H200), beside cuDNN, on the 1x1 layers of ResNet-50 and MobileNet-v2:
 //   build/experiments/myconv --shapes experiments/shapes/resnet50.txt --backends

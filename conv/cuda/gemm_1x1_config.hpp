@@ -61,7 +61,10 @@ inline std::string gemm_1x1_unsupported_reason(const Problem& p) {
 // layers in nhwc: 1.48-1.56x the 128-wide tile's time) or where it left a second wave near empty
 // (MobileNet-v2's b5_2_expand, 147 tiles: 1.42x); its split-K rule (the partials' bytes at most the
 // operands') split none of these layers, where 2-4 splits of k = 2048 on 32-64 tiles
-// measured 1.01-1.30x faster and 2 of k = 1280 0.86-0.98x (one layer 1.04x).
+// measured 1.01-1.30x faster and 2 of k = 1280 0.86-0.98x (one layer 1.04x). The splits are
+// summed by the engine's second kernel: summed in the GEMM's kernel by each tile's last unit
+// (GemmPlan::reduce_in_kernel, MYCONV_GEMM_1X1_REDUCE=kernel) measured slower on every layer
+// and split count, fp16 nhwc, in one call (results/h200/20261128_conv_split_in_kernel/).
 inline constexpr double kGemm1x1Bn256Cost = 1.7;
 inline constexpr int kGemm1x1SplitFromBlocks = 32;
 inline constexpr int kGemm1x1MinSplitBlocks = 8;
@@ -84,9 +87,7 @@ inline bench::gemm::GemmPlan gemm_1x1_plan(const bench::gemm::GemmShape& s, int 
     if (want > gemm::kMaxSplits) want = gemm::kMaxSplits;
     if (want >= 2) splits = int(want);
   }
-  gemm::GemmPlan plan = gemm::gemm_plan(s, sm_count, bn, splits);
-  plan.reduce_in_kernel = plan.splits > 1 && gemm::gemm_can_sum_in_kernel(plan.schedule, plan.bn);
-  return plan;
+  return gemm::gemm_plan(s, sm_count, bn, splits);
 }
 
 }  // namespace conv
