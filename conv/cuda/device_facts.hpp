@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "core/cuda/cuda_check.hpp"
@@ -17,6 +19,22 @@ inline int sm_count() {
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
   return count;
+}
+
+// Whether our kernels that take it are launched with programmatic dependent launch
+// (core/cuda/pdl.cuh): on a device of compute capability 9.0 or above, unless MYCONV_PDL=0 (for
+// experiments; 1 or unset: on). Throws std::invalid_argument on another value.
+inline bool pdl_launch() {
+  if (const char* v = std::getenv("MYCONV_PDL"); v && *v) {
+    const std::string text = v;
+    if (text != "0" && text != "1")
+      throw std::invalid_argument("MYCONV_PDL='" + text + "': expected 0 or 1");
+    if (text == "0") return false;
+  }
+  int device = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9;
 }
 
 // bytes in GiB with two decimals: "1.50 GiB".

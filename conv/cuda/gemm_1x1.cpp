@@ -56,6 +56,7 @@ gemm::GemmPlan plan_gemm_1x1(const gemm::GemmShape& s) {
     plan.reduce_in_kernel =
         plan.splits > 1 && text == "kernel" && gemm::gemm_can_sum_in_kernel(plan.schedule, plan.bn);
   }
+  plan.pdl = pdl_launch();
   return plan;
 }
 
@@ -119,6 +120,7 @@ class Gemm1x1Instance final : public DeviceOutputInstance<Gemm1x1Instance> {
                          std::to_string(gemm::kBk)},
             {"tensor_cores", true},
             {"split_k", plan_.splits},
+            {"programmatic_dependent_launch", plan_.pdl},
             {"split_k_summed", plan_.splits <= 1        ? "no split"
                                : plan_.reduce_in_kernel ? "in the kernel by each tile's last unit"
                                                         : "by a second kernel"},

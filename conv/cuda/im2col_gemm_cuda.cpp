@@ -139,11 +139,14 @@ DepthwiseChoice depthwise_choice(int sub_variant) {
 }
 
 // Variant 10's plan for the repacked geometry r, with MYCONV_WGMMA_PLAN=BN:S (tile width 64 or
-// 128, split-K count 1-8; 0 keeps a part's automatic value) where set, for experiments.
+// 128, split-K count 1-8; 0 keeps a part's automatic value) where set, for experiments; launched
+// with programmatic dependent launch where pdl_launch() says.
 WgmmaConvPlan plan_wgmma(const Im2colGeometry& r, int element_bytes) {
   const PlanOverride o =
       plan_override("MYCONV_WGMMA_PLAN", {0, 64, 128}, kWgmmaMaxSplits).value_or(PlanOverride{});
-  return wgmma_conv_plan(r, element_bytes, sm_count(), o.bn, o.splits);
+  WgmmaConvPlan plan = wgmma_conv_plan(r, element_bytes, sm_count(), o.bn, o.splits);
+  plan.pdl = pdl_launch();
+  return plan;
 }
 
 class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance> {
@@ -424,6 +427,8 @@ class Im2colGemmInstance final : public DeviceOutputInstance<Im2colGemmInstance>
                      : uses_tensor_cores(variant_) ? mma_tile_text(mma_plan_.tile, int(elem_bytes_))
                                                    : gemm_tile_name(tile_)},
             {"tensor_cores", uses_tensor_cores(variant_)},
+            {"programmatic_dependent_launch",
+             variant_ == Variant::wgmma_implicit_gemm && wgmma_plan_.pdl},
             {"split_k", variant_ == Variant::wgmma_implicit_gemm ? wgmma_plan_.splits
                         : uses_tensor_cores(variant_)            ? mma_plan_.splits
                                                                  : fp32_splits_},

@@ -70,6 +70,7 @@ class Thin1x1Instance final : public DeviceOutputInstance<Thin1x1Instance> {
             {"chunks", plan_.chunks},
             {"rows_per_warp", kThinRowsPerGroup * plan_.groups_per_warp},
             {"blocks", plan_.blocks},
+            {"programmatic_dependent_launch", plan_.pdl},
             {"kernels_built_with", im2col_gemm_build_info()}};
   }
 
@@ -87,7 +88,10 @@ class Thin1x1Instance final : public DeviceOutputInstance<Thin1x1Instance> {
     const Thin1x1Plan first = thin_1x1_plan(p, 1, groups);
     const int per_sm =
         thin_1x1_blocks_per_sm(type, first.chunks, first.groups_per_warp, first.smem_bytes);
-    return thin_1x1_plan(p, std::int64_t(sm_count()) * (per_sm > 0 ? per_sm : 1), groups);
+    Thin1x1Plan plan =
+        thin_1x1_plan(p, std::int64_t(sm_count()) * (per_sm > 0 ? per_sm : 1), groups);
+    plan.pdl = pdl_launch();
+    return plan;
   }
 
   Problem p_;

@@ -94,6 +94,8 @@ struct Thin1x1Plan {
   std::int64_t warp_tasks = 0;  // tasks of groups_per_warp 16-row groups
   int blocks = 0;               // grid: min(blocks the tasks fill, resident blocks)
   std::size_t smem_bytes = 0;
+  // Launched with programmatic dependent launch (core/cuda/pdl.cuh; the caller sets it).
+  bool pdl = false;
 };
 
 // Empty where variant 13 computes p (on an sm_80+ device with the mma.sync build: that is the

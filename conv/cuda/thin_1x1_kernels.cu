@@ -11,6 +11,7 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/mma.cuh"
+#include "core/cuda/pdl.cuh"
 
 namespace conv {
 namespace {
@@ -157,6 +158,10 @@ __global__ void __launch_bounds__(kThinThreads)
   const int row_bytes = k * kBytes;
   const int row_vectors = thin_1x1_row_vectors(chunks);
   const int used_vectors = chunks * 4;
+  // Programmatic dependent launch (Thin1x1Plan::pdl): the next kernel may be scheduled now;
+  // nothing global is touched before the kernel before this one is done.
+  bench::launch_dependents();
+  bench::wait_for_previous();
 
   // The weights, rows zero-filled past k, tf32 rounded once here.
   for (int i = threadIdx.x; i < n * used_vectors; i += kThinThreads) {
@@ -269,10 +274,9 @@ void launch_thin_1x1(MmaType type, const Thin1x1Plan& t, const void* src, const 
       t.smem_bytes > kThinMaxSharedBytes || !thin_1x1_groups_allowed(t.capacity, t.groups_per_warp))
     throw std::logic_error("variant 13: a plan thin_1x1_plan did not make");
   const KernelFn f = prepared_kernel(type, t.chunks, t.groups_per_warp);
-  f<<<t.blocks, kThinThreads, t.smem_bytes, stream>>>(
-      static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(wei),
-      static_cast<unsigned char*>(dst), t.m, t.n, t.k, t.chunks);
-  CUDA_CHECK(cudaGetLastError());
+  bench::launch_pdl(f, dim3(unsigned(t.blocks)), dim3(kThinThreads), t.smem_bytes, t.pdl, stream,
+                    static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(wei),
+                    static_cast<unsigned char*>(dst), t.m, t.n, t.k, t.chunks);
 }
 
 }  // namespace conv

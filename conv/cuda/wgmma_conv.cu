@@ -69,6 +69,7 @@
 #include <type_traits>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/pdl.cuh"
 #include "core/cuda/tensor_map.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -229,6 +230,10 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     mbar_init_fence();
   }
   __syncthreads();
+  // Programmatic dependent launch (WgmmaConvPlan::pdl): the next kernel may be scheduled now;
+  // nothing global is read or written before the kernel before this one is done.
+  bench::launch_dependents();
+  bench::wait_for_previous();
 
   if (warpgroup == 0) {
     // The producer: one thread walks the block's units and their k slices, a stage per slice,
@@ -430,9 +435,8 @@ void launch_typed(const Im2colGeometry& g, const WgmmaConvPlan& plan, const Wgmm
   a.nhwc_out = g.nhwc ? 1 : 0;
   a.round_tf32 = T == MmaType::tf32 && round_operands ? 1 : 0;
   const dim3 grid(unsigned(plan.grid));
-  wgmma_conv_kernel<T, BN><<<grid, kWgmmaThreads, plan.smem_bytes, stream>>>(
-      maps.src, maps.wei, a, dst, plan.splits > 1 ? partial : nullptr);
-  CUDA_CHECK_LAST_LAUNCH();
+  bench::launch_pdl(wgmma_conv_kernel<T, BN>, grid, dim3(kWgmmaThreads), plan.smem_bytes, plan.pdl,
+                    stream, maps.src, maps.wei, a, dst, plan.splits > 1 ? partial : nullptr);
 }
 
 template <MmaType T>

@@ -59,6 +59,8 @@ struct WgmmaConvPlan {
   std::int64_t m_tiles = 0, n_tiles = 0;
   int grid = 0;                // persistent blocks: min(work units, SMs)
   std::size_t smem_bytes = 0;  // dynamic shared memory per block
+  // Launched with programmatic dependent launch (core/cuda/pdl.cuh; the caller sets it).
+  bool pdl = false;
 
   // Work units (tile and split), taken by the persistent blocks in turn.
   std::int64_t units() const { return m_tiles * n_tiles * splits; }

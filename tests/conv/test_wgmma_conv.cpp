@@ -14,11 +14,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "conv/bench.hpp"
+#include "conv/cuda/device_facts.hpp"
 #include "conv/cuda/gemm_1x1.hpp"
 #include "conv/cuda/gemm_1x1_config.hpp"
 #include "conv/cuda/im2col_gemm_cuda.hpp"
@@ -283,6 +285,24 @@ std::vector<Problem> gemm_1x1_problems() {
        })
     out.push_back(parse_problem(text));
   return out;
+}
+
+// MYCONV_PDL: 0 turns programmatic dependent launch off (without asking the device); another
+// value than 0 or 1 is refused. (1 or unset: on where the device is sm_90+, which the GPU tests
+// run.)
+TEST(PdlLaunch, TheSwitchParsesOrIsRefused) {
+  const char* before = std::getenv("MYCONV_PDL");
+  const std::string saved = before ? before : "";
+  ::setenv("MYCONV_PDL", "0", 1);
+  EXPECT_FALSE(pdl_launch());
+  for (const char* bad : {"2", "yes", "01"}) {
+    ::setenv("MYCONV_PDL", bad, 1);
+    EXPECT_THROW(pdl_launch(), std::invalid_argument) << bad;
+  }
+  if (before)
+    ::setenv("MYCONV_PDL", saved.c_str(), 1);
+  else
+    ::unsetenv("MYCONV_PDL");
 }
 
 TEST(Gemm1x1, TheGpuTestsProblemsAreTaken) {

@@ -16,6 +16,7 @@
 //     and dGELU with its transposed copy and column sums, each tile (64 x 64 too), without and
 //     with split-K (its splits summed by a second kernel, and in the kernel),
 //     and through the small-tile path (mma.sync, both tiles);
+//   - a GEMM launched with programmatic dependent launch behind the GEMM whose output it reads;
 //   - the shapes it refuses (variant 4 not offered; variants 3 and 1 stay).
 // Skipped, with the reason, without a compute capability 9.0 GPU or without the sm_90a build.
 #include <gtest/gtest.h>
@@ -225,6 +226,76 @@ TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
             }
           }
     }
+}
+
+// Programmatic dependent launch (GemmPlan::pdl): a GEMM that reads the one before it. The first
+// (256 x 256, k 2048: four tiles, so most SMs are idle and the second's blocks start at once)
+// writes C1 over NaN; the second, launched behind it with PDL, computes C1 B2. Were any global
+// access of the second made before the first is done, it would read NaN or a part of C1. Both
+// with split-K summed by the second kernel (that kernel launched with PDL too) and without.
+TEST(GemmSm90, ADependentLaunchReadsTheKernelBeforeItWhole) {
+  SKIP_WITHOUT_ENGINE();
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const DataType dt = DataType::bf16;
+  bench::Stream stream;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  auto random = [&](std::int64_t count) {
+    std::vector<float> v(static_cast<std::size_t>(count));
+    for (float& x : v) x = bench::round_to(dt, uniform(rng));
+    return v;
+  };
+  auto upload = [&](const std::vector<float>& v) {
+    const std::vector<unsigned char> bytes = bench::to_storage_bytes(v, dt);
+    bench::DeviceBuffer<unsigned char> d(bytes.size());
+    d.upload_async(bytes.data(), stream.get());
+    stream.synchronize();
+    return d;
+  };
+  auto download = [&](const bench::DeviceBuffer<unsigned char>& d, std::size_t count) {
+    std::vector<unsigned char> bytes(d.bytes());
+    d.download_async(bytes.data(), stream.get());
+    stream.synchronize();
+    std::vector<float> out(count);
+    bench::from_storage_bytes(bytes.data(), count, dt, out.data());
+    return out;
+  };
+  const bench::gemm::GemmShape first{1, 256, 256, 2048}, second{1, 256, 256, 256};
+  const std::vector<float> a = random(first.m * first.k), b1 = random(first.k * first.n),
+                           b2 = random(second.k * second.n);
+  const auto da = upload(a), db1 = upload(b1), db2 = upload(b2);
+  bench::DeviceBuffer<unsigned char> c1(std::size_t(first.m * first.n) * 2),
+      c2(std::size_t(second.m * second.n) * 2), dw(std::size_t(4) * 256 * 256 * 4);
+  for (int splits : {1, 4}) {
+    SCOPED_TRACE("splits " + std::to_string(splits));
+    bench::gemm::GemmPlan p1 = bench::gemm::gemm_plan(first, sms, 128, splits);
+    bench::gemm::GemmPlan p2 = bench::gemm::gemm_plan(second, sms, 128, 1);
+    p1.pdl = p2.pdl = true;
+    c1.fill_bytes_async(0xFF, stream.get());
+    c2.fill_bytes_async(0xFF, stream.get());
+    bench::gemm::gemm_sm90(bench::MmaDtype::bf16, first, p1, da.data(), db1.data(), c1.data(),
+                           bench::gemm::Epilogue{}, dw.data(), stream.get());
+    bench::gemm::gemm_sm90(bench::MmaDtype::bf16, second, p2, c1.data(), db2.data(), c2.data(),
+                           bench::gemm::Epilogue{}, nullptr, stream.get());
+    const std::vector<float> got1 = download(c1, std::size_t(first.m * first.n));
+    const std::vector<float> got2 = download(c2, std::size_t(second.m * second.n));
+    const Problem p = matmul_problem(1, second.m, second.n, second.k, dt);
+    const std::vector<double> ref =
+        reference(second, got1, b2, {}, {}, bench::gemm::EpilogueKind::identity);
+    const bench::Correctness c = bench::compare(got2.data(), ref.data(), got2.size(),
+                                                tolerance(p, bench::rms(ref.data(), ref.size())));
+    EXPECT_TRUE(c.passed) << c.message;
+    EXPECT_EQ(c.non_finite, 0u);
+    const std::vector<double> ref1 =
+        reference(first, a, b1, {}, {}, bench::gemm::EpilogueKind::identity);
+    const bench::Correctness c_first =
+        bench::compare(got1.data(), ref1.data(), got1.size(),
+                       tolerance(matmul_problem(1, first.m, first.n, first.k, dt),
+                                 bench::rms(ref1.data(), ref1.size())));
+    EXPECT_TRUE(c_first.passed) << "C1: " << c_first.message;
+  }
 }
 
 // The small-tile path's plan (host code: runs without a GPU): 64 x 64 tiles where they give every

@@ -160,6 +160,9 @@ struct GemmPlan {
   std::int64_t units = 0;  // tiles * splits
   int grid = 0;            // persistent blocks: min(units, SMs)
   std::size_t smem_bytes = 0;
+  // Launched with programmatic dependent launch (core/cuda/pdl.cuh): each kernel may start while
+  // the stream's kernel before it ends, and touches global memory only once that one is done.
+  bool pdl = false;
 };
 
 inline constexpr int kMaxSplits = 16;

@@ -80,6 +80,7 @@
 
 #include "core/cuda/cuda_check.hpp"
 #include "core/cuda/gemm/gemm_epilogue.cuh"
+#include "core/cuda/pdl.cuh"
 #include "core/cuda/tensor_map.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -211,6 +212,10 @@ __global__ void __launch_bounds__(block_threads(BN), 1)
     mbar_init_fence();
   }
   __syncthreads();
+  // Programmatic dependent launch (GemmPlan::pdl): the next kernel may be scheduled now; nothing
+  // global is read or written before the kernel before this one is done.
+  launch_dependents();
+  wait_for_previous();
   const int warpgroup = threadIdx.x / 128;
 
   if (warpgroup == 0) {
@@ -484,6 +489,8 @@ template <class T, class Epi>
 __global__ void __launch_bounds__(256)
     gemm_split_reduce_kernel(const float* __restrict__ partial, int splits, std::int64_t elements,
                              int n, T* __restrict__ c, const Epi epi) {
+  launch_dependents();
+  wait_for_previous();  // the partials
   const std::int64_t pairs = elements / 2;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < pairs;
        i += std::int64_t(gridDim.x) * blockDim.x) {
@@ -557,15 +564,15 @@ void launch_kernel(const GemmShape& s, const GemmPlan& plan, const void* a, cons
   if (gemm_counter_bytes(plan) > 0)
     args.counters = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(workspace) +
                                                 gemm_partial_bytes(s, plan));
-  kernel<<<unsigned(plan.grid), block_threads(BN), gemm_smem_bytes(BN, tile_rows(BN)), stream>>>(
-      map_a, map_b, args, static_cast<T*>(c), epi);
-  CUDA_CHECK_LAST_LAUNCH();
+  launch_pdl(kernel, dim3(unsigned(plan.grid)), dim3(block_threads(BN)),
+             gemm_smem_bytes(BN, tile_rows(BN)), plan.pdl, stream, map_a, map_b, args,
+             static_cast<T*>(c), epi);
   if (plan.splits <= 1 || args.counters) return;
   const std::int64_t pairs = args.elements / 2;
   const std::int64_t blocks = (pairs + 255) / 256;
-  gemm_split_reduce_kernel<T, Epi><<<unsigned(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
-      args.partial, plan.splits, args.elements, args.n, static_cast<T*>(c), epi);
-  CUDA_CHECK_LAST_LAUNCH();
+  launch_pdl(gemm_split_reduce_kernel<T, Epi>, dim3(unsigned(blocks < 4096 ? blocks : 4096)),
+             dim3(256), 0, plan.pdl, stream, static_cast<const float*>(args.partial), plan.splits,
+             args.elements, args.n, static_cast<T*>(c), epi);
 }
 
 template <class T>
