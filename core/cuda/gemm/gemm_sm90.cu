@@ -66,6 +66,8 @@
 //     tile after its partial is written (a counter a tile after the partials), and the tile's
 //     last unit sums the splits' partials in split order, its own from its registers, and runs
 //     the epilogue: one launch, no second pass.
+//   - programmatic dependent launch (plan.pdl; core/cuda/pdl.cuh): both kernels let the next one
+//     be scheduled as they start, and touch global memory only after griddepcontrol.wait.
 #include "core/cuda/gemm/gemm.hpp"
 
 #include <cuda.h>
