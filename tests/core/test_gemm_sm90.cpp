@@ -228,6 +228,36 @@ TEST(GemmSm90, BothTilesSplitKAndEveryEpilogueOnEdgeShapes) {
     }
 }
 
+// Tensors of dt for the engine's tests on one stream: random values in [-scale, scale) rounded
+// to dt, and uploads and downloads of dt's storage, each synchronized.
+struct EngineIo {
+  DataType dt;
+  bench::Stream& stream;
+  std::mt19937 rng;
+  float scale = 1.0f;
+  std::vector<float> random(std::int64_t count) {
+    std::uniform_real_distribution<float> uniform(-1, 1);
+    std::vector<float> v(static_cast<std::size_t>(count));
+    for (float& x : v) x = bench::round_to(dt, scale * uniform(rng));
+    return v;
+  }
+  bench::DeviceBuffer<unsigned char> upload(const std::vector<float>& v) {
+    const std::vector<unsigned char> bytes = bench::to_storage_bytes(v, dt);
+    bench::DeviceBuffer<unsigned char> d(bytes.size());
+    d.upload_async(bytes.data(), stream.get());
+    stream.synchronize();
+    return d;
+  }
+  std::vector<float> download(const bench::DeviceBuffer<unsigned char>& d, std::size_t count) {
+    std::vector<unsigned char> bytes(d.bytes());
+    d.download_async(bytes.data(), stream.get());
+    stream.synchronize();
+    std::vector<float> out(count);
+    bench::from_storage_bytes(bytes.data(), count, dt, out.data());
+    return out;
+  }
+};
+
 // Programmatic dependent launch (GemmPlan::pdl): a GEMM that reads the one before it. The first
 // (256 x 256, k 2048: four tiles, so most SMs are idle and the second's blocks start at once)
 // writes C1 over NaN; the second, launched behind it with PDL, computes C1 B2. Were any global
@@ -240,32 +270,11 @@ TEST(GemmSm90, ADependentLaunchReadsTheKernelBeforeItWhole) {
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
   const DataType dt = DataType::bf16;
   bench::Stream stream;
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  auto random = [&](std::int64_t count) {
-    std::vector<float> v(static_cast<std::size_t>(count));
-    for (float& x : v) x = bench::round_to(dt, uniform(rng));
-    return v;
-  };
-  auto upload = [&](const std::vector<float>& v) {
-    const std::vector<unsigned char> bytes = bench::to_storage_bytes(v, dt);
-    bench::DeviceBuffer<unsigned char> d(bytes.size());
-    d.upload_async(bytes.data(), stream.get());
-    stream.synchronize();
-    return d;
-  };
-  auto download = [&](const bench::DeviceBuffer<unsigned char>& d, std::size_t count) {
-    std::vector<unsigned char> bytes(d.bytes());
-    d.download_async(bytes.data(), stream.get());
-    stream.synchronize();
-    std::vector<float> out(count);
-    bench::from_storage_bytes(bytes.data(), count, dt, out.data());
-    return out;
-  };
+  EngineIo io{dt, stream, std::mt19937(5)};
   const bench::gemm::GemmShape first{1, 256, 256, 2048}, second{1, 256, 256, 256};
-  const std::vector<float> a = random(first.m * first.k), b1 = random(first.k * first.n),
-                           b2 = random(second.k * second.n);
-  const auto da = upload(a), db1 = upload(b1), db2 = upload(b2);
+  const std::vector<float> a = io.random(first.m * first.k), b1 = io.random(first.k * first.n),
+                           b2 = io.random(second.k * second.n);
+  const auto da = io.upload(a), db1 = io.upload(b1), db2 = io.upload(b2);
   bench::DeviceBuffer<unsigned char> c1(std::size_t(first.m * first.n) * 2),
       c2(std::size_t(second.m * second.n) * 2), dw(std::size_t(4) * 256 * 256 * 4);
   for (int splits : {1, 4}) {
@@ -279,8 +288,8 @@ TEST(GemmSm90, ADependentLaunchReadsTheKernelBeforeItWhole) {
                            bench::gemm::Epilogue{}, dw.data(), stream.get());
     bench::gemm::gemm_sm90(bench::MmaDtype::bf16, second, p2, c1.data(), db2.data(), c2.data(),
                            bench::gemm::Epilogue{}, nullptr, stream.get());
-    const std::vector<float> got1 = download(c1, std::size_t(first.m * first.n));
-    const std::vector<float> got2 = download(c2, std::size_t(second.m * second.n));
+    const std::vector<float> got1 = io.download(c1, std::size_t(first.m * first.n));
+    const std::vector<float> got2 = io.download(c2, std::size_t(second.m * second.n));
     const Problem p = matmul_problem(1, second.m, second.n, second.k, dt);
     const std::vector<double> ref =
         reference(second, got1, b2, {}, {}, bench::gemm::EpilogueKind::identity);
@@ -339,27 +348,11 @@ TEST(GemmSm90, MlpEpiloguesMatchTheReference) {
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
   const DataType dt = DataType::bf16;
   bench::Stream stream;
-  std::mt19937 rng(32);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  auto random = [&](std::int64_t count) {
-    std::vector<float> v(static_cast<std::size_t>(count));
-    for (float& x : v) x = bench::round_to(dt, 2 * uniform(rng));
-    return v;
-  };
-  auto upload = [&](const std::vector<float>& v) {
-    const std::vector<unsigned char> bytes = bench::to_storage_bytes(v, dt);
-    bench::DeviceBuffer<unsigned char> d(bytes.size());
-    d.upload_async(bytes.data(), stream.get());
-    stream.synchronize();
-    return d;
-  };
+  EngineIo io{dt, stream, std::mt19937(32), 2.0f};
+  auto random = [&](std::int64_t count) { return io.random(count); };
+  auto upload = [&](const std::vector<float>& v) { return io.upload(v); };
   auto download = [&](const bench::DeviceBuffer<unsigned char>& d, std::size_t count) {
-    std::vector<unsigned char> bytes(d.bytes());
-    d.download_async(bytes.data(), stream.get());
-    stream.synchronize();
-    std::vector<float> out(count);
-    bench::from_storage_bytes(bytes.data(), count, dt, out.data());
-    return out;
+    return io.download(d, count);
   };
   auto expect_close = [&](const std::vector<float>& got, const std::vector<double>& ref,
                           const Problem& p, const char* what) {
