@@ -5,8 +5,9 @@
 // memory before wait_for_previous() keeps the stream's order of the data, and its launch and
 // prologue (barriers, descriptors) overlap the tail of the kernel before it, as in a model's
 // layers or a benchmark's back-to-back calls. Both are no-ops before sm_90 and where the kernel
-// was launched without the attribute. (The decode kernels of mytransformer keep their own copy:
-// models/transformer/cuda/own_decode_device.cuh.)
+// was launched without the attribute. Users: conv's variants 10, 11 and 13 and the GEMM engine
+// (conv/cuda/, core/cuda/gemm/), and mytransformer's decode kernels
+// (models/transformer/cuda/own_decode_device.cuh).
 #pragma once
 
 #include <cuda_runtime_api.h>

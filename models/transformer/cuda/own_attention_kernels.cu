@@ -212,10 +212,10 @@ void split_kv_attention(const AttentionArgs& a, Elem e, bool pdl, cudaStream_t s
   dispatch(e, [&](auto t) {
     using T = decltype(t);
     if (a.kernels == 1) {
-      launch(attention_kernel_v1<T>, grid, dim3(kAttentionThreads), shared, pdl, s, a);
+      launch_pdl(attention_kernel_v1<T>, grid, dim3(kAttentionThreads), shared, pdl, s, a);
     } else {
       allow_shared(attention_kernel_v2<T>, shared, attention_allowed_v2<T>());
-      launch(attention_kernel_v2<T>, grid, dim3(kAttentionThreads2), shared, pdl, s, a);
+      launch_pdl(attention_kernel_v2<T>, grid, dim3(kAttentionThreads2), shared, pdl, s, a);
     }
   });
   CUDA_CHECK(cudaGetLastError());

@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "core/cuda/cuda_check.hpp"
+#include "core/cuda/pdl.cuh"
 #include "models/transformer/cuda/decode_kernels.hpp"
 #include "models/transformer/cuda/elem.cuh"
 
@@ -38,16 +39,11 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
-// Programmatic dependent launch (sm_90): what a kernel does before wait() reads nothing an
-// earlier kernel writes (only weights); wait() returns once the kernels before it are complete
-// and their writes visible (a no-op when launched without the attribute); launch_dependents()
-// lets the next kernel's blocks be scheduled once every block of this one has started.
-__device__ __forceinline__ void wait_for_previous() {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-__device__ __forceinline__ void launch_dependents() {
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-}
+// Programmatic dependent launch (core/cuda/pdl.cuh): what a kernel does before
+// wait_for_previous() reads nothing an earlier kernel writes (only weights).
+using bench::launch_dependents;
+using bench::launch_pdl;
+using bench::wait_for_previous;
 
 // Pulls bytes [first, bytes) of p into L2, one 128-byte line every `step` bytes (first and step
 // multiples of 128): issued before wait_for_previous(), the DRAM latency overlaps the previous
@@ -68,24 +64,6 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 }
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_all;" ::: "memory");
-}
-
-// A launch on s, with programmatic stream serialization where pdl is set (the kernel may start
-// while the previous one ends; its wait_for_previous() keeps the order of the data).
-template <typename... Params, typename... Args>
-void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared, bool pdl,
-            cudaStream_t s, Args... args) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = shared;
-  config.stream = s;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = pdl ? 1 : 0;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
 }
 
 template <typename F>

@@ -292,7 +292,7 @@ void norm_gemv(const GemvArgs& args, Elem e, int sms, bool pdl, cudaStream_t s) 
     dispatch(e, [&](auto t) {
       using T = decltype(t);
       allow_shared(norm_gemv_kernel_v1<T>, shared, gemv_allowed<T>());
-      launch(norm_gemv_kernel_v1<T>, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
+      launch_pdl(norm_gemv_kernel_v1<T>, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
     });
     CUDA_CHECK(cudaGetLastError());
     return;
@@ -312,7 +312,7 @@ void norm_gemv(const GemvArgs& args, Elem e, int sms, bool pdl, cudaStream_t s) 
   dispatch(e, [&](auto t) {
     using T = decltype(t);
     allow_shared(norm_gemv_kernel_v2<T>, shared, gemv_v2_allowed<T>());
-    launch(norm_gemv_kernel_v2<T>, dim3(blocks), dim3(warps * 32), shared, pdl, s, a, g);
+    launch_pdl(norm_gemv_kernel_v2<T>, dim3(blocks), dim3(warps * 32), shared, pdl, s, a, g);
   });
   CUDA_CHECK(cudaGetLastError());
 }

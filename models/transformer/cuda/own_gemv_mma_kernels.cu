@@ -202,7 +202,7 @@ void launch_mma_gemv(const GemvArgs& a, Elem e, int blocks, int warps, std::size
     if constexpr (!std::is_same_v<T, float>) {
       const auto go = [&](auto kernel, std::size_t& allowed) {
         allow_shared(kernel, shared, allowed);
-        launch(kernel, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
+        launch_pdl(kernel, dim3(blocks), dim3(warps * 32), shared, pdl, s, a);
       };
       if (a.batch <= 8)
         go(mma_gemv_kernel<T, 1>, mma_allowed<T, 1>());
@@ -217,7 +217,7 @@ void launch_norm_rows(const GemvArgs& a, Elem e, bool pdl, cudaStream_t s) {
     using T = decltype(t);
     const std::size_t shared = std::size_t(a.k) * sizeof(T);
     allow_shared(norm_rows_kernel<T>, shared, norm_rows_allowed<T>());
-    launch(norm_rows_kernel<T>, dim3(a.batch), dim3(kNormRowsWarps * 32), shared, pdl, s, a);
+    launch_pdl(norm_rows_kernel<T>, dim3(a.batch), dim3(kNormRowsWarps * 32), shared, pdl, s, a);
   });
 }
 
