@@ -1,7 +1,7 @@
 // What own_cuda's decode kernels (own_decode_kernels.cu and own_gemv_mma_kernels.cu: the GEMVs,
 // own_attention_kernels.cu: the split-KV attention) share: 16-byte vectors of the element type,
-// warp reductions, programmatic dependent launch, asynchronous copies to shared memory and the
-// host's launch helpers.
+// warp reductions, programmatic dependent launch (core/cuda/pdl.cuh's), asynchronous copies to
+// shared memory and the host's launch helpers.
 #pragma once
 
 #include <cuda_runtime_api.h>
