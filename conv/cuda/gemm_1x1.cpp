@@ -46,8 +46,8 @@ std::string mapping_text(const Problem& p, const gemm::GemmShape& s) {
 gemm::GemmPlan plan_gemm_1x1(const gemm::GemmShape& s) {
   const std::optional<PlanOverride> o =
       plan_override("MYCONV_GEMM_1X1_PLAN", {0, 128, 256}, gemm::kMaxSplits);
-  gemm::GemmPlan plan = gemm_1x1_plan(s, sm_count());
-  if (o) plan = gemm::gemm_plan(s, sm_count(), o->bn, o->splits);
+  gemm::GemmPlan plan =
+      o ? gemm::gemm_plan(s, sm_count(), o->bn, o->splits) : gemm_1x1_plan(s, sm_count());
   if (const char* v = std::getenv("MYCONV_GEMM_1X1_REDUCE"); v && *v) {
     const std::string text = v;
     if (text != "kernel" && text != "separate")

@@ -64,8 +64,9 @@
 //     converts (and adds each pair to the column sums, an atomic a pair, where the epilogue
 //     has them). With plan.reduce_in_kernel (cooperative), each unit counts itself in for its
 //     tile after its partial is written (a counter a tile after the partials), and the tile's
-//     last unit sums the splits' partials in split order, its own from its registers, and runs
-//     the epilogue: one launch, no second pass.
+//     last unit reads every split's partial back (its own too) and sums them in split order, then
+//     runs the epilogue: one launch, no second pass (measured slower than the second kernel:
+//     conv/cuda/gemm_1x1_config.hpp).
 //   - programmatic dependent launch (plan.pdl; core/cuda/pdl.cuh): both kernels let the next one
 //     be scheduled as they start, and touch global memory only after griddepcontrol.wait.
 #include "core/cuda/gemm/gemm.hpp"
